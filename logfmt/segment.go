@@ -1,0 +1,276 @@
+package logfmt
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// End tells how a segment's data stopped.
+type End int
+
+const (
+	EndNone     End = iota // iteration has not reached the end (or stopped on an error)
+	EndClean               // the last entry ended exactly at the end of the file
+	EndZeroTail            // zero bytes follow the last entry: a preallocated or crash-zeroed tail
+	EndTorn                // a last entry that does not fit in the file: a write cut short
+)
+
+func (e End) String() string {
+	switch e {
+	case EndClean:
+		return "clean"
+	case EndZeroTail:
+		return "zero-filled tail"
+	case EndTorn:
+		return "torn last entry"
+	}
+	return "none"
+}
+
+const (
+	// DefaultMaxBatchSize bounds the memory one entry may take. Kafka itself
+	// only bounds it by the file size, but brokers refuse batches this large
+	// long before (message.max.bytes); a larger declared size is corruption.
+	DefaultMaxBatchSize = 128 << 20
+	windowSize          = 1 << 20
+)
+
+// SegmentReader streams the shallow entries of a segment (any magic) with
+// their byte positions, holding at most one read window and one entry in
+// memory. It checks framing only; callers decide whether to check CRCs
+// (Batch.Validate) because dump wants to show bad ones and recovery stops at
+// them.
+type SegmentReader struct {
+	// MaxBatchSize bounds one entry; 0 means DefaultMaxBatchSize.
+	MaxBatchSize int
+
+	r      io.ReaderAt
+	size   int64
+	file   string
+	pos    int64
+	buf    []byte
+	bufPos int64
+	batch  Batch
+	err    error
+	end    End
+	endMsg string
+}
+
+// NewSegmentReader reads size bytes of r; file names it in errors.
+func NewSegmentReader(r io.ReaderAt, size int64, file string) *SegmentReader {
+	return &SegmentReader{r: r, size: size, file: file}
+}
+
+// SegmentFile is a SegmentReader over an open file.
+type SegmentFile struct {
+	*SegmentReader
+	f *os.File
+}
+
+// OpenSegment opens a segment file for streaming.
+func OpenSegment(path string) (*SegmentFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &SegmentFile{SegmentReader: NewSegmentReader(f, st.Size(), path), f: f}, nil
+}
+
+func (s *SegmentFile) Close() error { return s.f.Close() }
+
+// File is the name given to the reader.
+func (s *SegmentReader) File() string { return s.file }
+
+// Size is the length of the data read.
+func (s *SegmentReader) Size() int64 { return s.size }
+
+// Pos is the position of the next entry to read.
+func (s *SegmentReader) Pos() int64 { return s.pos }
+
+// Batch is the current entry, valid until the next call to Next.
+func (s *SegmentReader) Batch() *Batch { return &s.batch }
+
+// Err is the corruption (a *CorruptError) or I/O error that stopped
+// iteration; nil at any of the three ends.
+func (s *SegmentReader) Err() error { return s.err }
+
+// End tells how iteration ended; EndDetail explains a torn or zeroed end.
+func (s *SegmentReader) End() End          { return s.end }
+func (s *SegmentReader) EndDetail() string { return s.endMsg }
+
+// Seek makes the next Next read the entry at pos (an index entry's position).
+func (s *SegmentReader) Seek(pos int64) {
+	s.pos, s.err, s.end, s.endMsg = pos, nil, EndNone, ""
+}
+
+func (s *SegmentReader) maxBatch() int64 {
+	if s.MaxBatchSize > 0 {
+		return int64(s.MaxBatchSize)
+	}
+	return DefaultMaxBatchSize
+}
+
+// window returns n bytes at pos from the read window, refilling it when
+// needed. Callers have checked that pos+n lies within the file.
+func (s *SegmentReader) window(pos int64, n int) ([]byte, error) {
+	if pos >= s.bufPos && pos+int64(n) <= s.bufPos+int64(len(s.buf)) {
+		off := int(pos - s.bufPos)
+		return s.buf[off : off+n], nil
+	}
+	want := max(n, windowSize)
+	if rest := s.size - pos; int64(want) > rest {
+		want = int(rest)
+	}
+	if cap(s.buf) < want {
+		s.buf = make([]byte, want)
+	}
+	s.buf = s.buf[:want]
+	got, err := s.r.ReadAt(s.buf, pos)
+	if got < n {
+		s.buf, s.bufPos = s.buf[:0], 0
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("%s: read %d bytes at %d: %w", s.file, n, pos, err)
+	}
+	s.buf, s.bufPos = s.buf[:got], pos
+	return s.buf[:n], nil
+}
+
+// Next reads the next entry. It returns false at the end of the data or on
+// an error; then End and Err tell which.
+func (s *SegmentReader) Next() bool {
+	if s.err != nil || s.end != EndNone {
+		return false
+	}
+	b, end, err := s.frame(s.pos)
+	if err != nil {
+		s.err = err
+		return false
+	}
+	if end != EndNone {
+		s.end = end
+		return false
+	}
+	s.batch = Batch{Pos: s.pos, Data: b}
+	s.pos += int64(len(b))
+	return true
+}
+
+// frame reads and frames the entry at pos.
+func (s *SegmentReader) frame(pos int64) ([]byte, End, error) {
+	rest := s.size - pos
+	if rest <= 0 {
+		return nil, EndClean, nil
+	}
+	if rest < HeaderSizeUpToMagic {
+		return s.tail(pos, fmt.Sprintf("%d bytes at the end are too few for an entry header", rest))
+	}
+	h, err := s.window(pos, HeaderSizeUpToMagic)
+	if err != nil {
+		return nil, EndNone, err
+	}
+	size := int32(binary.BigEndian.Uint32(h[8:]))
+	magic := int8(h[MagicOffset])
+	if size < legacyMinSize {
+		if size == 0 {
+			if zero, err := s.allZero(pos); err != nil || zero {
+				if err != nil {
+					return nil, EndNone, err
+				}
+				s.endMsg = fmt.Sprintf("%d zero bytes from byte %d to the end", rest, pos)
+				return nil, EndZeroTail, nil
+			}
+		}
+		return nil, EndNone, Corruptf(s.file, pos, "entry size %d is below the minimum %d", size, legacyMinSize)
+	}
+	if magic < 0 || magic > 2 {
+		return nil, EndNone, Corruptf(s.file, pos+MagicOffset, "unknown magic %d", magic)
+	}
+	total := int64(size) + LogOverhead
+	if total > rest {
+		s.endMsg = fmt.Sprintf("entry at byte %d declares %d bytes but only %d remain", pos, total, rest)
+		return nil, EndTorn, nil
+	}
+	if magic == 2 && total < V2HeaderSize {
+		return nil, EndNone, Corruptf(s.file, pos+8, "record batch size %d is below the %d-byte header", total, V2HeaderSize)
+	}
+	if total > s.maxBatch() {
+		return nil, EndNone, Corruptf(s.file, pos+8, "entry size %d exceeds the %d-byte limit", total, s.maxBatch())
+	}
+	b, err := s.window(pos, int(total))
+	return b, EndNone, err
+}
+
+// tail classifies a short remainder as zeros or a torn write.
+func (s *SegmentReader) tail(pos int64, torn string) ([]byte, End, error) {
+	zero, err := s.allZero(pos)
+	if err != nil {
+		return nil, EndNone, err
+	}
+	if zero {
+		s.endMsg = fmt.Sprintf("%d zero bytes from byte %d to the end", s.size-pos, pos)
+		return nil, EndZeroTail, nil
+	}
+	s.endMsg = torn
+	return nil, EndTorn, nil
+}
+
+func (s *SegmentReader) allZero(pos int64) (bool, error) {
+	for p := pos; p < s.size; {
+		n := int(min(int64(windowSize), s.size-p))
+		b, err := s.window(p, n)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range b {
+			if c != 0 {
+				return false, nil
+			}
+		}
+		p += int64(n)
+	}
+	return true, nil
+}
+
+// Resync looks for the next entry after the current position that frames
+// and checksums correctly, so a dump can go on past corruption. It returns
+// false when no valid entry follows. Offsets are not considered: a valid CRC
+// over a plausible frame is the signal Kafka's own format offers.
+func (s *SegmentReader) Resync() bool {
+	s.err, s.end, s.endMsg = nil, EndNone, ""
+	for q := s.pos + 1; s.size-q >= HeaderSizeUpToMagic; q++ {
+		h, err := s.window(q, HeaderSizeUpToMagic)
+		if err != nil {
+			s.err = err
+			return false
+		}
+		size := int32(binary.BigEndian.Uint32(h[8:]))
+		magic := int8(h[MagicOffset])
+		total := int64(size) + LogOverhead
+		if size < legacyMinSize || magic < 0 || magic > 2 || total > s.size-q || total > s.maxBatch() ||
+			(magic == 2 && total < V2HeaderSize) {
+			continue
+		}
+		b, err := s.window(q, int(total))
+		if err != nil {
+			s.err = err
+			return false
+		}
+		cand := Batch{Pos: q, Data: b}
+		if cand.Validate() == nil {
+			s.pos = q
+			return true
+		}
+	}
+	s.pos = s.size
+	return false
+}
