@@ -1,0 +1,48 @@
+# logtool — make targets. `make test` is what CI runs.
+GO       ?= go
+PKGS     := ./...
+SAMPLE   := testdata/kafka-logs
+FUZZTIME ?= 5s
+
+.PHONY: build test vet golden bench fuzz demo testdata clean
+
+build:
+	$(GO) build -o bin/logtool .
+
+vet:
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Unit, round-trip, real-broker-sample and golden tests, with the race detector.
+test: vet
+	$(GO) test -race -count=1 $(PKGS)
+
+# Regenerate golden files after an intended output change; review the diff.
+golden:
+	$(GO) test ./commands/ -run Golden -update
+
+# Go benchmarks (b.SetBytes: MB/s) and the side-by-side comparison with cat.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	./scripts/bench.sh
+
+# Every fuzz target for FUZZTIME each (longer runs: FUZZTIME=10m make fuzz).
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+# A short tour on the shipped sample.
+demo: build
+	./bin/logtool dump $(SAMPLE)
+	./bin/logtool dump --deep-iteration --print-data-log $(SAMPLE)/payments.txn-0/00000000000000000000.log | head -20
+
+# Regenerate the committed sample log directory (see testdata/README.md).
+testdata:
+	./scripts/make-sample.sh $(SAMPLE)
+
+clean:
+	rm -rf bin

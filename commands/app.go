@@ -1,0 +1,201 @@
+// Package commands holds logtool's subcommands. Each is a thin layer: it
+// turns flags into an options struct, calls a library package and writes to
+// the app's writers, so tests run commands in-process.
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/logfmt"
+)
+
+// Exit codes of the contract.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1 // I/O error or corrupt input that stops the operation
+	ExitUsage    = 2 // bad flags or arguments
+	ExitProblems = 3 // a check found problems; data untouched
+	ExitRefused  = 4 // refused for safety (a broker holds the log dir's lock, or an overwrite)
+)
+
+// ExitError carries an exit code; the message is printed as
+// "logtool: <command>: <message>".
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+func usageErr(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// problemsErr reports that a check found n problems (exit 3).
+func problemsErr(n int) error {
+	return &ExitError{Code: ExitProblems, Err: fmt.Errorf("%d problem(s) found", n)}
+}
+
+// exitCode maps an error to the contract's exit codes.
+func exitCode(err error) int {
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, lockfile.ErrLocked):
+		return ExitRefused
+	}
+	return ExitFailure
+}
+
+// globalFlags may be given before or after the command name.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "format", Value: "text", Usage: "output: text (Kafka-compatible lines, tables) or json (JSON Lines on stdout)"},
+		&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), Usage: "partitions processed at once"},
+		&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
+		&cli.BoolFlag{Name: "quiet", Usage: "only errors on stderr"},
+	}
+}
+
+// Global are the parsed global flags.
+type Global struct {
+	Format     string
+	Workers    int
+	NoProgress bool
+	Quiet      bool
+	Stdout     io.Writer
+	Stderr     io.Writer
+}
+
+// JSON reports whether JSON Lines output was asked for.
+func (g Global) JSON() bool { return g.Format == "json" }
+
+// Warnf prints a warning line unless --quiet.
+func (g Global) Warnf(format string, args ...any) {
+	if !g.Quiet {
+		fmt.Fprintf(g.Stderr, "logtool: warning: "+format+"\n", args...)
+	}
+}
+
+// lookup returns the value of a global flag from whichever level of the
+// command line set it, the command's own level first.
+func lookup[T any](c *cli.Context, name string, get func(*cli.Context, string) T) T {
+	for _, ctx := range c.Lineage() {
+		if slices.Contains(ctx.LocalFlagNames(), name) {
+			return get(ctx, name)
+		}
+	}
+	return get(c, name)
+}
+
+func global(c *cli.Context) (Global, error) {
+	g := Global{
+		Format:     lookup(c, "format", (*cli.Context).String),
+		Workers:    lookup(c, "workers", (*cli.Context).Int),
+		NoProgress: lookup(c, "no-progress", (*cli.Context).Bool),
+		Quiet:      lookup(c, "quiet", (*cli.Context).Bool),
+		Stdout:     c.App.Writer,
+		Stderr:     c.App.ErrWriter,
+	}
+	if g.Format != "text" && g.Format != "json" {
+		return g, usageErr("--format: want text or json, got %q", g.Format)
+	}
+	if g.Workers < 1 {
+		return g, usageErr("--workers: want at least 1, got %d", g.Workers)
+	}
+	return g, nil
+}
+
+// NewApp builds the logtool command line.
+func NewApp() *cli.App {
+	app := &cli.App{
+		Name:  "logtool",
+		Usage: "inspect, repair and convert Apache Kafka log directories offline",
+		Description: "logtool reads a Kafka log directory (the folder named in a broker's log.dirs), a partition\n" +
+			"directory or single files, without a broker or JVM. It never writes unless a command is asked to,\n" +
+			"and refuses (exit 4) to write into a log directory that a running broker has locked.\n\n" +
+			"Exit codes: 0 success, 1 failure (I/O, corrupt input), 2 usage, 3 a check found problems,\n" +
+			"4 refused for safety.",
+		Flags:                globalFlags(),
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return &ExitError{Code: ExitUsage, Err: err}
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(c.App.ErrWriter, "logtool: unknown command %q (see logtool --help)\n", name)
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+	app.Commands = []*cli.Command{
+		genCommand(),
+	}
+	for _, cmd := range app.Commands {
+		cmd.Flags = append(cmd.Flags, globalFlags()...)
+		cmd.OnUsageError = app.OnUsageError
+	}
+	return app
+}
+
+// Run runs logtool with args (args[0] is the program name) and returns the
+// exit code, printing any error as one line on stderr.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := NewApp()
+	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
+	unknown := false
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		unknown = true
+		fmt.Fprintf(stderr, "logtool: unknown command %q (see logtool --help)\n", name)
+	}
+	err := app.Run(args)
+	if unknown {
+		return ExitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "logtool: %s%s\n", commandPrefix(args), oneLine(err))
+	}
+	return exitCode(err)
+}
+
+// commandPrefix names the subcommand in error lines, as the contract wants.
+func commandPrefix(args []string) string {
+	app := NewApp()
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		for _, c := range app.Commands {
+			if c.Name == a {
+				return a + ": "
+			}
+		}
+		return ""
+	}
+	return ""
+}
+
+func oneLine(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && !isCorrupt(err) {
+		return fmt.Sprintf("%s: %v", pe.Path, pe.Err)
+	}
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}
+
+func isCorrupt(err error) bool {
+	_, ok := logfmt.AsCorrupt(err)
+	return ok
+}
