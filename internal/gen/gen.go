@@ -419,18 +419,15 @@ func (w *partitionWriter) closeSegment() error {
 	w.log = nil
 	w.rec.Finish()
 	base := w.segBase
-	var ib, tb, xb []byte
-	var err error
-	for _, e := range w.rec.Offsets {
-		if ib, err = index.AppendOffsetEntry(ib, base, e); err != nil {
-			return err
-		}
+	ib, err := w.rec.OffsetIndexBytes()
+	if err != nil {
+		return err
 	}
-	for _, e := range w.rec.Times {
-		if tb, err = index.AppendTimeEntry(tb, base, e); err != nil {
-			return err
-		}
+	tb, err := w.rec.TimeIndexBytes()
+	if err != nil {
+		return err
 	}
+	var xb []byte
 	for _, t := range w.aborted {
 		xb = index.AppendAbortedTxn(xb, t)
 	}
