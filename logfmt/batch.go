@@ -77,9 +77,9 @@ func (h BatchHeader) RecordCount() int32          { return int32(binary.BigEndia
 func (h BatchHeader) LastOffset() int64 { return h.BaseOffset() + int64(h.LastOffsetDelta()) }
 
 func (h BatchHeader) Compression() codec.Type { return codec.Type(h[22] & attrCodecMask) }
-func (h BatchHeader) IsTransactional() bool    { return h[22]&attrTransactional != 0 }
-func (h BatchHeader) IsControl() bool          { return h[22]&attrControl != 0 }
-func (h BatchHeader) HasDeleteHorizon() bool   { return h[22]&attrDeleteHorizon != 0 }
+func (h BatchHeader) IsTransactional() bool   { return h[22]&attrTransactional != 0 }
+func (h BatchHeader) IsControl() bool         { return h[22]&attrControl != 0 }
+func (h BatchHeader) HasDeleteHorizon() bool  { return h[22]&attrDeleteHorizon != 0 }
 
 func (h BatchHeader) TimestampType() TimestampType {
 	if h[22]&attrTimestampType != 0 {

@@ -24,16 +24,18 @@ const (
 // of the last inner message and the value holds the compressed inner set.
 type LegacyMessage []byte
 
-func (m LegacyMessage) Offset() int64     { return int64(binary.BigEndian.Uint64(m[0:])) }
-func (m LegacyMessage) Size() int32       { return int32(binary.BigEndian.Uint32(m[8:])) }
-func (m LegacyMessage) CRC() uint32       { return binary.BigEndian.Uint32(m[legacyCRCOffset:]) }
-func (m LegacyMessage) Magic() int8       { return int8(m[MagicOffset]) }
-func (m LegacyMessage) Attributes() int8  { return int8(m[legacyAttrOffset]) }
+func (m LegacyMessage) Offset() int64      { return int64(binary.BigEndian.Uint64(m[0:])) }
+func (m LegacyMessage) Size() int32        { return int32(binary.BigEndian.Uint32(m[8:])) }
+func (m LegacyMessage) CRC() uint32        { return binary.BigEndian.Uint32(m[legacyCRCOffset:]) }
+func (m LegacyMessage) Magic() int8        { return int8(m[MagicOffset]) }
+func (m LegacyMessage) Attributes() int8   { return int8(m[legacyAttrOffset]) }
 func (m LegacyMessage) ComputeCRC() uint32 { return crc32.ChecksumIEEE(m[MagicOffset:]) }
 
 // Compression is the codec in bits 0-2 (Kafka masks with 0x07; some Go
 // clients wrongly use 0x03).
-func (m LegacyMessage) Compression() codec.Type { return codec.Type(m[legacyAttrOffset] & attrCodecMask) }
+func (m LegacyMessage) Compression() codec.Type {
+	return codec.Type(m[legacyAttrOffset] & attrCodecMask)
+}
 
 // Timestamp is the v1 timestamp field; magic 0 has none and reports -1.
 func (m LegacyMessage) Timestamp() int64 {

@@ -3,9 +3,9 @@ package logfmt
 import "errors"
 
 var (
-	errVarintTooLong = errors.New("varint longer than 5 bytes")
+	errVarintTooLong  = errors.New("varint longer than 5 bytes")
 	errVarlongTooLong = errors.New("varlong longer than 10 bytes")
-	errVarintShort   = errors.New("input ends inside a varint")
+	errVarintShort    = errors.New("input ends inside a varint")
 )
 
 // readVarint decodes a zigzag varint as Kafka's ByteUtils.readVarint does: at
