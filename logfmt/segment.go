@@ -106,8 +106,8 @@ func (s *SegmentReader) Err() error { return s.err }
 func (s *SegmentReader) End() End          { return s.end }
 func (s *SegmentReader) EndDetail() string { return s.endMsg }
 
-// Seek makes the next Next read the entry at pos (an index entry's position).
-func (s *SegmentReader) Seek(pos int64) {
+// SeekTo makes the next Next read the entry at pos (an index entry's position).
+func (s *SegmentReader) SeekTo(pos int64) {
 	s.pos, s.err, s.end, s.endMsg = pos, nil, EndNone, ""
 }
 
