@@ -1,0 +1,26 @@
+// Package checkpoint reads and writes the small text and JSON files that sit
+// next to Kafka's segments: the four offset checkpoints at the root of a log
+// directory, each partition's leader-epoch-checkpoint and partition.metadata,
+// the log directory's meta.properties, KRaft's quorum-state, and logtool's own
+// per-partition cleaner-checkpoint.
+//
+// Readers follow Kafka's own readers rule for rule, so that a file is
+// accepted when a broker would accept it; the few places where a reader is
+// stricter are named in its documentation. Writers produce the bytes a broker
+// writes. Bad input is reported as a *logfmt.CorruptError whose Pos is the
+// byte offset of the offending line.
+package checkpoint
+
+// File names, as Kafka spells them. The last three carry a File suffix
+// because the types of their contents take the plain names.
+const (
+	RecoveryPoint         = "recovery-point-offset-checkpoint"
+	LogStart              = "log-start-offset-checkpoint"
+	Replication           = "replication-offset-checkpoint"
+	CleanerOffset         = "cleaner-offset-checkpoint"
+	LeaderEpoch           = "leader-epoch-checkpoint"
+	Cleaner               = "cleaner-checkpoint" // logtool's per-partition cleaner checkpoint
+	PartitionMetadataFile = "partition.metadata"
+	MetaPropertiesFile    = "meta.properties"
+	QuorumStateFile       = "quorum-state"
+)

@@ -1,0 +1,131 @@
+// Package snapshot reads and writes Kafka's producer state snapshots, the
+// <offset>.snapshot files of a partition directory (ProducerStateManager).
+//
+// Layout, big-endian, as the protocol schema PID_SNAPSHOT_MAP_SCHEMA lays it
+// out:
+//
+//	version  int16   always 1
+//	crc      uint32  CRC-32C of bytes [6, EOF)
+//	count    int32   number of entries
+//	entries  count × 46 bytes:
+//	    producerId int64, epoch int16, lastSequence int32, lastOffset int64,
+//	    offsetDelta int32, timestamp int64, coordinatorEpoch int32,
+//	    currentTxnFirstOffset int64
+//
+// Kafka writes the file in place without truncating it, so a snapshot shorter
+// than the file it overwrote leaves stale bytes behind; the CRC covers them
+// and the file then fails to load. Parse also insists that the entries fill
+// the file exactly.
+package snapshot
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"strconv"
+	"strings"
+
+	"github.com/logtool/logtool/logfmt"
+)
+
+const (
+	// Version is the only snapshot version Kafka has written.
+	Version = 1
+
+	headerSize = 10 // version, crc, count
+	crcStart   = 6  // the CRC covers the count and the entries
+	entrySize  = 46
+	suffix     = ".snapshot"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Entry is one producer's state.
+type Entry struct {
+	ProducerID            int64
+	Epoch                 int16
+	LastSequence          int32
+	LastOffset            int64 // -1 when the producer has no batch metadata
+	OffsetDelta           int32 // last minus first offset of the producer's last batch
+	Timestamp             int64
+	CoordinatorEpoch      int32
+	CurrentTxnFirstOffset int64 // -1 when no transaction is open
+}
+
+// Parse decodes a snapshot file. It checks, in order, the header length, the
+// version, the CRC and that the count of entries fills the rest of the file
+// exactly, and reports the first failure as a *logfmt.CorruptError.
+func Parse(b []byte, file string) ([]Entry, error) {
+	if len(b) < headerSize {
+		return nil, logfmt.Corruptf(file, 0, "%d bytes, shorter than the %d-byte header", len(b), headerSize)
+	}
+	if v := int16(binary.BigEndian.Uint16(b)); v != Version {
+		return nil, logfmt.Corruptf(file, 0, "unknown snapshot version %d", v)
+	}
+	stored := binary.BigEndian.Uint32(b[2:])
+	if sum := crc32.Checksum(b[crcStart:], castagnoli); sum != stored {
+		return nil, logfmt.Corruptf(file, 2, "CRC mismatch: stored %#08x, computed %#08x", stored, sum)
+	}
+	count := int32(binary.BigEndian.Uint32(b[crcStart:]))
+	if count < 0 {
+		return nil, logfmt.Corruptf(file, crcStart, "negative entry count %d", count)
+	}
+	// Checked before allocating, so the count cannot size memory by itself.
+	body := len(b) - headerSize
+	if have := body / entrySize; int(count) != have || body%entrySize != 0 {
+		// Point at the first byte that does not fit the declared count.
+		pos := headerSize + min(int(count), have)*entrySize
+		return nil, logfmt.Corruptf(file, int64(pos), "%d entries declared, but %d bytes follow the header (%d per entry)",
+			count, body, entrySize)
+	}
+	entries := make([]Entry, count)
+	for i := range entries {
+		e := b[headerSize+i*entrySize:]
+		entries[i] = Entry{
+			ProducerID:            int64(binary.BigEndian.Uint64(e[0:])),
+			Epoch:                 int16(binary.BigEndian.Uint16(e[8:])),
+			LastSequence:          int32(binary.BigEndian.Uint32(e[10:])),
+			LastOffset:            int64(binary.BigEndian.Uint64(e[14:])),
+			OffsetDelta:           int32(binary.BigEndian.Uint32(e[22:])),
+			Timestamp:             int64(binary.BigEndian.Uint64(e[26:])),
+			CoordinatorEpoch:      int32(binary.BigEndian.Uint32(e[34:])),
+			CurrentTxnFirstOffset: int64(binary.BigEndian.Uint64(e[38:])),
+		}
+	}
+	return entries, nil
+}
+
+// Append appends the snapshot Kafka writes for entries, in their order.
+func Append(dst []byte, entries []Entry) []byte {
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint16(dst, Version)
+	dst = binary.BigEndian.AppendUint32(dst, 0) // CRC, filled in below
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(entries)))
+	for _, e := range entries {
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.ProducerID))
+		dst = binary.BigEndian.AppendUint16(dst, uint16(e.Epoch))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(e.LastSequence))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.LastOffset))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(e.OffsetDelta))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.Timestamp))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(e.CoordinatorEpoch))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(e.CurrentTxnFirstOffset))
+	}
+	binary.BigEndian.PutUint32(dst[start+2:], crc32.Checksum(dst[start+crcStart:], castagnoli))
+	return dst
+}
+
+// OffsetFromName returns the offset in a snapshot file name such as
+// "00000000000000000014.snapshot": the map end offset the snapshot was taken
+// at. Kafka writes twenty digits; any run of decimal digits that fits an
+// int64 is accepted, as Kafka's Long.parseLong would.
+func OffsetFromName(name string) (int64, bool) {
+	digits, ok := strings.CutSuffix(name, suffix)
+	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	off, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return off, true
+}
