@@ -1,0 +1,234 @@
+// Package safefile replaces files so that a crash at any moment leaves the old
+// or the new content under the final name, never a mix and never nothing.
+//
+// Every writer in logtool goes through it. The protocol is the one Kafka uses
+// for its checkpoint files: write a temporary file in the same directory,
+// fsync it, close it, rename it over the target, then fsync the directory so
+// the rename itself survives a power loss. The rename is atomic only within
+// one file system, which is why the temporary file must share the target's
+// directory.
+//
+// A crash between creating the temporary file and renaming it leaves
+// "<name>.tmp" behind. That is harmless: nothing reads it, the next write of
+// the same target truncates it, and Kafka's log loader only looks at names
+// ending in .log, .index, .timeindex, .txnindex, .snapshot, .cleaned, .swap
+// and .deleted, so it ignores a trailing .tmp.
+//
+// Every file-system step calls a fault hook first (SetFaultHook) so that crash
+// tests in any package can fail the N-th step.
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// TempSuffix is appended to a target's name to form the temporary file that
+// Create writes. Kafka uses the same suffix for its checkpoints.
+const TempSuffix = ".tmp"
+
+// WriteFile writes data to path atomically: path+TempSuffix is written,
+// fsynced, closed and renamed over path, and then the directory is fsynced.
+func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	f, err := Create(path, perm)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// File is a replacement of a file under construction. Nothing is visible
+// under the target name until Commit. File does no buffering, so callers that
+// write small pieces should wrap it in a bufio.Writer.
+//
+// The usual shape is:
+//
+//	f, err := safefile.Create(path, 0o644)
+//	if err != nil { ... }
+//	defer f.Abort()
+//	... write ...
+//	return f.Commit()
+type File struct {
+	f     *os.File
+	tmp   string
+	path  string
+	state fileState
+}
+
+type fileState int
+
+const (
+	stateOpen   fileState = iota // temporary file open for writing
+	stateClosed                  // closed but not renamed: Abort must remove it
+	stateDone                    // renamed or removed: nothing left to clean up
+)
+
+// Create starts replacing path, writing to path+TempSuffix. An existing file
+// of that name is a leftover of an earlier crash and is truncated.
+func Create(path string, perm fs.FileMode) (*File, error) {
+	return CreateAt(path, path+TempSuffix, perm)
+}
+
+// CreateAt is Create with a chosen temporary name, for protocols that give the
+// temporary file a meaning of its own (a Kafka "<segment>.log.cleaned" becomes
+// "<segment>.log.swap"). tmp must be in the same directory as path.
+func CreateAt(path, tmp string, perm fs.FileMode) (*File, error) {
+	if filepath.Dir(filepath.Clean(tmp)) != filepath.Dir(filepath.Clean(path)) {
+		return nil, fmt.Errorf("safefile: temporary file %s is not in the directory of %s", tmp, path)
+	}
+	if filepath.Clean(tmp) == filepath.Clean(path) {
+		return nil, fmt.Errorf("safefile: temporary file and target are both %s", path)
+	}
+	if err := fault(StepCreate, tmp); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &File{f: f, tmp: tmp, path: path}, nil
+}
+
+// Name returns the name of the temporary file being written.
+func (f *File) Name() string { return f.tmp }
+
+// Write writes to the temporary file.
+func (f *File) Write(p []byte) (int, error) {
+	if f.state != stateOpen {
+		return 0, f.closedErr("write")
+	}
+	if err := fault(StepWrite, f.tmp); err != nil {
+		return 0, err
+	}
+	return f.f.Write(p)
+}
+
+// WriteAt writes to the temporary file at offset off, for formats whose
+// header is known only at the end.
+func (f *File) WriteAt(p []byte, off int64) (int, error) {
+	if f.state != stateOpen {
+		return 0, f.closedErr("write")
+	}
+	if err := fault(StepWrite, f.tmp); err != nil {
+		return 0, err
+	}
+	return f.f.WriteAt(p, off)
+}
+
+// Commit makes the written content durable and visible under the target
+// name: fsync, close, rename, fsync of the directory. When Commit fails before
+// the rename, the target is untouched and Abort removes the temporary file.
+// When only the final directory fsync fails, the new content is already in
+// place but may not survive a power loss.
+//
+// A failed fsync is never retried: after an fsync error Linux may have
+// dropped the dirty pages and a second fsync would report success falsely.
+func (f *File) Commit() error {
+	if f.state != stateOpen {
+		return f.closedErr("commit")
+	}
+	if err := fault(StepSync, f.tmp); err != nil {
+		return err
+	}
+	if err := f.f.Sync(); err != nil {
+		return err
+	}
+	f.state = stateClosed
+	if err := f.f.Close(); err != nil {
+		return err
+	}
+	if err := fault(StepRename, f.path); err != nil {
+		return err
+	}
+	if err := os.Rename(f.tmp, f.path); err != nil {
+		return err
+	}
+	f.state = stateDone
+	return SyncDir(filepath.Dir(f.path))
+}
+
+// Abort gives up the replacement: the temporary file is closed and removed
+// and the target keeps its old content. After Commit, or a second time, it
+// does nothing and returns nil, so it is safe to defer.
+//
+// The removal is not followed by a directory fsync: if a crash undoes it, the
+// result is a stale temporary file, which is harmless (see the package doc).
+func (f *File) Abort() error {
+	if f.state == stateDone {
+		return nil
+	}
+	var closeErr error
+	if f.state == stateOpen {
+		closeErr = f.f.Close()
+	}
+	f.state = stateDone
+	err := fault(StepRemove, f.tmp)
+	if err == nil {
+		err = os.Remove(f.tmp)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	return errors.Join(closeErr, err)
+}
+
+func (f *File) closedErr(op string) error {
+	return &os.PathError{Op: op, Path: f.tmp, Err: os.ErrClosed}
+}
+
+// Rename renames oldpath to newpath and fsyncs the directory of each, so the
+// rename survives a power loss. Like os.Rename it replaces an existing
+// newpath atomically.
+func Rename(oldpath, newpath string) error {
+	if err := fault(StepRename, newpath); err != nil {
+		return err
+	}
+	if err := os.Rename(oldpath, newpath); err != nil {
+		return err
+	}
+	oldDir, newDir := filepath.Dir(oldpath), filepath.Dir(newpath)
+	if err := SyncDir(newDir); err != nil {
+		return err
+	}
+	if oldDir != newDir {
+		return SyncDir(oldDir)
+	}
+	return nil
+}
+
+// Remove removes path and fsyncs its directory.
+func Remove(path string) error {
+	if err := fault(StepRemove, path); err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// SyncDir fsyncs a directory, making the creations, renames and removals of
+// its entries durable. On Windows, where directories cannot be opened for
+// fsync, it does nothing, as Kafka does.
+func SyncDir(dir string) error {
+	if err := fault(StepSyncDir, dir); err != nil {
+		return err
+	}
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}

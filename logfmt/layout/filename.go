@@ -1,0 +1,231 @@
+package layout
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Extensions of the files named after an offset.
+const (
+	LogExt        = ".log"
+	IndexExt      = ".index"
+	TimeIndexExt  = ".timeindex"
+	TxnIndexExt   = ".txnindex"
+	SnapshotExt   = ".snapshot"   // producer state
+	CheckpointExt = ".checkpoint" // KRaft snapshot
+)
+
+// Suffixes Kafka appends to a whole file name while it replaces or deletes
+// the file. A broker removes or completes them when it loads the partition,
+// so finding one means a cleaning, split or deletion was cut short.
+const (
+	CleanedSuffix = ".cleaned" // cleaner or split output under construction
+	SwapSuffix    = ".swap"    // finished output waiting to replace the originals
+	DeletedSuffix = ".deleted" // scheduled for asynchronous deletion
+	PartSuffix    = ".part"    // KRaft snapshot being written ("<offset>-<epoch>-<random>.checkpoint.part")
+)
+
+// TempSuffix ends the temporary files of Kafka's checkpoint writes and of
+// logtool's own replacements (internal/safefile).
+const TempSuffix = ".tmp"
+
+// Names of the files with fixed names.
+const (
+	LeaderEpochCheckpointFile       = "leader-epoch-checkpoint"
+	PartitionMetadataFile           = "partition.metadata"
+	CleanerCheckpointFile           = "cleaner-checkpoint" // logtool's per-partition cleaner checkpoint
+	QuorumStateFile                 = "quorum-state"
+	RecoveryPointCheckpointFile     = "recovery-point-offset-checkpoint"
+	LogStartOffsetCheckpointFile    = "log-start-offset-checkpoint"
+	ReplicationOffsetCheckpointFile = "replication-offset-checkpoint"
+	CleanerOffsetCheckpointFile     = "cleaner-offset-checkpoint"
+	MetaPropertiesFile              = "meta.properties"
+	BootstrapCheckpointFile         = "bootstrap.checkpoint"
+	LockFile                        = ".lock"
+	CleanShutdownFile               = ".kafka_cleanshutdown"
+)
+
+// FileKind is what a file is, judged by its name.
+type FileKind int
+
+const (
+	Unknown FileKind = iota
+
+	// Named after an offset, in a partition directory.
+	Log
+	Index
+	TimeIndex
+	TxnIndex
+	Snapshot      // producer state snapshot
+	KRaftSnapshot // "<offset>-<epoch>.checkpoint" in __cluster_metadata-0
+
+	// Fixed names in a partition directory.
+	LeaderEpochCheckpoint
+	PartitionMetadata
+	CleanerCheckpoint
+	QuorumState
+
+	// Fixed names at the log-dir root.
+	RecoveryPointCheckpoint
+	LogStartOffsetCheckpoint
+	ReplicationOffsetCheckpoint
+	CleanerOffsetCheckpoint
+	MetaProperties
+	BootstrapCheckpoint
+	Lock
+	CleanShutdown
+
+	// Temp is any name ending in TempSuffix: a replacement a crash cut
+	// short. Nothing reads it and the next write of the same file truncates it.
+	Temp
+)
+
+var kindNames = [...]string{
+	Unknown:                     "unknown",
+	Log:                         "log",
+	Index:                       "index",
+	TimeIndex:                   "timeindex",
+	TxnIndex:                    "txnindex",
+	Snapshot:                    "snapshot",
+	KRaftSnapshot:               "kraft-snapshot",
+	LeaderEpochCheckpoint:       LeaderEpochCheckpointFile,
+	PartitionMetadata:           PartitionMetadataFile,
+	CleanerCheckpoint:           CleanerCheckpointFile,
+	QuorumState:                 QuorumStateFile,
+	RecoveryPointCheckpoint:     RecoveryPointCheckpointFile,
+	LogStartOffsetCheckpoint:    LogStartOffsetCheckpointFile,
+	ReplicationOffsetCheckpoint: ReplicationOffsetCheckpointFile,
+	CleanerOffsetCheckpoint:     CleanerOffsetCheckpointFile,
+	MetaProperties:              MetaPropertiesFile,
+	BootstrapCheckpoint:         BootstrapCheckpointFile,
+	Lock:                        "lock",
+	CleanShutdown:               "clean-shutdown",
+	Temp:                        "temp",
+}
+
+func (k FileKind) String() string {
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "FileKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// atRoot reports whether files of kind k live at the log-dir root.
+func (k FileKind) atRoot() bool { return k >= RecoveryPointCheckpoint && k <= CleanShutdown }
+
+// inPartition reports whether files of kind k live in a partition directory.
+func (k FileKind) inPartition() bool { return k >= Log && k <= QuorumState }
+
+var fixedNames = map[string]FileKind{
+	LeaderEpochCheckpointFile:       LeaderEpochCheckpoint,
+	PartitionMetadataFile:           PartitionMetadata,
+	CleanerCheckpointFile:           CleanerCheckpoint,
+	QuorumStateFile:                 QuorumState,
+	RecoveryPointCheckpointFile:     RecoveryPointCheckpoint,
+	LogStartOffsetCheckpointFile:    LogStartOffsetCheckpoint,
+	ReplicationOffsetCheckpointFile: ReplicationOffsetCheckpoint,
+	CleanerOffsetCheckpointFile:     CleanerOffsetCheckpoint,
+	MetaPropertiesFile:              MetaProperties,
+	BootstrapCheckpointFile:         BootstrapCheckpoint,
+	LockFile:                        Lock,
+	CleanShutdownFile:               CleanShutdown,
+}
+
+var offsetExts = map[string]FileKind{
+	LogExt:       Log,
+	IndexExt:     Index,
+	TimeIndexExt: TimeIndex,
+	TxnIndexExt:  TxnIndex,
+	SnapshotExt:  Snapshot,
+}
+
+// FileName is what a file's name says.
+type FileName struct {
+	Kind     FileKind
+	Base     int64  // the offset in the name (a KRaft snapshot's end offset); -1 for other kinds
+	Epoch    int32  // a KRaft snapshot's epoch; -1 for other kinds
+	Leftover string // "", CleanedSuffix, SwapSuffix, DeletedSuffix or PartSuffix
+}
+
+const (
+	offsetWidth = 20 // digits of an offset in a file name (LogFileUtils.filenamePrefixFromOffset)
+	epochWidth  = 10 // digits of a KRaft snapshot's epoch (Snapshots.EPOCH_WIDTH)
+)
+
+// SegmentName returns the name of the file with extension ext (LogExt,
+// IndexExt, ...; with a leftover suffix if wanted) for base offset base ≥ 0:
+// SegmentName(14, ".log") is "00000000000000000014.log".
+func SegmentName(base int64, ext string) string {
+	return fmt.Sprintf("%0*d%s", offsetWidth, base, ext)
+}
+
+// ParseFileName says what a file is from its base name. It never fails:
+// names it does not know are Unknown.
+//
+// An offset must be written as Kafka writes it, exactly 20 digits. Kafka's
+// loader would also take "14.log" (it parses up to the first '.'), but no
+// broker writes such a name and logtool reports it rather than guess.
+func ParseFileName(name string) FileName {
+	unknown := FileName{Kind: Unknown, Base: -1, Epoch: -1}
+	if k, ok := fixedNames[name]; ok {
+		return FileName{Kind: k, Base: -1, Epoch: -1}
+	}
+	if strings.HasSuffix(name, TempSuffix) {
+		return FileName{Kind: Temp, Base: -1, Epoch: -1}
+	}
+	if len(name) < offsetWidth || !allDigits(name[:offsetWidth]) {
+		return unknown
+	}
+	base, err := strconv.ParseInt(name[:offsetWidth], 10, 64)
+	if err != nil {
+		return unknown
+	}
+	rest := name[offsetWidth:]
+	if strings.HasPrefix(rest, "-") {
+		fn, ok := parseKRaftSnapshot(rest[1:])
+		if !ok {
+			return unknown
+		}
+		fn.Base = base
+		return fn
+	}
+	fn := FileName{Base: base, Epoch: -1}
+	for _, s := range [...]string{CleanedSuffix, SwapSuffix, DeletedSuffix} {
+		if strings.HasSuffix(rest, s) {
+			fn.Leftover = s
+			rest = rest[:len(rest)-len(s)]
+			break
+		}
+	}
+	k, ok := offsetExts[rest]
+	if !ok {
+		return unknown
+	}
+	fn.Kind = k
+	return fn
+}
+
+// parseKRaftSnapshot parses what follows "<offset>-" in a KRaft snapshot
+// name: "<epoch>.checkpoint", "<epoch>.checkpoint.deleted", or
+// "<epoch>-<random>.checkpoint.part" for one being written.
+func parseKRaftSnapshot(s string) (FileName, bool) {
+	if len(s) < epochWidth || !allDigits(s[:epochWidth]) {
+		return FileName{}, false
+	}
+	epoch, err := strconv.ParseInt(s[:epochWidth], 10, 32)
+	if err != nil {
+		return FileName{}, false
+	}
+	fn := FileName{Kind: KRaftSnapshot, Epoch: int32(epoch)}
+	switch rest := s[epochWidth:]; {
+	case rest == CheckpointExt:
+	case rest == CheckpointExt+DeletedSuffix:
+		fn.Leftover = DeletedSuffix
+	case strings.HasPrefix(rest, "-") && len(rest) > 1+len(CheckpointExt+PartSuffix) && strings.HasSuffix(rest, CheckpointExt+PartSuffix):
+		fn.Leftover = PartSuffix
+	default:
+		return FileName{}, false
+	}
+	return fn, true
+}

@@ -1,0 +1,255 @@
+package layout
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Segment is the files of one segment, as full paths; a path is "" when its
+// file is absent. Log is "" when only index files were found: a broker
+// deletes such orphans at load, and a KRaft __cluster_metadata-0 copied
+// without its log looks like that.
+type Segment struct {
+	Base                            int64
+	Log, Index, TimeIndex, TxnIndex string
+}
+
+// Partition is the contents of a partition directory. All paths are full
+// paths (the directory's path joined with the name).
+type Partition struct {
+	Path string
+	// Dir is parsed from the directory's name. When the name is not a
+	// partition directory name (a copy the user renamed), Dir.Name is the
+	// name, Dir.Topic is "" and Dir.Partition is -1.
+	Dir       PartitionDir
+	Segments  []Segment // sorted by Base
+	Snapshots []string  // producer state snapshots, sorted by offset
+	Leftovers []string  // offset-named files with a CleanedSuffix, SwapSuffix, DeletedSuffix or PartSuffix, sorted
+	Others    []string  // every other entry (checkpoints, partition.metadata, KRaft snapshots, unknown files, directories), sorted
+}
+
+// ReadPartition lists a partition directory.
+func ReadPartition(dir string) (*Partition, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	name := baseName(dir)
+	pd, err := ParsePartitionDir(name)
+	if err != nil {
+		pd = PartitionDir{Name: name, Partition: -1}
+	}
+	p := &Partition{Path: dir, Dir: pd}
+	segs := map[int64]*Segment{}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if isDir(path, e) {
+			p.Others = append(p.Others, path)
+			continue
+		}
+		fn := ParseFileName(e.Name())
+		switch {
+		case fn.Leftover != "":
+			p.Leftovers = append(p.Leftovers, path)
+		case fn.Kind == Snapshot:
+			p.Snapshots = append(p.Snapshots, path)
+		case fn.Kind >= Log && fn.Kind <= TxnIndex:
+			s := segs[fn.Base]
+			if s == nil {
+				s = &Segment{Base: fn.Base}
+				segs[fn.Base] = s
+			}
+			switch fn.Kind {
+			case Log:
+				s.Log = path
+			case Index:
+				s.Index = path
+			case TimeIndex:
+				s.TimeIndex = path
+			case TxnIndex:
+				s.TxnIndex = path
+			}
+		default:
+			p.Others = append(p.Others, path)
+		}
+	}
+	for _, s := range segs {
+		p.Segments = append(p.Segments, *s)
+	}
+	slices.SortFunc(p.Segments, func(a, b Segment) int { return cmp.Compare(a.Base, b.Base) })
+	// os.ReadDir sorts by name, and offsets in names have a fixed width, so
+	// the other lists are already in order.
+	return p, nil
+}
+
+// LogDir is the contents of a log directory. All paths are full paths.
+type LogDir struct {
+	Path string
+	// Partitions holds every directory whose name parses as a partition
+	// directory, of every DirKind, sorted by topic, partition, kind, name.
+	Partitions []*Partition
+	// RootFiles are the entries that are not directories: meta.properties,
+	// the offset checkpoints, .lock, .kafka_cleanshutdown and anything else.
+	RootFiles []string
+	// NotPartitions are the directories whose names are not partition
+	// directory names. A broker refuses to start on such a log directory.
+	NotPartitions []string
+}
+
+// ReadLogDir lists a log directory and each of its partition directories.
+func ReadLogDir(dir string) (*LogDir, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	ld := &LogDir{Path: dir}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if !isDir(path, e) {
+			ld.RootFiles = append(ld.RootFiles, path)
+			continue
+		}
+		if _, err := ParsePartitionDir(e.Name()); err != nil {
+			ld.NotPartitions = append(ld.NotPartitions, path)
+			continue
+		}
+		p, err := ReadPartition(path)
+		if err != nil {
+			return nil, err
+		}
+		ld.Partitions = append(ld.Partitions, p)
+	}
+	slices.SortFunc(ld.Partitions, func(a, b *Partition) int {
+		return cmp.Or(
+			strings.Compare(a.Dir.Topic, b.Dir.Topic),
+			cmp.Compare(a.Dir.Partition, b.Dir.Partition),
+			cmp.Compare(a.Dir.Kind, b.Dir.Kind),
+			strings.Compare(a.Dir.Name, b.Dir.Name),
+		)
+	})
+	return ld, nil
+}
+
+// isDir follows a symbolic link, as Kafka's File.isDirectory does.
+func isDir(path string, e fs.DirEntry) bool {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.IsDir()
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// baseName is the name of the directory path denotes, also for "." and "..".
+func baseName(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return filepath.Base(path)
+}
+
+// PathKind is what a path given on the command line is.
+type PathKind int
+
+const (
+	KindFile         PathKind = iota // a regular file
+	KindPartitionDir                 // a partition directory
+	KindLogDir                       // a log directory
+)
+
+func (k PathKind) String() string {
+	switch k {
+	case KindFile:
+		return "file"
+	case KindPartitionDir:
+		return "partition directory"
+	case KindLogDir:
+		return "log directory"
+	}
+	return fmt.Sprintf("PathKind(%d)", int(k))
+}
+
+// ErrUnrecognizedPath is wrapped by Classify's errors for paths that exist
+// but are none of the three kinds: a usage error.
+var ErrUnrecognizedPath = errors.New("not a file, partition directory or log directory")
+
+// Classify tells what path is. A regular file is KindFile. A directory is
+// judged by its contents first and its name second, because log directories
+// are often named like partitions ("kafka-logs-1"):
+//   - a log directory holds partition directories or log-dir root files
+//     (meta.properties, the offset checkpoints, .lock, .kafka_cleanshutdown,
+//     bootstrap.checkpoint);
+//   - a partition directory holds segments, snapshots or the other files of
+//     a partition directory, or is empty and named like one.
+//
+// A directory holding both kinds of evidence, or neither and not named like a
+// partition, is an error wrapping ErrUnrecognizedPath; so is anything that is
+// neither a regular file nor a directory. A path that cannot be read gives
+// the I/O error.
+func Classify(path string) (PathKind, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	if fi.Mode().IsRegular() {
+		return KindFile, nil
+	}
+	if !fi.IsDir() {
+		return 0, fmt.Errorf("%s: %w", path, ErrUnrecognizedPath)
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return 0, err
+	}
+	var rootSign, partitionSign string
+	for _, e := range entries {
+		if isDir(filepath.Join(path, e.Name()), e) {
+			if _, err := ParsePartitionDir(e.Name()); err == nil && rootSign == "" {
+				rootSign = e.Name()
+			}
+			continue
+		}
+		switch k := ParseFileName(e.Name()).Kind; {
+		case k.atRoot() && rootSign == "":
+			rootSign = e.Name()
+		case k.inPartition() && partitionSign == "":
+			partitionSign = e.Name()
+		}
+	}
+	switch {
+	case rootSign != "" && partitionSign != "":
+		return 0, fmt.Errorf("%s: %w: it holds both %s, which belongs in a log directory, and %s, which belongs in a partition directory",
+			path, ErrUnrecognizedPath, rootSign, partitionSign)
+	case rootSign != "":
+		return KindLogDir, nil
+	case partitionSign != "":
+		return KindPartitionDir, nil
+	}
+	if _, err := ParsePartitionDir(baseName(path)); err == nil {
+		return KindPartitionDir, nil
+	}
+	return 0, fmt.Errorf("%s: %w: the directory holds no Kafka files", path, ErrUnrecognizedPath)
+}
+
+// LogDirOf returns the log directory that holds path, a path of the given
+// kind: path itself for a log directory, its parent for a partition
+// directory or a log-dir root file, its grandparent for any other file. It
+// works on the path's text alone; ".." is resolved lexically.
+func LogDirOf(path string, kind PathKind) string {
+	switch kind {
+	case KindLogDir:
+		return filepath.Clean(path)
+	case KindPartitionDir:
+		return filepath.Join(path, "..")
+	}
+	name := strings.TrimSuffix(filepath.Base(path), TempSuffix)
+	if ParseFileName(name).Kind.atRoot() {
+		return filepath.Join(path, "..")
+	}
+	return filepath.Join(path, "..", "..")
+}
