@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/logtool/logtool/logfmt/codec"
 )
 
 // samplesDir holds segments written by real brokers (Kafka 0.8.2 to 3.7),
@@ -162,4 +164,49 @@ func TestRealRecordSets(t *testing.T) {
 			t.Errorf("v2b-v1 keys %s", st.keys)
 		}
 	}
+}
+
+// Java's producers compress LZ4 and xerial snappy deterministically, and so
+// does codec.Compress: recompressing a broker-written payload must give back
+// the very bytes on disk.
+func TestRealPayloadsRecompressIdentically(t *testing.T) {
+	needSamples(t)
+	checked := map[codec.Type]int{}
+	for _, dir := range []string{"logdirs/mscaldas2012_cp-5.1.2-lz4", "logdirs/seanorth_kafka-server-snappy"} {
+		filepath.WalkDir(filepath.Join(samplesDir, dir), func(p string, d os.DirEntry, err error) error {
+			if err != nil || !strings.HasSuffix(p, ".log") {
+				return err
+			}
+			seg, err := OpenSegment(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer seg.Close()
+			for seg.Next() {
+				b := seg.Batch()
+				c := b.Compression()
+				if b.Magic() != 2 || (c != codec.LZ4 && c != codec.Snappy) {
+					continue
+				}
+				area := b.Data[V2HeaderSize:]
+				raw, err := codec.Decompress(nil, c, area, 2, 0)
+				if err != nil {
+					t.Fatalf("%s at %d: %v", p, b.Pos, err)
+				}
+				again, err := codec.Compress(nil, c, raw, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(again, area) {
+					t.Errorf("%s at %d: %s recompression differs from the broker's bytes", p, b.Pos, c)
+				}
+				checked[c]++
+			}
+			return nil
+		})
+	}
+	if checked[codec.LZ4] == 0 || checked[codec.Snappy] == 0 {
+		t.Fatalf("checked %v", checked)
+	}
+	t.Logf("recompressed %v batches identically", checked)
 }
