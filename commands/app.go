@@ -142,6 +142,7 @@ func NewApp() *cli.App {
 	}
 	app.Commands = []*cli.Command{
 		genCommand(),
+		migrateCommand(),
 	}
 	for _, cmd := range app.Commands {
 		cmd.Flags = append(cmd.Flags, globalFlags()...)
@@ -160,31 +161,28 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		unknown = true
 		fmt.Fprintf(stderr, "logtool: unknown command %q (see logtool --help)\n", name)
 	}
+	// Error lines name the command that failed, as the contract wants; the
+	// parser knows which word that is, a scan of args would not.
+	prefix := ""
+	for _, cmd := range app.Commands {
+		name, action, onUsage := cmd.Name, cmd.Action, cmd.OnUsageError
+		cmd.Action = func(c *cli.Context) error {
+			prefix = name + ": "
+			return action(c)
+		}
+		cmd.OnUsageError = func(c *cli.Context, err error, sub bool) error {
+			prefix = name + ": "
+			return onUsage(c, err, sub)
+		}
+	}
 	err := app.Run(args)
 	if unknown {
 		return ExitUsage
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "logtool: %s%s\n", commandPrefix(args), oneLine(err))
+		fmt.Fprintf(stderr, "logtool: %s%s\n", prefix, oneLine(err))
 	}
 	return exitCode(err)
-}
-
-// commandPrefix names the subcommand in error lines, as the contract wants.
-func commandPrefix(args []string) string {
-	app := NewApp()
-	for _, a := range args[1:] {
-		if strings.HasPrefix(a, "-") {
-			continue
-		}
-		for _, c := range app.Commands {
-			if c.Name == a {
-				return a + ": "
-			}
-		}
-		return ""
-	}
-	return ""
 }
 
 func oneLine(err error) string {

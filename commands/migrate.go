@@ -1,0 +1,404 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/urfave/cli/v2"
+
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/migrate"
+)
+
+func migrateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "migrate-checkpoints",
+		Category:  "repair and convert",
+		Usage:     "move cleaner checkpoints from the per-disk file to per-partition files with a clean time, and back",
+		ArgsUsage: "LOGDIR...",
+		Description: "Kafka keeps one cleaner-offset-checkpoint per log directory and no record of when a partition was\n" +
+			"cleaned. This writes each of its entries to <partition dir>/cleaner-checkpoint (\"1\", then\n" +
+			"\"<firstDirtyOffset> <lastCleanTimeMs>\"), and only when all of them are on disk renames the root file\n" +
+			"cleaner-offset-checkpoint.migrated (--keep-old leaves it). Several LOGDIRs (JBOD) each have their own\n" +
+			"root file. Entries whose partition is not in that log directory stay in the .migrated file; -delete,\n" +
+			"-future and -stray directories are never written into. --reverse rebuilds the root file from the\n" +
+			"per-partition files (then removes them), so that a broker that knows only the old format can run again.\n\n" +
+			"--clean-time sets the clean time of migrated entries:\n" +
+			"  unknown     -1 (default): compaction uses Kafka's legacy delete horizon, the last cleaned segment's mtime\n" +
+			"  file-mtime  the root file's modification time. RISKY: tombstones may expire too early. The horizon is\n" +
+			"              the clean time minus delete.retention.ms, so a clean time later than the real one removes\n" +
+			"              tombstones that consumers reading from the start still need (KAFKA-4545). The cleaner\n" +
+			"              rewrites the root file after a pass over ANY partition of the disk, so its mtime is at or\n" +
+			"              after each partition's real last pass, days after it for an idle partition on a busy disk.\n" +
+			"  MS          this time, in ms since the epoch or RFC 3339, for every entry\n\n" +
+			"Safe to interrupt: run it again with the same flags and it finishes the job; a completed run changes\n" +
+			"nothing. A per-partition file (or, with --reverse, a root entry) holding a different offset than the\n" +
+			"source is not replaced without --overwrite (exit 4). Nothing is written if any root file is malformed\n" +
+			"(exit 1) or a broker has locked a LOGDIR (exit 4).\n\n" +
+			"Examples:\n" +
+			"  logtool migrate-checkpoints --dry-run testdata/kafka-logs\n" +
+			"  cp -r testdata/kafka-logs /tmp/kafka-logs && logtool migrate-checkpoints /tmp/kafka-logs\n" +
+			"  logtool --format json migrate-checkpoints --reverse /tmp/kafka-logs\n" +
+			"  logtool migrate-checkpoints --clean-time 2024-06-01T00:00:00Z --keep-old /data/kafka-1 /data/kafka-2",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "reverse", Usage: "rebuild cleaner-offset-checkpoint from the per-partition files"},
+			&cli.StringFlag{Name: "clean-time", Value: "unknown", Usage: "clean time of migrated entries: unknown, file-mtime (risky, see above) or MS"},
+			&cli.BoolFlag{Name: "keep-old", Usage: "leave the source in place (the root file; with --reverse the per-partition and .migrated files)"},
+			&cli.BoolFlag{Name: "overwrite", Usage: "let the source win where the destination holds a different offset"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and write nothing"},
+		},
+		Action: runMigrate,
+	}
+}
+
+func runMigrate(c *cli.Context) error {
+	g, err := global(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() == 0 {
+		return usageErr("no LOGDIR given")
+	}
+	opts := migrate.CheckpointOptions{
+		LogDirs: c.Args().Slice(), Reverse: c.Bool("reverse"), KeepOld: c.Bool("keep-old"),
+		Overwrite: c.Bool("overwrite"), DryRun: c.Bool("dry-run"), Workers: g.Workers,
+	}
+	if opts.Reverse && c.IsSet("clean-time") {
+		return usageErr("--clean-time applies to forward migration only; --reverse drops clean times")
+	}
+	if opts.CleanTime, opts.CleanTimeMs, err = parseCleanTime(c.String("clean-time")); err != nil {
+		return usageErr("--clean-time: %v", err)
+	}
+	if opts.CleanTime == migrate.CleanTimeFileMtime {
+		g.Warnf("--clean-time file-mtime: the root file's modification time can be later than a partition's last " +
+			"cleaning, which makes its tombstones expire too early")
+	}
+	for _, dir := range opts.LogDirs {
+		kind, err := layout.Classify(dir)
+		switch {
+		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
+			return usageErr("%v", err)
+		case err != nil:
+			return err
+		case kind != layout.KindLogDir:
+			return usageErr("%s is a %v; migrate-checkpoints takes log directories", dir, kind)
+		}
+	}
+
+	rep, err := migrate.MigrateCheckpoints(opts)
+	if errors.Is(err, migrate.ErrCheckpointConflict) {
+		source := "the root file"
+		if opts.Reverse {
+			source = "the per-partition files"
+		}
+		return &ExitError{Code: ExitRefused, Err: fmt.Errorf("%w; nothing written (--overwrite lets %s win)", err, source)}
+	}
+	if err != nil {
+		return err
+	}
+	if g.Quiet {
+		return nil
+	}
+	if g.JSON() {
+		return writeMigrateJSON(g.Stdout, rep)
+	}
+	return writeMigrateText(g.Stdout, rep)
+}
+
+// parseCleanTime reads --clean-time. "-1" is accepted as "unknown", the
+// value it stands for in the file.
+func parseCleanTime(s string) (migrate.CleanTimeSource, int64, error) {
+	switch s {
+	case "unknown", "-1":
+		return migrate.CleanTimeUnknown, -1, nil
+	case "file-mtime":
+		return migrate.CleanTimeFileMtime, 0, nil
+	}
+	ms, err := parseTime(s)
+	if err != nil {
+		return 0, 0, fmt.Errorf("want unknown, file-mtime or a time: %v", err)
+	}
+	if ms < 0 {
+		return 0, 0, fmt.Errorf("%s is before 1970", s)
+	}
+	return migrate.CleanTimeFixed, ms, nil
+}
+
+type migrateEntryJSON struct {
+	Type           string `json:"type"`
+	File           string `json:"file"`
+	From           string `json:"from"`
+	Line           int    `json:"line,omitempty"`
+	LogDir         string `json:"logDir"`
+	Topic          string `json:"topic"`
+	Partition      int32  `json:"partition"`
+	Offset         int64  `json:"offset"`
+	CleanTimeMs    int64  `json:"cleanTimeMs"`
+	Action         string `json:"action"`
+	PreviousOffset *int64 `json:"previousOffset,omitempty"`
+	Removed        bool   `json:"removed,omitempty"`
+	Note           string `json:"note,omitempty"`
+}
+
+type migrateSkippedJSON struct {
+	Type   string `json:"type"`
+	File   string `json:"file"`
+	LogDir string `json:"logDir"`
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+type migrationJSON struct {
+	Type            string         `json:"type"`
+	File            string         `json:"file"`
+	LogDir          string         `json:"logDir"`
+	MigratedFile    string         `json:"migratedFile"`
+	Direction       string         `json:"direction"`
+	DryRun          bool           `json:"dryRun"`
+	Changed         bool           `json:"changed"`
+	Root            string         `json:"root"`
+	RemovedMigrated bool           `json:"removedMigrated"`
+	Entries         int            `json:"entries"`
+	Actions         map[string]int `json:"actions"`
+	Skipped         int            `json:"skippedDirs"`
+	TempsRemoved    []string       `json:"tempsRemoved"`
+	Summary         string         `json:"summary"`
+}
+
+func writeMigrateJSON(w io.Writer, rep *migrate.CheckpointReport) error {
+	enc := json.NewEncoder(w)
+	direction := "forward"
+	if rep.Reverse {
+		direction = "reverse"
+	}
+	for _, d := range rep.LogDirs {
+		for _, e := range d.Entries {
+			j := migrateEntryJSON{
+				Type: "checkpoint-entry", File: e.File, From: e.From, Line: e.Line, LogDir: d.Path,
+				Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, CleanTimeMs: e.CleanTimeMs,
+				Action: string(e.Action), Removed: e.Removed, Note: e.Note,
+			}
+			if e.Action == migrate.CheckpointReplace {
+				j.PreviousOffset = &e.PreviousOffset
+			}
+			if err := enc.Encode(j); err != nil {
+				return err
+			}
+		}
+		for _, s := range d.Skipped {
+			j := migrateSkippedJSON{Type: "skipped-dir", File: s.Path, LogDir: d.Path, Kind: s.Kind.String(), Reason: migrateSkippedReason(s)}
+			if err := enc.Encode(j); err != nil {
+				return err
+			}
+		}
+		j := migrationJSON{
+			Type: "migration", File: d.RootFile, LogDir: d.Path, MigratedFile: d.MigratedFile, Direction: direction,
+			DryRun: rep.DryRun, Changed: d.Changed, Root: string(d.Root), RemovedMigrated: d.RemovedMigrated,
+			Entries: len(d.Entries), Actions: migrateActionCounts(d), Skipped: len(d.Skipped),
+			TempsRemoved: append([]string{}, d.TempsRemoved...), Summary: migrateSummary(rep, d),
+		}
+		if err := enc.Encode(j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeMigrateText(w io.Writer, rep *migrate.CheckpointReport) error {
+	if rep.DryRun {
+		fmt.Fprintln(w, "dry run: nothing is written")
+	}
+	for i, d := range rep.LogDirs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if len(d.Entries) > 0 {
+			if err := migrateTable(w, d); err != nil {
+				return err
+			}
+		}
+		for _, s := range d.Skipped {
+			fmt.Fprintf(w, "skipped %s: %s\n", s.Path, migrateSkippedReason(s))
+		}
+		for _, t := range d.TempsRemoved {
+			fmt.Fprintf(w, "%s %s, left by an interrupted run\n", migratePick(rep.DryRun, "would remove", "removed"), t)
+		}
+		fmt.Fprintf(w, "%s: %s\n", d.Path, migrateSummary(rep, d))
+	}
+	return nil
+}
+
+func migrateTable(w io.Writer, d *migrate.CheckpointLogDir) error {
+	notes := false
+	for _, e := range d.Entries {
+		notes = notes || e.Note != ""
+	}
+	header := []string{"PARTITION", "OFFSET", "CLEAN TIME", "ACTION", "FROM", "TO"}
+	if notes {
+		header = append(header, "NOTE")
+	}
+	var buf bytes.Buffer
+	t := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+	)
+	t.Header(header)
+	for _, e := range d.Entries {
+		from := migrateRel(d.Path, e.From)
+		if e.Line > 0 {
+			from += ":" + strconv.Itoa(e.Line)
+		}
+		if e.Removed {
+			from += " (removed)"
+		}
+		action := string(e.Action)
+		if e.Action == migrate.CheckpointReplace && e.PreviousOffset >= 0 {
+			action += " " + strconv.FormatInt(e.PreviousOffset, 10)
+		}
+		row := []string{
+			layout.PartitionDirName(e.Topic, e.Partition), strconv.FormatInt(e.Offset, 10),
+			migrateCleanTime(e.CleanTimeMs), action, from, migrateRel(d.Path, e.File),
+		}
+		if notes {
+			row = append(row, e.Note)
+		}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	// The renderer pads every cell, the last one too; trailing blanks only
+	// get in the way of diff and grep.
+	for line := range strings.Lines(buf.String()) {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrateSummary says in one line what happened to a log directory.
+func migrateSummary(rep *migrate.CheckpointReport, d *migrate.CheckpointLogDir) string {
+	root := filepath.Base(d.RootFile)
+	migrated := filepath.Base(d.MigratedFile)
+	if d.Root == migrate.CheckpointRootNone {
+		nothing := migratePick(len(d.TempsRemoved) > 0, "nothing else", "nothing")
+		switch {
+		case rep.Reverse:
+			return "no per-partition cleaner checkpoints and no " + migrated + ": " + nothing + " to reverse"
+		case d.HadMigrated:
+			return "already migrated (" + migrated + " present, no " + root + "): " + nothing + " to do"
+		default:
+			return "no " + root + ": " + nothing + " to migrate"
+		}
+	}
+	if !d.Changed {
+		if rep.Reverse {
+			return root + " already holds every entry: nothing changed"
+		}
+		return "already migrated, " + root + " kept: nothing changed"
+	}
+	counts := migrateActionCounts(d)
+	var parts []string
+	for _, a := range []struct {
+		action    migrate.CheckpointAction
+		done, dry string
+	}{
+		{migrate.CheckpointWrite, "written", "to write"},
+		{migrate.CheckpointReplace, "replaced", "to replace"},
+		{migrate.CheckpointUnchanged, "unchanged", "unchanged"},
+		{migrate.CheckpointAbsent, "absent", "absent"},
+		{migrate.CheckpointDuplicate, "duplicate (a later line wins)", "duplicate"},
+	} {
+		if n := counts[string(a.action)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, migratePick(rep.DryRun, a.dry, a.done)))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no entries")
+	}
+	would := migratePick(rep.DryRun, "would be ", "")
+	s := strings.Join(parts, ", ") + "; " + root + " "
+	switch d.Root {
+	case migrate.CheckpointRootRenamed:
+		s += would + "renamed to " + migrated
+	case migrate.CheckpointRootMerged:
+		s += would + "merged into " + migrated + ", which keeps the partitions only it has"
+	case migrate.CheckpointRootRemoved:
+		s += would + "removed (" + migrated + " holds its entries)"
+	case migrate.CheckpointRootKept:
+		s += "kept"
+	case migrate.CheckpointRootWritten:
+		s += would + "written"
+	case migrate.CheckpointRootUnchanged:
+		s += "unchanged"
+	}
+	removed := 0
+	for _, e := range d.Entries {
+		if e.Removed {
+			removed++
+		}
+	}
+	if removed > 0 {
+		s += fmt.Sprintf("; %d per-partition file(s) %sremoved", removed, would)
+	}
+	if d.RemovedMigrated {
+		s += "; " + migrated + " " + would + "removed"
+	}
+	return s
+}
+
+func migrateActionCounts(d *migrate.CheckpointLogDir) map[string]int {
+	m := make(map[string]int)
+	for _, e := range d.Entries {
+		m[string(e.Action)]++
+	}
+	return m
+}
+
+func migrateSkippedReason(s migrate.CheckpointSkippedDir) string {
+	return fmt.Sprintf("-%v directory (Kafka renamed it while deleting or moving the partition), never written", s.Kind)
+}
+
+func migrateCleanTime(ms int64) string {
+	if ms < 0 {
+		return "unknown"
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// rel shows path relative to the log directory when it is inside it.
+func migrateRel(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+func migratePick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}

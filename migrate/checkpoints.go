@@ -1,0 +1,298 @@
+// Package migrate converts Kafka log directories from one on-disk format to
+// another, in place. Every change is written through internal/safefile while
+// the log directory's lock is held, and each conversion is ordered so that
+// running it again after a crash at any step finishes the job.
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// MigratedCheckpointFile is the name a log directory's
+// cleaner-offset-checkpoint is given once its entries live in per-partition
+// files. A broker does not read it; it is the way back (--reverse) and the
+// home of entries whose partition is not in the log directory.
+const MigratedCheckpointFile = layout.CleanerOffsetCheckpointFile + ".migrated"
+
+// CleanTimeSource says what forward migration records as each partition's
+// last clean time. The version-0 root file has no such time, so every
+// choice is a guess; see CheckpointOptions.CleanTime.
+type CleanTimeSource int
+
+const (
+	// CleanTimeUnknown records -1, under which compaction falls back to
+	// Kafka's legacy delete horizon (the modification time of the last
+	// cleaned segment). It claims nothing, so it is the default.
+	CleanTimeUnknown CleanTimeSource = iota
+	// CleanTimeFileMtime records the modification time of the log
+	// directory's cleaner-offset-checkpoint. It can make tombstones expire
+	// too early; see CheckpointOptions.CleanTime.
+	CleanTimeFileMtime
+	// CleanTimeFixed records CheckpointOptions.CleanTimeMs.
+	CleanTimeFixed
+)
+
+func (s CleanTimeSource) String() string {
+	switch s {
+	case CleanTimeUnknown:
+		return "unknown"
+	case CleanTimeFileMtime:
+		return "file-mtime"
+	case CleanTimeFixed:
+		return "fixed"
+	}
+	return fmt.Sprintf("CleanTimeSource(%d)", int(s))
+}
+
+// CheckpointOptions configures MigrateCheckpoints.
+type CheckpointOptions struct {
+	// LogDirs are the log directories to convert, each with its own root
+	// cleaner-offset-checkpoint (a JBOD broker has several).
+	LogDirs []string
+
+	// Reverse rebuilds each version-0 root file from the per-partition
+	// files instead, so that a broker that knows only the old format can run
+	// on the directory again.
+	Reverse bool
+
+	// CleanTime picks the clean time of forward migration.
+	//
+	// CleanTimeFileMtime is risky. The delete horizon is the clean time
+	// minus delete.retention.ms, so a clean time later than the real one
+	// moves the horizon forward and drops tombstones a consumer reading from
+	// the start may still need: the failure of KAFKA-4545. The root file's
+	// modification time is exactly such a late time. The cleaner rewrites
+	// the file after a pass over any partition of the log directory, and
+	// when a partition is truncated or deleted. For an idle partition on a
+	// busy disk, the time can be days after that partition's own last pass.
+	// Copying the directory without keeping times can move it to any
+	// moment. Use it only when every compacted partition of the directory
+	// was cleaned shortly before the file was last written.
+	CleanTime   CleanTimeSource
+	CleanTimeMs int64 // the time for CleanTimeFixed, in ms since the epoch; at least 0
+
+	// KeepOld leaves the source in place: forward keeps
+	// cleaner-offset-checkpoint instead of renaming it, and reverse keeps
+	// the per-partition files and the .migrated file.
+	KeepOld bool
+
+	// Overwrite lets the source win where the destination already holds a
+	// different offset for a partition. Without it such a run writes
+	// nothing and fails with ErrCheckpointConflict.
+	Overwrite bool
+
+	// DryRun plans and reports without writing anything, not even a lock
+	// file. It still refuses a log directory that a broker has locked, as
+	// the real run would.
+	DryRun bool
+
+	// Workers is how many per-partition files are written or removed at
+	// once; less than 1 means 1.
+	Workers int
+}
+
+// ErrCheckpointConflict is wrapped by the error of a run that would replace
+// a partition's checkpoint with a different offset without Overwrite.
+var ErrCheckpointConflict = errors.New("would replace a different checkpoint")
+
+// CheckpointAction is what a run does, or in a dry run would do, with one
+// entry.
+type CheckpointAction string
+
+const (
+	// CheckpointWrite: the destination gets the entry; it had none for the partition.
+	CheckpointWrite CheckpointAction = "write"
+	// CheckpointReplace: the destination held another offset; Overwrite was set.
+	CheckpointReplace CheckpointAction = "replace"
+	// CheckpointUnchanged: the destination already holds this offset.
+	CheckpointUnchanged CheckpointAction = "unchanged"
+	// CheckpointAbsent: forward found no live directory for the partition
+	// in this log directory; the entry stays in the root file's new name
+	// (or in the root file itself with KeepOld).
+	CheckpointAbsent CheckpointAction = "absent"
+	// CheckpointDuplicate: forward found the partition listed again on a
+	// later line of the root file. Kafka reads the entries into a map, so
+	// the later line wins and this one is not migrated.
+	CheckpointDuplicate CheckpointAction = "duplicate"
+)
+
+// CheckpointRootAction is what a run does with the log directory's
+// version-0 root file.
+type CheckpointRootAction string
+
+const (
+	// CheckpointRootNone: there was nothing to convert.
+	CheckpointRootNone CheckpointRootAction = "none"
+	// CheckpointRootRenamed: forward renamed the root file to MigratedCheckpointFile.
+	CheckpointRootRenamed CheckpointRootAction = "renamed"
+	// CheckpointRootMerged: forward found a .migrated file from an earlier
+	// migration holding partitions the root file lacks, rewrote it with the
+	// root file's entries followed by those, and removed the root file.
+	CheckpointRootMerged CheckpointRootAction = "merged"
+	// CheckpointRootRemoved: forward removed the root file, whose entries
+	// the .migrated file already held (a re-run after a crash).
+	CheckpointRootRemoved CheckpointRootAction = "removed"
+	// CheckpointRootKept: forward with KeepOld left the root file as it was.
+	CheckpointRootKept CheckpointRootAction = "kept"
+	// CheckpointRootWritten: reverse wrote the root file.
+	CheckpointRootWritten CheckpointRootAction = "written"
+	// CheckpointRootUnchanged: reverse found the root file already holding
+	// the entries it would write.
+	CheckpointRootUnchanged CheckpointRootAction = "unchanged"
+)
+
+// CheckpointReport is what MigrateCheckpoints did, or would do.
+type CheckpointReport struct {
+	Reverse bool
+	DryRun  bool
+	LogDirs []*CheckpointLogDir // in the order of CheckpointOptions.LogDirs
+}
+
+// CheckpointLogDir is the report for one log directory.
+type CheckpointLogDir struct {
+	Path         string
+	RootFile     string // Path/cleaner-offset-checkpoint
+	MigratedFile string // Path/cleaner-offset-checkpoint.migrated
+	// HadRoot and HadMigrated tell whether RootFile and MigratedFile
+	// existed when the run began.
+	HadRoot, HadMigrated bool
+	Root                 CheckpointRootAction
+	// RemovedMigrated: reverse removed MigratedFile once the root file held
+	// all its entries.
+	RemovedMigrated bool
+	Entries         []CheckpointEntry      // sorted by topic and partition
+	Skipped         []CheckpointSkippedDir // renamed partition directories, never touched
+	// TempsRemoved are temporary files an interrupted run left behind.
+	TempsRemoved []string
+	// Changed tells whether anything was (or would be) written, renamed or
+	// removed. A completed migration run again reports false.
+	Changed bool
+}
+
+// CheckpointEntry is one partition's cleaner checkpoint on its way.
+type CheckpointEntry struct {
+	Topic     string
+	Partition int32
+	Offset    int64 // first dirty offset
+	// CleanTimeMs is the clean time in the per-partition file: the one
+	// written, the one already there when unchanged, and in reverse the one
+	// that the version-0 format cannot keep. -1 when unknown.
+	CleanTimeMs int64
+	Action      CheckpointAction
+	From        string // file the entry is taken from
+	File        string // file that holds the entry after the run
+	Line        int    // line of From when From is a root file, else 0
+	// PreviousOffset is the offset File held before, with CheckpointReplace.
+	PreviousOffset int64
+	// Removed: reverse removed the per-partition file From after the root
+	// file holding its entry was durable.
+	Removed bool
+	Note    string // why, for entries that are not simply moved
+}
+
+// CheckpointSkippedDir is a partition directory that Kafka renamed while
+// deleting or moving the partition. Migration never writes into it.
+type CheckpointSkippedDir struct {
+	Path string
+	Kind layout.DirKind
+}
+
+// MigrateCheckpoints moves the cleaner checkpoints of each log directory
+// between Kafka's one-file-per-disk format and logtool's per-partition
+// cleaner-checkpoint files.
+//
+// Forward, each entry of <logdir>/cleaner-offset-checkpoint goes to
+// <partition dir>/cleaner-checkpoint with the clean time of opts.CleanTime.
+// Only when all those files are durable is the root file renamed
+// cleaner-offset-checkpoint.migrated, which is therefore the commit point:
+// a re-run after a crash before it finds the root file again and writes
+// what is missing (the files it already wrote hold the same offsets), and
+// a re-run after it finds nothing to do. If a .migrated file already exists
+// (a broker ran on the old format after an earlier migration and made a new
+// root file), the root file wins, the .migrated file keeps any partitions
+// only it has, and the root file is removed once that merged file is
+// durable.
+//
+// Reverse writes the root file from the per-partition files, then, unless
+// KeepOld, removes them and the .migrated file. An entry comes from the
+// partition's file when there is one, else from an existing root file,
+// else from the .migrated file. So a re-run after a crash finds the entries
+// of files already removed in the root file it wrote first.
+//
+// Both directions leave partition directories without an entry alone and
+// never touch -delete, -future or -stray directories. Before writing, every
+// log directory is locked and read in full: a malformed file, an invalid
+// topic name or a conflict stops the run with nothing written anywhere.
+// Malformed files give a *logfmt.CorruptError; a broker's lock gives an
+// error wrapping lockfile.ErrLocked.
+func MigrateCheckpoints(opts CheckpointOptions) (rep *CheckpointReport, err error) {
+	if err := checkOptions(opts); err != nil {
+		return nil, err
+	}
+	for _, dir := range opts.LogDirs {
+		if opts.DryRun {
+			held, err := lockfile.Held(dir)
+			if err != nil {
+				return nil, err
+			}
+			if held {
+				return nil, fmt.Errorf("%s: %w", dir, lockfile.ErrLocked)
+			}
+			continue
+		}
+		lk, err := lockfile.Acquire(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { err = errors.Join(err, lk.Release()) }()
+	}
+
+	plans := make([]*checkpointPlan, len(opts.LogDirs))
+	for i, dir := range opts.LogDirs {
+		if plans[i], err = planCheckpoints(dir, opts); err != nil {
+			return nil, err
+		}
+	}
+	rep = &CheckpointReport{Reverse: opts.Reverse, DryRun: opts.DryRun}
+	for _, p := range plans {
+		if !opts.DryRun {
+			if err := p.apply(max(opts.Workers, 1)); err != nil {
+				return nil, err
+			}
+		}
+		rep.LogDirs = append(rep.LogDirs, p.rep)
+	}
+	return rep, nil
+}
+
+func checkOptions(opts CheckpointOptions) error {
+	if len(opts.LogDirs) == 0 {
+		return errors.New("no log directory given")
+	}
+	if opts.CleanTime < CleanTimeUnknown || opts.CleanTime > CleanTimeFixed {
+		return fmt.Errorf("unknown clean time source %v", opts.CleanTime)
+	}
+	if opts.CleanTime == CleanTimeFixed && opts.CleanTimeMs < 0 {
+		return fmt.Errorf("clean time %d ms is before 1970", opts.CleanTimeMs)
+	}
+	seen := make(map[string]string)
+	for _, dir := range opts.LogDirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		if first, ok := seen[abs]; ok {
+			return fmt.Errorf("log directory %s given twice (also as %s)", dir, first)
+		}
+		seen[abs] = dir
+	}
+	return nil
+}
