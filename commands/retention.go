@@ -1,0 +1,426 @@
+package commands
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/retention"
+)
+
+func retentionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "retention",
+		Category:  "repair and convert",
+		Usage:     "delete expired segments by record timestamps, with Kafka's retention rules",
+		ArgsUsage: "PATH...",
+		Description: "Applies a broker's delete rules offline to partition directories or whole log directories: segments\n" +
+			"entirely below the log start offset (log-start-offset-checkpoint), then the oldest segments while the\n" +
+			"partition stays at or above --retention-bytes without them, then the oldest segments whose largest record\n" +
+			"timestamp is more than --retention-ms before --now. A segment's age comes from its records' timestamps\n" +
+			"(time index, checked against the batches), and from the .log modification time only when no record has\n" +
+			"one (magic 0), so data that was copied or restored is not kept for another full retention period.\n\n" +
+			"Like Kafka it stops at the first segment it keeps, never deletes past the high watermark\n" +
+			"(replication-offset-checkpoint; the log end offset when it has no entry), and when every segment\n" +
+			"expired it first rolls an empty segment at the log end offset. Deleted segments take their indexes and\n" +
+			"the producer snapshots below the new start (the newest at or below it stays); log-start-offset-checkpoint,\n" +
+			"recovery-point-offset-checkpoint and leader-epoch-checkpoint are updated. Files are renamed .deleted and\n" +
+			"then removed, so a crash leaves what a broker loads, and running again finishes the job.\n\n" +
+			"Topic configurations are not on disk: select delete-policy topics with --topic. Internal topics (names\n" +
+			"starting with __) are skipped in a log directory unless --topic names them. A segment whose batches cannot\n" +
+			"be read stops its partition (exit 1) with nothing deleted there. Exit 4 when a broker holds the lock.\n\n" +
+			"Examples:\n" +
+			"  logtool retention --dry-run --now 2024-01-02T00:00:00Z --retention-ms 1h testdata/kafka-logs\n" +
+			"  logtool retention --retention-bytes 64KiB --retention-ms -1 testdata/kafka-logs/orders-0\n" +
+			"  logtool --format json retention --topic 'legacy\\..*' --retention-ms 168h testdata/kafka-logs",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "retention-ms", Value: "168h", Usage: "retention.ms: a Go duration (168h, 90m) or milliseconds; -1 keeps segments forever; the default is Kafka's topic default"},
+			&cli.StringFlag{Name: "retention-bytes", Value: "-1", Usage: "retention.bytes per partition: bytes, or with KiB/MiB/GiB/TiB or KB/MB/GB/TB; -1 sets no limit (Kafka's default)"},
+			&cli.StringFlag{Name: "now", Usage: "the time retention is measured from, ms since the epoch or RFC 3339 (default: the wall clock)"},
+			&cli.StringFlag{Name: "topic", Usage: "only topics whose whole name matches this regular expression (default: all but internal topics)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be deleted and change nothing"},
+		},
+		Action: runRetention,
+	}
+}
+
+func runRetention(c *cli.Context) error {
+	g, err := global(c)
+	if err != nil {
+		return err
+	}
+	o := retention.Options{Workers: g.Workers, DryRun: c.Bool("dry-run")}
+	if o.RetentionMs, err = retention.ParseMs(c.String("retention-ms")); err != nil {
+		return usageErr("--retention-ms: %v", err)
+	}
+	if o.RetentionBytes, err = retention.ParseBytes(c.String("retention-bytes")); err != nil {
+		return usageErr("--retention-bytes: %v", err)
+	}
+	o.NowMs = time.Now().UnixMilli()
+	if s := c.String("now"); s != "" {
+		if o.NowMs, err = parseTime(s); err != nil {
+			return usageErr("--now: %v", err)
+		}
+	}
+	var topic *regexp.Regexp
+	if s := c.String("topic"); s != "" {
+		if topic, err = regexp.Compile(`^(?:` + s + `)$`); err != nil {
+			return usageErr("--topic: %v", err)
+		}
+	}
+	if c.NArg() == 0 {
+		return usageErr("no PATH given: name partition directories or log directories")
+	}
+	groups, err := retentionTargets(g, c.Args().Slice(), topic)
+	if err != nil {
+		return err
+	}
+	if !o.DryRun {
+		// Every lock is taken before anything changes, so a refusal leaves
+		// every log directory as it was.
+		for _, grp := range groups {
+			lock, err := lockfile.Acquire(grp.logDir)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
+		}
+	} else {
+		for _, grp := range groups {
+			if held, err := lockfile.Held(grp.logDir); err == nil && held {
+				g.Warnf("%s: a running broker holds the lock; the data may change while it is read", grp.logDir)
+			}
+		}
+	}
+
+	total := 0
+	for _, grp := range groups {
+		total += len(grp.dirs)
+	}
+	if total == 0 {
+		g.Warnf("no partition selected")
+		return nil
+	}
+	bar := retentionProgress(g, total)
+	if bar != nil {
+		o.Done = func(*retention.Result) { bar.Add(1) }
+	}
+	var results []*retention.Result
+	var failures []error
+	for _, grp := range groups {
+		res, err := retention.Run(grp.logDir, grp.dirs, o)
+		if err != nil {
+			failures = append(failures, err)
+		}
+		results = append(results, res...)
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	var done []*retention.Result
+	for _, r := range results {
+		for _, a := range r.Recovered {
+			g.Warnf("%s: finished an interrupted operation first: %s", r.Dir, a)
+		}
+		for _, w := range r.Warnings {
+			g.Warnf("%s", w)
+		}
+		if r.Err != nil {
+			// A root checkpoint failure is already in failures once.
+			if !slices.ContainsFunc(failures, func(e error) bool { return errors.Is(r.Err, e) }) {
+				failures = append(failures, r.Err)
+			}
+			continue
+		}
+		done = append(done, r)
+	}
+	if !g.Quiet {
+		if g.JSON() {
+			err = writeRetentionJSON(g.Stdout, done, o.DryRun)
+		} else {
+			err = writeRetentionText(g.Stdout, done, o.DryRun)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// One line per failure, the last one printed by Run as the command's error.
+	for _, f := range failures[:max(0, len(failures)-1)] {
+		fmt.Fprintf(g.Stderr, "logtool: retention: %s\n", oneLine(f))
+	}
+	if len(failures) > 0 {
+		return failures[len(failures)-1]
+	}
+	return nil
+}
+
+// retentionGroup is the partition directories of one log directory.
+type retentionGroup struct {
+	logDir string
+	dirs   []string
+}
+
+// retentionTargets resolves the paths into partition directories grouped
+// by log directory, in the order given.
+func retentionTargets(g Global, paths []string, topic *regexp.Regexp) ([]*retentionGroup, error) {
+	var groups []*retentionGroup
+	byDir := map[string]*retentionGroup{}
+	seen := map[string]bool{}
+	add := func(logDir, dir string) error {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		if seen[abs] {
+			return nil
+		}
+		seen[abs] = true
+		key, err := filepath.Abs(logDir)
+		if err != nil {
+			return err
+		}
+		grp := byDir[key]
+		if grp == nil {
+			grp = &retentionGroup{logDir: logDir}
+			byDir[key] = grp
+			groups = append(groups, grp)
+		}
+		grp.dirs = append(grp.dirs, dir)
+		return nil
+	}
+	for _, path := range paths {
+		kind, err := layout.Classify(path)
+		switch {
+		case errors.Is(err, layout.ErrUnrecognizedPath) || errors.Is(err, fs.ErrNotExist):
+			return nil, usageErr("%v", err)
+		case err != nil:
+			return nil, err
+		case kind == layout.KindFile:
+			return nil, usageErr("%s: retention works on partition directories and log directories, not files", path)
+		case kind == layout.KindPartitionDir:
+			pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Clean(path)))
+			if err == nil && pd.Kind != layout.Normal {
+				g.Warnf("%s: skipped: a %s partition directory, which a broker does not apply retention to", path, pd.Kind)
+				continue
+			}
+			if err == nil && topic != nil && !topic.MatchString(pd.Topic) {
+				continue
+			}
+			if err := add(layout.LogDirOf(path, kind), path); err != nil {
+				return nil, err
+			}
+		case kind == layout.KindLogDir:
+			ld, err := layout.ReadLogDir(path)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range ld.Partitions {
+				switch {
+				case p.Dir.Kind != layout.Normal:
+					g.Warnf("%s: skipped: a %s partition directory, which a broker does not apply retention to", p.Path, p.Dir.Kind)
+					continue
+				case topic == nil && strings.HasPrefix(p.Dir.Topic, "__"):
+					continue
+				case topic != nil && !topic.MatchString(p.Dir.Topic):
+					continue
+				}
+				if err := add(path, p.Path); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return groups, nil
+}
+
+func retentionProgress(g Global, total int) *progressbar.ProgressBar {
+	f, ok := g.Stderr.(*os.File)
+	if g.NoProgress || g.Quiet || !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
+		return nil
+	}
+	return progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("retention"),
+		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+}
+
+// retentionRules names the rules that deleted segments, "none" for none.
+func retentionRules(r *retention.Result) string {
+	var names []string
+	for _, rule := range r.Rules() {
+		names = append(names, string(rule))
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}
+
+func retentionPartitionName(r *retention.Result) string {
+	if r.Topic == "" {
+		return filepath.Base(r.Dir)
+	}
+	return layout.PartitionDirName(r.Topic, r.Partition)
+}
+
+type retentionSegmentJSON struct {
+	Type            string  `json:"type"`
+	File            string  `json:"file"`
+	Topic           string  `json:"topic"`
+	Partition       int32   `json:"partition"`
+	BaseOffset      int64   `json:"baseOffset"`
+	Bytes           int64   `json:"bytes"`
+	Rule            string  `json:"rule"`
+	LargestTS       *int64  `json:"largestTimestamp"`
+	TimestampSource *string `json:"timestampSource"`
+	DryRun          bool    `json:"dryRun"`
+}
+
+type retentionJSON struct {
+	Type                   string  `json:"type"`
+	File                   string  `json:"file"`
+	Topic                  string  `json:"topic"`
+	Partition              int32   `json:"partition"`
+	DryRun                 bool    `json:"dryRun"`
+	SegmentsDeleted        int     `json:"segmentsDeleted"`
+	BytesDeleted           int64   `json:"bytesDeleted"`
+	LogStartOffset         int64   `json:"logStartOffset"`
+	PreviousLogStartOffset int64   `json:"previousLogStartOffset"`
+	LogEndOffset           int64   `json:"logEndOffset"`
+	HighWatermark          int64   `json:"highWatermark"`
+	HighWatermarkAssumed   bool    `json:"highWatermarkAssumed"`
+	Rule                   string  `json:"rule"`
+	Rolled                 *string `json:"rolledSegment"`
+	SegmentsRemaining      int     `json:"segmentsRemaining"`
+	BytesRemaining         int64   `json:"bytesRemaining"`
+	OldestRemaining        *int64  `json:"oldestRemainingTimestamp"`
+	OldestRemainingSource  *string `json:"oldestRemainingTimestampSource"`
+	SnapshotsDeleted       int     `json:"snapshotsDeleted"`
+	LeaderEpochsTrimmed    bool    `json:"leaderEpochsTrimmed"`
+}
+
+func writeRetentionJSON(w io.Writer, results []*retention.Result, dryRun bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	ts := func(t *retention.Timestamp) (*int64, *string) {
+		if t == nil {
+			return nil, nil
+		}
+		src := string(t.Source)
+		return &t.Ms, &src
+	}
+	for _, r := range results {
+		for _, d := range r.Deleted {
+			ms, src := ts(d.Largest)
+			err := enc.Encode(retentionSegmentJSON{Type: "retention-segment", File: d.Segment.Log, Topic: r.Topic, Partition: r.Partition,
+				BaseOffset: d.Segment.Base, Bytes: d.Bytes, Rule: string(d.Rule), LargestTS: ms, TimestampSource: src, DryRun: dryRun})
+			if err != nil {
+				return err
+			}
+		}
+		obj := retentionJSON{Type: "retention", File: r.Dir, Topic: r.Topic, Partition: r.Partition, DryRun: dryRun,
+			SegmentsDeleted: len(r.Deleted), BytesDeleted: r.BytesDeleted, LogStartOffset: r.LogStartOffset,
+			PreviousLogStartOffset: r.PreviousLogStartOffset, LogEndOffset: r.LogEndOffset, HighWatermark: r.HighWatermark,
+			HighWatermarkAssumed: r.HighWatermarkAssumed, Rule: retentionRules(r), SegmentsRemaining: r.SegmentsRemaining,
+			BytesRemaining: r.BytesRemaining, SnapshotsDeleted: len(r.SnapshotsDeleted), LeaderEpochsTrimmed: r.EpochsTrimmed}
+		if r.Rolled != "" {
+			obj.Rolled = &r.Rolled
+		}
+		obj.OldestRemaining, obj.OldestRemainingSource = ts(r.OldestRemaining)
+		if err := enc.Encode(obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool) error {
+	if dryRun {
+		fmt.Fprintln(w, "Dry run: nothing was changed. A run would do this:")
+	}
+	when := func(t *retention.Timestamp) string {
+		if t == nil {
+			return "-"
+		}
+		return time.UnixMilli(t.Ms).UTC().Format("2006-01-02 15:04:05.000") + " (" + string(t.Source) + ")"
+	}
+	parts := tablewriter.NewWriter(w)
+	parts.Header("Partition", "Deleted", "Freed", "Kept", "Log start", "Rule", "Oldest remaining")
+	var segs [][]string
+	var notes []string
+	for _, r := range results {
+		start := fmt.Sprint(r.LogStartOffset)
+		if r.LogStartOffset != r.PreviousLogStartOffset {
+			start = fmt.Sprintf("%d → %d", r.PreviousLogStartOffset, r.LogStartOffset)
+		}
+		name := retentionPartitionName(r)
+		err := parts.Append(name, fmt.Sprint(len(r.Deleted)), retentionHumanBytes(r.BytesDeleted),
+			fmt.Sprintf("%d (%s)", r.SegmentsRemaining, retentionHumanBytes(r.BytesRemaining)), start, retentionRules(r), when(r.OldestRemaining))
+		if err != nil {
+			return err
+		}
+		for _, d := range r.Deleted {
+			segs = append(segs, []string{filepath.Join(name, filepath.Base(d.Segment.Log)), retentionHumanBytes(d.Bytes), string(d.Rule), when(d.Largest)})
+		}
+		if r.Rolled != "" {
+			notes = append(notes, fmt.Sprintf("%s: every segment expired: rolled an empty segment at the log end offset %d", name, r.LogEndOffset))
+		}
+		if r.HighWatermark < r.LogEndOffset {
+			notes = append(notes, fmt.Sprintf("%s: nothing at or above the high watermark %d is deleted", name, r.HighWatermark))
+		}
+		var below []string
+		if n := len(r.SnapshotsDeleted); n > 0 {
+			below = append(below, fmt.Sprintf("%d producer snapshot(s) deleted", n))
+		}
+		if r.EpochsTrimmed {
+			below = append(below, "leader-epoch-checkpoint trimmed")
+		}
+		if len(below) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: below the log start: %s", name, strings.Join(below, ", ")))
+		}
+	}
+	if err := parts.Render(); err != nil {
+		return err
+	}
+	if len(segs) > 0 {
+		t := tablewriter.NewWriter(w)
+		t.Header("Segment", "Size", "Rule", "Largest timestamp")
+		if err := t.Bulk(segs); err != nil {
+			return err
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
+}
+
+// retentionHumanBytes formats a size with binary units, as people read them.
+func retentionHumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,337 @@
+// Package retention deletes expired segments from Kafka partitions offline,
+// with the rules a broker's retention thread applies (UnifiedLog
+// deleteOldSegments), and with a segment's age taken from its records'
+// timestamps as the timestamp proposal intended.
+//
+// # The rules
+//
+// Three rules run in Kafka's order, each on what the one before left:
+//
+//  1. log start offset (always): a segment goes when the next segment's base
+//     offset is at or below the log start offset, which is the larger of the
+//     partition's log-start-offset-checkpoint entry and the first segment's
+//     base offset.
+//  2. retention.bytes (RetentionBytes ≥ 0): when the partition is at least
+//     that big, diff = size − retention.bytes, and from the oldest segment on
+//     a segment goes while diff − its size ≥ 0, diff shrinking by its size.
+//  3. retention.ms (RetentionMs ≥ 0): from the oldest segment on, a segment
+//     goes while now − largestTimestamp > retention.ms.
+//
+// Every rule stops at the first segment it keeps, never deletes a last
+// segment that is empty, and never deletes a segment whose offsets reach the
+// high watermark (UnifiedLog.deletableSegments): the replication-offset-
+// checkpoint entry, clamped to [log start, log end]; without an entry the
+// log end offset is assumed, since an offline copy has no replication state.
+// When a rule would delete every segment, the log is first rolled: an empty
+// segment (.log, .index, .timeindex) is created at the log end offset, as
+// UnifiedLog.deleteSegments does, so a partition always keeps a segment.
+//
+// # Segment age
+//
+// A segment's largest timestamp is Kafka's LogSegment.largestTimestamp: the
+// greatest record timestamp in it, falling back to the .log file's
+// modification time only when no record has one (magic 0, or v1 messages
+// written without). It is read from the last .timeindex entry, confirmed by
+// the batch holding that entry's offset and by scanning the batches after
+// it for a later timestamp, as LogSegment.readLargestTimestamp does; a
+// missing, empty, damaged or stale time index makes it scan every batch. Modification times
+// are what the timestamp proposal replaced: a copy or a replica move resets
+// them, and data copied that way would otherwise live another full
+// retention period. Each deletion says which source applied.
+//
+// # On disk
+//
+// Apart from finishing interrupted work first (segswap.Recover, what a
+// loader does too), nothing is changed until every partition of a log
+// directory has been planned, so a segment whose batches cannot be read
+// stops its partition with the file and byte position and no change. Then,
+// per log directory:
+//
+//  1. each partition that needs one gets its rolled empty segment, every
+//     file written through internal/safefile (the .log last);
+//  2. log-start-offset-checkpoint gets the new log start offsets and
+//     recovery-point-offset-checkpoint any entry below them, each file
+//     replaced atomically with the other partitions' entries kept (a file
+//     that is absent stays absent: a bare partition directory has no log
+//     directory around it to write into);
+//  3. per partition, leader-epoch-checkpoint is trimmed as
+//     LeaderEpochFileCache.truncateFromStart does, each deleted segment's
+//     files and the producer snapshots below the new start (all but the
+//     newest at or below it) are renamed to "<name>.deleted", and the
+//     .deleted files are removed. The epochs and snapshots are trimmed even
+//     when no segment goes, as a broker's loader trims them.
+//
+// A crash at any step leaves what a broker's loader accepts: it removes
+// .deleted files and index files without a .log, and takes the log start
+// offset from the checkpoint, so segments below it go at its next retention
+// pass. A re-run finishes the job: it first completes interrupted work
+// (internal/segswap.Recover), and once step 2 is done the log start rule
+// alone deletes what is left, whatever the clock says.
+//
+// Topic configurations are not on disk, so the caller decides which
+// partitions use the delete policy; on a compacted topic only the log start
+// rule applies.
+package retention
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+
+	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// Kafka's topic defaults (retention.ms, retention.bytes).
+const (
+	DefaultRetentionMs    = 7 * 24 * 60 * 60 * 1000 // 168 hours
+	DefaultRetentionBytes = -1                      // no size limit
+)
+
+// Options configure a run.
+type Options struct {
+	RetentionMs    int64 // retention.ms; -1 keeps segments forever
+	RetentionBytes int64 // retention.bytes; -1 sets no limit
+	NowMs          int64 // the clock of the time rule, ms since the epoch
+	DryRun         bool  // plan and report, change nothing
+	Workers        int   // partitions processed at once; below 1 means 1
+	// Done, when not nil, is called once per partition when it is finished,
+	// from any goroutine, for progress reports.
+	Done func(*Result)
+}
+
+// Rule names why a segment was deleted.
+type Rule string
+
+const (
+	RuleLogStart Rule = "log-start-offset" // entirely below the log start offset
+	RuleBytes    Rule = "retention-bytes"  // the partition was over retention.bytes
+	RuleTime     Rule = "retention-ms"     // its largest timestamp was older than retention.ms
+)
+
+// Source names where a segment's largest timestamp came from.
+type Source string
+
+const (
+	SourceTimeIndex Source = "timeindex" // the last .timeindex entry, no later timestamp after it
+	SourceRecords   Source = "records"   // the batches' max timestamps
+	SourceMtime     Source = "mtime"     // the .log modification time: no record has a timestamp
+)
+
+// Timestamp is a segment's largest timestamp and where it came from.
+type Timestamp struct {
+	Ms     int64
+	Source Source
+}
+
+// Deletion is one segment that was (or, in a dry run, would be) deleted.
+type Deletion struct {
+	Segment layout.Segment
+	Bytes   int64 // size of the .log
+	Rule    Rule
+	// Largest is the timestamp the time rule compared; nil when another
+	// rule deleted the segment and its timestamp was never read.
+	Largest *Timestamp
+}
+
+// Result is what happened to one partition.
+type Result struct {
+	Dir       string
+	Topic     string
+	Partition int32 // -1 when the directory name is not "<topic>-<partition>"
+
+	// Recovered lists what segswap.Recover did to finish an interrupted
+	// operation before planning; Warnings what was odd but not fatal.
+	Recovered []string
+	Warnings  []string
+
+	PreviousLogStartOffset int64
+	LogStartOffset         int64
+	LogEndOffset           int64
+	HighWatermark          int64
+	// HighWatermarkAssumed is true when replication-offset-checkpoint had no
+	// entry for the partition and the log end offset was taken instead.
+	HighWatermarkAssumed bool
+
+	Deleted      []Deletion
+	BytesDeleted int64
+	// Rolled is the .log of the empty segment created at the log end offset
+	// because every segment expired; "" when there was none.
+	Rolled string
+	// SnapshotsDeleted are the producer snapshots below the new log start
+	// but the newest at or below it; EpochsTrimmed tells whether
+	// leader-epoch-checkpoint lost entries below it. Both happen also when
+	// no segment goes, as a broker's loader does them.
+	SnapshotsDeleted []string
+	EpochsTrimmed    bool
+
+	SegmentsRemaining int
+	BytesRemaining    int64
+	// OldestRemaining is the largest timestamp of the oldest segment kept,
+	// the one the time rule looks at next; nil when no record remains.
+	OldestRemaining *Timestamp
+
+	// Err is what stopped the partition. A planning error means nothing
+	// was changed; an error while deleting leaves a state a re-run or a
+	// broker completes.
+	Err error
+}
+
+// Rules returns the rules that deleted segments, in the order they ran.
+func (r *Result) Rules() []Rule {
+	var rules []Rule
+	for _, d := range r.Deleted {
+		if len(rules) == 0 || rules[len(rules)-1] != d.Rule {
+			rules = append(rules, d.Rule)
+		}
+	}
+	return rules
+}
+
+// Run applies retention to partition directories of the log directory
+// logDir (whose root holds the offset checkpoints). It returns one Result
+// per directory, in the given order. The error is for what stops the whole
+// log directory: an unreadable root checkpoint, or a failure to write one,
+// after which no segment of it is deleted.
+//
+// The caller must hold the log directory's lock unless o.DryRun is set.
+func Run(logDir string, dirs []string, o Options) ([]*Result, error) {
+	roots, err := readRoots(logDir)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]*Result, len(dirs))
+	plans := make([]*plan, len(dirs))
+	parallel(len(dirs), o.Workers, func(i int) {
+		results[i], plans[i] = prepare(dirs[i], roots, o)
+		if o.DryRun && o.Done != nil {
+			o.Done(results[i])
+		}
+	})
+	if o.DryRun {
+		return results, nil
+	}
+	if err := roots.update(plans); err != nil {
+		for i, p := range plans {
+			if p != nil && results[i].Err == nil {
+				results[i].Err = fmt.Errorf("%s: not deleted: %w", dirs[i], err)
+			}
+			if o.Done != nil {
+				o.Done(results[i])
+			}
+		}
+		return results, err
+	}
+	parallel(len(dirs), o.Workers, func(i int) {
+		if plans[i] != nil && results[i].Err == nil {
+			results[i].Err = plans[i].deleteFiles()
+		}
+		if o.Done != nil {
+			o.Done(results[i])
+		}
+	})
+	return results, nil
+}
+
+// prepare plans one partition and, unless this is a dry run, completes
+// interrupted work first and rolls the log when it has to. It returns the
+// plan only when there is something left to change on disk.
+func prepare(dir string, roots *rootCheckpoints, o Options) (*Result, *plan) {
+	r := &Result{Dir: dir, Partition: -1}
+	if !o.DryRun {
+		// Plan on the partition a loader would see: finish or roll back
+		// what an interrupted run, of logtool or a broker, left.
+		actions, err := segswap.Recover(dir)
+		r.Recovered = actions
+		if err != nil {
+			r.Err = err
+			return r, nil
+		}
+	}
+	p, err := newPlan(dir, roots, o, r)
+	if err != nil {
+		r.Err = err
+		return r, nil
+	}
+	if o.DryRun || !p.changes() {
+		return r, nil
+	}
+	if r.Rolled != "" {
+		if err := p.roll(); err != nil {
+			r.Err = err
+			return r, nil
+		}
+	}
+	return r, p
+}
+
+// parallel calls f(0..n-1) on at most workers goroutines.
+func parallel(n, workers int, f func(int)) {
+	workers = max(1, min(workers, n))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// rootCheckpoints are the log directory's offset checkpoints retention reads
+// or writes.
+type rootCheckpoints struct {
+	dir         string
+	logStart    []checkpoint.OffsetEntry
+	recovery    []checkpoint.OffsetEntry
+	replication []checkpoint.OffsetEntry
+	hasLogStart bool
+	hasRecovery bool
+}
+
+func readRoots(logDir string) (*rootCheckpoints, error) {
+	rc := &rootCheckpoints{dir: logDir}
+	var err error
+	read := func(name string, entries *[]checkpoint.OffsetEntry) (found bool) {
+		if err != nil {
+			return false
+		}
+		e, rerr := checkpoint.ReadOffsetsFile(filepath.Join(logDir, name))
+		switch {
+		case errors.Is(rerr, fs.ErrNotExist):
+			return false
+		case rerr != nil:
+			err = rerr
+			return false
+		}
+		*entries = e
+		return true
+	}
+	rc.hasLogStart = read(layout.LogStartOffsetCheckpointFile, &rc.logStart)
+	rc.hasRecovery = read(layout.RecoveryPointCheckpointFile, &rc.recovery)
+	read(layout.ReplicationOffsetCheckpointFile, &rc.replication)
+	return rc, err
+}
+
+// lookup returns the offset of the last entry for the partition, as Kafka's
+// map-building reader keeps the last of duplicate lines.
+func lookup(entries []checkpoint.OffsetEntry, topic string, partition int32) (int64, bool) {
+	off, ok := int64(0), false
+	for _, e := range entries {
+		if e.Topic == topic && e.Partition == partition {
+			off, ok = e.Offset, true
+		}
+	}
+	return off, ok
+}
