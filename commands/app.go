@@ -143,6 +143,7 @@ func NewApp() *cli.App {
 	app.Commands = []*cli.Command{
 		genCommand(),
 		migrateCommand(),
+		compactCommand(),
 		retentionCommand(),
 	}
 	for _, cmd := range app.Commands {

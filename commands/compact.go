@@ -1,0 +1,370 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/logtool/logtool/compact"
+	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+func compactCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "compact",
+		Category:  "repair and convert",
+		Usage:     "one-shot offline log compaction with Kafka's cleaner semantics and the max lag as a hard deadline",
+		ArgsUsage: "PATH...",
+		Description: "Compacts the partitions of a stopped broker's log directory (or single partition directories) the way\n" +
+			"Kafka's log cleaner does: same cleanable range (checkpoint, active segment, last stable offset, --min-lag),\n" +
+			"same dirty-ratio and max-lag eligibility, same survivors (latest record per key, tombstones until their\n" +
+			"delete horizon, aborted transactions removed, each active producer's last batch kept), same segment\n" +
+			"grouping, indexes as recovery builds them, and Kafka's .cleaned -> .swap swap, so a crash at any point\n" +
+			"leaves the old or the new segments for both a broker and the next run. Unlike Kafka it also cleans an\n" +
+			"idle active segment older than --max-lag (keeping the log end offset), runs as many passes as a full\n" +
+			"offset map needs, and removes tombstones and markers whose delete horizon passed even when the partition\n" +
+			"is not otherwise eligible. The first dirty offset comes from <partition>/cleaner-checkpoint, else the\n" +
+			"log directory's cleaner-offset-checkpoint, else the log start; both files are updated.\n\n" +
+			"logtool cannot see topic configurations: every partition given is compacted as if cleanup.policy were\n" +
+			"compact; choose them with --topic (a regular expression matched against the whole topic name).\n" +
+			"__cluster_metadata and -delete/-future/-stray directories are skipped. --dry-run plans and simulates the\n" +
+			"first pass without writing: the audit of which partitions are past their max lag.\n\n" +
+			"Durations: Go syntax (90s, 36h), whole days (7d) or milliseconds. Sizes: bytes or KiB, MiB, GiB.\n\n" +
+			"Examples:\n" +
+			"  logtool compact --dry-run --max-lag 7d testdata/kafka-logs\n" +
+			"  cp -r testdata/kafka-logs /tmp/kafka-logs && logtool compact --topic 'orders|user-profiles' /tmp/kafka-logs\n" +
+			"  logtool --format json compact --max-lag 1h --now 2024-03-01T00:00:00Z /tmp/kafka-logs/payments.txn-0\n" +
+			"  logtool compact --min-lag 10m --delete-retention 0 --offset-map-memory 16MiB /tmp/kafka-logs/legacy.events-v0-0",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "max-lag", Value: "unlimited", Usage: "max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included"},
+			&cli.StringFlag{Name: "min-lag", Value: "0", Usage: "min.compaction.lag.ms: segments with a record younger than this are not cleaned"},
+			&cli.Float64Flag{Name: "min-cleanable-ratio", Value: 0.5, Usage: "min.cleanable.dirty.ratio: compact when dirty / (clean + dirty) bytes exceeds it"},
+			&cli.StringFlag{Name: "delete-retention", Value: "24h", Usage: "delete.retention.ms: how long tombstones and markers outlive the first pass that keeps them"},
+			&cli.StringFlag{Name: "now", Usage: "the clock for the whole run, ms or RFC 3339 (default: the wall clock)"},
+			&cli.StringFlag{Name: "segment-bytes", Value: "1GiB", Usage: "segment.bytes: cleaned segments are merged up to this size"},
+			&cli.StringFlag{Name: "offset-map-memory", Value: "128MiB", Usage: "log.cleaner.dedupe.buffer.size: offset map memory, shared among --workers; 24 bytes per key"},
+			&cli.StringFlag{Name: "producer-id-expiration", Value: "24h", Usage: "producer.id.expiration.ms: idle producers older than this lose the protection of their last batch"},
+			&cli.StringFlag{Name: "topic", Usage: "only topics whose whole name matches this regular expression"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "plan and simulate the first pass; write nothing"},
+		},
+		Action: runCompact,
+	}
+}
+
+func runCompact(c *cli.Context) error {
+	g, err := global(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() == 0 {
+		return usageErr("no PATH given")
+	}
+	o, err := compactOptions(c)
+	if err != nil {
+		return err
+	}
+	var topic *regexp.Regexp
+	if s := c.String("topic"); s != "" {
+		if topic, err = regexp.Compile("^(?:" + s + ")$"); err != nil {
+			return usageErr("--topic: %v", err)
+		}
+	}
+	dirs, logDirs, err := compactTargets(c.Args().Slice(), topic)
+	if err != nil {
+		return err
+	}
+	for _, ld := range logDirs {
+		if o.DryRun {
+			if held, err := lockfile.Held(ld); err == nil && held {
+				g.Warnf("%s: a running broker holds the lock; the plan may be out of date by the time it prints", ld)
+			}
+			continue
+		}
+		lk, err := lockfile.Acquire(ld)
+		if err != nil {
+			return err
+		}
+		defer lk.Release()
+	}
+
+	done := func() {}
+	if f, ok := g.Stderr.(*os.File); ok && !g.NoProgress && !g.Quiet && len(dirs) > 1 && term.IsTerminal(int(f.Fd())) {
+		bar := progressbar.NewOptions(len(dirs), progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("compacting"),
+			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+		done = func() { bar.Add(1) }
+	}
+	results, errs := compact.Run(dirs, o, g.Workers, done)
+
+	failed := 0
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			fmt.Fprintf(g.Stderr, "logtool: compact: %s\n", oneLine(err))
+			continue
+		}
+		for _, w := range results[i].Warnings {
+			g.Warnf("%s: %s", dirs[i], w)
+		}
+	}
+	if !g.Quiet {
+		if g.JSON() {
+			err = writeCompactJSON(g.Stdout, results)
+		} else {
+			err = writeCompactText(g.Stdout, results, o.DryRun)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(dirs))}
+	}
+	return nil
+}
+
+func compactOptions(c *cli.Context) (compact.Options, error) {
+	now := time.Now().UnixMilli()
+	if s := c.String("now"); s != "" {
+		t, err := parseTime(s)
+		if err != nil {
+			return compact.Options{}, usageErr("--now: %v", err)
+		}
+		now = t
+	}
+	o := compact.DefaultOptions(now)
+	o.DryRun = c.Bool("dry-run")
+	o.MinCleanableRatio = c.Float64("min-cleanable-ratio")
+	var err error
+	if s := c.String("max-lag"); s != "unlimited" {
+		if o.MaxLag, err = compactParseLag(s); err != nil {
+			return o, usageErr("--max-lag: %v", err)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{"min-lag", &o.MinLag}, {"delete-retention", &o.DeleteRetention}, {"producer-id-expiration", &o.ProducerIDExpiration}} {
+		if *f.dst, err = compactParseLag(c.String(f.name)); err != nil {
+			return o, usageErr("--%s: %v", f.name, err)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{"segment-bytes", &o.SegmentBytes}, {"offset-map-memory", &o.OffsetMapMemory}} {
+		if *f.dst, err = compactParseSize(c.String(f.name)); err != nil {
+			return o, usageErr("--%s: %v", f.name, err)
+		}
+	}
+	if err := o.Check(); err != nil {
+		return o, usageErr("%v", err)
+	}
+	return o, nil
+}
+
+// compactTargets expands the paths into partition directories, and the log
+// directories that hold them (whose locks a writer must take).
+func compactTargets(paths []string, topic *regexp.Regexp) (dirs, logDirs []string, err error) {
+	seen := map[string]bool{}
+	addLogDir := func(d string) {
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		if !seen[d] {
+			seen[d] = true
+			logDirs = append(logDirs, d)
+		}
+	}
+	wanted := func(pd layout.PartitionDir) bool {
+		if pd.Topic == "" {
+			return topic == nil
+		}
+		return pd.Kind == layout.Normal && pd.Topic != "__cluster_metadata" && (topic == nil || topic.MatchString(pd.Topic))
+	}
+	for _, path := range paths {
+		kind, err := layout.Classify(path)
+		switch {
+		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
+			return nil, nil, usageErr("%v", err)
+		case err != nil:
+			return nil, nil, err
+		case kind == layout.KindFile:
+			return nil, nil, usageErr("%s is a file; compact takes log directories and partition directories", path)
+		case kind == layout.KindPartitionDir:
+			pd, perr := layout.ParsePartitionDir(filepath.Base(filepath.Clean(path)))
+			if perr != nil {
+				pd = layout.PartitionDir{}
+			}
+			if wanted(pd) {
+				dirs = append(dirs, path)
+				addLogDir(layout.LogDirOf(path, kind))
+			}
+		default:
+			ld, err := layout.ReadLogDir(path)
+			if err != nil {
+				return nil, nil, err
+			}
+			addLogDir(path)
+			for _, p := range ld.Partitions {
+				if wanted(p.Dir) {
+					dirs = append(dirs, p.Path)
+				}
+			}
+		}
+	}
+	return dirs, logDirs, nil
+}
+
+func writeCompactJSON(w io.Writer, results []*compact.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		obj := struct {
+			Type string `json:"type"`
+			File string `json:"file"`
+			*compact.Result
+		}{"compaction", r.Dir, r}
+		if err := enc.Encode(obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error {
+	var buf bytes.Buffer
+	t := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+	)
+	t.Header([]string{"PARTITION", "ELIGIBLE", "DIRTY", "UNCLEANABLE", "SEGMENTS", "SIZE", "RECORDS", "TOMBSTONES REMOVED", "PAST MAX LAG", "REASON"})
+	var eligible, before, after int64
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		yes := "no"
+		if r.Eligible {
+			yes, eligible = "yes", eligible+1
+		}
+		before, after = before+r.BytesBefore, after+r.BytesAfter
+		lag := "-"
+		if r.MaxLagExceededByMs > 0 {
+			lag = (time.Duration(min(r.MaxLagExceededByMs, int64(1<<63-1)/int64(time.Millisecond))) * time.Millisecond).Round(time.Second).String()
+		}
+		records := "-"
+		if r.Passes > 0 {
+			records = strconv.FormatInt(r.RecordsBefore, 10) + " -> " + strconv.FormatInt(r.RecordsAfter, 10)
+		}
+		row := []string{
+			r.Partition, yes, strconv.FormatInt(r.FirstDirtyOffset, 10), strconv.FormatInt(r.FirstUncleanableOffset, 10),
+			fmt.Sprintf("%d -> %d", r.SegmentsBefore, r.SegmentsAfter), compactBytes(r.BytesBefore) + " -> " + compactBytes(r.BytesAfter),
+			records, strconv.FormatInt(r.TombstonesRemoved, 10), lag, r.Reason,
+		}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for line := range strings.Lines(buf.String()) {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	verb := "compacted"
+	if dryRun {
+		verb = "would compact (first pass)"
+	}
+	_, err := fmt.Fprintf(w, "%s %d of %d partition(s): %s -> %s\n", verb, eligible, len(results), compactBytes(before), compactBytes(after))
+	return err
+}
+
+// compactBytes prints a size in IEC units.
+func compactBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
+
+// compactParseLag reads a duration as Go syntax ("36h"), whole days ("7d",
+// "1d12h") or plain milliseconds, and returns milliseconds.
+func compactParseLag(s string) (int64, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return ms, nil
+	}
+	var days int64
+	rest := s
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		d, err := strconv.ParseInt(s[:i], 10, 64)
+		if err != nil || d < 0 || d > 100_000_000 {
+			return 0, fmt.Errorf("%q is not a duration", s)
+		}
+		days, rest = d, s[i+1:]
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil {
+			return 0, fmt.Errorf("%q is not a duration", s)
+		}
+	}
+	return days*86_400_000 + d.Milliseconds(), nil
+}
+
+// compactSizeUnits are the suffixes compactParseSize takes. KB and the like
+// are refused: they mean powers of ten to some and of two to others.
+var compactSizeUnits = map[string]uint{
+	"": 0, "B": 0,
+	"K": 10, "Ki": 10, "KiB": 10,
+	"M": 20, "Mi": 20, "MiB": 20,
+	"G": 30, "Gi": 30, "GiB": 30,
+	"T": 40, "Ti": 40, "TiB": 40,
+}
+
+// compactParseSize reads a size in bytes, or with a binary suffix.
+func compactParseSize(s string) (int64, error) {
+	num := strings.TrimRight(s, "KMGTiB")
+	shift, ok := compactSizeUnits[s[len(num):]]
+	n, err := strconv.ParseInt(num, 10, 64)
+	if !ok || err != nil || n < 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("%q is not a size (bytes, or KiB, MiB, GiB, TiB)", s)
+	}
+	return n << shift, nil
+}

@@ -1,0 +1,191 @@
+package commands
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// compactSample copies the shipped sample log directory, which the test
+// may then change.
+func compactSample(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "kafka-logs")
+	err := filepath.WalkDir("../testdata/kafka-logs", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("../testdata/kafka-logs", path)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(to, fi.ModTime(), fi.ModTime())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func compactRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(append([]string{"logtool"}, args...), strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func compactDigest(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == ".lock" {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		fmt.Fprintf(h, "%s\n", path)
+		h.Write(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// The sample's records are from 2024-01-01; a week's max lag is long past.
+const compactNow = "2024-03-01T00:00:00Z"
+
+func TestCompactText(t *testing.T) {
+	dir := compactSample(t)
+	code, out, errOut := compactRun(t, "compact", "--max-lag", "7d", "--now", compactNow, dir)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 9 || !strings.HasPrefix(lines[0], "PARTITION") || !strings.Contains(lines[0], "PAST MAX LAG") {
+		t.Fatalf("output:\n%s", out)
+	}
+	for _, want := range []string{"orders-0 ", "payments.txn-0 ", "user-profiles-0 ", "clicks-v1-0 ", "legacy.events-v0-0 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no row for %s:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(lines[len(lines)-1], "compacted 6 of 7 partition(s)") {
+		t.Errorf("summary %q", lines[len(lines)-1])
+	}
+	// The same clock again: nothing left to do, not a byte changed.
+	sum := compactDigest(t, dir)
+	code, out, _ = compactRun(t, "compact", "--max-lag", "7d", "--now", compactNow, dir)
+	if code != ExitOK || !strings.Contains(out, "compacted 0 of 7") || compactDigest(t, dir) != sum {
+		t.Errorf("second run: exit %d\n%s", code, out)
+	}
+}
+
+func TestCompactJSON(t *testing.T) {
+	dir := compactSample(t)
+	sum := compactDigest(t, dir)
+	code, out, errOut := compactRun(t, "--format", "json", "compact", "--dry-run", "--max-lag", "7d", "--now", compactNow, "--topic", "orders|payments.*", dir)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if compactDigest(t, dir) != sum {
+		t.Error("--dry-run changed the log directory")
+	}
+	var parts []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		for _, f := range []string{"type", "file", "partition", "eligible", "reason", "firstDirtyOffset", "firstUncleanableOffset",
+			"segmentsBefore", "segmentsAfter", "bytesBefore", "bytesAfter", "recordsBefore", "recordsAfter", "tombstonesRemoved", "maxLagExceededByMs"} {
+			if _, ok := obj[f]; !ok {
+				t.Errorf("%s: no %q", line, f)
+			}
+		}
+		if obj["type"] != "compaction" || obj["eligible"] != true || obj["maxLagExceededByMs"].(float64) <= 0 {
+			t.Errorf("%s", line)
+		}
+		parts = append(parts, obj["partition"].(string))
+	}
+	if got := strings.Join(parts, " "); got != "orders-0 orders-1 payments.txn-0" {
+		t.Errorf("--topic selected %s", got)
+	}
+}
+
+func TestCompactPartitionDir(t *testing.T) {
+	dir := compactSample(t)
+	part := filepath.Join(dir, "user-profiles-0")
+	code, out, errOut := compactRun(t, "--format", "json", "compact", "--max-lag", "1h", "--now", compactNow, part)
+	if code != ExitOK {
+		t.Fatalf("exit %d, %s", code, errOut)
+	}
+	var r struct {
+		Eligible          bool
+		TombstonesRemoved int64
+		SegmentsAfter     int
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.Eligible || r.SegmentsAfter != 1 {
+		t.Fatalf("%s (%v)", out, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(part, "cleaner-checkpoint")); err != nil || !strings.HasPrefix(string(b), "1\n1500 ") {
+		t.Errorf("cleaner-checkpoint %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "cleaner-offset-checkpoint")); !strings.Contains(string(b), "user-profiles 0 1500\n") {
+		t.Errorf("root checkpoint not updated:\n%s", b)
+	}
+}
+
+func TestCompactUsage(t *testing.T) {
+	dir := compactSample(t)
+	for _, args := range [][]string{
+		{"compact"},
+		{"compact", "--max-lag", "1h", "--min-lag", "2h", dir},
+		{"compact", "--offset-map-memory", "12MB", dir},
+		{"compact", "--max-lag", "soon", dir},
+		{"compact", "--min-cleanable-ratio", "2", dir},
+		{"compact", "--topic", "(", dir},
+		{"compact", filepath.Join(dir, "orders-0", "00000000000000000000.log")},
+		{"compact", filepath.Join(dir, "missing")},
+	} {
+		if code, _, errOut := compactRun(t, args...); code != ExitUsage || !strings.HasPrefix(errOut, "logtool: compact: ") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error", args, code, errOut)
+		}
+	}
+}
+
+func TestCompactParsers(t *testing.T) {
+	for in, want := range map[string]int64{"90s": 90_000, "7d": 7 * 86_400_000, "1d12h": 36 * 3_600_000, "250": 250, "0": 0} {
+		if got, err := compactParseLag(in); err != nil || got != want {
+			t.Errorf("lag %q = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]int64{"1GiB": 1 << 30, "128MiB": 128 << 20, "16M": 16 << 20, "4096": 4096, "2KiB": 2048, "3Gi": 3 << 30, "100B": 100} {
+		if got, err := compactParseSize(in); err != nil || got != want {
+			t.Errorf("size %q = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "1.5GiB", "-1", "1PB", "MiB", "12MB", "3iB", "1KB"} {
+		if _, err := compactParseSize(in); err == nil {
+			t.Errorf("size %q accepted", in)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+// Package compact compacts the partitions of a stopped broker's log
+// directory with the semantics of Kafka's log cleaner (LogCleaner,
+// LogCleanerManager, Cleaner, LogToClean, MemoryRecords.filterTo), and turns
+// max.compaction.lag.ms into a hard deadline.
+//
+// # Choosing what to clean
+//
+// The first dirty offset comes from the partition's own cleaner-checkpoint
+// (logtool's per-partition file, which also records when the last pass ran),
+// else from the log directory's cleaner-offset-checkpoint, else it is the
+// log start offset; an offset outside [log start, log end] is reset to the log
+// start as LogCleanerManager.cleanableOffsets does. The first uncleanable
+// offset is the least of the active segment's base offset, the last stable
+// offset (the first offset of the earliest open transaction, from the
+// producer snapshots and the log after them, bounded by the high watermark in
+// replication-offset-checkpoint) and, with a minimum lag, the first segment
+// whose largest timestamp is younger than now − min lag; it is then rounded
+// down to a segment's base offset. A partition is eligible when its dirty
+// ratio, cleanable / (clean + cleanable) bytes, exceeds the minimum, or when
+// the first batch of a dirty non-active segment is older than now − max lag
+// and there is something to clean.
+//
+// # Where Kafka's guarantee is soft, this package makes it hard
+//
+//   - Kafka rolls the active segment only when a new record arrives, so the
+//     records of an idle partition can outlive the max lag forever. Here an
+//     active segment whose first batch is older than the max lag is treated as
+//     rolled and cleaned. Its last batch stays, emptied if nothing in it
+//     survives, so the log end offset is kept (KAFKA-17076's rule, applied to
+//     the whole log).
+//   - When the offset map fills, Kafka cleans up to where it filled and waits
+//     for its next round; here further passes run until the cleanable range
+//     is clean.
+//   - Tombstones and transaction markers whose delete horizon has passed are
+//     removed even when the partition is not otherwise eligible.
+//
+// # Cleaning
+//
+// Each pass is Cleaner.doClean: an offset map of the latest offset of every
+// key in the dirty range, then the log from its start up to where the map
+// ends, in groups of segments (groupSegmentsBySize), each rewritten into one
+// new segment. A record survives when it is past the map, or when it is the
+// latest of its key and either has a value or is a tombstone whose delete
+// horizon has not passed; keyless records in the map's range go. Aborted
+// transactional data goes; markers go once no data of their transaction
+// remains and their own horizon has passed; the last batch of every active
+// producer stays, emptied if need be. Batches that lose nothing are copied
+// byte for byte; others are rebuilt with their codec, base offset, last
+// offset delta and producer fields, and a v2 batch that keeps a tombstone or
+// an empty transaction's marker gets the KIP-534 delete horizon now + delete
+// retention. Legacy (magic 0 and 1) records have no horizon of their own:
+// when the partition's cleaner-checkpoint records when the last pass ran,
+// their tombstones in the clean section go once that time is a delete
+// retention old; otherwise Kafka's rule applies, which compares segment
+// modification times. Rebuilt legacy wrappers keep their magic and the
+// offsets of their records, holes included, as Kafka 3.x writes them.
+//
+// New segments get .index and .timeindex files as LogSegment.recover builds
+// them and a .txnindex of the aborted transactions whose markers they keep,
+// and are installed with Kafka's ".cleaned" → ".swap" → rename protocol
+// (internal/segswap), so a crash at any step leaves a directory that both a
+// broker and a re-run of logtool turn into the old or the new segments.
+// After each pass the partition's cleaner-checkpoint records the new first
+// dirty offset and the time of the pass; the log directory's
+// cleaner-offset-checkpoint is updated too when it exists.
+//
+// Memory is the offset map, whose size Options.OffsetMapMemory fixes up
+// front, plus per pass a bitmap of at most 8 MiB (one bit per dirty offset),
+// a read window, one batch, the index entries of the segment being written
+// (16 bytes per 4 KiB of it) and the partition's aborted transactions:
+// segments are streamed, never read whole.
+package compact
+
+import (
+	"fmt"
+	"math"
+)
+
+// Unlimited is the MaxLag that never triggers, Kafka's default
+// max.compaction.lag.ms.
+const Unlimited = math.MaxInt64
+
+// Options are the cleaner settings, Kafka's topic and broker configs.
+type Options struct {
+	Now                  int64   // the clock for the whole run, ms since the epoch
+	MaxLag               int64   // max.compaction.lag.ms; Unlimited to disable
+	MinLag               int64   // min.compaction.lag.ms
+	MinCleanableRatio    float64 // min.cleanable.dirty.ratio, compared with >
+	DeleteRetention      int64   // delete.retention.ms
+	SegmentBytes         int64   // segment.bytes, the size limit of a group
+	SegmentIndexBytes    int64   // segment.index.bytes, the index size limit of a group
+	IndexIntervalBytes   int64   // index.interval.bytes of the rebuilt indexes
+	OffsetMapMemory      int64   // bytes of one offset map (log.cleaner.dedupe.buffer.size per thread)
+	ProducerIDExpiration int64   // producer.id.expiration.ms: older idle producers' last batches are not protected
+	DryRun               bool    // plan and simulate the first pass, write nothing
+}
+
+// DefaultOptions are Kafka's defaults, with now as the clock.
+func DefaultOptions(now int64) Options {
+	return Options{
+		Now:                  now,
+		MaxLag:               Unlimited,
+		MinCleanableRatio:    0.5,
+		DeleteRetention:      86_400_000,
+		SegmentBytes:         1 << 30,
+		SegmentIndexBytes:    10 << 20,
+		IndexIntervalBytes:   4096,
+		OffsetMapMemory:      128 << 20,
+		ProducerIDExpiration: 86_400_000,
+	}
+}
+
+// Check reports settings Kafka would reject.
+func (o *Options) Check() error {
+	switch {
+	case o.MaxLag < 1:
+		return fmt.Errorf("max lag %d ms: want at least 1 ms", o.MaxLag)
+	case o.MinLag < 0:
+		return fmt.Errorf("min lag %d ms: want 0 or more", o.MinLag)
+	case o.MinLag > o.MaxLag:
+		return fmt.Errorf("min lag %d ms is above max lag %d ms", o.MinLag, o.MaxLag)
+	case math.IsNaN(o.MinCleanableRatio) || o.MinCleanableRatio < 0 || o.MinCleanableRatio > 1:
+		return fmt.Errorf("min cleanable ratio %v: want a value in [0, 1]", o.MinCleanableRatio)
+	case o.DeleteRetention < 0:
+		return fmt.Errorf("delete retention %d ms: want 0 or more", o.DeleteRetention)
+	case o.SegmentBytes < 14 || o.SegmentBytes > math.MaxInt32:
+		return fmt.Errorf("segment bytes %d: want at least 14 and at most %d", o.SegmentBytes, math.MaxInt32)
+	case o.SegmentIndexBytes < 4:
+		return fmt.Errorf("segment index bytes %d: want at least 4", o.SegmentIndexBytes)
+	case o.IndexIntervalBytes < 0:
+		return fmt.Errorf("index interval bytes %d: want 0 or more", o.IndexIntervalBytes)
+	case o.ProducerIDExpiration < 1:
+		return fmt.Errorf("producer id expiration %d ms: want at least 1 ms", o.ProducerIDExpiration)
+	}
+	if _, err := mapSlots(o.OffsetMapMemory); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Result is the report of one partition.
+type Result struct {
+	Dir       string `json:"-"`
+	Partition string `json:"partition"` // the partition directory's name
+
+	Eligible bool   `json:"eligible"`
+	Reason   string `json:"reason"`
+	DryRun   bool   `json:"dryRun"`
+
+	FirstDirtyOffset       int64   `json:"firstDirtyOffset"`
+	FirstUncleanableOffset int64   `json:"firstUncleanableOffset"`
+	CheckpointSource       string  `json:"checkpointSource"` // where FirstDirtyOffset came from
+	LogStartOffset         int64   `json:"logStartOffset"`
+	LogEndOffset           int64   `json:"logEndOffset"`
+	LastStableOffset       int64   `json:"lastStableOffset"`
+	CleanBytes             int64   `json:"cleanBytes"`
+	CleanableBytes         int64   `json:"cleanableBytes"`
+	CleanableRatio         float64 `json:"cleanableRatio"`
+	MaxLagExceededByMs     int64   `json:"maxLagExceededByMs"`
+	ActiveSegmentRolled    bool    `json:"activeSegmentRolled"` // the idle active segment was cleaned as if rolled
+
+	Passes            int   `json:"passes"`
+	NewDirtyOffset    int64 `json:"newFirstDirtyOffset"` // the checkpoint after the run (planned, in a dry run)
+	SegmentsBefore    int   `json:"segmentsBefore"`
+	SegmentsAfter     int   `json:"segmentsAfter"`
+	BytesBefore       int64 `json:"bytesBefore"`
+	BytesAfter        int64 `json:"bytesAfter"`
+	RecordsBefore     int64 `json:"recordsBefore"` // records of the segments rewritten, before
+	RecordsAfter      int64 `json:"recordsAfter"`  // and after
+	TombstonesRemoved int64 `json:"tombstonesRemoved"`
+
+	Warnings []string `json:"warnings,omitempty"`
+}

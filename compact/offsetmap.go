@@ -1,0 +1,194 @@
+package compact
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math"
+	"math/bits"
+)
+
+// offsetMap is the cleaner's key → latest offset map, sized the way Kafka's
+// SkimpyOffsetMap is: every entry takes 24 bytes (a 16-byte key digest and an
+// 8-byte offset), the map has memory/24 slots, and it counts as full once it
+// holds 90% of them (log.cleaner.io.buffer.load.factor). Keeping Kafka's
+// arithmetic keeps the pass boundaries of a partial clean where Kafka has
+// them.
+//
+// The digest is two independently seeded 64-bit maphashes rather than MD5:
+// it is about twenty times faster, and like MD5 it is 128 bits wide, so two
+// keys merge only with a probability near 2^-128 per pair. The seeds are
+// random per process; nothing derived from them is written to disk.
+//
+// Collisions of slots are resolved by linear probing. An entry whose stored
+// offset is 0 is empty, so offsets are kept plus one.
+type offsetMap struct {
+	seed1, seed2 maphash.Seed
+	slots        []mapEntry
+	limit        int // entries at which the map is full
+	n            int
+	latest       int64 // the latest offset put or skipped to, -1 when none
+	touched      int64 // sink of touch, so the compiler keeps its loads
+}
+
+type mapEntry struct {
+	h1, h2 uint64
+	off1   int64 // offset + 1; 0 marks an empty slot
+}
+
+// bytesPerEntry is SkimpyOffsetMap's hashSize (MD5, 16) + 8.
+const bytesPerEntry = 24
+
+// loadFactor is log.cleaner.io.buffer.load.factor's default.
+const loadFactor = 0.9
+
+// mapSlots is the number of slots memory bytes give, checked the way
+// Kafka's Cleaner asserts that a map can hold at least one key.
+func mapSlots(memory int64) (int64, error) {
+	slots := memory / bytesPerEntry
+	if float64(slots)*loadFactor <= 1 {
+		return 0, fmt.Errorf("offset map memory of %d bytes is too small to hold a single key (%d bytes per key at %.0f%% load)",
+			memory, bytesPerEntry, loadFactor*100)
+	}
+	if slots > math.MaxInt32 {
+		// SkimpyOffsetMap's slots are an int; Kafka caps the memory likewise.
+		slots = math.MaxInt32
+	}
+	return slots, nil
+}
+
+// newOffsetMap returns a map using at most memory bytes.
+func newOffsetMap(memory int64) (*offsetMap, error) {
+	slots, err := mapSlots(memory)
+	if err != nil {
+		return nil, err
+	}
+	return &offsetMap{
+		seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(),
+		slots: make([]mapEntry, slots), limit: int(float64(slots) * loadFactor), latest: -1,
+	}, nil
+}
+
+// reset empties the map for a new pass.
+func (m *offsetMap) reset() {
+	// Slots are only written together with n++, so an unused map is still
+	// zero: skipping the clear keeps its pages untouched.
+	if m.n > 0 {
+		clear(m.slots)
+	}
+	m.n, m.latest = 0, -1
+}
+
+// full reports whether another new key would exceed the load factor.
+// Kafka checks it before every put, also of a key already present.
+func (m *offsetMap) full() bool { return m.n >= m.limit }
+
+func (m *offsetMap) hash(key []byte) (uint64, uint64) {
+	return maphash.Bytes(m.seed1, key), maphash.Bytes(m.seed2, key)
+}
+
+// home maps h onto [0, len(slots)) without a division.
+func (m *offsetMap) home(h uint64) int {
+	hi, _ := bits.Mul64(h, uint64(len(m.slots)))
+	return int(hi)
+}
+
+// put records offset as the latest for key, and as the map's latest offset.
+func (m *offsetMap) put(key []byte, offset int64) {
+	h1, h2 := m.hash(key)
+	m.putHashed(h1, h2, offset)
+}
+
+// touch loads the home slot of a hash. Touching the slots of a whole batch
+// of keys before putting them lets their cache misses overlap instead of
+// following one another: the map is far larger than any cache, and the
+// misses are most of the cost of building it.
+func (m *offsetMap) touch(hs []keyHash) {
+	var sum int64
+	for _, h := range hs {
+		sum += m.slots[m.home(h.h1)].off1
+	}
+	m.touched += sum
+}
+
+// keyHash is a key's digest with the offset to put it at.
+type keyHash struct {
+	h1, h2 uint64
+	offset int64
+}
+
+func (m *offsetMap) putHashed(h1, h2 uint64, offset int64) {
+	i := m.home(h1)
+	for {
+		e := &m.slots[i]
+		if e.off1 == 0 {
+			*e = mapEntry{h1: h1, h2: h2, off1: offset + 1}
+			m.n++
+			break
+		}
+		if e.h1 == h1 && e.h2 == h2 {
+			e.off1 = offset + 1
+			break
+		}
+		if i++; i == len(m.slots) {
+			i = 0
+		}
+	}
+	m.latest = offset
+}
+
+// get returns the latest offset of key, or -1 when the key is absent.
+func (m *offsetMap) get(key []byte) int64 {
+	h1, h2 := m.hash(key)
+	i := m.home(h1)
+	// The map is never more than 90% full, so the probe meets an empty
+	// slot before it wraps around.
+	for {
+		e := &m.slots[i]
+		if e.off1 == 0 {
+			return -1
+		}
+		if e.h1 == h1 && e.h2 == h2 {
+			return e.off1 - 1
+		}
+		if i++; i == len(m.slots) {
+			i = 0
+		}
+	}
+}
+
+// maxLatestSetBytes bounds the bitmap of latestSet; a pass over more offsets
+// looks each key up instead.
+const maxLatestSetBytes = 8 << 20
+
+// latestSet marks the offsets in [base, base+len) that the map holds as the
+// latest of their key. Every keyed record of the dirty range that the
+// cleaner looks up was put in the map, so a record there is the latest of
+// its key exactly when its offset is marked: the clean pass then reads a
+// bitmap in offset order instead of probing the map at random, which is
+// where a pass over a large log spends its time.
+type latestSet struct {
+	base int64
+	bits []uint64
+}
+
+// latestSet returns the set for [from, to), or an empty one when the
+// range is too large for maxLatestSetBytes.
+func (m *offsetMap) latestSet(from, to int64) latestSet {
+	n := to - from
+	if n <= 0 || n > maxLatestSetBytes*8 || m.n == 0 {
+		return latestSet{}
+	}
+	ls := latestSet{base: from, bits: make([]uint64, (n+63)/64)}
+	for i := range m.slots {
+		if o := m.slots[i].off1 - 1; o >= from && o < to {
+			o -= from
+			ls.bits[o/64] |= 1 << (o % 64)
+		}
+	}
+	return ls
+}
+
+func (ls latestSet) has(offset int64) bool {
+	o := offset - ls.base
+	return ls.bits[o/64]&(1<<(o%64)) != 0
+}

@@ -1,0 +1,186 @@
+package compact
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// partition is the state of one partition directory that the cleaner reads
+// before it changes anything.
+type partition struct {
+	dir    string
+	name   string
+	logDir string
+	topic  string
+	num    int32
+	named  bool // topic and partition were parsed from the directory name
+
+	listing  *layout.Partition
+	segs     []segment
+	logStart int64
+	leo      int64
+	hw       int64
+	lso      int64
+	prods    producerState
+	aborted  []index.AbortedTxn
+	cp       dirtyCheckpoint
+	rootFile bool // the log directory has a cleaner-offset-checkpoint
+}
+
+// dirtyCheckpoint is where the last clean ended, if anywhere.
+type dirtyCheckpoint struct {
+	offset    int64 // -1 when no checkpoint names the partition
+	cleanTime int64 // when the pass that reached offset ran; -1 unknown
+	source    string
+}
+
+// Checkpoint sources, as reported in Result.CheckpointSource.
+const (
+	SourcePartition = checkpoint.Cleaner       // <partition>/cleaner-checkpoint
+	SourceRoot      = checkpoint.CleanerOffset // <logdir>/cleaner-offset-checkpoint
+	SourceLogStart  = "log start"
+)
+
+func loadPartition(dir string, o *Options) (*partition, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	listing, err := layout.ReadPartition(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &partition{dir: dir, name: filepath.Base(abs), logDir: filepath.Dir(abs), listing: listing}
+	if listing.Dir.Topic != "" {
+		p.topic, p.num, p.named = listing.Dir.Topic, listing.Dir.Partition, true
+	}
+	if p.segs, err = loadSegments(listing); err != nil {
+		return nil, err
+	}
+	if len(p.segs) == 0 {
+		return p, nil
+	}
+	last := &p.segs[len(p.segs)-1]
+	if p.leo, err = nextOffset(last); err != nil {
+		return nil, err
+	}
+	p.logStart = p.segs[0].Base
+	if off, ok, err := p.rootOffset(checkpoint.LogStart); err != nil {
+		return nil, err
+	} else if ok {
+		p.logStart = max(p.logStart, off)
+	}
+	p.hw = p.leo
+	if off, ok, err := p.rootOffset(checkpoint.Replication); err != nil {
+		return nil, err
+	} else if ok {
+		p.hw = min(max(off, p.logStart), p.leo)
+	}
+	if p.prods, err = loadProducers(listing.Snapshots, p.segs, p.leo, o.Now, o.ProducerIDExpiration); err != nil {
+		return nil, err
+	}
+	p.lso = p.hw
+	if first := p.prods.firstUnstableOffset(); first >= 0 {
+		p.lso = min(p.lso, first)
+	}
+	if p.aborted, err = loadAborted(p.segs); err != nil {
+		return nil, err
+	}
+	p.cp, err = p.readCheckpoint()
+	return p, err
+}
+
+// rootOffset reads the partition's entry of a root offset checkpoint.
+func (p *partition) rootOffset(name string) (int64, bool, error) {
+	if !p.named {
+		return 0, false, nil
+	}
+	entries, err := checkpoint.ReadOffsetsFile(filepath.Join(p.logDir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	if name == checkpoint.CleanerOffset {
+		p.rootFile = true
+	}
+	for _, e := range entries {
+		if e.Topic == p.topic && e.Partition == p.num {
+			return e.Offset, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// readCheckpoint finds the first dirty offset: the per-partition file, else
+// the log directory's file, else none.
+func (p *partition) readCheckpoint() (dirtyCheckpoint, error) {
+	// The root file is read first only to learn whether it exists: when it
+	// does, it is kept up to date too.
+	rootOff, rootOK, err := p.rootOffset(checkpoint.CleanerOffset)
+	if err != nil {
+		return dirtyCheckpoint{}, err
+	}
+	path := filepath.Join(p.dir, checkpoint.Cleaner)
+	f, err := os.Open(path)
+	switch {
+	case err == nil:
+		defer f.Close()
+		c, err := checkpoint.ReadCleaner(f, path)
+		if err != nil {
+			return dirtyCheckpoint{}, err
+		}
+		return dirtyCheckpoint{offset: c.FirstDirtyOffset, cleanTime: c.LastCleanTimeMs, source: SourcePartition}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return dirtyCheckpoint{}, err
+	case rootOK:
+		return dirtyCheckpoint{offset: rootOff, cleanTime: -1, source: SourceRoot}, nil
+	}
+	return dirtyCheckpoint{offset: -1, cleanTime: -1, source: SourceLogStart}, nil
+}
+
+// loadAborted reads every .txnindex of the partition. Entries Kafka would
+// not read (after an unknown version) end a file, as they end Kafka's reader.
+func loadAborted(segs []segment) ([]index.AbortedTxn, error) {
+	var all []index.AbortedTxn
+	for i := range segs {
+		path := segs[i].TxnIndex
+		if path == "" {
+			continue
+		}
+		txns, err := readTxnIndex(path)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, txns...)
+	}
+	return all, nil
+}
+
+func readTxnIndex(path string) ([]index.AbortedTxn, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	var txns []index.AbortedTxn
+	r := index.NewTxnReader(f, fi.Size(), path)
+	for r.Next() {
+		txns = append(txns, r.Txn())
+	}
+	return txns, r.Err()
+}

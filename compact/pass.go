@@ -1,0 +1,496 @@
+package compact
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
+
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// cleaner runs passes. It owns an offset map and the buffers that make a
+// pass allocate nothing per record once warm; one cleaner serves one
+// partition at a time.
+type cleaner struct {
+	o    *Options
+	m    *offsetMap
+	it   logfmt.RecordIter
+	recs []logfmt.Record
+	hdrs []logfmt.Header
+	buf  []byte
+	hs   []keyHash
+}
+
+// passStats is what one pass did.
+type passStats struct {
+	end           int64 // the offset the pass cleaned up to (map latest + 1)
+	full          bool  // the offset map filled before the end of the dirty range
+	groups        int
+	sourceSegs    int
+	sourceBytes   int64
+	outBytes      int64
+	readOriginal  int64 // records read from segments not rewritten earlier in the run
+	written       int64
+	tombstonesOut int64
+}
+
+// pass is one Cleaner.doClean over [firstDirty, upper) of p.
+type pass struct {
+	c          *cleaner
+	p          *partition
+	firstDirty int64
+	upper      int64 // the round's first uncleanable offset
+	legacy     legacyRule
+	txn        *txnMeta
+	stats      passStats
+	rewritten  map[int64]bool // bases of segments an earlier pass of this run wrote
+	latest     latestSet      // which dirty offsets the map holds, when small enough
+	validated  map[int64]bool // segments whose every batch the map pass checked
+}
+
+// run cleans the partition once. Segments are replaced group by group, as
+// Kafka does, so a crash leaves each group old or new.
+func (ps *pass) run() error {
+	c, p := ps.c, ps.p
+	full, err := ps.buildOffsetMap()
+	if err != nil {
+		return err
+	}
+	// With nothing dirty Kafka's map ends before the log and its pass
+	// cleans nothing; running one for expired horizons needs the whole
+	// clean section in range.
+	end := max(c.m.latest+1, min(ps.firstDirty, ps.upper))
+	c.m.latest = end - 1
+	ps.stats.end, ps.stats.full = end, full
+	ps.latest = c.m.latestSet(ps.firstDirty, end)
+
+	i, j := span(p.segs, 0, end)
+	groups := groupBySize(p.segs[i:j], c.o.SegmentBytes, c.o.SegmentIndexBytes, ps.upper)
+	ps.txn = newTxnMeta()
+	for _, g := range groups {
+		if err := ps.cleanGroup(g); err != nil {
+			return err
+		}
+	}
+	ps.stats.groups = len(groups)
+	return nil
+}
+
+// buildOffsetMap is Cleaner.buildOffsetMap over [firstDirty, upper).
+func (ps *pass) buildOffsetMap() (bool, error) {
+	m := ps.c.m
+	m.reset()
+	i, j := span(ps.p.segs, ps.firstDirty, ps.upper)
+	dirty := ps.p.segs[i:j]
+	txn := newTxnMeta()
+	txn.add(collectAborted(ps.p.aborted, ps.firstDirty, ps.upper))
+	ps.validated = map[int64]bool{}
+	for k := range dirty {
+		next := ps.upper
+		if k+1 < len(dirty) {
+			next = dirty[k+1].Base
+		}
+		full, err := ps.mapSegment(&dirty[k], next, txn)
+		if full || err != nil {
+			return full, err
+		}
+		ps.validated[dirty[k].Base] = true
+	}
+	return false, nil
+}
+
+func (ps *pass) mapSegment(s *segment, next int64, txn *txnMeta) (bool, error) {
+	c, start := ps.c, ps.firstDirty
+	sc, err := openScan(s.Log, s.Base)
+	if err != nil {
+		return false, err
+	}
+	defer sc.Close()
+	c.it.File = s.Log
+	for sc.Next() {
+		b := sc.Batch()
+		last := b.LastOffset()
+		if b.IsControl() {
+			t, _, ok, err := controlType(b, &c.it)
+			if err != nil {
+				return false, err
+			}
+			txn.onControlBatch(b.Header(), t, ok)
+		} else if !ps.onDataBatch(txn, b) && last >= start {
+			if err := c.it.Reset(b); err != nil {
+				return false, err
+			}
+			c.hs = c.hs[:0]
+			for c.it.Next() {
+				if r := c.it.Record(); r.Key != nil && r.Offset >= start {
+					h1, h2 := c.m.hash(r.Key)
+					c.hs = append(c.hs, keyHash{h1: h1, h2: h2, offset: r.Offset})
+				}
+			}
+			if err := c.it.Err(); err != nil {
+				return false, err
+			}
+			c.m.touch(c.hs)
+			for _, h := range c.hs {
+				if c.m.full() {
+					return true, nil
+				}
+				c.m.putHashed(h.h1, h.h2, h.offset)
+			}
+		}
+		if last >= start {
+			c.m.latest = last
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, err
+	}
+	// Skip any gap up to the next segment.
+	c.m.latest = next - 1
+	return false, nil
+}
+
+func (ps *pass) onDataBatch(txn *txnMeta, b *logfmt.Batch) bool {
+	if b.Magic() < 2 {
+		return txn.onDataBatch(b.LastOffset(), false, logfmt.NoProducerID)
+	}
+	h := b.Header()
+	return txn.onDataBatch(h.LastOffset(), h.IsTransactional(), h.ProducerID())
+}
+
+// groupBySize is Cleaner.groupSegmentsBySize: consecutive segments join a
+// group while its log stays within maxSize, each index within maxIndexSize
+// and, for non-empty segments, its offsets within an int32 of its base.
+func groupBySize(segs []segment, maxSize, maxIndexSize, upper int64) [][]segment {
+	var groups [][]segment
+	for len(segs) > 0 {
+		n := 1
+		logSize, idxSize, timeSize := segs[0].size, segs[0].offsetIdxBytes, segs[0].timeIdxBytes
+		for n < len(segs) {
+			s := &segs[n]
+			// The last offset of s is estimated from its successor, as Kafka does.
+			last := upper - 1
+			if n+1 < len(segs) {
+				last = segs[n+1].Base - 1
+			}
+			if logSize+s.size > maxSize || idxSize+s.offsetIdxBytes > maxIndexSize || timeSize+s.timeIdxBytes > maxIndexSize ||
+				s.size != 0 && last-segs[0].Base > math.MaxInt32 {
+				break
+			}
+			logSize, idxSize, timeSize = logSize+s.size, idxSize+s.offsetIdxBytes, timeSize+s.timeIdxBytes
+			n++
+		}
+		groups = append(groups, segs[:n:n])
+		segs = segs[n:]
+	}
+	return groups
+}
+
+// cleanGroup rewrites a group of segments into one and swaps it in.
+func (ps *pass) cleanGroup(g []segment) error {
+	o, p := ps.c.o, ps.p
+	w, err := newSegWriter(p.dir, g[0].Base, o.IndexIntervalBytes, o.DryRun)
+	if err != nil {
+		return err
+	}
+	ps.txn.index = &w.txns
+	for k := range g {
+		s := &g[k]
+		upper := p.leo
+		for _, t := range p.segs {
+			if t.Base > s.Base {
+				upper = t.Base
+				break
+			}
+		}
+		ps.txn.add(collectAborted(p.aborted, s.Base, upper))
+		if err := ps.cleanInto(s, w); err != nil {
+			w.abort()
+			return err
+		}
+		ps.stats.sourceBytes += s.size
+	}
+	ps.txn.index = nil
+	if err := w.finish(g[len(g)-1].mtime); err != nil {
+		w.abort()
+		return err
+	}
+	ps.stats.sourceSegs += len(g)
+	ps.stats.outBytes += w.size
+	ps.stats.written += w.records
+	if o.DryRun {
+		return nil
+	}
+	old := make([]layout.Segment, len(g))
+	for k := range g {
+		old[k] = g[k].Segment
+	}
+	if err := segswap.Replace(p.dir, []int64{g[0].Base}, old); err != nil {
+		// Finish or undo what the swap started; a later run would too.
+		_, rerr := segswap.Recover(p.dir)
+		return errors.Join(err, rerr)
+	}
+	ps.rewritten[g[0].Base] = true
+	// UnifiedLog.replaceSegments drops the producer snapshots of segments
+	// that were merged away.
+	for k := 1; k < len(g); k++ {
+		snap := filepath.Join(p.dir, layout.SegmentName(g[k].Base, layout.SnapshotExt))
+		if err := safefile.Remove(snap); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// batchRetention is MemoryRecords.RecordFilter.BatchRetention.
+type batchRetention int
+
+const (
+	deleteEmpty batchRetention = iota // drop the batch if no record survives
+	retainEmpty                       // keep the batch, emptied if no record survives
+	deleteBatch                       // drop the batch without looking at its records
+)
+
+// cleanInto filters one source segment into w (Cleaner.cleanInto).
+func (ps *pass) cleanInto(s *segment, w *segWriter) error {
+	sc, err := openScan(s.Log, s.Base)
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	// The map pass checked these checksums moments ago.
+	sc.trusted = ps.validated[s.Base]
+	ps.c.it.File = s.Log
+	original := !ps.rewritten[s.Base]
+	for sc.Next() {
+		read, err := ps.cleanBatch(sc.Batch(), s, w)
+		if err != nil {
+			return err
+		}
+		if original {
+			ps.stats.readOriginal += int64(read)
+		}
+	}
+	return sc.Err()
+}
+
+// cleanBatch applies the log cleaner's filter to one batch and returns how
+// many records it held.
+func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, error) {
+	c, o := ps.c, ps.c.o
+	magic := b.Magic()
+	v2 := magic >= 2
+	var h logfmt.BatchHeader
+	if v2 {
+		h = b.Header()
+	}
+	control := b.IsControl()
+
+	// checkBatchRetention.
+	var canDiscard bool
+	if control {
+		t, _, ok, err := controlType(b, &c.it)
+		if err != nil {
+			return 0, err
+		}
+		canDiscard = ps.txn.onControlBatch(h, t, ok)
+	} else {
+		canDiscard = ps.onDataBatch(ps.txn, b)
+	}
+	discardRecords := canDiscard
+	if control {
+		discardRecords = canDiscard && h.HasDeleteHorizon() && h.DeleteHorizon() <= o.Now
+	}
+	retention := deleteEmpty
+	switch {
+	case v2 && h.ProducerID() >= 0 && ps.lastOfProducer(h, control):
+		retention = retainEmpty
+	case b.LastOffset()+1 == ps.upper:
+		// The last batch of the round keeps the log end offset (KAFKA-17076).
+		retention = retainEmpty
+	case discardRecords:
+		retention = deleteBatch
+	}
+	markerForEmptyTxn := canDiscard && control
+	if retention == deleteBatch {
+		return int(h.RecordCount()), nil
+	}
+
+	// filterBatch.
+	if err := c.it.Reset(b); err != nil {
+		return 0, err
+	}
+	c.recs, c.hdrs = c.recs[:0], c.hdrs[:0]
+	original, tombstones, read := true, false, 0
+	var last logfmt.Record
+	for c.it.Next() {
+		r := c.it.Record()
+		read++
+		var keep bool
+		switch {
+		case discardRecords:
+		case control:
+			keep = true
+		default:
+			keep = ps.retainRecord(r, b, h, s)
+		}
+		if !keep {
+			original = false
+			if !control && r.Key != nil && r.Value == nil {
+				ps.stats.tombstonesOut++
+			}
+			if !v2 && retention == retainEmpty {
+				last = *r
+			}
+			continue
+		}
+		if r.Magic != magic {
+			original = false // KAFKA-4298: rewrite wrappers whose records disagree
+		}
+		if r.Value == nil {
+			tombstones = true
+		}
+		c.keep(r)
+	}
+	if err := c.it.Err(); err != nil {
+		return 0, err
+	}
+
+	switch {
+	case len(c.recs) > 0:
+		needHorizon := v2 && (tombstones || markerForEmptyTxn) && !h.HasDeleteHorizon()
+		if original && !needHorizon {
+			return read, w.append(b.Data, len(c.recs))
+		}
+		horizon := logfmt.NoTimestamp
+		if v2 {
+			horizon = h.DeleteHorizon()
+			if needHorizon {
+				horizon = satAdd(o.Now, o.DeleteRetention)
+			}
+		}
+		return read, c.rebuild(b, h, horizon, w)
+	case retention != retainEmpty:
+		return read, nil
+	case v2 && read == 0:
+		return read, w.append(b.Data, 0) // already the empty header Kafka writes
+	case v2:
+		var err error
+		opts := batchOptions(h, logfmt.NoTimestamp)
+		opts.Compression = codec.None
+		if c.buf, err = logfmt.AppendBatch(c.buf[:0], opts, nil); err != nil {
+			return 0, err
+		}
+		return read, w.append(c.buf, 0)
+	default:
+		// A legacy batch cannot be empty. Kafka fails here; keeping its last
+		// record keeps the log end offset, which is the rule's purpose.
+		if ps.stats.tombstonesOut > 0 && last.Key != nil && last.Value == nil {
+			ps.stats.tombstonesOut--
+		}
+		if read == 1 {
+			return read, w.append(b.Data, 1)
+		}
+		c.keep(&last)
+		return read, c.rebuild(b, h, logfmt.NoTimestamp, w)
+	}
+}
+
+// keep copies r into the retained records. Its key and value stay in the
+// iterator's batch buffer, valid until the next batch; its headers slice is
+// reused by the iterator and so is copied.
+func (c *cleaner) keep(r *logfmt.Record) {
+	c.recs = append(c.recs, *r)
+	kept := &c.recs[len(c.recs)-1]
+	kept.Headers = nil
+	if len(r.Headers) > 0 {
+		n := len(c.hdrs)
+		c.hdrs = append(c.hdrs, r.Headers...)
+		kept.Headers = c.hdrs[n:len(c.hdrs):len(c.hdrs)]
+	}
+}
+
+// lastOfProducer tells whether the batch holds what an active producer's
+// state points at: its last data batch, or, when it has none, a marker of
+// its current epoch (Cleaner.cleanInto's isBatchLastRecordOfProducer).
+func (ps *pass) lastOfProducer(h logfmt.BatchHeader, control bool) bool {
+	p := ps.p.prods[h.ProducerID()]
+	if p == nil {
+		return false
+	}
+	if p.lastDataOffset >= 0 {
+		return h.LastOffset() == p.lastDataOffset
+	}
+	return control && h.ProducerEpoch() == p.epoch
+}
+
+// retainRecord is Cleaner.shouldRetainRecord.
+func (ps *pass) retainRecord(r *logfmt.Record, b *logfmt.Batch, h logfmt.BatchHeader, s *segment) bool {
+	m := ps.c.m
+	if r.Offset > m.latest {
+		return true
+	}
+	if r.Key == nil {
+		return false
+	}
+	if r.Value == nil {
+		var retainDeletes bool
+		if b.Magic() >= 2 {
+			retainDeletes = !h.HasDeleteHorizon() || ps.c.o.Now < h.DeleteHorizon()
+		} else {
+			retainDeletes = ps.legacy.retainDelete(s, r.Offset)
+		}
+		if !retainDeletes {
+			return false
+		}
+	}
+	if r.Offset >= ps.firstDirty && ps.latest.bits != nil {
+		return ps.latest.has(r.Offset)
+	}
+	return r.Offset >= m.get(r.Key)
+}
+
+// rebuild writes the retained records as buildRetainedRecordsInto does: a v2
+// batch keeps its base offset, last offset delta, codec and producer fields;
+// a legacy batch keeps its magic and codec, its records their offsets.
+func (c *cleaner) rebuild(b *logfmt.Batch, h logfmt.BatchHeader, horizon int64, w *segWriter) error {
+	var err error
+	if b.Magic() >= 2 {
+		c.buf, err = logfmt.AppendBatch(c.buf[:0], batchOptions(h, horizon), c.recs)
+	} else {
+		// Only compressed wrappers get here: an uncompressed message is a
+		// single record, kept whole or dropped.
+		m := b.Legacy()
+		opts := logfmt.LegacyWrapperOptions{Magic: m.Magic(), Compression: m.Compression(), TimestampType: m.TimestampType()}
+		if opts.TimestampType == logfmt.LogAppendTime {
+			opts.LogAppendTime = m.Timestamp()
+		}
+		c.buf, err = logfmt.AppendLegacyWrapper(c.buf[:0], opts, c.recs)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: rebuilding the batch at byte %d: %w", c.it.File, b.Pos, err)
+	}
+	return w.append(c.buf, len(c.recs))
+}
+
+func batchOptions(h logfmt.BatchHeader, horizon int64) logfmt.BatchOptions {
+	return logfmt.BatchOptions{
+		BaseOffset: h.BaseOffset(), PartitionLeaderEpoch: h.PartitionLeaderEpoch(), Compression: h.Compression(),
+		TimestampType: h.TimestampType(), Transactional: h.IsTransactional(), Control: h.IsControl(),
+		DeleteHorizon: horizon, ProducerID: h.ProducerID(), ProducerEpoch: h.ProducerEpoch(),
+		BaseSequence: h.BaseSequence(), LastOffsetDelta: h.LastOffsetDelta(), MaxTimestamp: h.MaxTimestamp(),
+	}
+}
+
+func satAdd(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

@@ -1,0 +1,189 @@
+package compact
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// Compact plans and, unless o.DryRun, compacts the partition directory dir.
+// Its log directory must not be in use by a broker; the caller holds the lock.
+func Compact(dir string, o Options) (*Result, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	return (&cleaner{o: &o}).compact(dir)
+}
+
+// Run compacts the partition directories dirs, up to workers at once. The
+// offset map memory is shared out among the workers, as Kafka shares
+// log.cleaner.dedupe.buffer.size among its cleaner threads. done, when not
+// nil, is called after each partition. Results and errors are in the order
+// of dirs; a failed partition has a nil result.
+func Run(dirs []string, o Options, workers int, done func()) ([]*Result, []error) {
+	results, errs := make([]*Result, len(dirs)), make([]error, len(dirs))
+	if err := o.Check(); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return results, errs
+	}
+	workers = max(1, min(workers, len(dirs)))
+	per := o
+	per.OffsetMapMemory = o.OffsetMapMemory / int64(workers)
+	if _, err := mapSlots(per.OffsetMapMemory); err != nil {
+		for i := range errs {
+			errs[i] = fmt.Errorf("%w when shared among %d workers", err, workers)
+		}
+		return results, errs
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &cleaner{o: &per}
+			for i := range next {
+				results[i], errs[i] = c.compact(dirs[i])
+				if done != nil {
+					done()
+				}
+			}
+		}()
+	}
+	for i := range dirs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results, errs
+}
+
+// compact is one partition: recover an interrupted swap, plan, and run
+// passes until the cleanable range is clean.
+func (c *cleaner) compact(dir string) (*Result, error) {
+	o := c.o
+	res := &Result{Dir: dir, DryRun: o.DryRun}
+	if !o.DryRun {
+		actions, err := segswap.Recover(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range actions {
+			res.Warnings = append(res.Warnings, "recovered an interrupted swap: "+a)
+		}
+	}
+	p, err := loadPartition(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	res.Partition = p.name
+	if o.DryRun && len(p.listing.Leftovers) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d file(s) of an interrupted swap, which a real run recovers first", len(p.listing.Leftovers)))
+	}
+	res.SegmentsBefore, res.BytesBefore = len(p.segs), sizeOf(p.segs)
+	res.SegmentsAfter, res.BytesAfter = res.SegmentsBefore, res.BytesBefore
+	if len(p.segs) == 0 {
+		res.Reason = "no segments"
+		return res, nil
+	}
+	pl, err := makePlan(p, o)
+	if err != nil {
+		return nil, err
+	}
+	res.Eligible, res.Reason = pl.eligible, pl.reason
+	res.FirstDirtyOffset, res.FirstUncleanableOffset = pl.firstDirty, pl.uncleanable
+	res.CheckpointSource = p.cp.source
+	res.LogStartOffset, res.LogEndOffset, res.LastStableOffset = p.logStart, p.leo, p.lso
+	res.CleanBytes, res.CleanableBytes, res.CleanableRatio = pl.cleanBytes, pl.cleanableBytes, pl.ratio
+	res.MaxLagExceededByMs, res.ActiveSegmentRolled = pl.delay, pl.rolled && pl.eligible
+	res.NewDirtyOffset = pl.firstDirty
+	cleanTime := p.cp.cleanTime
+	if pl.forceCheckpoint {
+		cleanTime = -1
+		res.Warnings = append(res.Warnings, fmt.Sprintf("checkpointed first dirty offset %d is outside the log [%d, %d]; reset to the log start",
+			p.cp.offset, p.logStart, p.leo))
+	}
+	if !pl.eligible {
+		if pl.forceCheckpoint && !o.DryRun {
+			// LogCleanerManager writes the reset offset at once (KAFKA-6266).
+			return res, writeCheckpoint(p, pl.firstDirty, cleanTime)
+		}
+		return res, nil
+	}
+	if c.m == nil {
+		// Allocated on first use and kept for the worker's next partitions;
+		// a worker whose partitions need no cleaning never pays for it.
+		if c.m, err = newOffsetMap(o.OffsetMapMemory); err != nil {
+			return nil, err
+		}
+	}
+	return res, c.passes(p, pl, cleanTime, res)
+}
+
+// passes runs cleaning passes from the planned first dirty offset until the
+// map no longer fills; a dry run simulates the first only.
+func (c *cleaner) passes(p *partition, pl *plan, cleanTime int64, res *Result) error {
+	o := c.o
+	rewritten := map[int64]bool{}
+	firstDirty := pl.firstDirty
+	for {
+		ps := &pass{c: c, p: p, firstDirty: firstDirty, upper: pl.uncleanable, rewritten: rewritten,
+			legacy: newLegacyRule(p.segs, firstDirty, cleanTime, o)}
+		if err := ps.run(); err != nil {
+			return err
+		}
+		st := ps.stats
+		res.Passes++
+		res.RecordsBefore += st.readOriginal
+		res.RecordsAfter = st.written
+		res.TombstonesRemoved += st.tombstonesOut
+		end := max(st.end, firstDirty)
+		if end > firstDirty || cleanTime < 0 {
+			cleanTime = o.Now
+		}
+		res.NewDirtyOffset = end
+		if o.DryRun {
+			res.SegmentsAfter = len(p.segs) - st.sourceSegs + st.groups
+			res.BytesAfter = res.BytesBefore - st.sourceBytes + st.outBytes
+			if st.full {
+				res.Reason += fmt.Sprintf("; the offset map fills at offset %d, so more passes will follow (not simulated)", end)
+			}
+			return nil
+		}
+		if err := writeCheckpoint(p, end, cleanTime); err != nil {
+			return err
+		}
+		if err := p.reload(); err != nil {
+			return err
+		}
+		if !st.full || end >= pl.uncleanable {
+			break
+		}
+		if end <= firstDirty {
+			return fmt.Errorf("%s: cleaning made no progress past offset %d", p.dir, firstDirty)
+		}
+		firstDirty = end
+	}
+	res.SegmentsAfter, res.BytesAfter = len(p.segs), sizeOf(p.segs)
+	return nil
+}
+
+// reload lists the partition's segments and transaction indexes again after
+// a pass replaced some. Offsets, producers and checkpoints are unchanged by
+// cleaning.
+func (p *partition) reload() error {
+	listing, err := layout.ReadPartition(p.dir)
+	if err != nil {
+		return err
+	}
+	if p.segs, err = loadSegments(listing); err != nil {
+		return err
+	}
+	p.listing = listing
+	p.aborted, err = loadAborted(p.segs)
+	return err
+}
