@@ -142,6 +142,7 @@ func NewApp() *cli.App {
 	}
 	app.Commands = []*cli.Command{
 		genCommand(),
+		dumpCommand(),
 		migrateCommand(),
 		compactCommand(),
 		retentionCommand(),

@@ -1,0 +1,265 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/logtool/logtool/dump"
+	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+func dumpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "dump",
+		Category:  "inspect",
+		Usage:     "print any file of a log directory, Kafka DumpLogSegments-compatible (text) or as JSON Lines",
+		ArgsUsage: "PATH...",
+		Description: "Prints segments (.log, any message format, compressed or not), KRaft snapshots (.checkpoint),\n" +
+			".index, .timeindex, .txnindex, producer .snapshot files, leader-epoch-checkpoint, partition.metadata,\n" +
+			"meta.properties, quorum-state, the root offset checkpoints and the per-partition cleaner-checkpoint.\n" +
+			"PATH may be a file, a partition directory or a whole log directory.\n\n" +
+			"Text output repeats kafka-dump-log.sh's lines (\"Dumping <file>\", \"baseOffset: ... isvalid: true\",\n" +
+			"\"| offset: ...\", index mismatch and non-consecutive offset reports on stderr), so scripts written for\n" +
+			"it keep working. Damage does not stop the dump: it is reported on stderr with its byte position and the\n" +
+			"dump goes on at the next valid batch. A partition directory ends with a summary table; a whole log\n" +
+			"directory gives only the table unless --summary=false or a flag about content (--deep-iteration,\n" +
+			"--print-data-log, a decoder, an offset or time range, an index check) is given.\n\n" +
+			"Exit status: 0 when something could be read (problems are reported, not fatal), 1 when nothing could,\n" +
+			"2 for a bad path or flag, 3 when --verify-index-only or --index-sanity-check found a bad index.\n\n" +
+			"Examples:\n" +
+			"  logtool dump testdata/kafka-logs\n" +
+			"  logtool dump --deep-iteration --print-data-log testdata/kafka-logs/payments.txn-0/00000000000000000000.log\n" +
+			"  logtool dump --from-offset 700 --to-offset 720 --deep-iteration testdata/kafka-logs/orders-0\n" +
+			"  logtool dump --verify-index-only testdata/kafka-logs/orders-0\n" +
+			"  logtool --format json dump --deep-iteration --key-decoder hex testdata/kafka-logs/user-profiles-0",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "deep-iteration", Usage: "one line per record after each batch line (implied by --print-data-log and every decoder flag)"},
+			&cli.BoolFlag{Name: "print-data-log", Usage: "print record keys and values (and header values) too"},
+			&cli.StringFlag{Name: "key-decoder", Value: "string", Usage: "how keys are printed: string (UTF-8), hex, base64 or none; implies --print-data-log"},
+			&cli.StringFlag{Name: "value-decoder", Value: "string", Usage: "how values and header values are printed: string, hex, base64 or none; implies --print-data-log"},
+			&cli.BoolFlag{Name: "offsets-decoder", Usage: "decode records as __consumer_offsets offset commits and group metadata"},
+			&cli.BoolFlag{Name: "transaction-log-decoder", Usage: "decode records as __transaction_state transaction metadata"},
+			&cli.BoolFlag{Name: "cluster-metadata-decoder", Usage: "decode records as KRaft __cluster_metadata records"},
+			&cli.BoolFlag{Name: "skip-record-metadata", Usage: "record lines without their metadata (and control records as empty lines), as Kafka's flag"},
+			&cli.BoolFlag{Name: "index-sanity-check", Usage: ".index/.timeindex: run only the broker's startup sanity check"},
+			&cli.BoolFlag{Name: "verify-index-only", Usage: ".index/.timeindex: check every entry against the log, print only the mismatches"},
+			&cli.IntFlag{Name: "max-message-size", Value: 5 << 20, Usage: "largest batch an .index entry may point at"},
+			&cli.Int64Flag{Name: "max-bytes", Value: 0, Usage: "read at most this many bytes of each segment (0: no limit)"},
+			&cli.Int64Flag{Name: "from-offset", Value: -1, Usage: "start at the batch holding this offset, found with the offset index (-1: the start)"},
+			&cli.Int64Flag{Name: "to-offset", Value: -1, Usage: "stop after the batch holding this offset (-1: the end)"},
+			&cli.StringFlag{Name: "from-time", Usage: "start at the first batch whose max timestamp reaches this time (ms or RFC 3339), found with the time index (default: the start)"},
+			&cli.BoolFlag{Name: "summary", Usage: "only a table, one row per partition or file; a whole log directory gets it unless --summary=false or a content flag is given"},
+		},
+		Action: runDump,
+	}
+}
+
+func runDump(c *cli.Context) error {
+	g, err := global(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() == 0 {
+		return usageErr("no PATH given (a file, a partition directory or a log directory)")
+	}
+	o, err := dumpOptions(c, g)
+	if err != nil {
+		return err
+	}
+	paths := c.Args().Slice()
+	anyDir, anyLogDir := false, false
+	for _, p := range paths {
+		kind, err := layout.Classify(p)
+		if err != nil {
+			continue // dump.Run reports it
+		}
+		anyDir = anyDir || kind != layout.KindFile
+		anyLogDir = anyLogDir || kind == layout.KindLogDir
+		warnIfLocked(g, layout.LogDirOf(p, kind))
+	}
+	if c.IsSet("summary") {
+		o.SummaryOnly = c.Bool("summary")
+	} else {
+		o.SummaryOnly = !g.JSON() && anyLogDir && !contentFlags(c)
+	}
+	// Kafka's index checks print only their findings; a table would add
+	// nothing.
+	o.Summary = (o.SummaryOnly || anyDir) && !o.VerifyIndexOnly && !o.IndexSanityCheck
+
+	stderr := g.Stderr
+	if bar := newProgress(g, paths, o.SummaryOnly); bar != nil {
+		o.Progress = func(n int64) { bar.Add64(n) }
+		stderr = &barWriter{w: g.Stderr, bar: bar}
+		defer bar.Finish()
+	}
+	res, err := dump.Run(paths, o, g.Stdout, stderr)
+	var pe *dump.PathError
+	switch {
+	case errors.As(err, &pe) && (errors.Is(err, layout.ErrUnrecognizedPath) || errors.Is(err, fs.ErrNotExist)):
+		return usageErr("%v", err)
+	case err != nil:
+		return err
+	case res.Readable == 0 && res.Files > 0:
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("nothing could be read (%d file(s), %d problem(s))", res.Files, res.Problems)}
+	case (o.VerifyIndexOnly || o.IndexSanityCheck) && res.IndexProblems > 0:
+		return problemsErr(res.IndexProblems)
+	}
+	return nil
+}
+
+// contentFlags tells whether a flag asks for the content of files, which a
+// summary table would not show.
+func contentFlags(c *cli.Context) bool {
+	for _, f := range []string{"deep-iteration", "print-data-log", "key-decoder", "value-decoder", "offsets-decoder",
+		"transaction-log-decoder", "cluster-metadata-decoder", "skip-record-metadata", "index-sanity-check",
+		"verify-index-only", "max-bytes", "from-offset", "to-offset", "from-time"} {
+		if c.IsSet(f) {
+			return true
+		}
+	}
+	return false
+}
+
+func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
+	o := dump.DefaultOptions()
+	o.JSON, o.Workers, o.Quiet = g.JSON(), g.Workers, g.Quiet
+	var err error
+	if o.KeyDecoder, err = dump.ParseDecoder(c.String("key-decoder")); err != nil {
+		return o, usageErr("--key-decoder: %v", err)
+	}
+	if o.ValueDecoder, err = dump.ParseDecoder(c.String("value-decoder")); err != nil {
+		return o, usageErr("--value-decoder: %v", err)
+	}
+	// Kafka's precedence when several decoders are named.
+	switch {
+	case c.Bool("offsets-decoder"):
+		o.Payload = dump.PayloadOffsets
+	case c.Bool("transaction-log-decoder"):
+		o.Payload = dump.PayloadTxnLog
+	case c.Bool("cluster-metadata-decoder"):
+		o.Payload = dump.PayloadMetadata
+	}
+	// As in Kafka, naming any decoder prints the data, which needs the records.
+	o.PrintData = c.Bool("print-data-log") || o.Payload != dump.PayloadPlain || c.IsSet("key-decoder") || c.IsSet("value-decoder")
+	o.Deep = c.Bool("deep-iteration") || o.PrintData
+	o.SkipRecordMetadata = c.Bool("skip-record-metadata")
+	o.IndexSanityCheck, o.VerifyIndexOnly = c.Bool("index-sanity-check"), c.Bool("verify-index-only")
+	if o.MaxMessageSize = c.Int("max-message-size"); o.MaxMessageSize <= 0 {
+		return o, usageErr("--max-message-size: want a positive size, got %d", o.MaxMessageSize)
+	}
+	if c.IsSet("max-bytes") {
+		if o.MaxBytes = c.Int64("max-bytes"); o.MaxBytes < 0 {
+			return o, usageErr("--max-bytes: want 0 or more, got %d", o.MaxBytes)
+		}
+		if o.MaxBytes == 0 {
+			o.MaxBytes = dump.NoLimit
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int64
+	}{{"from-offset", &o.FromOffset}, {"to-offset", &o.ToOffset}} {
+		if v := c.Int64(f.name); v < -1 {
+			return o, usageErr("--%s: want an offset (or -1 for none), got %d", f.name, v)
+		} else if v >= 0 {
+			*f.dst = v
+		}
+	}
+	if o.FromOffset != dump.NoLimit && o.ToOffset != dump.NoLimit && o.ToOffset < o.FromOffset {
+		return o, usageErr("--to-offset %d is below --from-offset %d", o.ToOffset, o.FromOffset)
+	}
+	if s := c.String("from-time"); s != "" {
+		if o.FromTime, err = parseTime(s); err != nil {
+			return o, usageErr("--from-time: %v", err)
+		}
+	}
+	if o.IndexSanityCheck && o.VerifyIndexOnly {
+		return o, usageErr("--index-sanity-check and --verify-index-only exclude each other")
+	}
+	return o, nil
+}
+
+// warnIfLocked warns that a broker is running on the log directory: dump
+// only reads, so it goes on, but the active segment may change under it.
+func warnIfLocked(g Global, logDir string) {
+	held, err := lockfile.Held(logDir)
+	if err == nil && held {
+		g.Warnf("%s is locked by a running broker: its active segments may change while they are read", logDir)
+	}
+}
+
+// newProgress returns a progress bar over the segment bytes under paths,
+// or nil when none should be drawn: only when stderr is a terminal, not
+// with --no-progress or --quiet, and not while dump lines go to the same
+// terminal.
+func newProgress(g Global, paths []string, summaryOnly bool) *progressbar.ProgressBar {
+	if g.NoProgress || g.Quiet || !isTerminal(g.Stderr) || (isTerminal(g.Stdout) && !summaryOnly) {
+		return nil
+	}
+	var total int64
+	for _, p := range paths {
+		total += segmentBytes(p)
+	}
+	if total == 0 {
+		return nil
+	}
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(g.Stderr),
+		progressbar.OptionSetDescription("dump"),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+// segmentBytes adds up the sizes of the segment files under path, down to
+// partition directories.
+func segmentBytes(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.IsDir() {
+			if p != path && filepath.Dir(filepath.Dir(p)) == filepath.Clean(path) {
+				return fs.SkipDir // deeper than a partition directory
+			}
+			return nil
+		}
+		switch layout.ParseFileName(e.Name()).Kind {
+		case layout.Log, layout.KRaftSnapshot, layout.BootstrapCheckpoint:
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// barWriter clears the progress bar before each stderr line, so lines and
+// bar do not overwrite each other.
+type barWriter struct {
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func (b *barWriter) Write(p []byte) (int, error) {
+	b.bar.Clear()
+	return b.w.Write(p)
+}

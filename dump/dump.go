@@ -1,0 +1,335 @@
+// Package dump prints every file of a Kafka log directory: segments (any
+// magic, compressed or not), KRaft snapshots, offset, time and transaction
+// indexes, producer snapshots, checkpoints, partition.metadata,
+// meta.properties and quorum-state, given one by one, as partition
+// directories or as whole log directories.
+//
+// Text output reproduces the lines of Kafka's kafka-dump-log.sh (the Java
+// DumpLogSegments of Kafka 3.x and 4.x), so scripts written against it keep
+// working; files that tool does not handle get lines in the same style. JSON
+// output is one object per line, each with a "type" and a "file".
+//
+// Unlike Kafka's tool, a dump does not stop at damage: a corrupt batch is
+// reported with its byte position and the dump resumes at the next batch
+// that frames and checksums correctly. Memory does not grow with the size of
+// a segment: segments are streamed batch by batch, indexes entry by entry.
+package dump
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// Decoder turns a record key or value into text.
+type Decoder int
+
+const (
+	DecodeString Decoder = iota // UTF-8, as Kafka's StringDecoder (bad bytes become U+FFFD)
+	DecodeHex                   // lower-case hex
+	DecodeBase64                // standard base64 with padding
+	DecodeNone                  // not printed
+)
+
+var decoderNames = [...]string{"string", "hex", "base64", "none"}
+
+func (d Decoder) String() string { return decoderNames[d] }
+
+// ParseDecoder parses "string", "hex", "base64" or "none".
+func ParseDecoder(s string) (Decoder, error) {
+	for i, n := range decoderNames {
+		if s == n {
+			return Decoder(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown decoder %q (want string, hex, base64 or none)", s)
+}
+
+// Payload selects how record keys and values are interpreted with
+// PrintData; Kafka's precedence applies when several decoder flags are
+// given: offsets, then transaction log, then cluster metadata.
+type Payload int
+
+const (
+	PayloadPlain    Payload = iota // the key and value decoders
+	PayloadOffsets                 // __consumer_offsets records
+	PayloadTxnLog                  // __transaction_state records
+	PayloadMetadata                // __cluster_metadata records
+)
+
+// Options control a dump. The zero value is a shallow text dump of
+// everything; use NoLimit for the offset and byte limits.
+type Options struct {
+	JSON               bool
+	Deep               bool // one line per record (Kafka's --deep-iteration)
+	PrintData          bool // keys and values too; implies Deep
+	KeyDecoder         Decoder
+	ValueDecoder       Decoder
+	Payload            Payload
+	SkipRecordMetadata bool
+
+	IndexSanityCheck bool // .index/.timeindex: Kafka's broker-startup check only
+	VerifyIndexOnly  bool // .index/.timeindex: check against the log, print only the mismatches
+	MaxMessageSize   int  // window for reading the batch an .index entry points at; 0 means 5 MiB
+
+	MaxBytes   int64 // read at most this many bytes of each segment; NoLimit for all
+	FromOffset int64 // first offset to show; NoLimit for the start
+	ToOffset   int64 // last offset to show; NoLimit for the end
+	FromTime   int64 // show from the first batch whose max timestamp reaches it; NoTime for all
+
+	// SummaryOnly prints no per-item lines, only the summary and problems.
+	SummaryOnly bool
+	// Summary adds the summary: a table at the end in text, "summary"
+	// objects in JSON.
+	Summary bool
+
+	Workers int  // jobs (partitions) dumped at once; 0 means 1
+	Quiet   bool // no notes on stderr, only problems
+
+	// Progress, when set, is called from the dumping goroutines with the
+	// number of bytes read since its last call.
+	Progress func(n int64)
+}
+
+// NoLimit disables MaxBytes, FromOffset and ToOffset; NoTime disables
+// FromTime.
+const (
+	NoLimit int64 = -1
+	NoTime  int64 = -1 << 63
+)
+
+// DefaultOptions returns Options with every limit off.
+func DefaultOptions() Options {
+	return Options{MaxBytes: NoLimit, FromOffset: NoLimit, ToOffset: NoLimit, FromTime: NoTime}
+}
+
+func (o *Options) deep() bool { return o.Deep || o.PrintData }
+
+func (o *Options) filtered() bool {
+	return o.FromOffset != NoLimit || o.ToOffset != NoLimit || o.FromTime != NoTime
+}
+
+// indexOnly tells whether only .index and .timeindex files are dumped when
+// directories are walked: Kafka's index checks have no meaning elsewhere.
+func (o *Options) indexOnly() bool { return o.IndexSanityCheck || o.VerifyIndexOnly }
+
+// Result counts what a dump found.
+type Result struct {
+	Files    int // files looked at
+	Readable int // files from which something valid was read
+	Problems int // problems reported (damage, not notes)
+	// IndexProblems are the problems found in .index and .timeindex files,
+	// which decide the exit status of --verify-index-only and
+	// --index-sanity-check.
+	IndexProblems int
+}
+
+// PathError is returned by Run, before anything is printed, for a path that
+// does not exist or is not a file, partition directory or log directory.
+type PathError struct {
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string {
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) {
+		return e.Path + ": " + pe.Err.Error()
+	}
+	return e.Err.Error()
+}
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+// Run dumps paths, writing to stdout and stderr. Paths are checked first: a
+// *PathError means nothing was printed. Other errors are write errors.
+func Run(paths []string, o Options, stdout, stderr io.Writer) (Result, error) {
+	if o.Workers < 1 {
+		o.Workers = 1
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = 5 << 20
+	}
+	var jobs []*job
+	for _, p := range paths {
+		kind, err := layout.Classify(p)
+		if err != nil {
+			return Result{}, &PathError{Path: p, Err: err}
+		}
+		js, err := plan(p, kind, &o)
+		if err != nil {
+			return Result{}, &PathError{Path: p, Err: err}
+		}
+		jobs = append(jobs, js...)
+	}
+
+	var stop atomic.Bool
+	free := newChunks(o.Workers)
+	sinks := make([]*sink, len(jobs))
+	for i := range jobs {
+		sinks[i] = newSink(free, &stop)
+	}
+	sem := make(chan struct{}, o.Workers)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		// Jobs start in order, so the job being written is always running
+		// or done and the writer never waits on a job that cannot start.
+		defer wg.Done()
+		for i, j := range jobs {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				d := newDumper(&o, sinks[i], &stop)
+				d.run(j)
+				sinks[i].close()
+			}()
+		}
+	}()
+	var werr error
+	for _, s := range sinks {
+		drain(s, stdout, stderr, &werr)
+	}
+	wg.Wait()
+
+	var res Result
+	var rows []*row
+	var reports reports
+	for _, j := range jobs {
+		res.Files += j.res.Files
+		res.Readable += j.res.Readable
+		res.Problems += j.res.Problems
+		res.IndexProblems += j.res.IndexProblems
+		rows = append(rows, j.rows...)
+		reports.merge(&j.reports)
+	}
+	if werr == nil && !o.JSON && !o.SummaryOnly {
+		werr = reports.write(stderr, o.Quiet)
+	}
+	if werr == nil && o.Summary && !o.JSON && len(rows) > 0 {
+		werr = writeTable(stdout, rows)
+	}
+	return res, werr
+}
+
+// job is a unit of parallel work: one partition directory, the root files
+// of a log directory, or the files given one by one.
+type job struct {
+	files []item
+	// part is set for a partition directory, whose summary row is the
+	// partition; single for a file given by itself, which gets its own row.
+	// The root files of a log directory get no row.
+	part    *layout.Partition
+	single  bool
+	res     Result
+	rows    []*row
+	reports reports
+}
+
+// item is one file to dump.
+type item struct {
+	path string
+	name layout.FileName
+	// partition-level context
+	seg     *layout.Segment // the segment of a .log/.index/.timeindex/.txnindex
+	skipped bool            // filtered out by offset or time
+}
+
+// plan turns a command-line path into jobs.
+func plan(path string, kind layout.PathKind, o *Options) ([]*job, error) {
+	switch kind {
+	case layout.KindFile:
+		return []*job{{single: true, files: []item{{path: path, name: layout.ParseFileName(filepath.Base(path))}}}}, nil
+	case layout.KindPartitionDir:
+		p, err := layout.ReadPartition(path)
+		if err != nil {
+			return nil, err
+		}
+		return []*job{partitionJob(p, o)}, nil
+	}
+	ld, err := layout.ReadLogDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var jobs []*job
+	root := &job{}
+	for _, f := range ld.RootFiles {
+		n := layout.ParseFileName(filepath.Base(f))
+		switch {
+		case n.Kind == layout.Lock || n.Kind == layout.CleanShutdown:
+			continue // markers whose presence is all they say
+		case o.indexOnly():
+			continue
+		}
+		root.files = append(root.files, item{path: f, name: n})
+	}
+	for _, d := range ld.NotPartitions {
+		root.files = append(root.files, item{path: d, name: layout.FileName{Kind: layout.Unknown, Base: -1, Epoch: -1}})
+	}
+	if len(root.files) > 0 {
+		jobs = append(jobs, root)
+	}
+	for _, p := range ld.Partitions {
+		jobs = append(jobs, partitionJob(p, o))
+	}
+	return jobs, nil
+}
+
+// partitionJob lists a partition's files in dump order: segment by segment
+// (.log, .index, .timeindex, .txnindex), then producer snapshots, the other
+// files, and leftovers of interrupted operations last.
+func partitionJob(p *layout.Partition, o *Options) *job {
+	j := &job{part: p}
+	add := func(path string, seg *layout.Segment, skipped bool) {
+		if path == "" {
+			return
+		}
+		n := layout.ParseFileName(filepath.Base(path))
+		switch {
+		case o.indexOnly() && n.Kind != layout.Index && n.Kind != layout.TimeIndex:
+			return
+		case o.filtered() && (n.Kind != layout.Log || n.Leftover != ""):
+			return // a range is about records; the indexes only serve to find it
+		}
+		j.files = append(j.files, item{path: path, name: n, seg: seg, skipped: skipped})
+	}
+	for i := range p.Segments {
+		s := &p.Segments[i]
+		skip := skipSegment(p.Segments, i, o)
+		for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+			add(f, s, skip)
+		}
+	}
+	for _, list := range [][]string{p.Snapshots, p.Others, p.Leftovers} {
+		for _, f := range list {
+			add(f, nil, false)
+		}
+	}
+	return j
+}
+
+// skipSegment tells whether segment i holds nothing in the offset range
+// asked for: all its offsets lie below the next segment's base, and none
+// below its own.
+func skipSegment(segs []layout.Segment, i int, o *Options) bool {
+	if o.ToOffset != NoLimit && segs[i].Base > o.ToOffset {
+		return true
+	}
+	if o.FromOffset != NoLimit && i+1 < len(segs) && segs[i+1].Base <= o.FromOffset {
+		return true
+	}
+	if o.FromTime != NoTime && i+1 < len(segs) {
+		if ts, ok := lastIndexedTime(&segs[i]); ok && ts < o.FromTime {
+			return true
+		}
+	}
+	return false
+}

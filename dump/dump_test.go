@@ -1,0 +1,383 @@
+package dump
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+)
+
+const samples = "../../shared/kafka-samples"
+
+// object is one line of JSON output.
+type object map[string]any
+
+func (o object) str(k string) string { s, _ := o[k].(string); return s }
+func (o object) num(k string) int64  { f, _ := o[k].(float64); return int64(f) }
+
+// runJSON dumps paths as JSON Lines and parses every line, failing on any
+// line that is not a JSON object with a "type" and a "file".
+func runJSON(t *testing.T, o Options, paths ...string) (Result, []object) {
+	t.Helper()
+	o.JSON = true
+	var out, errOut bytes.Buffer
+	res, err := Run(paths, o, &out, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []object
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var m object
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("not JSON: %v: %s", err, sc.Bytes())
+		}
+		if m.str("type") == "" || m.str("file") == "" {
+			t.Fatalf("no type or file: %s", sc.Bytes())
+		}
+		objs = append(objs, m)
+	}
+	if errOut.Len() > 0 {
+		t.Fatalf("JSON mode wrote to stderr: %s", errOut.String())
+	}
+	return res, objs
+}
+
+func ofType(objs []object, typ string) []object {
+	var out []object
+	for _, o := range objs {
+		if o.str("type") == typ {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// TestKafkaSamples dumps every file written by real brokers: nothing may be
+// reported as damaged except the record set whose CRC its source altered.
+func TestKafkaSamples(t *testing.T) {
+	if _, err := os.Stat(samples); err != nil {
+		t.Skipf("real broker samples not available at %s: %v", samples, err)
+	}
+	logdirs, _ := filepath.Glob(filepath.Join(samples, "logdirs", "*"))
+	sets, _ := filepath.Glob(filepath.Join(samples, "record-sets", "*", "*.records"))
+	for _, path := range append(logdirs, sets...) {
+		if fi, err := os.Stat(path); err != nil || (!fi.IsDir() && !strings.HasSuffix(path, ".records")) {
+			continue
+		}
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			o := DefaultOptions()
+			o.Deep, o.PrintData, o.Summary, o.Workers = true, true, true, 4
+			res, objs := runJSON(t, o, path)
+			damaged := strings.Contains(path, "invalid_crc")
+			probs := ofType(objs, "problem")
+			if damaged {
+				if res.Problems != 1 || !strings.Contains(probs[0].str("message"), "checksum mismatch") {
+					t.Fatalf("want the one CRC failure, got %v", probs)
+				}
+				return
+			}
+			if res.Problems != 0 || len(probs) != 0 {
+				t.Fatalf("%d problems: %v", res.Problems, probs)
+			}
+			if res.Readable == 0 || len(ofType(objs, "record")) == 0 {
+				t.Fatalf("nothing read: %+v", res)
+			}
+			// The same in text, where Kafka's index reports count as damage
+			// only when the entry is wrong for lookups.
+			o.JSON = false
+			res, err := Run([]string{path}, o, io.Discard, io.Discard)
+			if err != nil || res.Problems != 0 {
+				t.Fatalf("text: %v %+v", err, res)
+			}
+			o = DefaultOptions()
+			o.VerifyIndexOnly = true
+			if res, err := Run([]string{path}, o, io.Discard, io.Discard); err != nil || res.IndexProblems != 0 {
+				t.Fatalf("--verify-index-only: %v %+v", err, res)
+			}
+		})
+	}
+	// The coordinator and metadata decoders on their own topics.
+	for pattern, payload := range map[string]Payload{
+		"__consumer_offsets-*":  PayloadOffsets,
+		"__transaction_state-*": PayloadTxnLog,
+		"__cluster_metadata-*":  PayloadMetadata,
+		"bootstrap.checkpoint":  PayloadMetadata,
+	} {
+		dirs, _ := filepath.Glob(filepath.Join(samples, "logdirs", "*", pattern))
+		for _, d := range dirs {
+			o := DefaultOptions()
+			o.PrintData, o.Payload = true, payload
+			res, objs := runJSON(t, o, d)
+			if res.Problems != 0 {
+				t.Errorf("%s: %v", d, ofType(objs, "problem"))
+			}
+			for _, r := range ofType(objs, "record") {
+				if v, ok := r["value"].(string); ok && strings.HasPrefix(v, "Error") {
+					t.Errorf("%s offset %d: %s", d, r.num("offset"), v)
+				}
+			}
+		}
+	}
+}
+
+// segmentOf builds a segment of n v2 batches of three records each and
+// returns it with the position of every batch.
+func segmentOf(t *testing.T, n int) ([]byte, []int64) {
+	t.Helper()
+	var seg []byte
+	var pos []int64
+	for i := 0; i < n; i++ {
+		o := logfmt.DefaultBatchOptions(int64(3 * i))
+		var recs []logfmt.Record
+		for j := 0; j < 3; j++ {
+			off := int64(3*i + j)
+			recs = append(recs, logfmt.Record{Offset: off, Timestamp: 1000 + off, Key: []byte("k"), Value: bytes.Repeat([]byte{'v'}, 50)})
+		}
+		pos = append(pos, int64(len(seg)))
+		var err error
+		if seg, err = logfmt.AppendBatch(seg, o, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return seg, pos
+}
+
+func writeFile(t *testing.T, b []byte) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "t-0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "00000000000000000000.log")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDamage checks that damage is reported where it is and that every
+// batch that can still be read is.
+func TestDamage(t *testing.T) {
+	seg, pos := segmentOf(t, 4)
+	for _, c := range []struct {
+		name     string
+		damage   func([]byte) []byte
+		problems []int64 // positions
+		batches  []int64 // positions of the batches dumped
+		notes    int
+	}{
+		{"intact", func(b []byte) []byte { return b }, nil, pos, 0},
+		{"payload bit flip", func(b []byte) []byte { b[pos[1]+70] ^= 1; return b }, []int64{pos[1]}, pos, 0},
+		{"size below minimum", func(b []byte) []byte { binary.BigEndian.PutUint32(b[pos[2]+8:], 2); return b },
+			[]int64{pos[2]}, []int64{pos[0], pos[1], pos[3]}, 1},
+		{"unknown magic", func(b []byte) []byte { b[pos[1]+16] = 7; return b },
+			[]int64{pos[1] + 16}, []int64{pos[0], pos[2], pos[3]}, 1},
+		{"size past the end", func(b []byte) []byte { binary.BigEndian.PutUint32(b[pos[1]+8:], 1<<20); return b },
+			[]int64{pos[1]}, []int64{pos[0], pos[2], pos[3]}, 1},
+		{"garbage before the first batch", func(b []byte) []byte { return append(bytes.Repeat([]byte{0xee}, 30), b...) },
+			[]int64{0}, []int64{30 + pos[0], 30 + pos[1], 30 + pos[2], 30 + pos[3]}, 1},
+		{"torn tail", func(b []byte) []byte { return b[:len(b)-10] }, []int64{pos[3]}, pos[:3], 0},
+		{"zero tail", func(b []byte) []byte { return append(b, make([]byte, 100)...) }, nil, pos, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, c.damage(append([]byte(nil), seg...)))
+			o := DefaultOptions()
+			o.Deep = true
+			res, objs := runJSON(t, o, path)
+			var got []int64
+			for _, p := range ofType(objs, "problem") {
+				got = append(got, p.num("position"))
+			}
+			if !equal(got, c.problems) || res.Problems != len(c.problems) {
+				t.Errorf("problems at %v (%d), want %v", got, res.Problems, c.problems)
+			}
+			got = nil
+			for _, b := range ofType(objs, "batch") {
+				got = append(got, b.num("position"))
+			}
+			if !equal(got, c.batches) {
+				t.Errorf("batches at %v, want %v", got, c.batches)
+			}
+			if n := len(ofType(objs, "note")); n != c.notes {
+				t.Errorf("%d notes, want %d: %v", n, c.notes, ofType(objs, "note"))
+			}
+			if res.Readable != 1 {
+				t.Errorf("readable %d", res.Readable)
+			}
+		})
+	}
+}
+
+func equal(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestNothingReadable: a file with no valid byte is not readable, which
+// the command turns into exit status 1.
+func TestNothingReadable(t *testing.T) {
+	path := writeFile(t, bytes.Repeat([]byte{0x5a}, 100))
+	res, err := Run([]string{path}, DefaultOptions(), io.Discard, io.Discard)
+	if err != nil || res.Readable != 0 || res.Problems != 1 || res.Files != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestPathErrors(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
+	for _, p := range []string{filepath.Join(dir, "missing"), dir} {
+		var out bytes.Buffer
+		_, err := Run([]string{p}, DefaultOptions(), &out, &out)
+		var pe *PathError
+		if !asPathError(err, &pe) || out.Len() != 0 {
+			t.Errorf("%s: %v, output %q", p, err, out.String())
+		}
+	}
+}
+
+func asPathError(err error, pe **PathError) bool {
+	p, ok := err.(*PathError)
+	*pe = p
+	return ok
+}
+
+// generated writes a log directory with gen.
+func generated(t testing.TB, o gen.Options) string {
+	t.Helper()
+	o.Out = filepath.Join(t.TempDir(), "logs")
+	if _, err := gen.Generate(o); err != nil {
+		t.Fatal(err)
+	}
+	return o.Out
+}
+
+// TestWorkersKeepOrder: partitions dumped in parallel print exactly what a
+// single worker prints.
+func TestWorkersKeepOrder(t *testing.T) {
+	dir := generated(t, gen.Options{TopicCount: 3, Partitions: 3, Records: 300, Magic: 2, Compression: codec.Snappy,
+		SegmentBytes: 8192, TransactionalRatio: 0.3, AbortRatio: 0.3, Seed: 3})
+	run := func(workers int) string {
+		o := DefaultOptions()
+		o.Deep, o.Summary, o.Workers = true, true, workers
+		var out, errOut bytes.Buffer
+		if _, err := Run([]string{dir}, o, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		return out.String() + "\n--\n" + errOut.String()
+	}
+	one := run(1)
+	for i := 0; i < 3; i++ {
+		if got := run(8); got != one {
+			t.Fatal("parallel output differs from sequential")
+		}
+	}
+}
+
+// TestMemoryFlat: dumping allocates the same whatever the segment size, so
+// memory cannot grow with it.
+func TestMemoryFlat(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("generates 24 MB; allocation counts mean nothing under the race detector")
+	}
+	alloc := func(records int) uint64 {
+		dir := generated(t, gen.Options{Topics: []string{"m"}, Records: records, Magic: 2, Compression: codec.LZ4, Seed: 1})
+		o := DefaultOptions()
+		o.Deep, o.PrintData, o.JSON = true, true, true
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, err := Run([]string{filepath.Join(dir, "m-0", "00000000000000000000.log")}, o, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := alloc(2_000), alloc(200_000)
+	if large > 2*small+(1<<20) {
+		t.Fatalf("a 100 times larger segment allocates %d bytes against %d", large, small)
+	}
+}
+
+func TestDecoders(t *testing.T) {
+	for _, c := range []struct {
+		in   []byte
+		dec  Decoder
+		text string
+		json string
+	}{
+		{[]byte("héllo"), DecodeString, "héllo", `"héllo"`},
+		{[]byte{'a', 0xff, '"'}, DecodeString, "a\uFFFD\"", "\"a\uFFFD\\\"\""},
+		{[]byte{0, 0xab}, DecodeHex, "00ab", `"00ab"`},
+		{[]byte("hi"), DecodeBase64, "aGk=", `"aGk="`},
+		{nil, DecodeHex, "", "null"},
+	} {
+		if c.in != nil {
+			if got := string(appendDecoded(nil, c.in, c.dec)); got != c.text {
+				t.Errorf("%v %q: text %q, want %q", c.dec, c.in, got, c.text)
+			}
+		}
+		if got := string(appendDecodedJSON(nil, c.in, c.dec)); got != c.json {
+			t.Errorf("%v %q: JSON %s, want %s", c.dec, c.in, got, c.json)
+		}
+	}
+	for _, n := range []string{"string", "hex", "base64", "none"} {
+		if d, err := ParseDecoder(n); err != nil || d.String() != n {
+			t.Errorf("ParseDecoder(%q) = %v, %v", n, d, err)
+		}
+	}
+	if _, err := ParseDecoder("avro"); err == nil {
+		t.Error("ParseDecoder(avro): want an error")
+	}
+}
+
+func TestDecrementSequence(t *testing.T) {
+	for _, c := range [][3]int32{{10, 3, 7}, {2, 5, 2147483645}, {0, 0, 0}, {5, 5, 0}} {
+		if got := decrementSequence(c[0], c[1]); got != c[2] {
+			t.Errorf("decrementSequence(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+// FuzzDumpSegment dumps arbitrary bytes as a segment, deep and with data, in
+// text and JSON: no panic, no hang, every JSON line valid.
+func FuzzDumpSegment(f *testing.F) {
+	seg, _ := segmentOf(&testing.T{}, 2)
+	f.Add(seg)
+	f.Add(logfmt.AppendLegacyMessage(nil, 1, 7, 0, 1000, []byte("k"), []byte("v")))
+	f.Add(logfmt.AppendLegacyMessage(nil, 0, 0, 0, -1, nil, []byte("hello")))
+	f.Add(append(seg[:40:40], make([]byte, 30)...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := filepath.Join(t.TempDir(), "t-0")
+		os.MkdirAll(dir, 0o755)
+		p := filepath.Join(dir, "00000000000000000000.log")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := DefaultOptions()
+		o.Deep, o.PrintData = true, true
+		if _, err := Run([]string{p}, o, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		runJSON(t, o, p)
+	})
+}

@@ -1,0 +1,388 @@
+package dump
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// dumper runs one job. It is not shared between goroutines.
+type dumper struct {
+	o    *Options
+	s    *sink
+	stop *atomic.Bool
+	it   logfmt.RecordIter
+	job  *job
+
+	// The file being dumped.
+	file       string
+	fileJSON   []byte // `"file":"<path>"`, escaped once per file
+	abs        string // absolute path, as Kafka names files in its reports
+	indexFile  bool   // problems count as index problems
+	readable   bool
+	row        *row // statistics of the current summary row, or nil
+	rowIsFile  bool
+	progressed int64
+	batchPos   int64 // position of the batch being dumped, for record-level problems
+	live       tally // index entries written the live broker's way
+	q          *pipeline
+	// While a line is being built in the sink's buffer, reports wait in
+	// held: writing them would interleave with the line.
+	holding  bool
+	held     []heldReport
+	prodKey  [producerKeySize]byte // what prodText was formatted from
+	prodText []byte
+	scratch  []byte // problem lines
+	payload  []byte // decoded keys and values
+}
+
+func newDumper(o *Options, s *sink, stop *atomic.Bool) *dumper {
+	return &dumper{o: o, s: s, stop: stop}
+}
+
+// text tells whether per-item text lines are wanted.
+func (d *dumper) text() bool { return !d.o.JSON && !d.o.SummaryOnly }
+
+// items tells whether per-item output (text lines or JSON objects) is wanted.
+func (d *dumper) items() bool { return !d.o.SummaryOnly }
+
+func (d *dumper) run(j *job) {
+	d.job = j
+	if j.part != nil && d.o.Summary {
+		d.row = newRow(j.part.Path)
+		d.row.topic, d.row.partition = j.part.Dir.Topic, j.part.Dir.Partition
+	}
+	for i := range j.files {
+		if d.stop.Load() {
+			break
+		}
+		it := &j.files[i]
+		if it.skipped {
+			continue
+		}
+		if j.single && d.o.Summary {
+			d.row, d.rowIsFile = newRow(it.path), true
+		}
+		d.dumpItem(it)
+		if d.rowIsFile {
+			d.finishRow()
+		}
+	}
+	if j.part != nil && d.row != nil {
+		d.finishRow()
+	}
+	d.reportProgress()
+}
+
+func (d *dumper) finishRow() {
+	if d.o.JSON {
+		d.summaryJSON(d.row)
+	}
+	d.job.rows = append(d.job.rows, d.row)
+	d.row, d.rowIsFile = nil, false
+}
+
+// beginFile starts a file: the "Dumping <path>" line or a "file" object.
+func (d *dumper) beginFile(path string, kind string, size int64) {
+	d.file, d.readable, d.indexFile = path, false, false
+	d.fileJSON = append(d.fileJSON[:0], `"file":`...)
+	d.fileJSON = protocol.AppendString(d.fileJSON, path)
+	if abs, err := filepath.Abs(path); err == nil {
+		d.abs = abs
+	} else {
+		d.abs = path
+	}
+	d.job.res.Files++
+	if !d.items() {
+		return
+	}
+	b := d.s.buf()
+	if d.o.JSON {
+		b = d.objStart(b, "file")
+		b = append(b, `,"kind":`...)
+		b = protocol.AppendString(b, kind)
+		if size >= 0 {
+			b = append(b, `,"size":`...)
+			b = strconv.AppendInt(b, size, 10)
+		}
+		b = append(b, "}\n"...)
+	} else {
+		b = append(b, "Dumping "...)
+		b = append(b, path...)
+		b = append(b, '\n')
+	}
+	d.s.set(b)
+}
+
+// endFile counts the file as readable when it yielded something valid.
+func (d *dumper) endFile() {
+	if d.readable {
+		d.job.res.Readable++
+	}
+}
+
+// objStart begins a JSON object: {"type":"<t>","file":"<path>".
+func (d *dumper) objStart(b []byte, typ string) []byte {
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `",`...)
+	return append(b, d.fileJSON...)
+}
+
+// problem reports damage at pos (-1 if unknown) in the current file.
+func (d *dumper) problem(pos int64, msg string) {
+	d.job.res.Problems++
+	if d.indexFile {
+		d.job.res.IndexProblems++
+	}
+	if d.row != nil {
+		d.row.problems++
+	}
+	d.report("problem", pos, msg)
+}
+
+// problemErr reports err: a *logfmt.CorruptError with its position, or any
+// other error without one.
+func (d *dumper) problemErr(err error) {
+	if ce, ok := logfmt.AsCorrupt(err); ok {
+		msg := ce.Msg
+		if ce.Err != nil {
+			msg += ": " + ce.Err.Error()
+		}
+		d.problem(ce.Pos, msg)
+		return
+	}
+	if pe, ok := err.(*os.PathError); ok {
+		d.problem(-1, pe.Op+": "+pe.Err.Error())
+		return
+	}
+	d.problem(-1, err.Error())
+}
+
+// note reports something worth knowing that is not damage: a preallocated
+// tail, a leftover file, an index written the way a live broker writes it.
+func (d *dumper) note(pos int64, msg string) {
+	if d.o.Quiet && !d.o.JSON {
+		return
+	}
+	d.report("note", pos, msg)
+}
+
+func (d *dumper) report(kind string, pos int64, msg string) {
+	if d.holding {
+		d.held = append(d.held, heldReport{kind, pos, msg})
+		return
+	}
+	if d.q != nil {
+		e := d.q.add()
+		e.kind, e.rkind, e.pos, e.msg = evReport, kind, pos, msg
+		return
+	}
+	d.emitReport(kind, pos, msg)
+}
+
+func (d *dumper) emitReport(kind string, pos int64, msg string) {
+	if d.o.JSON {
+		b := d.objStart(d.s.buf(), kind)
+		b = append(b, `,"position":`...)
+		if pos >= 0 {
+			b = strconv.AppendInt(b, pos, 10)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, `,"message":`...)
+		b = protocol.AppendString(b, msg)
+		d.s.set(append(b, "}\n"...))
+		return
+	}
+	b := append(d.scratch[:0], "logtool: dump: "...)
+	b = append(b, d.file...)
+	b = append(b, ": "...)
+	if kind == "note" {
+		b = append(b, "note: "...)
+	}
+	b = append(b, msg...)
+	if pos >= 0 {
+		b = append(b, " (at byte "...)
+		b = strconv.AppendInt(b, pos, 10)
+		b = append(b, ')')
+	}
+	b = append(b, '\n')
+	d.scratch = b
+	d.s.stderr(b)
+}
+
+type heldReport struct {
+	kind string
+	pos  int64
+	msg  string
+}
+
+// hold defers reports until release, for the time a line is built.
+func (d *dumper) hold() { d.holding = true }
+
+func (d *dumper) release() {
+	d.holding = false
+	for _, r := range d.held {
+		d.report(r.kind, r.pos, r.msg)
+	}
+	d.held = d.held[:0]
+}
+
+// textLine appends one line of text output.
+func (d *dumper) textLine(parts ...string) {
+	if !d.text() {
+		return
+	}
+	if d.q != nil {
+		e := d.q.add()
+		e.kind, e.msg = evText, ""
+		for _, p := range parts {
+			e.msg += p
+		}
+		return
+	}
+	b := d.s.buf()
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	d.s.set(append(b, '\n'))
+}
+
+// progress accounts for n bytes read, reporting in steps of 1 MiB so the
+// callback stays off the hot path.
+func (d *dumper) progress(n int64) {
+	if d.o.Progress == nil {
+		return
+	}
+	d.progressed += n
+	if d.progressed >= 1<<20 {
+		d.reportProgress()
+	}
+}
+
+func (d *dumper) reportProgress() {
+	if d.o.Progress != nil && d.progressed > 0 {
+		d.o.Progress(d.progressed)
+		d.progressed = 0
+	}
+}
+
+// dumpItem dumps one file according to its name.
+func (d *dumper) dumpItem(it *item) {
+	fi, err := os.Stat(it.path)
+	if err == nil && fi.IsDir() {
+		d.beginFile(it.path, "directory", -1)
+		if d.job.part == nil {
+			d.note(-1, "not a partition directory; skipped (a broker refuses to start on a log directory holding it)")
+		} else {
+			d.note(-1, "unexpected directory in a partition directory; skipped")
+		}
+		d.endFile()
+		return
+	}
+	size := int64(-1)
+	if fi != nil {
+		size = fi.Size()
+	}
+	n := it.name
+	kind := n.Kind.String()
+	d.beginFile(it.path, kind, size)
+	defer d.endFile()
+	if err != nil {
+		d.problemErr(err)
+		return
+	}
+	if n.Leftover != "" {
+		d.note(-1, leftoverNote(n.Leftover))
+	}
+	switch n.Kind {
+	case layout.Log:
+		d.dumpSegment(it, fi.Size(), "Log starting offset: "+strconv.FormatInt(n.Base, 10))
+	case layout.KRaftSnapshot:
+		d.dumpSegment(it, fi.Size(), fmt.Sprintf("Snapshot end offset: %d, epoch: %d", n.Base, n.Epoch))
+	case layout.BootstrapCheckpoint:
+		d.dumpSegment(it, fi.Size(), "KRaft bootstrap snapshot")
+	case layout.Index:
+		d.dumpOffsetIndex(it, fi.Size())
+	case layout.TimeIndex:
+		d.dumpTimeIndex(it, fi.Size())
+	case layout.TxnIndex:
+		d.dumpTxnIndex(it, fi.Size())
+	case layout.Snapshot:
+		d.dumpProducerSnapshot()
+	case layout.RecoveryPointCheckpoint, layout.LogStartOffsetCheckpoint, layout.ReplicationOffsetCheckpoint, layout.CleanerOffsetCheckpoint:
+		d.dumpOffsetCheckpoint()
+	case layout.LeaderEpochCheckpoint:
+		d.dumpLeaderEpochs()
+	case layout.CleanerCheckpoint:
+		d.dumpCleanerCheckpoint()
+	case layout.PartitionMetadata:
+		d.dumpPartitionMetadata()
+	case layout.MetaProperties:
+		d.dumpMetaProperties()
+	case layout.QuorumState:
+		d.dumpQuorumState()
+	case layout.Temp:
+		d.note(-1, "temporary file of a write that did not finish (Kafka writes checkpoints through .tmp files); not dumped")
+		d.readable = true
+	default:
+		d.dumpUnknown(it, fi.Size())
+	}
+}
+
+func leftoverNote(suffix string) string {
+	switch suffix {
+	case layout.CleanedSuffix:
+		return "leftover .cleaned file: output of a log cleaning or segment split that did not finish; a broker deletes it at startup"
+	case layout.SwapSuffix:
+		return "leftover .swap file: cleaned segment that was about to replace the originals; a broker completes or undoes the swap at startup"
+	case layout.DeletedSuffix:
+		return "leftover .deleted file: scheduled for deletion; a broker deletes it at startup"
+	}
+	return "leftover .part file: a KRaft snapshot that was being written; a broker deletes it at startup"
+}
+
+// dumpUnknown dumps a file whose name Kafka does not use. Record sets saved
+// from a fetch or copied under another name are recognized by their bytes:
+// the first entry must frame and checksum correctly.
+func (d *dumper) dumpUnknown(it *item, size int64) {
+	if looksLikeLog(it.path, size) {
+		d.note(-1, "not a Kafka file name, but its bytes are log entries: dumped as a segment")
+		d.dumpSegment(it, size, "")
+		return
+	}
+	if !d.o.Quiet && !d.o.JSON {
+		d.s.stderr([]byte("Ignoring unknown file " + it.path + "\n"))
+	}
+	if d.o.JSON {
+		d.note(-1, "unknown file; ignored")
+	}
+}
+
+// looksLikeLog accepts a file whose first entry checksums correctly, or
+// whose entries frame exactly up to its end: one with a bad checksum must
+// still be dumped, to show it.
+func looksLikeLog(path string, size int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sr := logfmt.NewSegmentReader(f, size, path)
+	if !sr.Next() {
+		return false
+	}
+	if sr.Batch().Validate() == nil {
+		return true
+	}
+	for sr.Next() {
+	}
+	return sr.Err() == nil && sr.End() == logfmt.EndClean
+}

@@ -1,0 +1,140 @@
+// Package groupmeta decodes the records of __consumer_offsets, the group
+// coordinator's log, as kafka-dump-log.sh --offsets-decoder prints them.
+//
+// A key starts with an int16 record type: 0 and 1 are offset commits (type
+// 0 written by brokers before 0.10.1, type 1 since), 2 is classic group
+// metadata. Values start with an int16 version: offset commit values have
+// versions 0 to 4 (1 added expireTimestamp for one release, 3 leaderEpoch,
+// 4 made the record flexible), group metadata values 0 to 4 (1
+// rebalanceTimeout, 2 currentStateTimestamp, 3 groupInstanceId, 4
+// flexible). The schemas follow Kafka's group-coordinator message
+// definitions (OffsetCommitKey/Value.json, GroupMetadataKey/Value.json).
+//
+// The records of the new consumer, share and streams group protocols (types
+// 3 and up) are not decoded field by field: their keys and values are shown
+// as base64 under "raw".
+package groupmeta
+
+import (
+	"encoding/binary"
+
+	p "github.com/logtool/logtool/dump/protocol"
+)
+
+var (
+	offsetCommitKey = &p.Message{Name: "OffsetCommitKey", Flexible: p.Never, Struct: p.Struct{Fields: []p.Field{
+		p.F("group", p.String, p.Since(0)),
+		p.F("topic", p.String, p.Since(0)),
+		p.F("partition", p.Int32, p.Since(0)),
+	}}}
+
+	offsetCommitValue = &p.Message{Name: "OffsetCommitValue", Valid: p.Versions{Min: 0, Max: 4}, Flexible: p.Since(4), Struct: p.Struct{Fields: []p.Field{
+		p.F("offset", p.Int64, p.Since(0)),
+		p.F("leaderEpoch", p.Int32, p.Since(3)),
+		p.F("metadata", p.String, p.Since(0)),
+		p.F("commitTimestamp", p.Int64, p.Since(0)),
+		p.F("expireTimestamp", p.Int64, p.Versions{Min: 1, Max: 1}),
+	}}}
+
+	groupMetadataKey = &p.Message{Name: "GroupMetadataKey", Flexible: p.Never, Struct: p.Struct{Fields: []p.Field{
+		p.F("group", p.String, p.Since(0)),
+	}}}
+
+	memberMetadata = &p.Struct{Fields: []p.Field{
+		p.F("memberId", p.String, p.Since(0)),
+		p.F("groupInstanceId", p.String, p.Since(3)).Null(p.Since(3)),
+		p.F("clientId", p.String, p.Since(0)),
+		p.F("clientHost", p.String, p.Since(0)),
+		p.F("rebalanceTimeout", p.Int32, p.Since(1)),
+		p.F("sessionTimeout", p.Int32, p.Since(0)),
+		p.F("subscription", p.Bytes, p.Since(0)),
+		p.F("assignment", p.Bytes, p.Since(0)),
+	}}
+
+	groupMetadataValue = &p.Message{Name: "GroupMetadataValue", Valid: p.Versions{Min: 0, Max: 4}, Flexible: p.Since(4), Struct: p.Struct{Fields: []p.Field{
+		p.F("protocolType", p.String, p.Since(0)),
+		p.F("generation", p.Int32, p.Since(0)),
+		p.F("protocol", p.String, p.Since(0)).Null(p.Since(0)),
+		p.F("leader", p.String, p.Since(0)).Null(p.Since(0)),
+		p.F("currentStateTimestamp", p.Int64, p.Since(2)),
+		p.F("members", p.Nested, p.Since(0)).Arr().Of(memberMetadata),
+	}}}
+
+	topicPartition = func(since int16) *p.Struct {
+		return &p.Struct{Fields: []p.Field{
+			p.F("topic", p.String, p.Since(since)),
+			p.F("partitions", p.Int32, p.Since(since)).Arr(),
+		}}
+	}
+
+	// The consumer protocol's embedded messages. Kafka reads whatever
+	// version the bytes declare with its current schema, so the valid range
+	// is open-ended.
+	subscription = &p.Message{Name: "ConsumerProtocolSubscription", Valid: p.Since(0), Flexible: p.Never, Struct: p.Struct{Fields: []p.Field{
+		p.F("topics", p.String, p.Since(0)).Arr(),
+		p.F("userData", p.Bytes, p.Since(0)).Null(p.Since(0)),
+		p.F("ownedPartitions", p.Nested, p.Since(1)).Arr().Of(topicPartition(1)),
+		p.F("generationId", p.Int32, p.Since(2)),
+		p.F("rackId", p.String, p.Since(3)).Null(p.Since(3)),
+	}}}
+
+	assignment = &p.Message{Name: "ConsumerProtocolAssignment", Valid: p.Since(0), Flexible: p.Never, Struct: p.Struct{Fields: []p.Field{
+		p.F("assignedPartitions", p.Nested, p.Since(0)).Arr().Of(topicPartition(0)),
+		p.F("userData", p.Bytes, p.Since(0)).Null(p.Since(0)),
+	}}}
+)
+
+// records are the record types decoded field by field; the others known to
+// Kafka 4 have only their keys' and values' bytes shown.
+var records = func() p.Coordinator {
+	c := p.Coordinator{
+		0: {Key: offsetCommitKey, Value: offsetCommitValue},
+		1: {Key: offsetCommitKey, Value: offsetCommitValue},
+		2: {Key: groupMetadataKey, Value: groupMetadataValue, Fix: expandConsumerProtocol},
+	}
+	for t := int16(3); t <= maxRecordType; t++ {
+		c[t] = p.RecordType{}
+	}
+	return c
+}()
+
+// maxRecordType is the highest record type of the group coordinator in the
+// Kafka sources consulted (consumer, share and streams groups). Higher types
+// are reported as unknown, as Kafka reports them.
+const maxRecordType = 24
+
+// Format renders a __consumer_offsets record's key and value.
+func Format(key, value []byte, offset int64) p.Formatted {
+	return records.Format(key, value, offset)
+}
+
+// expandConsumerProtocol replaces the subscription and assignment bytes of
+// a "consumer" group's members with their decoded JSON, as Kafka 3.8's
+// DumpLogSegments does. Bytes that do not decode are left as base64.
+func expandConsumerProtocol(v *p.Value) {
+	pt := v.Field("protocolType")
+	if pt == nil || pt.Null || string(pt.Raw) != "consumer" {
+		return
+	}
+	members := v.Field("members")
+	if members == nil {
+		return
+	}
+	for i := range members.Items {
+		m := &members.Items[i]
+		expand(m.Field("subscription"), subscription)
+		expand(m.Field("assignment"), assignment)
+	}
+}
+
+func expand(f *p.Value, m *p.Message) {
+	if f == nil || f.Null || len(f.Raw) < 2 {
+		return
+	}
+	version := int16(binary.BigEndian.Uint16(f.Raw))
+	v, _, err := p.Decode(m, version, f.Raw[2:])
+	if err != nil {
+		return
+	}
+	f.JSON = p.AppendJSON(nil, v)
+}

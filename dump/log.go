@@ -1,0 +1,686 @@
+package dump
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/logtool/logtool/dump/groupmeta"
+	"github.com/logtool/logtool/dump/metadata"
+	"github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/dump/txnlog"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// segState is what a segment dump carries from batch to batch.
+type segState struct {
+	prev        int64 // offset of the previous record, for Kafka's non-consecutive report
+	timeReached bool  // a batch reached FromTime; everything after it is shown
+	done        bool  // ToOffset passed
+	stats       bool  // the batches count in the summary row
+}
+
+// dumpSegment dumps a .log file or a KRaft snapshot, header first. Kafka's
+// FileLogInputStream rules decide where the data ends; damage in between is
+// reported and skipped over with SegmentReader.Resync.
+func (d *dumper) dumpSegment(it *item, size int64, header string) {
+	if header != "" {
+		d.textLine(header)
+	}
+	f, err := os.Open(it.path)
+	if err != nil {
+		d.problemErr(err)
+		return
+	}
+	defer f.Close()
+	st := segState{prev: -1, stats: d.row != nil && it.name.Leftover == "" && (it.name.Kind == layout.Log || d.rowIsFile)}
+	if st.stats {
+		d.row.segments++
+		d.row.bytes += size
+	}
+	start := d.seekStart(it, f, size)
+	limit := size
+	if d.o.MaxBytes >= 0 && d.o.MaxBytes < size-start {
+		limit = start + d.o.MaxBytes
+	}
+	sr := logfmt.NewSegmentReader(f, limit, it.path)
+	sr.SeekTo(start)
+	if size == 0 {
+		d.readable = true
+	}
+	if !d.o.deep() && d.items() {
+		d.startPipeline()
+		defer d.stopPipeline()
+	}
+	for !st.done && !d.stop.Load() {
+		if !sr.Next() {
+			if !d.segmentStop(sr, it.path, size, limit) {
+				return
+			}
+			continue
+		}
+		b := sr.Batch()
+		d.progress(int64(len(b.Data)))
+		d.readable = true
+		d.batch(b, &st)
+	}
+}
+
+// segmentStop handles the reader stopping short of a batch: corruption, a
+// torn or zero-filled end. It reports true when the dump can go on at a
+// later valid batch.
+func (d *dumper) segmentStop(sr *logfmt.SegmentReader, path string, size, limit int64) bool {
+	from := sr.Pos()
+	if err := sr.Err(); err != nil {
+		d.problemErr(err)
+		if _, ok := logfmt.AsCorrupt(err); !ok {
+			return false // I/O
+		}
+		return d.resync(sr, from)
+	}
+	if limit < size {
+		return false // cut by --max-bytes, as Kafka's slice cuts it; nothing to report
+	}
+	trailing := func() {
+		d.textLine("Found ", strconv.FormatInt(size-from, 10), " invalid bytes at the end of ", filepath.Base(path))
+	}
+	switch sr.End() {
+	case logfmt.EndTorn:
+		// An entry that runs past the end is a torn write at the tail, or a
+		// damaged size field before more batches.
+		detail := sr.EndDetail()
+		if sr.Resync() {
+			d.problem(from, detail+"; Kafka's recovery would truncate the log here")
+			d.note(from, fmt.Sprintf("skipped %d bytes to the next valid batch, at byte %d", sr.Pos()-from, sr.Pos()))
+			return true
+		}
+		if err := sr.Err(); err != nil {
+			d.problemErr(err)
+			return false
+		}
+		trailing()
+		d.problem(from, detail+"; Kafka's recovery truncates it")
+	case logfmt.EndZeroTail:
+		trailing()
+		d.note(from, sr.EndDetail()+" (preallocated or zeroed by a crash); Kafka's recovery truncates it")
+	}
+	return false
+}
+
+// resync skips damage to the next batch that frames and checksums.
+func (d *dumper) resync(sr *logfmt.SegmentReader, from int64) bool {
+	if sr.Resync() {
+		d.note(from, fmt.Sprintf("skipped %d bytes to the next valid batch, at byte %d", sr.Pos()-from, sr.Pos()))
+		return true
+	}
+	if err := sr.Err(); err != nil {
+		d.problemErr(err)
+		return false
+	}
+	d.note(from, "no valid batch follows; the rest of the file is not dumped")
+	return false
+}
+
+// batch handles one shallow entry: filters, the batch line, records.
+func (d *dumper) batch(b *logfmt.Batch, st *segState) {
+	o := d.o
+	magic := b.Magic()
+	if o.ToOffset != NoLimit && magic >= 2 && b.Header().BaseOffset() > o.ToOffset {
+		st.done = true
+		return
+	}
+	last := b.LastOffset()
+	if o.FromOffset != NoLimit && last < o.FromOffset {
+		return
+	}
+	if o.FromTime != NoTime && !st.timeReached {
+		if b.MaxTimestamp() < o.FromTime {
+			return
+		}
+		st.timeReached = true
+	}
+	if o.ToOffset != NoLimit && last >= o.ToOffset {
+		st.done = true
+	}
+
+	d.batchPos = b.Pos
+	compressedLegacy := magic < 2 && b.Compression() != codec.None
+	iterate := o.deep() || (compressedLegacy && (o.JSON || d.row != nil))
+	var iterErr error
+	if iterate {
+		d.it.File = d.file
+		iterErr = d.it.Reset(b)
+	}
+	stored, computed := b.StoredCRC(), b.ComputeCRC()
+	valid := stored == computed
+	if d.items() {
+		l := newBatchLine(b, valid)
+		if magic < 2 && iterate && iterErr == nil {
+			l.base, l.count = d.it.BaseOffset(), int64(d.it.Count())
+		}
+		if d.q != nil {
+			e := d.q.add()
+			e.kind, e.line = evBatch, l
+		} else {
+			d.formatBatch(&l)
+		}
+	}
+	if !valid {
+		d.problem(b.Pos, fmt.Sprintf("checksum mismatch: stored %d, computed %d", stored, computed))
+	}
+	if magic >= 2 {
+		if h := b.Header(); !h.Compression().ValidFor(2) {
+			d.problem(b.Pos+21, fmt.Sprintf("unknown compression type id %d", int(h.Compression())))
+		} else if h.RecordCount() < 0 {
+			d.problem(b.Pos+57, fmt.Sprintf("record batch declares %d records", h.RecordCount()))
+		}
+	}
+	if st.stats {
+		d.row.addBatch(b, &d.it, iterate && iterErr == nil)
+	}
+	if iterErr != nil {
+		d.problemErr(iterErr)
+		return
+	}
+	if o.deep() {
+		d.records(b, st)
+	}
+}
+
+func (d *dumper) formatBatch(bl *batchLine) {
+	b := bl.batch()
+	if d.o.JSON {
+		d.batchJSON(&b, bl)
+	} else {
+		d.batchText(&b, bl)
+	}
+}
+
+// batchText appends Kafka's batch line (DumpLogSegments.printBatchLevel).
+func (d *dumper) batchText(b *logfmt.Batch, bl *batchLine) {
+	l := d.s.buf()
+	if b.Magic() >= 2 {
+		h := b.Header()
+		l = append(l, "baseOffset: "...)
+		l = appendInt(l, h.BaseOffset())
+		l = append(l, " lastOffset: "...)
+		l = appendInt(l, h.LastOffset())
+		l = append(l, " count: "...)
+		l = appendInt(l, int64(h.RecordCount()))
+		l = append(l, " baseSequence: "...)
+		l = appendInt(l, int64(h.BaseSequence()))
+		l = append(l, " lastSequence: "...)
+		l = appendInt(l, int64(h.LastSequence()))
+		l = append(l, d.producerText(h)...)
+	} else {
+		l = append(l, "offset: "...)
+		l = appendInt(l, b.LastOffset())
+	}
+	l = append(l, " position: "...)
+	l = appendInt(l, b.Pos)
+	l = append(l, timestampLabels[b.TimestampType()+1]...)
+	l = appendInt(l, b.MaxTimestamp())
+	l = append(l, " size: "...)
+	l = appendInt(l, bl.size)
+	l = append(l, magicCodecLabels[b.Magic()&3][b.Compression()&7]...)
+	l = appendUint(l, uint64(b.StoredCRC()))
+	if bl.valid {
+		l = append(l, " isvalid: true\n"...)
+	} else {
+		l = append(l, " isvalid: false\n"...)
+	}
+	d.s.set(l)
+}
+
+// producerText is the middle of a v2 batch line, from " producerId: " to
+// deleteHorizonMs. Consecutive batches of one producer share it, so it is
+// formatted again only when the header fields behind it change.
+func (d *dumper) producerText(h logfmt.BatchHeader) []byte {
+	var key [producerKeySize]byte
+	copy(key[:], h[12:16])   // partition leader epoch
+	key[4] = h[22]           // attributes: transactional, control, delete horizon
+	copy(key[5:], h[27:35])  // base timestamp, the delete horizon when there is one
+	copy(key[13:], h[43:53]) // producer id and epoch
+	if d.prodKey == key && d.prodText != nil {
+		return d.prodText
+	}
+	l := append(d.prodText[:0], " producerId: "...)
+	l = appendInt(l, h.ProducerID())
+	l = append(l, " producerEpoch: "...)
+	l = appendInt(l, int64(h.ProducerEpoch()))
+	l = append(l, " partitionLeaderEpoch: "...)
+	l = appendInt(l, int64(h.PartitionLeaderEpoch()))
+	l = append(l, " isTransactional: "...)
+	l = strconv.AppendBool(l, h.IsTransactional())
+	l = append(l, " isControl: "...)
+	l = strconv.AppendBool(l, h.IsControl())
+	l = append(l, " deleteHorizonMs: "...)
+	l = appendOptionalLong(l, h.DeleteHorizon(), h.HasDeleteHorizon())
+	d.prodKey, d.prodText = key, l
+	return l
+}
+
+const producerKeySize = 23
+
+// The constant runs of a batch line, ready made: " CreateTime: " and
+// " magic: 2 compresscodec: none crc: ", by timestamp type and by magic and
+// codec id.
+var (
+	timestampLabels  = [3]string{" NoTimestampType: ", " CreateTime: ", " LogAppendTime: "}
+	magicCodecLabels = func() (t [4][8]string) {
+		for m := range t {
+			for c := range t[m] {
+				t[m][c] = " magic: " + strconv.Itoa(m) + " compresscodec: " + codec.Type(c).String() + " crc: "
+			}
+		}
+		return t
+	}()
+)
+
+// appendOptionalLong writes Java's OptionalLong.toString.
+func appendOptionalLong(l []byte, v int64, ok bool) []byte {
+	if !ok {
+		return append(l, "OptionalLong.empty"...)
+	}
+	l = append(l, "OptionalLong["...)
+	l = strconv.AppendInt(l, v, 10)
+	return append(l, ']')
+}
+
+// batchJSON appends a "batch" object with the contract's fields.
+func (d *dumper) batchJSON(b *logfmt.Batch, bl *batchLine) {
+	l := d.objStart(d.s.buf(), "batch")
+	l = appendIntField(l, "position", b.Pos)
+	l = appendIntField(l, "size", bl.size)
+	l = appendIntField(l, "baseOffset", bl.base)
+	l = appendIntField(l, "lastOffset", b.LastOffset())
+	l = appendIntField(l, "count", bl.count)
+	l = appendIntField(l, "magic", int64(b.Magic()))
+	l = append(l, `,"compression":`...)
+	l = protocol.AppendString(l, b.Compression().String())
+	l = appendIntField(l, "crc", int64(b.StoredCRC()))
+	l = appendBoolField(l, "crcValid", bl.valid)
+	l = append(l, `,"timestampType":"`...)
+	l = append(l, b.TimestampType().String()...)
+	l = append(l, '"')
+	l = appendIntField(l, "maxTimestamp", b.MaxTimestamp())
+	if b.Magic() >= 2 {
+		h := b.Header()
+		l = appendIntField(l, "baseTimestamp", h.BaseTimestamp())
+		l = appendIntField(l, "partitionLeaderEpoch", int64(h.PartitionLeaderEpoch()))
+		l = appendIntField(l, "producerId", h.ProducerID())
+		l = appendIntField(l, "producerEpoch", int64(h.ProducerEpoch()))
+		l = appendIntField(l, "baseSequence", int64(h.BaseSequence()))
+		l = appendIntField(l, "lastSequence", int64(h.LastSequence()))
+		l = appendBoolField(l, "isTransactional", h.IsTransactional())
+		l = appendBoolField(l, "isControl", h.IsControl())
+		l = append(l, `,"deleteHorizonMs":`...)
+		if h.HasDeleteHorizon() {
+			l = strconv.AppendInt(l, h.DeleteHorizon(), 10)
+		} else {
+			l = append(l, "null"...)
+		}
+	}
+	d.s.set(append(l, "}\n"...))
+}
+
+func appendIntField(l []byte, name string, v int64) []byte {
+	l = append(l, ',', '"')
+	l = append(l, name...)
+	l = append(l, '"', ':')
+	return appendInt(l, v)
+}
+
+func appendBoolField(l []byte, name string, v bool) []byte {
+	l = append(l, ',', '"')
+	l = append(l, name...)
+	l = append(l, '"', ':')
+	return strconv.AppendBool(l, v)
+}
+
+// records prints the records of b (Reset already done).
+func (d *dumper) records(b *logfmt.Batch, st *segState) {
+	o := d.o
+	control := b.IsControl()
+	for d.it.Next() {
+		r := d.it.Record()
+		if r.Offset != st.prev+1 {
+			d.job.reports.gap(d.abs, st.prev, r.Offset)
+		}
+		st.prev = r.Offset
+		if (o.FromOffset != NoLimit && r.Offset < o.FromOffset) || (o.ToOffset != NoLimit && r.Offset > o.ToOffset) {
+			continue
+		}
+		if !d.items() {
+			continue
+		}
+		d.hold()
+		if o.JSON {
+			d.recordJSON(b, r, control)
+		} else {
+			d.recordText(b, r, control)
+		}
+		d.release()
+	}
+	if err := d.it.Err(); err != nil {
+		d.problemErr(err)
+	}
+}
+
+func recordSequence(b *logfmt.Batch, r *logfmt.Record) int32 {
+	if b.Header().BaseSequence() < 0 {
+		return logfmt.NoSequence // DefaultRecord: only a non-negative base sequence numbers records
+	}
+	return r.Sequence
+}
+
+func size(b []byte) int64 {
+	if b == nil {
+		return -1
+	}
+	return int64(len(b))
+}
+
+// recordText appends Kafka's record line (DumpLogSegments.dumpBatchRecords).
+func (d *dumper) recordText(b *logfmt.Batch, r *logfmt.Record, control bool) {
+	o := d.o
+	l := d.s.buf()
+	if !o.SkipRecordMetadata {
+		l = append(l, "| offset: "...)
+		l = appendInt(l, r.Offset)
+		l = append(l, timestampLabels[b.TimestampType()+1]...)
+		l = appendInt(l, r.Timestamp)
+		l = append(l, " keySize: "...)
+		l = appendInt(l, size(r.Key))
+		l = append(l, " valueSize: "...)
+		l = appendInt(l, size(r.Value))
+		if b.Magic() >= 2 {
+			l = append(l, " sequence: "...)
+			l = appendInt(l, int64(recordSequence(b, r)))
+			l = append(l, " headerKeys: ["...)
+			for i, h := range r.Headers {
+				if i > 0 {
+					l = append(l, ',')
+				}
+				l = appendUTF8(l, h.Key)
+			}
+			l = append(l, ']')
+		} else {
+			l = append(l, " isValid: "...)
+			l = strconv.AppendBool(l, r.CRCValid)
+			l = append(l, " crc: "...)
+			l = appendUint(l, uint64(r.CRC))
+		}
+		if control {
+			l = d.controlText(l, r)
+		}
+	}
+	if o.PrintData && !control {
+		prefix := " "
+		if o.SkipRecordMetadata {
+			prefix = "| "
+		}
+		l = d.payloadText(l, r, prefix)
+	}
+	d.s.set(append(l, '\n'))
+}
+
+// controlText appends the suffix Kafka prints for a control record.
+func (d *dumper) controlText(l []byte, r *logfmt.Record) []byte {
+	_, t, err := logfmt.ParseControlKey(r.Key)
+	if err != nil {
+		d.problem(d.batchPos, fmt.Sprintf("control record at offset %d: %v", r.Offset, err))
+		return l
+	}
+	switch {
+	case t.IsTxnMarker():
+		m, err := logfmt.ParseEndTxnMarker(r.Value)
+		if err != nil {
+			d.problem(d.batchPos, fmt.Sprintf("control record at offset %d: %v", r.Offset, err))
+			break
+		}
+		l = append(l, " endTxnMarker: "...)
+		l = append(l, t.String()...)
+		l = append(l, " coordinatorEpoch: "...)
+		return strconv.AppendInt(l, int64(m.CoordinatorEpoch), 10)
+	case metadata.IsKRaftControl(t):
+		label, js, err := metadata.FormatControl(t, r.Value)
+		if err != nil {
+			d.problem(d.batchPos, fmt.Sprintf("%s record at offset %d: %v", t, r.Offset, err))
+			break
+		}
+		l = append(l, ' ')
+		l = append(l, label...)
+		l = append(l, ' ')
+		return append(l, js...)
+	}
+	l = append(l, " controlType: "...)
+	l = append(l, t.String()...)
+	l = append(l, '(')
+	l = strconv.AppendInt(l, int64(t), 10)
+	return append(l, ')')
+}
+
+// payloadText appends " key: ... payload: ..." as Kafka's record parsers
+// print them.
+func (d *dumper) payloadText(l []byte, r *logfmt.Record, prefix string) []byte {
+	key, value, hasKey, hasValue := d.parse(r)
+	if hasKey {
+		l = append(l, prefix...)
+		l = append(l, "key: "...)
+		l = append(l, key...)
+		prefix = " "
+	}
+	if hasValue {
+		l = append(l, prefix...)
+		l = append(l, "payload: "...)
+		l = append(l, value...)
+	}
+	if d.o.Payload == PayloadPlain && len(r.Headers) > 0 && d.o.ValueDecoder != DecodeNone {
+		// Not in Kafka's line: header values, at the end where they do not
+		// move any field Kafka prints.
+		l = append(l, " headers: ["...)
+		for i, h := range r.Headers {
+			if i > 0 {
+				l = append(l, ',')
+			}
+			l = appendUTF8(l, h.Key)
+			l = append(l, '=')
+			if h.Value == nil {
+				l = append(l, "null"...)
+			} else {
+				l = appendDecoded(l, h.Value, d.o.ValueDecoder)
+			}
+		}
+		l = append(l, ']')
+	}
+	return l
+}
+
+// parse renders a record's key and value with the payload decoder in use.
+// Decoding failures of the coordinator and metadata decoders are problems,
+// shown in place as Kafka shows them.
+func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bool) {
+	switch d.o.Payload {
+	case PayloadOffsets, PayloadTxnLog:
+		var f protocol.Formatted
+		if d.o.Payload == PayloadOffsets {
+			f = groupmeta.Format(r.Key, r.Value, r.Offset)
+		} else {
+			f = txnlog.Format(r.Key, r.Value, r.Offset)
+		}
+		switch {
+		case errors.Is(f.Err, protocol.ErrUnknownType):
+			d.note(d.batchPos, fmt.Sprintf("record at offset %d: %v, which this version of logtool does not know", r.Offset, f.Err))
+		case f.Err != nil:
+			d.problem(d.batchPos, fmt.Sprintf("record at offset %d: %v", r.Offset, f.Err))
+		}
+		return []byte(f.Key), []byte(f.Value), true, f.HasValue
+	case PayloadMetadata:
+		s, err := metadata.Format(r.Value, r.Offset)
+		if err != nil {
+			d.problem(d.batchPos, fmt.Sprintf("record at offset %d: %v", r.Offset, err))
+		}
+		return nil, []byte(s), false, true
+	}
+	p := d.payload[:0]
+	if r.Key != nil && d.o.KeyDecoder != DecodeNone {
+		p = appendDecoded(p, r.Key, d.o.KeyDecoder)
+		hasKey = true
+	}
+	n := len(p)
+	if r.Value != nil && d.o.ValueDecoder != DecodeNone {
+		p = appendDecoded(p, r.Value, d.o.ValueDecoder)
+		hasValue = true
+	}
+	d.payload = p
+	return p[:n], p[n:], hasKey, hasValue
+}
+
+// appendDecoded appends b decoded for text output.
+func appendDecoded(l, b []byte, dec Decoder) []byte {
+	switch dec {
+	case DecodeHex:
+		return hex.AppendEncode(l, b)
+	case DecodeBase64:
+		return base64.StdEncoding.AppendEncode(l, b)
+	}
+	return appendUTF8(l, b)
+}
+
+// appendUTF8 appends b as Java prints bytes decoded as UTF-8: invalid
+// sequences become U+FFFD.
+func appendUTF8(l, b []byte) []byte {
+	if utf8.Valid(b) {
+		return append(l, b...)
+	}
+	return protocol.ValidUTF8(l, b)
+}
+
+// recordJSON appends a "record" object.
+func (d *dumper) recordJSON(b *logfmt.Batch, r *logfmt.Record, control bool) {
+	o := d.o
+	l := d.objStart(d.s.buf(), "record")
+	l = appendIntField(l, "offset", r.Offset)
+	l = appendIntField(l, "timestamp", r.Timestamp)
+	l = appendIntField(l, "keySize", size(r.Key))
+	l = appendIntField(l, "valueSize", size(r.Value))
+	l = append(l, `,"headers":[`...)
+	for i, h := range r.Headers {
+		if i > 0 {
+			l = append(l, ',')
+		}
+		l = append(l, `{"key":`...)
+		l = protocol.AppendStringBytes(l, h.Key)
+		if o.ValueDecoder != DecodeNone {
+			l = append(l, `,"value":`...)
+			l = appendDecodedJSON(l, h.Value, o.ValueDecoder)
+		}
+		l = append(l, '}')
+	}
+	l = append(l, ']')
+	if b.Magic() >= 2 {
+		l = appendIntField(l, "sequence", int64(recordSequence(b, r)))
+	} else {
+		l = appendIntField(l, "crc", int64(r.CRC))
+		l = appendBoolField(l, "crcValid", r.CRCValid)
+	}
+	if control {
+		l = d.controlJSON(l, r)
+	} else if o.PrintData {
+		key, value, hasKey, hasValue := d.parseJSON(r)
+		if hasKey {
+			l = append(l, `,"key":`...)
+			l = append(l, key...)
+		}
+		if hasValue {
+			l = append(l, `,"value":`...)
+			l = append(l, value...)
+		}
+	}
+	d.s.set(append(l, "}\n"...))
+}
+
+// parseJSON is parse with JSON values: strings, or null for a null key or
+// value.
+func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValue bool) {
+	switch d.o.Payload {
+	case PayloadOffsets, PayloadTxnLog, PayloadMetadata:
+		k, v, hk, hv := d.parse(r)
+		var out []byte
+		if hk {
+			out = protocol.AppendString(out, string(k))
+		} else {
+			out = append(out, "null"...)
+		}
+		n := len(out)
+		if hv {
+			out = protocol.AppendString(out, string(v))
+		} else {
+			out = append(out, "null"...)
+		}
+		return out[:n], out[n:], true, true
+	}
+	p := d.payload[:0]
+	if d.o.KeyDecoder != DecodeNone {
+		p = appendDecodedJSON(p, r.Key, d.o.KeyDecoder)
+		hasKey = true
+	}
+	n := len(p)
+	if d.o.ValueDecoder != DecodeNone {
+		p = appendDecodedJSON(p, r.Value, d.o.ValueDecoder)
+		hasValue = true
+	}
+	d.payload = p
+	return p[:n], p[n:], hasKey, hasValue
+}
+
+// appendDecodedJSON appends b as a JSON string, or null.
+func appendDecodedJSON(l, b []byte, dec Decoder) []byte {
+	if b == nil {
+		return append(l, "null"...)
+	}
+	if dec == DecodeString {
+		return protocol.AppendStringBytes(l, b)
+	}
+	l = append(l, '"')
+	l = appendDecoded(l, b, dec)
+	return append(l, '"')
+}
+
+// controlJSON appends "control":{"type":...} for a control record.
+func (d *dumper) controlJSON(l []byte, r *logfmt.Record) []byte {
+	_, t, err := logfmt.ParseControlKey(r.Key)
+	if err != nil {
+		d.problem(d.batchPos, fmt.Sprintf("control record at offset %d: %v", r.Offset, err))
+		return l
+	}
+	l = append(l, `,"control":{"type":"`...)
+	l = append(l, t.String()...)
+	l = append(l, '"')
+	switch {
+	case t.IsTxnMarker():
+		m, err := logfmt.ParseEndTxnMarker(r.Value)
+		if err != nil {
+			d.problem(d.batchPos, fmt.Sprintf("control record at offset %d: %v", r.Offset, err))
+			break
+		}
+		l = appendIntField(l, "coordinatorEpoch", int64(m.CoordinatorEpoch))
+	case metadata.IsKRaftControl(t):
+		_, js, err := metadata.FormatControl(t, r.Value)
+		if err != nil {
+			d.problem(d.batchPos, fmt.Sprintf("%s record at offset %d: %v", t, r.Offset, err))
+			break
+		}
+		l = append(l, `,"data":`...)
+		l = append(l, js...)
+	}
+	return append(l, '}')
+}

@@ -1,0 +1,334 @@
+// Package metadata decodes KRaft's __cluster_metadata records and the
+// control records of the KRaft log, as kafka-dump-log.sh prints them.
+//
+// A metadata record's value is framed by Kafka's MetadataRecordSerde: an
+// unsigned varint frame version (1), an unsigned varint record type (the
+// apiKey of the record's schema) and an unsigned varint record version, then
+// the record in that version of its schema; every metadata record is
+// flexible. Format renders it as Kafka's --cluster-metadata-decoder does:
+// {"type":"<TYPE_NAME>","version":<n>,"data":{...}}. The common types are
+// decoded field by field from schemas transcribed from Kafka's metadata
+// message definitions; the others keep their bytes, base64 under "raw".
+//
+// Control records (LeaderChange, SnapshotHeader, SnapshotFooter,
+// KRaftVersion, KRaftVoters) are decoded by FormatControl.
+package metadata
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/logtool/logtool/logfmt"
+
+	p "github.com/logtool/logtool/dump/protocol"
+)
+
+// TypeNames are the names of Kafka's MetadataRecordType values, by record type.
+var TypeNames = map[uint32]string{
+	0: "REGISTER_BROKER_RECORD", 1: "UNREGISTER_BROKER_RECORD", 2: "TOPIC_RECORD", 3: "PARTITION_RECORD",
+	4: "CONFIG_RECORD", 5: "PARTITION_CHANGE_RECORD", 6: "ACCESS_CONTROL_ENTRY_RECORD", 7: "FENCE_BROKER_RECORD",
+	8: "UNFENCE_BROKER_RECORD", 9: "REMOVE_TOPIC_RECORD", 10: "DELEGATION_TOKEN_RECORD",
+	11: "USER_SCRAM_CREDENTIAL_RECORD", 12: "FEATURE_LEVEL_RECORD", 14: "CLIENT_QUOTA_RECORD",
+	15: "PRODUCER_IDS_RECORD", 17: "BROKER_REGISTRATION_CHANGE_RECORD", 18: "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
+	19: "REMOVE_DELEGATION_TOKEN_RECORD", 20: "NO_OP_RECORD", 21: "ZK_MIGRATION_STATE_RECORD",
+	22: "REMOVE_USER_SCRAM_CREDENTIAL_RECORD", 23: "BEGIN_TRANSACTION_RECORD", 24: "END_TRANSACTION_RECORD",
+	25: "ABORT_TRANSACTION_RECORD", 27: "REGISTER_CONTROLLER_RECORD", 28: "CLEAR_ELR_RECORD",
+}
+
+func msg(name string, valid p.Versions, fields ...p.Field) *p.Message {
+	return &p.Message{Name: name, Valid: valid, Flexible: p.Since(0), Struct: p.Struct{Fields: fields}}
+}
+
+var (
+	v0 = p.Versions{}
+	f  = p.F
+
+	int32s = func(name string, r p.Versions) p.Field { return f(name, p.Int32, r).Arr() }
+
+	endpoint = &p.Struct{Fields: []p.Field{
+		f("name", p.String, p.Since(0)),
+		f("host", p.String, p.Since(0)),
+		f("port", p.Uint16, p.Since(0)),
+		f("securityProtocol", p.Int16, p.Since(0)),
+	}}
+	feature = &p.Struct{Fields: []p.Field{
+		f("name", p.String, p.Since(0)),
+		f("minSupportedVersion", p.Int16, p.Since(0)),
+		f("maxSupportedVersion", p.Int16, p.Since(0)),
+	}}
+
+	// schemas are the record types decoded field by field.
+	schemas = map[uint32]*p.Message{
+		0: msg("RegisterBrokerRecord", p.Versions{Min: 0, Max: 3},
+			f("brokerId", p.Int32, p.Since(0)),
+			f("isMigratingZkBroker", p.Bool, p.Since(2)),
+			f("incarnationId", p.UUID, p.Since(0)),
+			f("brokerEpoch", p.Int64, p.Since(0)),
+			f("endPoints", p.Nested, p.Since(0)).Arr().Of(endpoint),
+			f("features", p.Nested, p.Since(0)).Arr().Of(feature),
+			f("rack", p.String, p.Since(0)).Null(p.Since(0)),
+			f("fenced", p.Bool, p.Since(0)),
+			f("inControlledShutdown", p.Bool, p.Since(1)),
+			f("logDirs", p.UUID, p.Since(3)).Arr().TaggedAs(0, p.Since(3), 0),
+		),
+		1: msg("UnregisterBrokerRecord", v0,
+			f("brokerId", p.Int32, p.Since(0)),
+			f("brokerEpoch", p.Int64, p.Since(0)),
+		),
+		2: msg("TopicRecord", v0,
+			f("name", p.String, p.Since(0)),
+			f("topicId", p.UUID, p.Since(0)),
+		),
+		3: msg("PartitionRecord", p.Versions{Min: 0, Max: 3},
+			f("partitionId", p.Int32, p.Since(0)),
+			f("topicId", p.UUID, p.Since(0)),
+			int32s("replicas", p.Since(0)),
+			int32s("isr", p.Since(0)),
+			int32s("removingReplicas", p.Since(0)),
+			int32s("addingReplicas", p.Since(0)),
+			f("leader", p.Int32, p.Since(0)),
+			f("leaderRecoveryState", p.Int8, p.Since(0)).TaggedAs(0, p.Since(0), 0),
+			f("leaderEpoch", p.Int32, p.Since(0)),
+			f("partitionEpoch", p.Int32, p.Since(0)),
+			f("directories", p.UUID, p.Since(1)).Arr(),
+			int32s("eligibleLeaderReplicas", p.Since(2)).Null(p.Since(2)).TaggedAs(1, p.Since(2), 0).NullDefault(),
+			int32s("lastKnownElr", p.Since(2)).Null(p.Since(2)).TaggedAs(2, p.Since(2), 0).NullDefault(),
+			f("creationTimeMs", p.Int64, p.Since(3)).TaggedAs(3, p.Since(3), -1),
+		),
+		4: msg("ConfigRecord", v0,
+			f("resourceType", p.Int8, p.Since(0)),
+			f("resourceName", p.String, p.Since(0)),
+			f("name", p.String, p.Since(0)),
+			f("value", p.String, p.Since(0)).Null(p.Since(0)),
+		),
+		5: msg("PartitionChangeRecord", p.Versions{Min: 0, Max: 2},
+			f("partitionId", p.Int32, p.Since(0)),
+			f("topicId", p.UUID, p.Since(0)),
+			int32s("isr", p.Since(0)).Null(p.Since(0)).TaggedAs(0, p.Since(0), 0).NullDefault(),
+			f("leader", p.Int32, p.Since(0)).TaggedAs(1, p.Since(0), -2),
+			int32s("replicas", p.Since(0)).Null(p.Since(0)).TaggedAs(2, p.Since(0), 0).NullDefault(),
+			int32s("removingReplicas", p.Since(0)).Null(p.Since(0)).TaggedAs(3, p.Since(0), 0).NullDefault(),
+			int32s("addingReplicas", p.Since(0)).Null(p.Since(0)).TaggedAs(4, p.Since(0), 0).NullDefault(),
+			f("leaderRecoveryState", p.Int8, p.Since(0)).TaggedAs(5, p.Since(0), -1),
+			f("directories", p.UUID, p.Since(1)).Arr().Null(p.Since(1)).TaggedAs(8, p.Since(1), 0).NullDefault(),
+			int32s("eligibleLeaderReplicas", p.Since(2)).Null(p.Since(2)).TaggedAs(6, p.Since(2), 0).NullDefault(),
+			int32s("lastKnownElr", p.Since(2)).Null(p.Since(2)).TaggedAs(7, p.Since(2), 0).NullDefault(),
+		),
+		7: msg("FenceBrokerRecord", v0,
+			f("id", p.Int32, p.Since(0)),
+			f("epoch", p.Int64, p.Since(0)),
+		),
+		8: msg("UnfenceBrokerRecord", v0,
+			f("id", p.Int32, p.Since(0)),
+			f("epoch", p.Int64, p.Since(0)),
+		),
+		9: msg("RemoveTopicRecord", v0,
+			f("topicId", p.UUID, p.Since(0)),
+		),
+		12: msg("FeatureLevelRecord", v0,
+			f("name", p.String, p.Since(0)),
+			f("featureLevel", p.Int16, p.Since(0)),
+		),
+		15: msg("ProducerIdsRecord", v0,
+			f("brokerId", p.Int32, p.Since(0)),
+			f("brokerEpoch", p.Int64, p.Since(0)),
+			f("nextProducerId", p.Int64, p.Since(0)),
+		),
+		17: msg("BrokerRegistrationChangeRecord", p.Versions{Min: 0, Max: 2},
+			f("brokerId", p.Int32, p.Since(0)),
+			f("brokerEpoch", p.Int64, p.Since(0)),
+			f("fenced", p.Int8, p.Since(0)).TaggedAs(0, p.Since(0), 0),
+			f("inControlledShutdown", p.Int8, p.Since(1)).TaggedAs(1, p.Since(1), 0),
+			f("logDirs", p.UUID, p.Since(2)).Arr().TaggedAs(2, p.Since(2), 0),
+		),
+		20: msg("NoOpRecord", v0),
+		21: msg("ZkMigrationStateRecord", v0,
+			f("zkMigrationState", p.Int8, p.Since(0)),
+		),
+		23: msg("BeginTransactionRecord", v0,
+			f("name", p.String, p.Since(0)).Null(p.Since(0)).TaggedAs(0, p.Since(0), 0).NullDefault(),
+		),
+		24: msg("EndTransactionRecord", v0),
+		25: msg("AbortTransactionRecord", v0,
+			f("reason", p.String, p.Since(0)).Null(p.Since(0)).TaggedAs(0, p.Since(0), 0).NullDefault(),
+		),
+		27: msg("RegisterControllerRecord", v0,
+			f("controllerId", p.Int32, p.Since(0)),
+			f("incarnationId", p.UUID, p.Since(0)),
+			f("zkMigrationReady", p.Bool, p.Since(0)),
+			f("endPoints", p.Nested, p.Since(0)).Arr().Of(endpoint),
+			f("features", p.Nested, p.Since(0)).Arr().Of(feature),
+		),
+		28: msg("ClearElrRecord", v0,
+			f("topicName", p.String, p.Since(0)),
+		),
+	}
+)
+
+// Record is a decoded metadata record.
+type Record struct {
+	Type    uint32
+	Name    string // the MetadataRecordType name; "" for an unknown type
+	Version int16
+	Value   *p.Value // nil when the type is not decoded field by field
+	Raw     []byte   // the record's bytes after the frame
+}
+
+// ErrFrame is wrapped by errors about the frame around a record.
+var ErrFrame = errors.New("bad metadata record frame")
+
+// Decode reads a framed metadata record.
+func Decode(b []byte) (*Record, error) {
+	frame, n, err := uvarint(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: frame version: %v", ErrFrame, err)
+	}
+	if frame != 1 {
+		return nil, fmt.Errorf("%w: unknown frame version %d", ErrFrame, frame)
+	}
+	b = b[n:]
+	typ, n, err := uvarint(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: record type: %v", ErrFrame, err)
+	}
+	b = b[n:]
+	ver, n, err := uvarint(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: record version: %v", ErrFrame, err)
+	}
+	if ver > 1<<15-1 {
+		return nil, fmt.Errorf("%w: record version %d", ErrFrame, ver)
+	}
+	b = b[n:]
+	name, ok := TypeNames[typ]
+	if !ok {
+		return nil, fmt.Errorf("unknown metadata record type %d", typ)
+	}
+	r := &Record{Type: typ, Name: name, Version: int16(ver), Raw: b}
+	m, ok := schemas[typ]
+	if !ok {
+		return r, nil
+	}
+	v, used, err := p.Decode(m, r.Version, b)
+	if err != nil {
+		return nil, err
+	}
+	if used != len(b) {
+		return nil, fmt.Errorf("found %d byte(s) of garbage after %s", len(b)-used, m.Name)
+	}
+	r.Value = v
+	return r, nil
+}
+
+// AppendJSON appends r as {"type":"TOPIC_RECORD","version":0,"data":{...}},
+// or with "raw" (base64) in place of "data" for types not decoded.
+func (r *Record) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"type":"`...)
+	dst = append(dst, r.Name...)
+	dst = append(dst, `","version":`...)
+	dst = strconv.AppendInt(dst, int64(r.Version), 10)
+	if r.Value == nil {
+		dst = append(dst, `,"raw":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, r.Raw)
+		return append(dst, `"}`...)
+	}
+	dst = append(dst, `,"data":`...)
+	dst = p.AppendJSON(dst, r.Value)
+	return append(dst, '}')
+}
+
+// Format renders a metadata record value as kafka-dump-log.sh
+// --cluster-metadata-decoder does; a record that does not decode gives
+// Kafka's "Error at <offset>, skipping. <why>" text and the error.
+func Format(value []byte, offset int64) (string, error) {
+	r, err := Decode(value)
+	if err != nil {
+		return "Error at " + strconv.FormatInt(offset, 10) + ", skipping. " + err.Error(), err
+	}
+	return string(r.AppendJSON(nil)), nil
+}
+
+func uvarint(b []byte) (uint32, int, error) {
+	var v uint32
+	for i := 0; i < 5; i++ {
+		if i >= len(b) {
+			return 0, 0, p.ErrShort
+		}
+		v |= uint32(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return v, i + 1, nil
+		}
+	}
+	return 0, 0, errors.New("unsigned varint longer than 5 bytes")
+}
+
+// Control record schemas (clients/src/main/resources/common/message).
+var (
+	voter = &p.Struct{Fields: []p.Field{f("voterId", p.Int32, p.Since(0))}}
+
+	controlSchemas = map[logfmt.ControlType]*p.Message{
+		logfmt.ControlLeaderChange: msg("LeaderChangeMessage", v0,
+			f("version", p.Int16, p.Since(0)),
+			f("leaderId", p.Int32, p.Since(0)),
+			f("voters", p.Nested, p.Since(0)).Arr().Of(voter),
+			f("grantingVoters", p.Nested, p.Since(0)).Arr().Of(voter),
+		),
+		logfmt.ControlSnapshotHeader: msg("SnapshotHeaderRecord", v0,
+			f("version", p.Int16, p.Since(0)),
+			f("lastContainedLogTimestamp", p.Int64, p.Since(0)),
+		),
+		logfmt.ControlSnapshotFooter: msg("SnapshotFooterRecord", v0,
+			f("version", p.Int16, p.Since(0)),
+		),
+		logfmt.ControlKRaftVersion: msg("KRaftVersionRecord", v0,
+			f("version", p.Int16, p.Since(0)),
+			f("kRaftVersion", p.Int16, p.Since(0)),
+		),
+		logfmt.ControlKRaftVoters: msg("VotersRecord", v0,
+			f("version", p.Int16, p.Since(0)),
+			f("voters", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+				f("voterId", p.Int32, p.Since(0)),
+				f("voterUuid", p.UUID, p.Since(0)),
+				f("endpoints", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+					f("name", p.String, p.Since(0)),
+					f("host", p.String, p.Since(0)),
+					f("port", p.Uint16, p.Since(0)),
+				}}),
+				f("kRaftVersionFeature", p.Nested, p.Since(0)).Of(&p.Struct{Fields: []p.Field{
+					f("minSupportedVersion", p.Int16, p.Since(0)),
+					f("maxSupportedVersion", p.Int16, p.Since(0)),
+				}}),
+			}}),
+		),
+	}
+
+	// controlLabels is what DumpLogSegments prints before each type's JSON.
+	controlLabels = map[logfmt.ControlType]string{
+		logfmt.ControlLeaderChange:   "LeaderChange:",
+		logfmt.ControlSnapshotHeader: "SnapshotHeader",
+		logfmt.ControlSnapshotFooter: "SnapshotFooter",
+		logfmt.ControlKRaftVersion:   "KRaftVersion",
+		logfmt.ControlKRaftVoters:    "KRaftVoters",
+	}
+)
+
+// IsKRaftControl reports whether FormatControl decodes control type t.
+func IsKRaftControl(t logfmt.ControlType) bool { return controlSchemas[t] != nil }
+
+// FormatControl decodes the value of a KRaft control record of type t and
+// returns Kafka's label for it ("LeaderChange:", "SnapshotHeader", ...) and
+// the record as JSON. Kafka reads these values with version 0 of their
+// schema whatever their version field says; so does FormatControl.
+func FormatControl(t logfmt.ControlType, value []byte) (label string, json []byte, err error) {
+	m := controlSchemas[t]
+	if m == nil {
+		return "", nil, fmt.Errorf("control type %s has no schema", t)
+	}
+	v, _, err := p.Decode(m, 0, value)
+	if err != nil {
+		return controlLabels[t], nil, err
+	}
+	return controlLabels[t], p.AppendJSON(nil, v), nil
+}

@@ -1,0 +1,246 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Value is a decoded field or struct. Byte slices alias the input.
+type Value struct {
+	Kind    Kind
+	Null    bool
+	Present bool   // false for a tagged field absent from the input
+	Int     int64  // integers; bool as 0 or 1
+	Raw     []byte // string, bytes or uuid contents
+	Items   []Value
+	// Struct values: the schema, the version it was read at, and one Value
+	// per schema field.
+	Struct  *Struct
+	Version int16
+	Fields  []Value
+	// JSON, when set, replaces the value in the output: callers use it to
+	// show bytes that hold a nested message as that message.
+	JSON []byte
+}
+
+// Field returns the value of the named field of a struct value, or nil.
+func (v *Value) Field(name string) *Value {
+	if v.Struct == nil {
+		return nil
+	}
+	for i := range v.Struct.Fields {
+		if v.Struct.Fields[i].Name == name {
+			return &v.Fields[i]
+		}
+	}
+	return nil
+}
+
+// ErrShort is wrapped by errors for input that ends inside a field.
+var ErrShort = errors.New("input ends inside a field")
+
+// Decode reads a message of the given version from b and returns it with the
+// number of bytes it used. Versions outside the schema's valid range are
+// refused rather than guessed at.
+func Decode(m *Message, version int16, b []byte) (*Value, int, error) {
+	if !m.Valid.Has(version) {
+		return nil, 0, fmt.Errorf("unsupported %s version %d", m.Name, version)
+	}
+	d := decoder{b: b, version: version, flexible: m.Flexible.Has(version)}
+	v := d.structure(&m.Struct)
+	if d.err != nil {
+		return nil, 0, fmt.Errorf("%s version %d: %w", m.Name, version, d.err)
+	}
+	return &v, d.p, nil
+}
+
+// decoder reads with a sticky error: after the first failure every read
+// returns zero values, and err says what went wrong.
+type decoder struct {
+	b        []byte
+	p        int
+	version  int16
+	flexible bool
+	err      error
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf(format+" (at byte %d)", append(args, d.p)...)
+	}
+}
+
+func (d *decoder) take(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(d.b)-d.p {
+		d.fail("%w: need %d bytes, %d left", ErrShort, n, len(d.b)-d.p)
+		return nil
+	}
+	s := d.b[d.p : d.p+n : d.p+n]
+	d.p += n
+	return s
+}
+
+func (d *decoder) u8() uint8 {
+	if b := d.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (d *decoder) u16() uint16 {
+	if b := d.take(2); b != nil {
+		return binary.BigEndian.Uint16(b)
+	}
+	return 0
+}
+
+func (d *decoder) u32() uint32 {
+	if b := d.take(4); b != nil {
+		return binary.BigEndian.Uint32(b)
+	}
+	return 0
+}
+
+func (d *decoder) u64() uint64 {
+	if b := d.take(8); b != nil {
+		return binary.BigEndian.Uint64(b)
+	}
+	return 0
+}
+
+// uvarint reads an unsigned varint of at most 5 bytes, as Kafka's
+// ByteUtils.readUnsignedVarint.
+func (d *decoder) uvarint() uint32 {
+	var v uint32
+	for i := 0; i < 5; i++ {
+		c := d.u8()
+		if d.err != nil {
+			return 0
+		}
+		v |= uint32(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return v
+		}
+	}
+	d.fail("unsigned varint longer than 5 bytes")
+	return 0
+}
+
+// length reads a length or count: compact (varint of n+1) in flexible
+// versions, else an int16 (strings) or int32. It returns -1 for null.
+func (d *decoder) length(short bool) int {
+	if d.flexible {
+		return int(int64(d.uvarint()) - 1)
+	}
+	if short {
+		return int(int16(d.u16()))
+	}
+	return int(int32(d.u32()))
+}
+
+func (d *decoder) structure(s *Struct) Value {
+	v := Value{Kind: Nested, Present: true, Struct: s, Version: d.version, Fields: make([]Value, len(s.Fields))}
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		if !f.Versions.Has(d.version) || (d.flexible && f.Tagged.Has(d.version)) {
+			continue
+		}
+		v.Fields[i] = d.field(f)
+	}
+	if d.flexible {
+		d.taggedFields(s, &v)
+	}
+	return v
+}
+
+func (d *decoder) taggedFields(s *Struct, v *Value) {
+	n := d.uvarint()
+	for i := uint32(0); i < n && d.err == nil; i++ {
+		tag := int(d.uvarint())
+		size := int(d.uvarint())
+		data := d.take(size)
+		if d.err != nil {
+			return
+		}
+		for j := range s.Fields {
+			f := &s.Fields[j]
+			if !f.Tagged.Has(d.version) || f.Tag != tag || !f.Versions.Has(d.version) {
+				continue
+			}
+			sub := decoder{b: data, version: d.version, flexible: true}
+			v.Fields[j] = sub.field(f)
+			if sub.err == nil && sub.p != len(data) {
+				sub.fail("tagged field %s has %d bytes left over", f.Name, len(data)-sub.p)
+			}
+			if sub.err != nil {
+				d.err = fmt.Errorf("tagged field %s: %w", f.Name, sub.err)
+			}
+		}
+	}
+}
+
+func (d *decoder) field(f *Field) Value {
+	if !f.Array {
+		return d.single(f)
+	}
+	n := d.length(false)
+	if n < 0 {
+		if !f.Nullable.Has(d.version) {
+			d.fail("non-nullable array %s is null", f.Name)
+		}
+		return Value{Kind: f.Kind, Present: true, Null: true}
+	}
+	// Every element takes at least one byte, except structs without fields,
+	// which no schema here has; the count cannot size memory beyond the input.
+	if n > len(d.b)-d.p {
+		d.fail("%w: array %s claims %d elements, %d bytes left", ErrShort, f.Name, n, len(d.b)-d.p)
+		return Value{}
+	}
+	items := make([]Value, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		items = append(items, d.single(f))
+	}
+	return Value{Kind: f.Kind, Present: true, Items: items}
+}
+
+func (d *decoder) single(f *Field) Value {
+	v := Value{Kind: f.Kind, Present: true}
+	switch f.Kind {
+	case Bool:
+		v.Int = int64(d.u8())
+		if v.Int > 1 {
+			v.Int = 1 // Java reads any non-zero byte as true
+		}
+	case Int8:
+		v.Int = int64(int8(d.u8()))
+	case Int16:
+		v.Int = int64(int16(d.u16()))
+	case Uint16:
+		v.Int = int64(d.u16())
+	case Int32:
+		v.Int = int64(int32(d.u32()))
+	case Uint32:
+		v.Int = int64(d.u32())
+	case Int64:
+		v.Int = int64(d.u64())
+	case UUID:
+		v.Raw = d.take(16)
+	case String, Bytes:
+		n := d.length(f.Kind == String)
+		if n < 0 {
+			if !f.Nullable.Has(d.version) {
+				d.fail("non-nullable %s is null", f.Name)
+			}
+			v.Null = true
+			return v
+		}
+		v.Raw = d.take(n)
+	case Nested:
+		return d.structure(f.Struct)
+	}
+	return v
+}

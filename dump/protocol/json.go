@@ -1,0 +1,178 @@
+package protocol
+
+import (
+	"encoding/base64"
+	"strconv"
+	"unicode/utf8"
+)
+
+// AppendJSON appends v as the compact JSON Kafka's JsonConverters write:
+// fields in schema order, only those of the version read, tagged fields only
+// when they differ from their default, bytes in padded standard base64,
+// uuids in Kafka's URL-safe unpadded base64.
+func AppendJSON(dst []byte, v *Value) []byte {
+	return appendStruct(dst, v)
+}
+
+func appendStruct(dst []byte, v *Value) []byte {
+	dst = append(dst, '{')
+	first := true
+	for i := range v.Struct.Fields {
+		f := &v.Struct.Fields[i]
+		if !f.Versions.Has(v.Version) {
+			continue
+		}
+		fv := &v.Fields[i]
+		if f.Tagged.Has(v.Version) && isDefault(f, fv) {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = AppendString(dst, f.Name)
+		dst = append(dst, ':')
+		dst = appendField(dst, f, fv)
+	}
+	return append(dst, '}')
+}
+
+// isDefault tells whether a tagged field holds its default value.
+func isDefault(f *Field, v *Value) bool {
+	if !v.Present {
+		return true
+	}
+	if v.JSON != nil {
+		return false
+	}
+	if v.Null {
+		return f.DefaultNull
+	}
+	if f.Array {
+		return !f.DefaultNull && len(v.Items) == 0
+	}
+	switch f.Kind {
+	case String, Bytes:
+		return !f.DefaultNull && len(v.Raw) == 0
+	case UUID:
+		for _, c := range v.Raw {
+			if c != 0 {
+				return false
+			}
+		}
+		return true
+	case Nested:
+		return false
+	}
+	return v.Int == f.DefaultInt
+}
+
+func appendField(dst []byte, f *Field, v *Value) []byte {
+	if v.JSON != nil {
+		return append(dst, v.JSON...)
+	}
+	if v.Null {
+		return append(dst, "null"...)
+	}
+	if !f.Array {
+		return appendScalar(dst, f, v)
+	}
+	dst = append(dst, '[')
+	for i := range v.Items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendScalar(dst, f, &v.Items[i])
+	}
+	return append(dst, ']')
+}
+
+func appendScalar(dst []byte, f *Field, v *Value) []byte {
+	if v.JSON != nil {
+		return append(dst, v.JSON...)
+	}
+	switch f.Kind {
+	case Bool:
+		return strconv.AppendBool(dst, v.Int != 0)
+	case String:
+		return AppendStringBytes(dst, v.Raw)
+	case Bytes:
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, v.Raw)
+		return append(dst, '"')
+	case UUID:
+		dst = append(dst, '"')
+		dst = base64.RawURLEncoding.AppendEncode(dst, v.Raw)
+		return append(dst, '"')
+	case Nested:
+		if v.Struct == nil { // a tagged struct that was absent
+			return append(dst, "null"...)
+		}
+		return appendStruct(dst, v)
+	}
+	return strconv.AppendInt(dst, v.Int, 10)
+}
+
+const hexUpper = "0123456789ABCDEF"
+
+// AppendString appends s as a JSON string the way Jackson writes it: '"' and
+// '\' escaped, control characters as \b \t \n \f \r or \u00XX, everything
+// else, '/' and non-ASCII included, as is.
+func AppendString(dst []byte, s string) []byte { return appendQuoted(dst, s) }
+
+// AppendStringBytes is AppendString for bytes Kafka decodes as UTF-8: byte
+// sequences that are not UTF-8 become U+FFFD, as in Java's decoder.
+func AppendStringBytes(dst, b []byte) []byte {
+	if utf8.Valid(b) {
+		return appendQuoted(dst, b)
+	}
+	return appendQuoted(dst, ValidUTF8(nil, b))
+}
+
+func appendQuoted[T string | []byte](dst []byte, s T) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		dst = appendEscape(dst, c)
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// ValidUTF8 appends b to dst with every invalid byte replaced by U+FFFD.
+func ValidUTF8(dst, b []byte) []byte {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n <= 1 {
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+		} else {
+			dst = append(dst, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return dst
+}
+
+func appendEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\r':
+		return append(dst, '\\', 'r')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexUpper[c>>4], hexUpper[c&0xf])
+}

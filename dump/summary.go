@@ -1,0 +1,211 @@
+package dump
+
+import (
+	"io"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+)
+
+// row is one line of the summary: a partition, or a file given by itself.
+type row struct {
+	name      string
+	topic     string
+	partition int32
+	segments  int64
+	bytes     int64
+	batches   int64
+	records   int64
+	magics    uint8 // bit per magic
+	codecs    uint8 // bit per codec id
+	first     int64 // offsets; -1 until a batch is seen
+	last      int64
+	firstTs   int64 // timestamps; noTs until a batch with one is seen
+	lastTs    int64
+	problems  int
+}
+
+const noTs = -1 << 63
+
+func newRow(name string) *row {
+	return &row{name: name, partition: -1, first: -1, last: -1, firstTs: noTs, lastTs: noTs}
+}
+
+// addBatch accounts for one valid-framed batch. iterated says whether it
+// holds the batch's records (Reset done), which legacy wrappers need for
+// their count and first offset.
+func (r *row) addBatch(b *logfmt.Batch, it *logfmt.RecordIter, iterated bool) {
+	r.batches++
+	r.magics |= 1 << uint(b.Magic()&7)
+	r.codecs |= 1 << uint(b.Compression()&7)
+	first, count := b.EntryOffset(), int64(1)
+	firstTs := b.MaxTimestamp()
+	switch {
+	case b.Magic() >= 2:
+		h := b.Header()
+		count = int64(max(h.RecordCount(), 0))
+		if !h.HasDeleteHorizon() && h.BaseTimestamp() >= 0 {
+			firstTs = h.BaseTimestamp()
+		}
+	case iterated:
+		first, count = it.BaseOffset(), int64(it.Count())
+	}
+	r.records += count
+	if r.first < 0 {
+		r.first = first
+	}
+	r.last = max(r.last, b.LastOffset())
+	if firstTs >= 0 && (r.firstTs == noTs || firstTs < r.firstTs) {
+		r.firstTs = firstTs
+	}
+	if ts := b.MaxTimestamp(); ts >= 0 {
+		r.lastTs = max(r.lastTs, ts)
+	}
+}
+
+func setNames[T ~int8](mask uint8, name func(T) string) []string {
+	var out []string
+	for mask != 0 {
+		i := bits.TrailingZeros8(mask)
+		out = append(out, name(T(i)))
+		mask &^= 1 << i
+	}
+	return out
+}
+
+func (r *row) magicNames() []string {
+	return setNames(r.magics, func(m int8) string { return strconv.Itoa(int(m)) })
+}
+
+func (r *row) codecNames() []string {
+	return setNames(r.codecs, func(c codec.Type) string { return c.String() })
+}
+
+// summaryJSON appends a "summary" object.
+func (d *dumper) summaryJSON(r *row) {
+	l := append(d.s.buf(), `{"type":"summary","file":`...)
+	l = protocol.AppendString(l, r.name)
+	if r.partition >= 0 {
+		l = append(l, `,"topic":`...)
+		l = protocol.AppendString(l, r.topic)
+		l = appendIntField(l, "partition", int64(r.partition))
+	}
+	l = appendIntField(l, "segments", r.segments)
+	l = appendIntField(l, "bytes", r.bytes)
+	l = appendIntField(l, "batches", r.batches)
+	l = appendIntField(l, "records", r.records)
+	l = append(l, `,"magics":[`...)
+	l = append(l, strings.Join(r.magicNames(), ",")...)
+	l = append(l, `],"codecs":[`...)
+	for i, c := range r.codecNames() {
+		if i > 0 {
+			l = append(l, ',')
+		}
+		l = protocol.AppendString(l, c)
+	}
+	l = append(l, ']')
+	for _, f := range []struct {
+		name string
+		v    int64
+		ok   bool
+	}{
+		{"firstOffset", r.first, r.first >= 0},
+		{"lastOffset", r.last, r.last >= 0},
+		{"firstTimestamp", r.firstTs, r.firstTs != noTs},
+		{"lastTimestamp", r.lastTs, r.lastTs != noTs},
+	} {
+		l = append(l, ',', '"')
+		l = append(l, f.name...)
+		l = append(l, '"', ':')
+		l = appendNullable(l, f.v, f.ok)
+	}
+	l = appendIntField(l, "problems", int64(r.problems))
+	d.s.set(append(l, "}\n"...))
+}
+
+// writeTable prints the summary rows as a table, with a total line when
+// there is more than one row.
+func writeTable(w io.Writer, rows []*row) error {
+	label := "PARTITION"
+	for _, r := range rows {
+		if r.partition < 0 {
+			label = "FILE"
+			break
+		}
+	}
+	t := tablewriter.NewTable(w, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
+		tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft,
+		tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight,
+	}}), tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithFooterAutoFormat(tw.Off))
+	t.Header(label, "SEGMENTS", "BYTES", "BATCHES", "RECORDS", "MAGIC", "CODECS",
+		"FIRST OFFSET", "LAST OFFSET", "FIRST TIMESTAMP", "LAST TIMESTAMP", "PROBLEMS")
+	var total row
+	total.first = -1
+	for _, r := range rows {
+		name := r.name
+		if r.partition >= 0 {
+			name = r.topic + "-" + strconv.Itoa(int(r.partition))
+		}
+		if err := t.Append(cells(name, r)); err != nil {
+			return err
+		}
+		total.segments += r.segments
+		total.bytes += r.bytes
+		total.batches += r.batches
+		total.records += r.records
+		total.magics |= r.magics
+		total.codecs |= r.codecs
+		total.problems += r.problems
+	}
+	if len(rows) > 1 {
+		c := cells("TOTAL", &total)
+		for i := 7; i <= 10; i++ {
+			c[i] = ""
+		}
+		t.Footer(c)
+	}
+	return t.Render()
+}
+
+func cells(name string, r *row) []string {
+	off := func(v int64) string {
+		if v < 0 {
+			return "-"
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	ts := func(v int64) string {
+		if v == noTs {
+			return "-"
+		}
+		return time.UnixMilli(v).UTC().Format("2006-01-02T15:04:05Z")
+	}
+	list := func(s []string) string {
+		if len(s) == 0 {
+			return "-"
+		}
+		return strings.Join(s, ",")
+	}
+	return []string{
+		name,
+		strconv.FormatInt(r.segments, 10),
+		strconv.FormatInt(r.bytes, 10),
+		strconv.FormatInt(r.batches, 10),
+		strconv.FormatInt(r.records, 10),
+		list(r.magicNames()),
+		list(r.codecNames()),
+		off(r.first),
+		off(r.last),
+		ts(r.firstTs),
+		ts(r.lastTs),
+		strconv.Itoa(r.problems),
+	}
+}
