@@ -361,13 +361,19 @@ func (w *partitionWriter) writeMarker(commit bool) error {
 	if w.buf, err = logfmt.AppendBatch(w.buf[:0], opts, rec); err != nil {
 		return err
 	}
+	aborted := index.AbortedTxn{ProducerID: w.txn.id, FirstOffset: w.txn.txnFirst, LastOffset: w.offset, LastStableOffset: w.offset + 1}
+	// append may roll the segment; the entry belongs to the one that gets
+	// the marker, so it is recorded after.
+	if err := w.append(w.buf, 1); err != nil {
+		return err
+	}
 	if !commit {
 		// The only other producer is idempotent, never in a transaction, so
 		// the last stable offset is just past the marker.
-		w.aborted = append(w.aborted, index.AbortedTxn{ProducerID: w.txn.id, FirstOffset: w.txn.txnFirst, LastOffset: w.offset, LastStableOffset: w.offset + 1})
+		w.aborted = append(w.aborted, aborted)
 	}
 	w.txn.txnFirst, w.txn.lastTS = -1, rec[0].Timestamp
-	return w.append(w.buf, 1)
+	return nil
 }
 
 // append writes one batch, rolling the segment first when it would grow past

@@ -16,6 +16,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -256,6 +257,45 @@ func TestGenRejectsImpossibleOptions(t *testing.T) {
 	} {
 		if _, err := Generate(o); err == nil {
 			t.Errorf("%+v: no error", o)
+		}
+	}
+}
+
+// An aborted transaction's entry belongs to the segment holding its marker,
+// even when the marker is the batch that rolled a new segment.
+func TestGenTxnIndexEntriesLieInTheirSegment(t *testing.T) {
+	for seed := int64(0); seed < 8; seed++ {
+		out := t.TempDir()
+		parts, err := Generate(Options{Out: out, Topics: []string{"t"}, Records: 600, Keys: 10, Magic: 2, SegmentBytes: 4 << 10,
+			TransactionalRatio: 0.6, AbortRatio: 0.7, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := layout.ReadPartition(parts[0].Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range part.Segments {
+			if s.TxnIndex == "" {
+				continue
+			}
+			next := parts[0].LogEndOffset
+			if i+1 < len(part.Segments) {
+				next = part.Segments[i+1].Base
+			}
+			b, err := os.ReadFile(s.TxnIndex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			txns, problems := index.ParseTxnIndex(b, s.TxnIndex)
+			if len(problems) > 0 {
+				t.Fatal(problems)
+			}
+			for _, x := range txns {
+				if x.LastOffset < s.Base || x.LastOffset >= next {
+					t.Fatalf("seed %d: %s: marker %d outside [%d, %d)", seed, s.TxnIndex, x.LastOffset, s.Base, next)
+				}
+			}
 		}
 	}
 }
