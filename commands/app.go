@@ -141,11 +141,13 @@ func NewApp() *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
 	app.Commands = []*cli.Command{
-		genCommand(),
 		dumpCommand(),
 		migrateCommand(),
 		compactCommand(),
 		retentionCommand(),
+		genCommand(),
+		completionCommand(),
+		manCommand(),
 	}
 	for _, cmd := range app.Commands {
 		cmd.Flags = append(cmd.Flags, globalFlags()...)
