@@ -142,6 +142,8 @@ func NewApp() *cli.App {
 	}
 	app.Commands = []*cli.Command{
 		dumpCommand(),
+		findCommand(),
+		reindexCommand(),
 		migrateCommand(),
 		compactCommand(),
 		retentionCommand(),

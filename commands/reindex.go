@@ -1,0 +1,519 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+
+	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/index/reindex"
+	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+func reindexCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "reindex",
+		Category:  "repair and convert",
+		Usage:     "rebuild or check .index, .timeindex and .txnindex files as Kafka's segment recovery builds them",
+		ArgsUsage: "PATH...",
+		Description: "Rebuilds the indexes of every segment under the paths given (log directories, partition directories or\n" +
+			"single segment files) byte for byte as Kafka's LogSegment.recover writes them: an .index entry (last offset,\n" +
+			"position) for the first batch after every --interval-bytes of log, a .timeindex entry beside it when the\n" +
+			"largest timestamp so far grew, one more at the end; .txnindex from the transaction markers, with the\n" +
+			"producer state of the latest snapshot at or below the segment's base replayed up to it. No selector\n" +
+			"flag means all three. Only files whose bytes change are written, each crash-safely; a broker holding the\n" +
+			"log directory's lock makes reindex refuse (exit 4). A corrupt or torn segment is indexed up to its last\n" +
+			"valid batch and reported; the .log is only cut with --truncate-corrupt-tail, which keeps the removed\n" +
+			"bytes in <segment>.log.truncated-<position>.\n\n" +
+			"--check writes nothing: it judges the existing files against the log and exits 3 on problems (an entry\n" +
+			"off a batch boundary, out of order, past the data, a timestamp the log does not hold, a wrong or missing\n" +
+			"aborted transaction, a corrupt .log). Differences a live broker legitimately makes (exact offsets of\n" +
+			"the largest timestamp, entries where its interval counting put them, a zero-filled preallocated tail)\n" +
+			"are reported as differences and fail only with --strict.\n\n" +
+			"--granularity writes the coarse time index of the original timestamp proposal instead: one entry per\n" +
+			"bucket of that width (bucket start, first offset reaching it) and the final largest-timestamp entry.\n\n" +
+			"Examples:\n" +
+			"  logtool reindex --check testdata/kafka-logs\n" +
+			"  logtool reindex --dry-run testdata/kafka-logs/payments.txn-0\n" +
+			"  cp -r testdata/kafka-logs /tmp/kafka-logs && logtool reindex /tmp/kafka-logs\n" +
+			"  logtool reindex --time --granularity 1m /tmp/kafka-logs/orders-0\n" +
+			"  logtool --format json reindex --check --strict testdata/kafka-logs/clicks-v1-0/00000000000000000000.log",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "offset", Usage: "rebuild (or check) .index files; no selector means all three kinds"},
+			&cli.BoolFlag{Name: "time", Usage: "rebuild (or check) .timeindex files; no selector means all three kinds"},
+			&cli.BoolFlag{Name: "txn", Usage: "rebuild (or check) .txnindex files; no selector means all three kinds"},
+			&cli.Int64Flag{Name: "interval-bytes", Value: index.DefaultIntervalBytes, Usage: "index.interval.bytes: log bytes between .index entries"},
+			&cli.DurationFlag{Name: "granularity", Usage: "build a coarse time index, one entry per bucket of this width (e.g. 1m); 0s means recovery's time index"},
+			&cli.BoolFlag{Name: "check", Usage: "write nothing; compare the existing indexes with the log (exit 3 on problems)"},
+			&cli.BoolFlag{Name: "strict", Usage: "with --check: any byte difference from the rebuild is a problem"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing; report what would change"},
+			&cli.BoolFlag{Name: "truncate-corrupt-tail", Usage: "cut a .log after its last valid batch, keeping the removed bytes in <segment>.log.truncated-<position>"},
+		},
+		Action: runReindex,
+	}
+}
+
+// reindexJob is one partition directory, optionally limited to segments.
+type reindexJob struct {
+	dir      string
+	logDir   string
+	segments []int64 // nil: all
+}
+
+func runReindex(c *cli.Context) error {
+	g, err := global(c)
+	if err != nil {
+		return err
+	}
+	o, err := reindexOptions(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() == 0 {
+		return usageErr("no PATH given")
+	}
+	jobs, err := reindexJobs(c.Args().Slice())
+	if err != nil {
+		return err
+	}
+	var logDirs []string
+	for _, j := range jobs {
+		if !slices.Contains(logDirs, j.logDir) {
+			logDirs = append(logDirs, j.logDir)
+		}
+	}
+	for _, ld := range logDirs {
+		if o.Mode != reindex.Write {
+			if held, err := lockfile.Held(ld); err == nil && held {
+				g.Warnf("%s is locked by a running broker: its active segments may change while they are read", ld)
+			}
+			continue
+		}
+		lk, err := lockfile.Acquire(ld)
+		if err != nil {
+			return err
+		}
+		defer lk.Release()
+	}
+
+	var bar *progressbar.ProgressBar
+	if !g.NoProgress && !g.Quiet && isTerminal(g.Stderr) {
+		var total int64
+		for _, j := range jobs {
+			total += reindexLogBytes(j)
+		}
+		if total > 0 {
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(g.Stderr), progressbar.OptionSetDescription("reindex"),
+				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+			o.Progress = func(n int64) { bar.Add64(n) }
+		}
+	}
+	reports, errs := reindexRun(jobs, o, g.Workers)
+	if bar != nil {
+		bar.Finish()
+	}
+
+	out := &reindexOutput{g: g, mode: o.Mode}
+	failed, refused := 0, false
+	for i, rep := range reports {
+		if errs[i] != nil {
+			failed++
+			refused = refused || errors.Is(errs[i], reindex.ErrBackupExists)
+			fmt.Fprintf(g.Stderr, "logtool: reindex: %s\n", oneLine(errs[i]))
+		}
+		if rep != nil {
+			if err := out.partition(rep); err != nil {
+				return err
+			}
+		}
+	}
+	if err := out.finish(); err != nil {
+		return err
+	}
+	switch {
+	case refused:
+		return &ExitError{Code: ExitRefused, Err: fmt.Errorf("%d of %d partition(s) refused or failed", failed, len(jobs))}
+	case failed > 0:
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(jobs))}
+	case o.Mode == reindex.Check && out.counts[reindex.Problem] > 0:
+		return problemsErr(out.counts[reindex.Problem])
+	}
+	return nil
+}
+
+func reindexOptions(c *cli.Context) (reindex.Options, error) {
+	o := reindex.Options{
+		Offset: c.Bool("offset"), Time: c.Bool("time"), Txn: c.Bool("txn"),
+		IntervalBytes: c.Int64("interval-bytes"), Granularity: c.Duration("granularity"),
+		Strict: c.Bool("strict"), TruncateCorruptTail: c.Bool("truncate-corrupt-tail"),
+	}
+	selected := o.Offset || o.Time || o.Txn
+	if !selected {
+		o.Offset, o.Time, o.Txn = true, true, true
+	}
+	check, dry := c.Bool("check"), c.Bool("dry-run")
+	switch {
+	case check && dry:
+		return o, usageErr("--check and --dry-run exclude each other (--check writes nothing already)")
+	case check && o.TruncateCorruptTail:
+		return o, usageErr("--check writes nothing; it cannot be combined with --truncate-corrupt-tail")
+	case o.Strict && !check:
+		return o, usageErr("--strict applies to --check")
+	case o.IntervalBytes < 0 || o.IntervalBytes > math.MaxInt32:
+		return o, usageErr("--interval-bytes: want 0 to %d, got %d", math.MaxInt32, o.IntervalBytes)
+	case o.Granularity < 0 || o.Granularity%time.Millisecond != 0 || c.IsSet("granularity") && o.Granularity == 0:
+		return o, usageErr("--granularity: want a positive whole number of milliseconds, got %v", o.Granularity)
+	case o.Granularity > 0 && !o.Time:
+		return o, usageErr("--granularity shapes the time index: add --time")
+	}
+	switch {
+	case check:
+		o.Mode = reindex.Check
+	case dry:
+		o.Mode = reindex.DryRun
+	}
+	return o, nil
+}
+
+// reindexJobs turns the paths into partition jobs: every partition of a log
+// directory, a partition directory, or the segment a file belongs to.
+func reindexJobs(paths []string) ([]reindexJob, error) {
+	var jobs []reindexJob
+	byDir := map[string]int{}
+	add := func(dir, logDir string, base int64, whole bool) {
+		key := filepath.Clean(dir)
+		i, ok := byDir[key]
+		if !ok {
+			i = len(jobs)
+			byDir[key] = i
+			jobs = append(jobs, reindexJob{dir: dir, logDir: logDir, segments: []int64{}})
+		}
+		j := &jobs[i]
+		switch {
+		case whole:
+			j.segments = nil
+		case j.segments != nil && !slices.Contains(j.segments, base):
+			j.segments = append(j.segments, base)
+		}
+	}
+	for _, path := range paths {
+		kind, err := layout.Classify(path)
+		switch {
+		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
+			return nil, usageErr("%v", err)
+		case err != nil:
+			return nil, err
+		}
+		switch kind {
+		case layout.KindFile:
+			fn := layout.ParseFileName(filepath.Base(path))
+			if fn.Leftover != "" || fn.Kind < layout.Log || fn.Kind > layout.TxnIndex {
+				return nil, usageErr("%s is not a segment file (.log, .index, .timeindex or .txnindex)", path)
+			}
+			add(filepath.Dir(path), layout.LogDirOf(path, kind), fn.Base, false)
+		case layout.KindPartitionDir:
+			add(path, layout.LogDirOf(path, kind), 0, true)
+		default:
+			ld, err := layout.ReadLogDir(path)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range ld.Partitions {
+				// Kafka does not recover a directory pending deletion.
+				if p.Dir.Kind != layout.Delete {
+					add(p.Path, path, 0, true)
+				}
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// reindexLogBytes is the size of the .log files a job reads, for the
+// progress bar.
+func reindexLogBytes(j reindexJob) int64 {
+	p, err := layout.ReadPartition(j.dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, s := range p.Segments {
+		if s.Log == "" || j.segments != nil && !slices.Contains(j.segments, s.Base) {
+			continue
+		}
+		if fi, err := os.Stat(s.Log); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// reindexRun processes the jobs on up to workers goroutines and returns
+// their reports and errors in job order.
+func reindexRun(jobs []reindexJob, o reindex.Options, workers int) ([]*reindex.PartitionReport, []error) {
+	reports := make([]*reindex.PartitionReport, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				jo := o
+				jo.Segments = jobs[i].segments
+				reports[i], errs[i] = reindex.Partition(jobs[i].dir, jo)
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return reports, errs
+}
+
+// reindexOutput writes the reports as text or JSON Lines.
+type reindexOutput struct {
+	g          Global
+	mode       reindex.Mode
+	counts     [3]int
+	segments   int
+	partitions int
+	written    int
+	rows       [][]string
+	findings   []reindex.Finding
+}
+
+func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
+	w.partitions++
+	w.segments += len(rep.Segments)
+	for s, n := range rep.Counts {
+		w.counts[s] += n
+	}
+	for _, s := range rep.Segments {
+		for _, f := range s.Files {
+			if f.Action == reindex.Written || f.Action == reindex.WouldWrite {
+				w.written++
+			}
+		}
+	}
+	if !w.g.JSON() {
+		for _, s := range rep.Segments {
+			w.rows = append(w.rows, reindexRow(s))
+		}
+		w.findings = append(w.findings, rep.Findings...)
+		return nil
+	}
+	enc := json.NewEncoder(w.g.Stdout)
+	for _, s := range rep.Segments {
+		if err := enc.Encode(reindexSegmentJSON(rep.Dir, s)); err != nil {
+			return err
+		}
+	}
+	for _, f := range rep.Findings {
+		if err := enc.Encode(reindexFindingJSON(f)); err != nil {
+			return err
+		}
+	}
+	return enc.Encode(struct {
+		Type        string `json:"type"`
+		File        string `json:"file"`
+		Mode        string `json:"mode"`
+		Segments    int    `json:"segments"`
+		Problems    int    `json:"problems"`
+		Differences int    `json:"differences"`
+		Notes       int    `json:"notes"`
+	}{"reindex", rep.Dir, reindexModeName(w.mode), len(rep.Segments), rep.Counts[reindex.Problem], rep.Counts[reindex.Difference], rep.Counts[reindex.Note]})
+}
+
+func (w *reindexOutput) finish() error {
+	if w.g.JSON() {
+		return nil
+	}
+	out := w.g.Stdout
+	if w.mode != reindex.Check && len(w.rows) > 0 {
+		var buf bytes.Buffer
+		t := tablewriter.NewTable(&buf,
+			tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+				Borders:  tw.BorderNone,
+				Symbols:  tw.NewSymbols(tw.StyleNone),
+				Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
+			})),
+			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithHeaderAlignment(tw.AlignLeft),
+			tablewriter.WithRowAlignment(tw.AlignLeft),
+			tablewriter.WithTrimSpace(tw.Off),
+			tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+		)
+		t.Header([]string{"SEGMENT", "BATCHES", "VALID", ".index", ".timeindex", ".txnindex"})
+		for _, r := range w.rows {
+			if err := t.Append(r); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		for line := range strings.Lines(buf.String()) {
+			if _, err := io.WriteString(out, strings.TrimRight(line, " \n")+"\n"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range w.findings {
+		if _, err := fmt.Fprintln(out, f.String()); err != nil {
+			return err
+		}
+	}
+	var err error
+	switch w.mode {
+	case reindex.Check:
+		_, err = fmt.Fprintf(out, "checked %d segment(s) in %d partition(s): %d problem(s), %d difference(s) from a recovery rebuild that a live broker makes, %d note(s)\n",
+			w.segments, w.partitions, w.counts[reindex.Problem], w.counts[reindex.Difference], w.counts[reindex.Note])
+	case reindex.DryRun:
+		_, err = fmt.Fprintf(out, "would write %d file(s) for %d segment(s) in %d partition(s)\n", w.written, w.segments, w.partitions)
+	default:
+		_, err = fmt.Fprintf(out, "wrote %d file(s) for %d segment(s) in %d partition(s)\n", w.written, w.segments, w.partitions)
+	}
+	return err
+}
+
+func reindexModeName(m reindex.Mode) string {
+	switch m {
+	case reindex.Check:
+		return "check"
+	case reindex.DryRun:
+		return "dry-run"
+	}
+	return "write"
+}
+
+func reindexRow(s reindex.SegmentReport) []string {
+	cells := map[reindex.Kind]string{reindex.OffsetIndex: "-", reindex.TimeIndex: "-", reindex.TxnIndex: "-"}
+	for _, f := range s.Files {
+		cell := fmt.Sprintf("%d %s", f.Entries, f.Action)
+		if f.Action == reindex.Written || f.Action == reindex.WouldWrite || f.Action == reindex.Differs {
+			if f.Before < 0 {
+				cell += " (was absent)"
+			} else {
+				cell += fmt.Sprintf(" (was %d)", f.Before)
+			}
+		}
+		cells[f.Kind] = cell
+	}
+	valid := reindexBytes(s.ValidBytes)
+	if s.Tail() > 0 {
+		valid += fmt.Sprintf(" of %s", reindexBytes(s.Size))
+	}
+	return []string{s.Log, strconv.Itoa(s.Batches), valid, cells[reindex.OffsetIndex], cells[reindex.TimeIndex], cells[reindex.TxnIndex]}
+}
+
+// reindexBytes prints a size in IEC units.
+func reindexBytes(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	f, unit := float64(n)/1024, 0
+	for f >= 1024 && unit < 4 {
+		f /= 1024
+		unit++
+	}
+	return fmt.Sprintf("%.1f %ciB", f, "KMGTP"[unit])
+}
+
+type reindexFileJSON struct {
+	File    string `json:"file"`
+	Entries int    `json:"entries"`
+	Before  *int   `json:"before"`
+	Action  string `json:"action"`
+}
+
+func reindexSegmentJSON(dir string, s reindex.SegmentReport) any {
+	type segment struct {
+		Type       string           `json:"type"`
+		File       string           `json:"file"`
+		Partition  string           `json:"partition"`
+		BaseOffset int64            `json:"baseOffset"`
+		Size       int64            `json:"size"`
+		ValidBytes int64            `json:"validBytes"`
+		Batches    int              `json:"batches"`
+		End        string           `json:"end"`
+		Stop       *string          `json:"stop"`
+		Overflow   bool             `json:"overflow"`
+		Backup     *string          `json:"backup"`
+		Index      *reindexFileJSON `json:"index,omitempty"`
+		TimeIndex  *reindexFileJSON `json:"timeindex,omitempty"`
+		TxnIndex   *reindexFileJSON `json:"txnindex,omitempty"`
+	}
+	out := segment{Type: "reindex-segment", File: s.Log, Partition: dir, BaseOffset: s.Base, Size: s.Size,
+		ValidBytes: s.ValidBytes, Batches: s.Batches, End: s.End.String(), Overflow: s.Overflow}
+	if s.Stop != nil {
+		msg := s.Stop.Error()
+		out.Stop, out.End = &msg, "corrupt"
+	}
+	if s.Backup != "" {
+		out.Backup = &s.Backup
+	}
+	for _, f := range s.Files {
+		fj := &reindexFileJSON{File: f.Path, Entries: f.Entries, Action: f.Action.String()}
+		if f.Before >= 0 {
+			before := f.Before
+			fj.Before = &before
+		}
+		switch f.Kind {
+		case reindex.OffsetIndex:
+			out.Index = fj
+		case reindex.TimeIndex:
+			out.TimeIndex = fj
+		default:
+			out.TxnIndex = fj
+		}
+	}
+	return out
+}
+
+func reindexFindingJSON(f reindex.Finding) any {
+	type finding struct {
+		Type     string  `json:"type"`
+		File     string  `json:"file"`
+		Position *int64  `json:"position"`
+		Entry    *int    `json:"entry,omitempty"`
+		Message  string  `json:"message"`
+		Expected *string `json:"expected,omitempty"`
+		Found    *string `json:"found,omitempty"`
+	}
+	out := finding{Type: f.Severity.String(), File: f.File, Message: f.Msg}
+	if f.Pos >= 0 {
+		out.Position = &f.Pos
+	}
+	if f.Entry >= 0 {
+		out.Entry = &f.Entry
+	}
+	if f.Expected != "" {
+		out.Expected = &f.Expected
+	}
+	if f.Found != "" {
+		out.Found = &f.Found
+	}
+	return out
+}

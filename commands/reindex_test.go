@@ -1,0 +1,365 @@
+package commands
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/logtool/logtool/index/reindex"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+const reindexSample = "../testdata/kafka-logs"
+
+// reindexCLI runs logtool in-process.
+func reindexCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(append([]string{"logtool"}, args...), strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// reindexCopy copies the shipped sample log directory (or one partition of
+// it) into a temporary directory.
+func reindexCopy(t *testing.T, parts ...string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(reindexSample, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(reindexSample, path)
+		if len(parts) > 0 && rel != "." && !slices.Contains(parts, strings.Split(rel, string(filepath.Separator))[0]) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func reindexTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		m[rel] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestReindexCheckSample(t *testing.T) {
+	code, out, errOut := reindexCLI(t, "reindex", "--check", reindexSample)
+	if code != 0 || !strings.Contains(out, "checked 22 segment(s) in 7 partition(s): 0 problem(s), 0 difference(s)") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = reindexCLI(t, "reindex", "--check", "--strict", reindexSample)
+	if code != 0 {
+		t.Errorf("--strict on gen's own indexes: exit %d\n%s", code, out)
+	}
+}
+
+// TestReindexCheckKafkaSamples: every real broker log directory passes
+// --check; the one whose time indexes record exact offsets fails --strict.
+func TestReindexCheckKafkaSamples(t *testing.T) {
+	const root = "../../shared/kafka-samples/logdirs"
+	dirs, _ := filepath.Glob(filepath.Join(root, "*"))
+	n := 0
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			continue
+		}
+		n++
+		code, out, errOut := reindexCLI(t, "reindex", "--check", d)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s%s", d, code, out, errOut)
+		}
+	}
+	if n == 0 {
+		t.Skipf("no Kafka sample log directories under %s", root)
+	}
+	code, out, _ := reindexCLI(t, "reindex", "--check", "--strict", filepath.Join(root, "volodymyrzee_kafka-2.x-zk"))
+	if code != ExitProblems || !strings.Contains(out, "exact offset") {
+		t.Errorf("--strict on a live broker's indexes: exit %d\n%s", code, out)
+	}
+}
+
+// TestReindexRebuildsSample deletes every index of a copy of the sample and
+// rebuilds them byte for byte.
+func TestReindexRebuildsSample(t *testing.T) {
+	dir := reindexCopy(t)
+	want := reindexTree(t, dir)
+	for name := range want {
+		switch filepath.Ext(name) {
+		case layout.IndexExt, layout.TimeIndexExt, layout.TxnIndexExt:
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	code, out, errOut := reindexCLI(t, "--workers", "3", "reindex", dir)
+	if code != 0 || !strings.Contains(out, "written (was absent)") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	got := reindexTree(t, dir)
+	delete(got, ".lock")
+	for name, b := range want {
+		if !bytes.Equal(got[name], b) {
+			t.Errorf("%s differs after the rebuild", name)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d files, want %d", len(got), len(want))
+	}
+	code, out, _ = reindexCLI(t, "reindex", dir)
+	if code != 0 || !strings.Contains(out, "wrote 0 file(s) for 22 segment(s) in 7 partition(s)") {
+		t.Errorf("second run: exit %d\n%s", code, out)
+	}
+}
+
+func TestReindexJSON(t *testing.T) {
+	dir := reindexCopy(t, "payments.txn-0")
+	idx := filepath.Join(dir, "payments.txn-0", layout.SegmentName(0, layout.IndexExt))
+	b, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[7]++ // the first entry's position, off its batch
+	if err := os.WriteFile(idx, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := reindexCLI(t, "--format", "json", "reindex", "--check", dir)
+	if code != ExitProblems {
+		t.Fatalf("exit %d, want 3\n%s%s", code, out, errOut)
+	}
+	types := map[string]int{}
+	for line := range strings.Lines(out) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if m["type"] == nil || m["file"] == nil {
+			t.Errorf("no type or file: %s", line)
+		}
+		types[m["type"].(string)]++
+		if m["type"] == "problem" {
+			if m["file"] != idx || m["position"] != float64(0) || m["entry"] != float64(0) || !strings.Contains(m["message"].(string), "batch starts") ||
+				m["expected"] == nil || m["found"] == nil {
+				t.Errorf("problem: %s", line)
+			}
+		}
+	}
+	if types["problem"] != 1 || types["reindex-segment"] != 6 || types["reindex"] != 1 {
+		t.Errorf("objects by type: %v\n%s", types, out)
+	}
+}
+
+func TestReindexTextProblems(t *testing.T) {
+	dir := reindexCopy(t, "orders-0")
+	tidx := filepath.Join(dir, "orders-0", layout.SegmentName(0, layout.TimeIndexExt))
+	b, _ := os.ReadFile(tidx)
+	if err := os.WriteFile(tidx, append(b, 1, 2, 3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := reindexCLI(t, "reindex", "--check", filepath.Join(dir, "orders-0"))
+	if code != ExitProblems || !strings.Contains(out, "problem: "+tidx) || !strings.Contains(errOut, "1 problem(s) found") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestReindexSegmentFile: a segment file path reindexes that segment only.
+func TestReindexSegmentFile(t *testing.T) {
+	dir := reindexCopy(t, "clicks-v1-0")
+	part := filepath.Join(dir, "clicks-v1-0")
+	for _, n := range []string{layout.SegmentName(0, layout.TimeIndexExt), layout.SegmentName(476, layout.TimeIndexExt)} {
+		if err := os.Remove(filepath.Join(part, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := reindexCLI(t, "reindex", "--time", filepath.Join(part, layout.SegmentName(476, layout.LogExt)))
+	if code != 0 || strings.Count(out, ".log") != 1 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(part, layout.SegmentName(476, layout.TimeIndexExt))); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(part, layout.SegmentName(0, layout.TimeIndexExt))); err == nil {
+		t.Error("the other segment was rebuilt too")
+	}
+}
+
+func TestReindexDryRunAndGranularity(t *testing.T) {
+	dir := reindexCopy(t, "user-profiles-0")
+	before := reindexTree(t, dir)
+	code, out, errOut := reindexCLI(t, "reindex", "--dry-run", "--time", "--granularity", "1m", dir)
+	if code != 0 || !strings.Contains(out, "would write") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if after := reindexTree(t, dir); len(after) != len(before) {
+		t.Fatal("dry run wrote files")
+	}
+	if code, out, _ := reindexCLI(t, "reindex", "--time", "--granularity", "1m", dir); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if code, out, _ := reindexCLI(t, "reindex", "--check", "--time", "--granularity", "1m", dir); code != 0 || !strings.Contains(out, "0 problem(s), 0 difference(s)") {
+		t.Errorf("check with the same granularity: exit %d\n%s", code, out)
+	}
+	if code, out, _ := reindexCLI(t, "reindex", "--check", dir); code != 0 || strings.Contains(out, " 0 difference(s)") {
+		t.Errorf("check of the coarse index against recovery: exit %d\n%s", code, out)
+	}
+}
+
+func TestReindexUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"reindex"},
+		{"reindex", "--strict", reindexSample},
+		{"reindex", "--check", "--dry-run", reindexSample},
+		{"reindex", "--check", "--truncate-corrupt-tail", reindexSample},
+		{"reindex", "--offset", "--granularity", "1m", reindexSample},
+		{"reindex", "--granularity", "1500us", reindexSample},
+		{"reindex", "--interval-bytes", "-1", reindexSample},
+		{"reindex", "--check", reindexSample + "/nonexistent"},
+		{"reindex", "--check", reindexSample + "/meta.properties"},
+		{"reindex", "--check", reindexSample + "/orders-0/leader-epoch-checkpoint"},
+	} {
+		if code, out, errOut := reindexCLI(t, args...); code != ExitUsage || !strings.HasPrefix(errOut, "logtool: reindex: ") {
+			t.Errorf("%v: exit %d, want 2\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+func TestReindexHelp(t *testing.T) {
+	_, out, _ := reindexCLI(t, "reindex", "--help")
+	for _, want := range []string{"--interval-bytes value", "(default: 4096)", "--granularity", "--check", "--strict", "--dry-run",
+		"--truncate-corrupt-tail", "--offset", "--time", "--txn", "testdata/kafka-logs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestReindexTruncateRefused: a backup name already taken by other bytes
+// makes the run refuse (exit 4) and leaves the .log alone.
+func TestReindexTruncateRefused(t *testing.T) {
+	dir := reindexCopy(t, "orders-1")
+	log := filepath.Join(dir, "orders-1", layout.SegmentName(0, layout.LogExt))
+	b, _ := os.ReadFile(log)
+	torn := b[:len(b)-5]
+	if err := os.WriteFile(log, torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := reindexCLI(t, "--format", "json", "reindex", "--dry-run", "--truncate-corrupt-tail", dir)
+	var valid int64 = -1
+	for line := range strings.Lines(out) {
+		var m struct {
+			Type       string `json:"type"`
+			ValidBytes int64  `json:"validBytes"`
+			File       string `json:"file"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Type == "reindex-segment" && m.File == log {
+			valid = m.ValidBytes
+		}
+	}
+	if code != 0 || valid <= 0 {
+		t.Fatalf("dry run: exit %d, valid %d\n%s", code, valid, out)
+	}
+	if err := os.WriteFile(reindex.BackupName(log, valid), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := reindexCLI(t, "reindex", "--truncate-corrupt-tail", dir)
+	if got, _ := os.ReadFile(log); code != ExitRefused || !bytes.Equal(got, torn) || !strings.Contains(errOut, "already exists") {
+		t.Errorf("exit %d, want 4, the .log left alone\n%s", code, errOut)
+	}
+}
+
+const reindexLockEnv = "LOGTOOL_REINDEX_LOCK_DIR"
+
+// TestReindexLockHelper stands in for a running broker (fcntl locks never
+// conflict within one process): it locks <dir>/.lock, says so and holds the
+// lock until its stdin closes.
+func TestReindexLockHelper(t *testing.T) {
+	dir := os.Getenv(reindexLockEnv)
+	if dir == "" {
+		t.Skip("helper for TestReindexLocked; runs only as its child process")
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err == nil {
+		err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart})
+	}
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	fmt.Println("locked")
+	io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+func TestReindexLocked(t *testing.T) {
+	dir := reindexCopy(t, "orders-0")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReindexLockHelper$")
+	cmd.Env = append(os.Environ(), reindexLockEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("lock helper: %q, %v", line, err)
+	}
+	before := reindexTree(t, dir)
+	for _, target := range []string{dir, filepath.Join(dir, "orders-0"), filepath.Join(dir, "orders-0", layout.SegmentName(0, layout.LogExt))} {
+		code, out, errOut := reindexCLI(t, "reindex", target)
+		if code != ExitRefused || !strings.Contains(errOut, "locked by a running broker") {
+			t.Errorf("%s: exit %d, want 4\n%s%s", target, code, out, errOut)
+		}
+	}
+	if after := reindexTree(t, dir); len(after) != len(before) {
+		t.Error("files changed under a broker's lock")
+	}
+	code, _, errOut := reindexCLI(t, "reindex", "--check", dir)
+	if code != 0 || !strings.Contains(errOut, "warning") {
+		t.Errorf("--check under a lock: exit %d, want 0 with a warning\n%s", code, errOut)
+	}
+}

@@ -1,0 +1,434 @@
+// Package lookup finds an offset or a timestamp in a partition directory the
+// way a broker does, and says how it got there.
+//
+// By offset, as a fetch does (LocalLog.read, LogSegment.translateOffset):
+// the segment with the greatest base offset not above the target, the
+// greatest .index entry not above the target, then a forward scan from that
+// entry's byte position to the first batch whose last offset reaches the
+// target. A segment that ends first hands over to the next one, from its
+// first byte. The answer is the first record at or after the target: offsets
+// can be missing after compaction.
+//
+// By timestamp, as ListOffsets does (UnifiedLog.fetchOffsetByTimestamp,
+// LogSegment.findOffsetByTimestamp): the first segment whose largest
+// timestamp reaches the target, the greatest .timeindex entry not above the
+// target, the .index entry for that entry's offset (or the log start
+// offset, when larger), then a forward scan to the first batch whose largest
+// timestamp reaches the target, and in it the first record, at or after the
+// log start offset, whose timestamp does. A segment's largest timestamp is
+// its last .timeindex entry, extended by a scan of the batches after that
+// entry's position, as a broker computes it after truncating a segment: for a
+// trimmed index of a closed segment the scan is empty, and for an active
+// segment's index it finds what came after the last entry.
+//
+// Indexes are not trusted blindly. A missing index, one with entries no
+// broker writes, or an entry that does not point at a batch that could hold
+// it, makes the lookup fall back to a scan from the segment's first byte,
+// and Result.Fallbacks says so.
+package lookup
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/index/reindex"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// Result is the outcome of a lookup.
+type Result struct {
+	Dir         string
+	Target      int64
+	ByTimestamp bool
+
+	Found bool
+	// Reason says why nothing was found.
+	Reason string
+
+	Segment string // the .log holding the answer
+	Base    int64  // its base offset
+	// IndexEntry is the .index entry the scan started from; nil when it
+	// started at the segment's first byte.
+	IndexEntry *index.OffsetEntry
+	// TimeEntry is the .timeindex entry a timestamp lookup used; nil when
+	// none was at or below the target.
+	TimeEntry *index.TimeEntry
+	// Start is the byte the forward scan started from; Scanned and
+	// ScannedBytes count the batches it read, the answer's included.
+	Start        int64
+	Scanned      int
+	ScannedBytes int64
+	// Fallbacks tells, in order, where an index could not be used and a scan
+	// replaced it.
+	Fallbacks []string
+
+	Batch     Batch // the batch holding the answer
+	Offset    int64 // the answer's offset
+	Timestamp int64 // the answer's timestamp (-1 for magic 0)
+}
+
+// Batch describes the batch holding the answer.
+type Batch struct {
+	Position      int64
+	Size          int
+	BaseOffset    int64 // for a legacy wrapper, its first inner offset
+	LastOffset    int64
+	Records       int
+	Magic         int8
+	Compression   codec.Type
+	TimestampType logfmt.TimestampType
+	MaxTimestamp  int64
+	// Magic 2 only; zero otherwise.
+	LeaderEpoch   int32
+	ProducerID    int64
+	ProducerEpoch int16
+	BaseSequence  int32
+	Transactional bool
+	Control       bool
+}
+
+// finder holds what one lookup shares across segments.
+type finder struct {
+	res      *Result
+	segs     []layout.Segment
+	logStart int64
+	it       logfmt.RecordIter
+}
+
+func newFinder(dir string, target int64, byTS bool) (*finder, error) {
+	p, err := layout.ReadPartition(dir)
+	if err != nil {
+		return nil, err
+	}
+	f := &finder{res: &Result{Dir: dir, Target: target, ByTimestamp: byTS, Offset: -1, Timestamp: -1}}
+	for _, s := range p.Segments {
+		if s.Log != "" {
+			f.segs = append(f.segs, s)
+		}
+	}
+	if len(f.segs) == 0 {
+		f.res.Reason = "the partition has no segments"
+		return f, nil
+	}
+	// The log start offset is at least the first segment's base; a
+	// checkpoint entry can put it further (after DeleteRecords).
+	f.logStart = f.segs[0].Base
+	if ls, err := reindex.LogStartOffset(p); err == nil {
+		f.logStart = max(f.logStart, ls)
+	} else {
+		f.fallback("log-start-offset-checkpoint unreadable (%v); taking the first segment's base offset as the log start", err)
+	}
+	return f, nil
+}
+
+func (f *finder) fallback(format string, args ...any) {
+	f.res.Fallbacks = append(f.res.Fallbacks, fmt.Sprintf(format, args...))
+}
+
+// Offset finds the batch and record holding offset target, or the first one
+// after it.
+func Offset(dir string, target int64) (*Result, error) {
+	f, err := newFinder(dir, target, false)
+	if err != nil || len(f.segs) == 0 {
+		return resultOf(f), err
+	}
+	if target < f.logStart {
+		f.res.Reason = fmt.Sprintf("offset %d is below the log start offset %d: a broker answers OFFSET_OUT_OF_RANGE", target, f.logStart)
+		return f.res, nil
+	}
+	first := 0
+	for i, s := range f.segs {
+		if s.Base <= target {
+			first = i
+		}
+	}
+	end := f.segs[first].Base
+	for i := first; i < len(f.segs); i++ {
+		s := f.segs[i]
+		start := int64(0)
+		if i == first {
+			if e, ok := f.offsetEntry(s, target); ok {
+				start = int64(e.Position)
+				f.res.IndexEntry = &e
+			}
+		}
+		last, found, err := f.scan(s, start, func(b *logfmt.Batch) bool { return b.LastOffset() >= target },
+			func(r *logfmt.Record) bool { return r.Offset >= target })
+		if err != nil || found {
+			return f.res, err
+		}
+		end = max(end, last+1)
+		f.res.IndexEntry = nil
+	}
+	f.res.Reason = fmt.Sprintf("offset %d is at or past the log end offset %d", target, end)
+	return f.res, nil
+}
+
+// Timestamp finds the first record whose timestamp is target or later.
+func Timestamp(dir string, target int64) (*Result, error) {
+	f, err := newFinder(dir, target, true)
+	if err != nil || len(f.segs) == 0 {
+		return resultOf(f), err
+	}
+	for _, s := range f.segs {
+		largest, err := f.largestTimestamp(s)
+		if err != nil {
+			return f.res, err
+		}
+		if largest < target {
+			continue
+		}
+		from := s.Base
+		te, ok, why, err := f.timeEntry(s, func(e index.TimeEntry) bool { return e.Timestamp <= target })
+		if err != nil {
+			return f.res, err
+		}
+		if why != "" {
+			f.fallback("%s: %s; scanning from byte 0", s.Log, why)
+		}
+		if ok {
+			from = te.Offset
+			f.res.TimeEntry = &te
+		}
+		start := int64(0)
+		if e, ok := f.offsetEntry(s, max(from, f.logStart)); ok {
+			start = int64(e.Position)
+			f.res.IndexEntry = &e
+		}
+		batch := func(b *logfmt.Batch) bool { return b.MaxTimestamp() >= target }
+		record := func(r *logfmt.Record) bool { return r.Timestamp >= target && r.Offset >= f.logStart }
+		_, found, err := f.scan(s, start, batch, record)
+		if err != nil || found {
+			return f.res, err
+		}
+		if start > 0 {
+			f.fallback("%s: no batch after byte %d reaches timestamp %d although the segment's largest timestamp is %d; the indexes are inconsistent, scanning from byte 0",
+				s.Log, start, target, largest)
+			f.res.IndexEntry, f.res.TimeEntry = nil, nil
+			if _, found, err = f.scan(s, 0, batch, record); err != nil || found {
+				return f.res, err
+			}
+		}
+	}
+	f.res.Reason = fmt.Sprintf("no record has timestamp %d or later", target)
+	return f.res, nil
+}
+
+func resultOf(f *finder) *Result {
+	if f == nil {
+		return nil
+	}
+	return f.res
+}
+
+// offsetEntry returns the greatest valid .index entry not above target,
+// after checking that it points at a batch that can hold it. ok is false
+// when the scan has to start at byte 0, with a fallback recorded when that
+// is because of the index.
+func (f *finder) offsetEntry(s layout.Segment, target int64) (index.OffsetEntry, bool) {
+	if s.Index == "" {
+		f.fallback("%s: no .index; scanning from byte 0", s.Log)
+		return index.OffsetEntry{}, false
+	}
+	e, ok, why := floorOffset(s, target)
+	if why == "" && ok {
+		why = f.pointsAtBatch(s, e)
+	}
+	if why != "" {
+		f.fallback("%s: %s; scanning from byte 0", s.Index, why)
+		return index.OffsetEntry{}, false
+	}
+	return e, ok
+}
+
+// floorOffset reads the .index up to the greatest entry not above target.
+// why is set when the index cannot be trusted that far.
+func floorOffset(s layout.Segment, target int64) (e index.OffsetEntry, ok bool, why string) {
+	file, err := os.Open(s.Index)
+	if err != nil {
+		return e, false, err.Error()
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return e, false, err.Error()
+	}
+	r := index.NewOffsetReader(file, st.Size(), s.Base, s.Index)
+	for r.Next() {
+		if r.Entry().Offset > target {
+			return e, ok, ""
+		}
+		e, ok = r.Entry(), true
+	}
+	if err := r.Err(); err != nil {
+		return e, false, err.Error()
+	}
+	if p := r.Problems(); len(p) > 0 && p[0].Pos < st.Size()-int64(r.Layout().PartialTail) {
+		return e, false, fmt.Sprintf("entry %d: %s", p[0].Entry, p[0].Msg)
+	}
+	return e, ok, ""
+}
+
+// pointsAtBatch checks an .index entry against the log: a valid batch must
+// start at its position, and that batch's first offset must not be above
+// the entry's offset. It returns why not, or "".
+func (f *finder) pointsAtBatch(s layout.Segment, e index.OffsetEntry) string {
+	seg, err := logfmt.OpenSegment(s.Log)
+	if err != nil {
+		return err.Error()
+	}
+	defer seg.Close()
+	seg.SeekTo(int64(e.Position))
+	if !seg.Next() {
+		if err := seg.Err(); err != nil {
+			return fmt.Sprintf("the entry for offset %d points at byte %d, where no batch frames: %v", e.Offset, e.Position, err)
+		}
+		return fmt.Sprintf("the entry for offset %d points at byte %d, past the data", e.Offset, e.Position)
+	}
+	b := seg.Batch()
+	if err := b.Validate(); err != nil {
+		return fmt.Sprintf("the entry for offset %d points at byte %d, where no valid batch starts: %v", e.Offset, e.Position, err)
+	}
+	if first := f.firstOffset(b); first > e.Offset {
+		return fmt.Sprintf("the entry for offset %d points at byte %d, where the batch starts at offset %d", e.Offset, e.Position, first)
+	}
+	return ""
+}
+
+// firstOffset is a batch's first offset. A legacy wrapper's is only known by
+// decompressing it; when that fails its own offset stands in.
+func (f *finder) firstOffset(b *logfmt.Batch) int64 {
+	if b.Magic() >= 2 {
+		return b.Header().BaseOffset()
+	}
+	if b.Compression() == codec.None || f.it.Reset(b) != nil {
+		return b.EntryOffset()
+	}
+	return f.it.BaseOffset()
+}
+
+// timeEntry returns the last valid .timeindex entry for which keep holds;
+// entries are in timestamp order, so keep must hold for a prefix. ok is
+// false when there is none; why says so when that is because the index is
+// absent or cannot be trusted.
+func (f *finder) timeEntry(s layout.Segment, keep func(index.TimeEntry) bool) (e index.TimeEntry, ok bool, why string, err error) {
+	if s.TimeIndex == "" {
+		return e, false, "no .timeindex", nil
+	}
+	file, err := os.Open(s.TimeIndex)
+	if err != nil {
+		return e, false, "", err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return e, false, "", err
+	}
+	r := index.NewTimeReader(file, st.Size(), s.Base, s.TimeIndex)
+	for r.Next() {
+		if !keep(r.Entry()) {
+			return e, ok, "", nil
+		}
+		e, ok = r.Entry(), true
+	}
+	if err := r.Err(); err != nil {
+		return e, false, "", err
+	}
+	if p := r.Problems(); len(p) > 0 && p[0].Pos < st.Size()-int64(r.Layout().PartialTail) {
+		return e, false, fmt.Sprintf("%s: entry %d: %s", s.TimeIndex, p[0].Entry, p[0].Msg), nil
+	}
+	return e, ok, "", nil
+}
+
+// largestTimestamp is the segment's largest timestamp, from its last time
+// index entry and a scan of the batches after that entry's position, or
+// from a scan of the whole segment when the time index is absent, empty or
+// unusable.
+func (f *finder) largestTimestamp(s layout.Segment) (int64, error) {
+	last, ok, why, err := f.timeEntry(s, func(index.TimeEntry) bool { return true })
+	if err != nil {
+		return 0, err
+	}
+	largest, start := int64(-1), int64(0)
+	switch {
+	case ok:
+		largest = last.Timestamp
+		if e, found, why := floorOffset(s, last.Offset); why == "" && found && f.pointsAtBatch(s, e) == "" {
+			start = int64(e.Position)
+		}
+	case why != "":
+		f.fallback("%s: %s; scanning the segment for its largest timestamp", s.Log, why)
+	}
+	seg, err := logfmt.OpenSegment(s.Log)
+	if err != nil {
+		return 0, err
+	}
+	defer seg.Close()
+	seg.SeekTo(start)
+	for seg.Next() {
+		largest = max(largest, seg.Batch().MaxTimestamp())
+	}
+	if err := seg.Err(); err != nil {
+		return 0, err
+	}
+	return largest, nil
+}
+
+// scan reads the segment forward from start to the first batch for which
+// batch holds and that has a record for which record holds, and makes them
+// the answer. It returns the last offset of the batches read.
+func (f *finder) scan(s layout.Segment, start int64, batch func(*logfmt.Batch) bool, record func(*logfmt.Record) bool) (int64, bool, error) {
+	seg, err := logfmt.OpenSegment(s.Log)
+	if err != nil {
+		return 0, false, err
+	}
+	defer seg.Close()
+	seg.SeekTo(start)
+	res := f.res
+	res.Start, res.Scanned, res.ScannedBytes = start, 0, 0
+	last := s.Base - 1
+	for seg.Next() {
+		b := seg.Batch()
+		res.Scanned++
+		res.ScannedBytes += int64(b.Size())
+		last = max(last, b.LastOffset())
+		if !batch(b) {
+			continue
+		}
+		if err := f.it.Reset(b); err != nil {
+			return last, false, logfmt.WithFile(err, s.Log, 0)
+		}
+		for f.it.Next() {
+			r := f.it.Record()
+			if record(r) {
+				res.Found, res.Segment, res.Base = true, s.Log, s.Base
+				res.Offset, res.Timestamp = r.Offset, r.Timestamp
+				res.Batch = describe(b, &f.it)
+				return last, true, nil
+			}
+		}
+		if err := f.it.Err(); err != nil {
+			return last, false, logfmt.WithFile(err, s.Log, 0)
+		}
+	}
+	if err := seg.Err(); err != nil {
+		return last, false, err
+	}
+	return last, false, nil
+}
+
+func describe(b *logfmt.Batch, it *logfmt.RecordIter) Batch {
+	d := Batch{
+		Position: b.Pos, Size: b.Size(), BaseOffset: it.BaseOffset(), LastOffset: b.LastOffset(), Records: it.Count(),
+		Magic: b.Magic(), Compression: b.Compression(), TimestampType: b.TimestampType(), MaxTimestamp: b.MaxTimestamp(),
+	}
+	if b.Magic() >= 2 {
+		h := b.Header()
+		d.LeaderEpoch, d.ProducerID, d.ProducerEpoch, d.BaseSequence = h.PartitionLeaderEpoch(), h.ProducerID(), h.ProducerEpoch(), h.BaseSequence()
+		d.Transactional, d.Control = h.IsTransactional(), h.IsControl()
+	}
+	return d
+}

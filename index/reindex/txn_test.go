@@ -1,0 +1,288 @@
+package reindex
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/snapshot"
+)
+
+// batchSpec describes a v2 batch for the hand-built partitions below.
+type batchSpec struct {
+	base     int64
+	n        int   // records; 0 for an empty control batch
+	pid      int64 // -1: no producer
+	txn      bool
+	marker   logfmt.ControlType
+	isMarker bool
+}
+
+func data(pid, base int64, n int, txn bool) batchSpec {
+	return batchSpec{base: base, n: n, pid: pid, txn: txn}
+}
+
+func marker(pid, offset int64, t logfmt.ControlType) batchSpec {
+	return batchSpec{base: offset, n: 1, pid: pid, txn: true, marker: t, isMarker: true}
+}
+
+func (s batchSpec) bytes(t testing.TB) []byte {
+	t.Helper()
+	o := logfmt.DefaultBatchOptions(s.base)
+	o.ProducerID, o.ProducerEpoch, o.Transactional, o.Control = s.pid, 0, s.txn, s.isMarker
+	if s.pid >= 0 {
+		o.BaseSequence = 0
+	}
+	var recs []logfmt.Record
+	for i := range s.n {
+		r := logfmt.Record{Offset: s.base + int64(i), Timestamp: 1_700_000_000_000 + s.base + int64(i), Value: []byte("v")}
+		if s.isMarker {
+			r.Key, r.Value = logfmt.ControlKey(s.marker), logfmt.AppendEndTxnMarker(nil, logfmt.EndTxnMarker{})
+		}
+		recs = append(recs, r)
+	}
+	if s.isMarker && s.n == 0 {
+		o.LastOffsetDelta = 0
+	}
+	b, err := logfmt.AppendBatch(nil, o, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func applyAll(t *testing.T, p *ProducerState, specs []batchSpec) ([]index.AbortedTxn, []error) {
+	t.Helper()
+	var got []index.AbortedTxn
+	var errs []error
+	it := &logfmt.RecordIter{}
+	for _, s := range specs {
+		b := logfmt.Batch{Data: s.bytes(t)}
+		a, ok, err := p.Apply(&b, it)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ok {
+			got = append(got, a)
+		}
+	}
+	return got, errs
+}
+
+func TestProducerStateApply(t *testing.T) {
+	const a, b, c = 10, 20, 30
+	for _, tc := range []struct {
+		name    string
+		load    []snapshot.Entry
+		batches []batchSpec
+		want    []index.AbortedTxn
+		errs    int
+		open    int
+	}{{
+		name: "the last stable offset is the earliest other open transaction",
+		batches: []batchSpec{data(a, 0, 2, true), data(b, 2, 2, true), data(c, 4, 1, false),
+			marker(a, 5, logfmt.ControlAbort), marker(b, 6, logfmt.ControlAbort)},
+		want: []index.AbortedTxn{{ProducerID: a, FirstOffset: 0, LastOffset: 5, LastStableOffset: 2}, {ProducerID: b, FirstOffset: 2, LastOffset: 6, LastStableOffset: 7}},
+	}, {
+		name: "a transaction starts at its first transactional batch",
+		batches: []batchSpec{data(a, 0, 2, true), data(a, 2, 2, true), data(b, 4, 1, true), data(a, 5, 1, true),
+			marker(b, 6, logfmt.ControlAbort), marker(a, 7, logfmt.ControlAbort)},
+		want: []index.AbortedTxn{{ProducerID: b, FirstOffset: 4, LastOffset: 6, LastStableOffset: 0}, {ProducerID: a, FirstOffset: 0, LastOffset: 7, LastStableOffset: 8}},
+	}, {
+		name:    "commits and markers of closed transactions index nothing",
+		batches: []batchSpec{data(a, 0, 1, true), marker(a, 1, logfmt.ControlCommit), marker(a, 2, logfmt.ControlAbort), marker(b, 3, logfmt.ControlAbort)},
+	}, {
+		name:    "an empty control batch completes nothing",
+		batches: []batchSpec{data(a, 0, 1, true), {base: 1, n: 0, pid: a, txn: true, isMarker: true}},
+		open:    1,
+	}, {
+		name:    "batches without a producer id do not count",
+		batches: []batchSpec{data(-1, 0, 3, false), {base: 3, n: 1, pid: -1, isMarker: true, marker: logfmt.ControlAbort}},
+	}, {
+		name:    "a snapshot's open transactions",
+		load:    []snapshot.Entry{{ProducerID: a, CurrentTxnFirstOffset: 3}, {ProducerID: b, CurrentTxnFirstOffset: -1}, {ProducerID: c, CurrentTxnFirstOffset: 7}},
+		batches: []batchSpec{marker(a, 10, logfmt.ControlAbort), marker(b, 11, logfmt.ControlAbort), marker(c, 12, logfmt.ControlAbort)},
+		want:    []index.AbortedTxn{{ProducerID: a, FirstOffset: 3, LastOffset: 10, LastStableOffset: 7}, {ProducerID: c, FirstOffset: 7, LastOffset: 12, LastStableOffset: 13}},
+	}, {
+		name:    "a plain batch inside a transaction stops Kafka's recovery",
+		batches: []batchSpec{data(a, 0, 1, true), data(a, 1, 1, false), marker(a, 2, logfmt.ControlAbort)},
+		want:    []index.AbortedTxn{{ProducerID: a, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}},
+		errs:    1,
+	}, {
+		name:    "a control record that is no marker stops Kafka's recovery",
+		batches: []batchSpec{data(a, 0, 1, true), {base: 1, n: 1, pid: a, txn: true, isMarker: true, marker: logfmt.ControlLeaderChange}},
+		errs:    1,
+		open:    1,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewProducerState()
+			p.Load(tc.load)
+			got, errs := applyAll(t, p, tc.batches)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("entries %+v, want %+v", got, tc.want)
+			}
+			if len(errs) != tc.errs {
+				t.Errorf("errors %v, want %d", errs, tc.errs)
+			}
+			for _, err := range errs {
+				if _, ok := logfmt.AsCorrupt(err); !ok {
+					t.Errorf("error %v is not a CorruptError", err)
+				}
+			}
+			if p.Open() != tc.open {
+				t.Errorf("%d open transactions, want %d", p.Open(), tc.open)
+			}
+		})
+	}
+}
+
+// writeSegments writes a partition t-0 in a new log directory, one segment
+// per group of batches, and returns the partition directory.
+func writeSegments(t *testing.T, segments ...[]batchSpec) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "t-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, seg := range segments {
+		var log []byte
+		for _, s := range seg {
+			log = append(log, s.bytes(t)...)
+		}
+		if err := os.WriteFile(filepath.Join(dir, layout.SegmentName(seg[0].base, layout.LogExt)), log, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func writeSnapshot(t *testing.T, dir string, at int64, entries ...snapshot.Entry) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, layout.SegmentName(at, layout.SnapshotExt)), snapshot.Append(nil, entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func txnEntries(t *testing.T, dir string, base int64) []index.AbortedTxn {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, layout.SegmentName(base, layout.TxnIndexExt)))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	txns, probs := index.ParseTxnIndex(b, "")
+	if len(probs) > 0 {
+		t.Fatalf("%v", probs)
+	}
+	return txns
+}
+
+// TestTxnStateAtSegmentBase checks which producer state each segment's
+// rebuild starts from: the latest snapshot above the log start and at or
+// below the base, replayed up to the base, as LogLoader.recoverSegment
+// builds it.
+func TestTxnStateAtSegmentBase(t *testing.T) {
+	const a, b = 7, 8
+	segs := [][]batchSpec{
+		{data(a, 0, 2, true), data(b, 2, 2, true), data(-1, 4, 2, false)},
+		{marker(a, 6, logfmt.ControlAbort), data(b, 7, 1, true)},
+		{marker(b, 8, logfmt.ControlAbort)},
+	}
+	abortA := index.AbortedTxn{ProducerID: a, FirstOffset: 0, LastOffset: 6, LastStableOffset: 2}
+	abortB := index.AbortedTxn{ProducerID: b, FirstOffset: 2, LastOffset: 8, LastStableOffset: 9}
+	for _, tc := range []struct {
+		name     string
+		setup    func(t *testing.T, dir string)
+		seg6     []index.AbortedTxn
+		seg8     []index.AbortedTxn
+		segments []int64
+	}{{
+		name: "replayed from the log start",
+		seg6: []index.AbortedTxn{abortA}, seg8: []index.AbortedTxn{abortB},
+	}, {
+		name: "snapshots at the bases",
+		setup: func(t *testing.T, dir string) {
+			writeSnapshot(t, dir, 6, snapshot.Entry{ProducerID: a, CurrentTxnFirstOffset: 0}, snapshot.Entry{ProducerID: b, CurrentTxnFirstOffset: 2})
+		},
+		seg6: []index.AbortedTxn{abortA}, seg8: []index.AbortedTxn{abortB},
+	}, {
+		name: "a snapshot inside an earlier segment, replayed from there",
+		setup: func(t *testing.T, dir string) {
+			writeSnapshot(t, dir, 2, snapshot.Entry{ProducerID: a, CurrentTxnFirstOffset: 0})
+		},
+		seg6:     []index.AbortedTxn{abortA},
+		seg8:     []index.AbortedTxn{abortB},
+		segments: []int64{6, 8},
+	}, {
+		name: "the snapshot wins over the log before it",
+		setup: func(t *testing.T, dir string) {
+			writeSnapshot(t, dir, 6, snapshot.Entry{ProducerID: b, CurrentTxnFirstOffset: 2})
+		},
+		seg8: []index.AbortedTxn{abortB},
+	}, {
+		name: "snapshots at or below the log start are not used",
+		setup: func(t *testing.T, dir string) {
+			writeSnapshot(t, dir, 6, snapshot.Entry{ProducerID: a, CurrentTxnFirstOffset: 0}, snapshot.Entry{ProducerID: b, CurrentTxnFirstOffset: 2})
+			cp := checkpoint.AppendOffsets(nil, []checkpoint.OffsetEntry{{Topic: "t", Partition: 0, Offset: 6}})
+			if err := os.WriteFile(filepath.Join(dir, "..", checkpoint.LogStart), cp, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		// From the log start, 6: producer b's transaction opens at 7.
+		seg8: []index.AbortedTxn{{ProducerID: b, FirstOffset: 7, LastOffset: 8, LastStableOffset: 9}},
+	}, {
+		// Segment 6 cannot use a snapshot at 7; segment 8 must, though it
+		// contradicts the log: it replays from offset 7 on top of it.
+		name: "a snapshot is used by the segments at or above it",
+		setup: func(t *testing.T, dir string) {
+			writeSnapshot(t, dir, 7, snapshot.Entry{ProducerID: a, CurrentTxnFirstOffset: 5})
+		},
+		seg6: []index.AbortedTxn{abortA},
+		seg8: []index.AbortedTxn{{ProducerID: b, FirstOffset: 7, LastOffset: 8, LastStableOffset: 5}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeSegments(t, segs...)
+			if tc.setup != nil {
+				tc.setup(t, dir)
+			}
+			rep := mustPartition(t, dir, Options{Txn: true, Segments: tc.segments})
+			if rep.Counts[Problem] != 0 {
+				t.Fatalf("problems:\n%s", findingsText(rep))
+			}
+			if got := txnEntries(t, dir, 6); !slices.Equal(got, tc.seg6) {
+				t.Errorf("segment 6: %+v, want %+v", got, tc.seg6)
+			}
+			if got := txnEntries(t, dir, 8); !slices.Equal(got, tc.seg8) {
+				t.Errorf("segment 8: %+v, want %+v", got, tc.seg8)
+			}
+			if _, err := os.Stat(filepath.Join(dir, layout.SegmentName(0, layout.TxnIndexExt))); !os.IsNotExist(err) {
+				t.Errorf("segment 0 has no aborted transaction but got a .txnindex (%v)", err)
+			}
+		})
+	}
+}
+
+// TestTxnProblemsReported: a batch Kafka's recovery would fail on is a
+// problem with its position, and the rebuild goes on.
+func TestTxnProblemsReported(t *testing.T) {
+	dir := writeSegments(t, []batchSpec{data(3, 0, 1, true), data(3, 1, 1, false), marker(3, 2, logfmt.ControlAbort)})
+	rep := mustPartition(t, dir, Options{Txn: true})
+	if rep.Counts[Problem] != 1 || !strings.Contains(findingsText(rep), "InvalidTxnStateException") {
+		t.Fatalf("want one problem about the plain batch:\n%s", findingsText(rep))
+	}
+	if f := rep.Findings[0]; f.Pos <= 0 {
+		t.Errorf("position %d, want the plain batch's", f.Pos)
+	}
+	want := []index.AbortedTxn{{ProducerID: 3, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}}
+	if got := txnEntries(t, dir, 0); !slices.Equal(got, want) {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+}
