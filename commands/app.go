@@ -143,6 +143,7 @@ func NewApp() *cli.App {
 	app.Commands = []*cli.Command{
 		dumpCommand(),
 		findCommand(),
+		verifyCommand(),
 		reindexCommand(),
 		migrateCommand(),
 		compactCommand(),

@@ -1,0 +1,233 @@
+package commands
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/verify"
+)
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Category:  "inspect",
+		Usage:     "check log directories, partitions or files for damage and disagreement, without changing them",
+		ArgsUsage: "PATH...",
+		Description: "Reads everything under the paths given (log directories, partition directories, single files) and\n" +
+			"prints one problem line per finding, with the file and byte position, then a summary line. Exit 0 when\n" +
+			"nothing is wrong, 3 when something is.\n\n" +
+			"Checked: every batch checksum and length; offsets (each batch at or above its segment's base offset,\n" +
+			"above the batch before it, below the next segment's base offset); a torn last batch and a zero-filled\n" +
+			".log tail, which a clean shutdown never leaves (reported as information only in the active segment of a\n" +
+			"log directory a running broker holds); .index, .timeindex and .txnindex entry by entry against the log\n" +
+			"(as reindex --check judges them) and Kafka's index sanity checks; producer snapshots, leader-epoch-checkpoint\n" +
+			"(also against the leader epoch of every batch), partition.metadata, meta.properties, quorum-state; the\n" +
+			"offset checkpoints and cleaner-checkpoint against each partition's log start and end; leftover\n" +
+			".cleaned/.swap/.deleted files. --deep also parses every record: inner legacy messages and their\n" +
+			"checksums, record fields, offsets within their batch, control records. A file whose name Kafka does not\n" +
+			"give (a record set) is checked as a .log.\n\n" +
+			"Index files a broker rebuilds when absent, index entries a live broker writes differently from\n" +
+			"recovery, and checkpoint entries for partitions stored elsewhere are information, listed with --verbose;\n" +
+			"--strict makes any index that differs from a recovery rebuild a problem.\n" +
+			"verify never writes; when a running broker holds the log directory it warns and goes on.\n\n" +
+			"Examples:\n" +
+			"  logtool verify testdata/kafka-logs\n" +
+			"  logtool verify --deep testdata/kafka-logs/payments.txn-0 testdata/kafka-logs/clicks-v1-0\n" +
+			"  logtool verify testdata/kafka-logs/orders-0/00000000000000000712.log\n" +
+			"  logtool --format json verify --verbose testdata/kafka-logs/legacy.events-v0-0",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "deep", Usage: "also parse every record of every batch, not only the framing and checksums of batches"},
+			&cli.BoolFlag{Name: "strict", Usage: "index files must be byte-identical to what Kafka's recovery builds (as logtool gen and reindex write them), not only serve lookups correctly as a live broker's do"},
+			&cli.BoolFlag{Name: "verbose", Usage: "also list the information findings, which are otherwise only counted"},
+		},
+		Action: runVerify,
+	}
+}
+
+func runVerify(c *cli.Context) error {
+	g, err := global(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() == 0 {
+		return usageErr("no PATH given")
+	}
+	paths := c.Args().Slice()
+	plan, err := verify.NewPlan(paths)
+	switch {
+	case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
+		return usageErr("%w", err)
+	case err != nil:
+		return err
+	}
+	for _, d := range plan.Locked() {
+		g.Warnf("%s is locked by a running broker: verify reads it as it changes, and takes the end of each active segment for a write in progress", d)
+	}
+	o := verify.Options{Deep: c.Bool("deep"), StrictIndexes: c.Bool("strict"), Workers: g.Workers}
+	var bar *progressbar.ProgressBar
+	if !g.NoProgress && !g.Quiet && isTerminal(g.Stderr) {
+		if total := plan.LogBytes(); total > 0 {
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(g.Stderr), progressbar.OptionSetDescription("verify"),
+				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+			o.Progress = func(n int64) { bar.Add64(n) }
+		}
+	}
+	out := &verifyOutput{g: g, verbose: c.Bool("verbose"), enc: json.NewEncoder(g.Stdout)}
+	err = plan.Run(o, func(rep *verify.Report) error {
+		if bar != nil && len(rep.Findings) > 0 {
+			bar.Clear()
+		}
+		return out.report(rep)
+	})
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	if err := out.summary(paths); err != nil {
+		return err
+	}
+	switch {
+	case out.failed > 0:
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d unit(s) could not be verified", out.failed, out.units)}
+	case out.problems > 0:
+		return problemsErr(out.problems)
+	}
+	return nil
+}
+
+// verifyOutput writes the reports as text or JSON Lines and sums them up.
+type verifyOutput struct {
+	g       Global
+	verbose bool
+	enc     *json.Encoder
+
+	units, failed, partitions, files, segments int
+	batches, records, bytes                    int64
+	problems, infos                            int
+}
+
+type verifyFindingJSON struct {
+	Type     string `json:"type"`
+	File     string `json:"file"`
+	Position *int64 `json:"position"`
+	Message  string `json:"message"`
+}
+
+func (w *verifyOutput) report(rep *verify.Report) error {
+	w.units++
+	switch rep.Kind {
+	case verify.PartitionUnit:
+		w.partitions++
+	case verify.FileUnit:
+		w.files++
+	}
+	w.segments += rep.Segments
+	w.batches += rep.Batches
+	w.records += rep.Records
+	w.bytes += rep.Bytes
+	w.problems += rep.Problems
+	w.infos += rep.Infos
+	for _, f := range rep.Findings {
+		if f.Severity == verify.Info && !w.verbose {
+			continue
+		}
+		var err error
+		if w.g.JSON() {
+			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Message: f.Msg}
+			if f.Pos >= 0 {
+				pos := f.Pos
+				fj.Position = &pos
+			}
+			err = w.enc.Encode(fj)
+		} else {
+			_, err = fmt.Fprintln(w.g.Stdout, f.String())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if rep.Err != nil {
+		w.failed++
+		fmt.Fprintf(w.g.Stderr, "logtool: verify: %s\n", oneLine(rep.Err))
+	}
+	if !w.g.JSON() {
+		return nil
+	}
+	return w.enc.Encode(struct {
+		Type     string `json:"type"`
+		File     string `json:"file"`
+		Kind     string `json:"kind"`
+		Segments int    `json:"segments"`
+		Batches  int64  `json:"batches"`
+		Records  int64  `json:"records"`
+		Bytes    int64  `json:"bytes"`
+		Problems int    `json:"problems"`
+		Infos    int    `json:"infos"`
+		Failed   bool   `json:"failed"`
+	}{"verified", rep.Path, rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil})
+}
+
+func (w *verifyOutput) summary(paths []string) error {
+	if w.g.JSON() {
+		file := ""
+		if len(paths) == 1 {
+			file = paths[0]
+		}
+		return w.enc.Encode(struct {
+			Type       string   `json:"type"`
+			File       string   `json:"file"`
+			Paths      []string `json:"paths"`
+			Partitions int      `json:"partitions"`
+			Files      int      `json:"files"`
+			Segments   int      `json:"segments"`
+			Batches    int64    `json:"batches"`
+			Records    int64    `json:"records"`
+			Bytes      int64    `json:"bytes"`
+			Problems   int      `json:"problems"`
+			Infos      int      `json:"infos"`
+			Failed     int      `json:"failed"`
+			Clean      bool     `json:"clean"`
+		}{"summary", file, paths, w.partitions, w.files, w.segments, w.batches, w.records, w.bytes, w.problems, w.infos, w.failed,
+			w.problems == 0 && w.failed == 0})
+	}
+	var what []string
+	for _, n := range []struct {
+		n    int
+		unit string
+	}{{w.partitions, "partition(s)"}, {w.files, "file(s)"}, {w.segments, "segment(s)"}} {
+		if n.n > 0 {
+			what = append(what, fmt.Sprintf("%d %s", n.n, n.unit))
+		}
+	}
+	what = append(what, fmt.Sprintf("%d batch(es)", w.batches))
+	if w.records > 0 {
+		what = append(what, fmt.Sprintf("%d record(s)", w.records))
+	}
+	s := fmt.Sprintf("verified %s, %s of log: ", strings.Join(what, ", "), reindexBytes(w.bytes))
+	if w.problems == 0 {
+		s += "no problems"
+	} else {
+		s += fmt.Sprintf("%d problem(s)", w.problems)
+	}
+	if w.infos > 0 {
+		s += fmt.Sprintf(", %d information finding(s)", w.infos)
+		if !w.verbose {
+			s += " (--verbose lists them)"
+		}
+	}
+	if w.failed > 0 {
+		s += fmt.Sprintf("; %d could not be verified", w.failed)
+	}
+	_, err := fmt.Fprintln(w.g.Stdout, s)
+	return err
+}

@@ -1,0 +1,261 @@
+package verify
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+)
+
+// logCheck checks one .log-shaped file: a segment, a record set, a KRaft
+// snapshot. It streams the file with logfmt.SegmentReader, so memory holds
+// one read window and one batch.
+type logCheck struct {
+	c    *collector
+	o    *Options
+	it   *logfmt.RecordIter
+	file string
+
+	// base is the segment's base offset, or noOffset for a file whose name
+	// gives none (a record set): then only the order of offsets is checked.
+	base int64
+	// nextBase is the base offset of the next segment, math.MaxInt64 when
+	// there is none.
+	nextBase int64
+	// prevLast is the last offset of the batch before this file's first (the
+	// previous segment's), noOffset when none.
+	prevLast int64
+	// later is the number of segments after this one, which Kafka's
+	// recovery deletes when it has to truncate this one.
+	later int
+	// live is true for the active segment of a log directory a running broker
+	// holds: its end may be a write in progress or preallocated zeros.
+	live bool
+	// epochs, when not nil, is checked against each v2 batch's leader epoch.
+	epochs *epochCheck
+}
+
+// logResult is what a logCheck learned about the file.
+type logResult struct {
+	size    int64
+	batches int64
+	records int64
+	last    int64 // last offset of the last batch that passed its checks; noOffset when none
+}
+
+// run reads the whole file. The error is for I/O only; bad data becomes
+// findings.
+func (l *logCheck) run() (logResult, error) {
+	seg, err := logfmt.OpenSegment(l.file)
+	if err != nil {
+		return logResult{}, err
+	}
+	defer seg.Close()
+	res := logResult{size: seg.Size(), last: noOffset}
+	prevLast := l.prevLast
+	var reported int64
+	for seg.Next() {
+		b := seg.Batch()
+		res.batches++
+		if ok, last := l.batch(b, prevLast, &res); ok {
+			prevLast, res.last = last, last
+		}
+		if l.o.Progress != nil && seg.Pos()-reported >= 1<<20 {
+			l.o.Progress(seg.Pos() - reported)
+			reported = seg.Pos()
+		}
+	}
+	if l.o.Progress != nil {
+		l.o.Progress(seg.Size() - reported)
+	}
+	if err := seg.Err(); err != nil {
+		ce, ok := logfmt.AsCorrupt(err)
+		if !ok {
+			return res, err
+		}
+		l.c.problem(l.file, ce.Pos, "%s; nothing after it can be read, and %s", ce.Msg, l.recovery(res.size-seg.Pos(), seg.Pos()))
+	}
+	switch seg.End() {
+	case logfmt.EndTorn:
+		l.end(seg.Pos(), "torn last batch: %s; a write was cut short, and %s", seg.EndDetail(), l.recovery(res.size-seg.Pos(), seg.Pos()))
+	case logfmt.EndZeroTail:
+		l.end(seg.Pos(), "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, an append would land after it, and %s, but only after an unclean shutdown and past the recovery point",
+			seg.EndDetail(), l.recovery(res.size-seg.Pos(), seg.Pos()))
+	}
+	return res, nil
+}
+
+// recovery says what Kafka's recovery does about n bytes it cannot read
+// from pos on.
+func (l *logCheck) recovery(n, pos int64) string {
+	s := fmt.Sprintf("recovery truncates the %d bytes from byte %d", n, pos)
+	if l.later > 0 {
+		s += fmt.Sprintf(" and deletes the %d later segments", l.later)
+	}
+	return s
+}
+
+// end reports how a segment ends when that is not cleanly.
+func (l *logCheck) end(pos int64, format string, args ...any) {
+	if l.live {
+		l.c.info(l.file, pos, "active segment of a running broker: "+format, args...)
+		return
+	}
+	l.c.problem(l.file, pos, format, args...)
+}
+
+// batch checks one batch. ok is false when it failed a check, in which case
+// its offsets are not trusted for the checks of the batches after it.
+func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bool, last int64) {
+	if err := b.Validate(); err != nil {
+		l.corrupt(err, b.Pos)
+		return false, 0
+	}
+	var first int64
+	if b.Magic() >= 2 {
+		h := b.Header()
+		if d := h.LastOffsetDelta(); d < 0 {
+			l.c.problem(l.file, b.Pos+23, "record batch has a negative last offset delta %d", d)
+			return false, 0
+		}
+		if n, span := int64(h.RecordCount()), int64(h.LastOffsetDelta())+1; n > span {
+			l.c.problem(l.file, b.Pos+57, "record batch declares %d records but spans only %d offsets", n, span)
+			return false, 0
+		}
+		if c := h.Compression(); !c.ValidFor(2) {
+			l.c.problem(l.file, b.Pos+21, "record batch uses compression type id %d, which Kafka never assigned", int(c))
+			return false, 0
+		}
+		// The leader epoch lies outside the checksum; brokers write -1 for
+		// none and never another negative number.
+		if e := h.PartitionLeaderEpoch(); e < logfmt.NoLeaderEpoch {
+			l.c.problem(l.file, b.Pos+12, "record batch has a negative partition leader epoch %d (only -1, for none, is valid)", e)
+			return false, 0
+		}
+		first, last = h.BaseOffset(), h.LastOffset()
+		if l.epochs != nil {
+			l.epochs.batch(l.file, b.Pos, first, h.PartitionLeaderEpoch())
+		}
+	} else {
+		m := b.Legacy()
+		if c := m.Compression(); !c.ValidFor(m.Magic()) {
+			l.c.problem(l.file, b.Pos+17, "message uses compression type %s, which magic %d does not allow", c, m.Magic())
+			return false, 0
+		}
+		// Shallowly a compressed wrapper shows only its last offset; the
+		// first comes out of decompression below.
+		first, last = m.Offset(), m.Offset()
+	}
+	if l.o.Deep {
+		var ok bool
+		if ok, first = l.records(b, first, last, res); !ok {
+			return false, 0
+		}
+	}
+	return l.offsets(b, first, last, prevLast), last
+}
+
+// offsets checks where a batch's offsets lie. Every comparison is between
+// int64s that cannot overflow: base and prevLast are noOffset or real offsets.
+func (l *logCheck) offsets(b *logfmt.Batch, first, last, prevLast int64) bool {
+	switch {
+	case l.base != noOffset && first < l.base:
+		l.c.problem(l.file, b.Pos, "batch starts at offset %d, below the segment's base offset %d", first, l.base)
+	case prevLast != noOffset && first <= prevLast:
+		l.c.problem(l.file, b.Pos, "batch starts at offset %d, but the batch before it ends at offset %d: offsets must increase", first, prevLast)
+	case l.base != noOffset && uint64(last)-uint64(l.base) > math.MaxInt32:
+		l.c.problem(l.file, b.Pos, "batch ends at offset %d, beyond the 2^31 offsets after the segment's base offset %d that an index entry can hold (Kafka splits such a segment)", last, l.base)
+	case last >= l.nextBase:
+		l.c.problem(l.file, b.Pos, "batch ends at offset %d, but the next segment starts at offset %d", last, l.nextBase)
+	default:
+		return true
+	}
+	return false
+}
+
+// records parses every record of the batch as a consumer would. It returns
+// the batch's first offset as the records give it.
+func (l *logCheck) records(b *logfmt.Batch, first, last int64, res *logResult) (bool, int64) {
+	it := l.it
+	if err := it.Reset(b); err != nil {
+		l.corrupt(err, b.Pos)
+		return false, first
+	}
+	first = it.BaseOffset()
+	magic := b.Magic()
+	inner := magic < 2 && b.Compression() != codec.None
+	prev := int64(noOffset)
+	for it.Next() {
+		r := it.Record()
+		res.records++
+		switch {
+		case r.Offset <= prev:
+			l.c.problem(l.file, b.Pos, "record at offset %d follows offset %d in the same batch: offsets must increase", r.Offset, prev)
+			return false, first
+		case magic >= 2 && (r.Offset < first || r.Offset > last):
+			l.c.problem(l.file, b.Pos, "record offset %d lies outside its batch's offsets %d to %d", r.Offset, first, last)
+			return false, first
+		case inner && !r.CRCValid:
+			l.c.problem(l.file, b.Pos, "inner message at offset %d: checksum mismatch: stored %d", r.Offset, r.CRC)
+			return false, first
+		case inner && r.Magic != magic:
+			l.c.problem(l.file, b.Pos, "inner message at offset %d has magic %d inside a magic %d wrapper", r.Offset, r.Magic, magic)
+			return false, first
+		}
+		if b.IsControl() && !l.control(b, r) {
+			return false, first
+		}
+		prev = r.Offset
+	}
+	if err := it.Err(); err != nil {
+		l.corrupt(err, b.Pos)
+		return false, first
+	}
+	if inner && prev != last {
+		l.c.problem(l.file, b.Pos, "wrapper offset %d is not the offset %d of its last inner message", last, prev)
+		return false, first
+	}
+	return true, first
+}
+
+// control checks a control record: a key naming its type and, for the
+// transaction markers that read_committed consumers act on, a readable value.
+// Types Kafka added later are left alone.
+func (l *logCheck) control(b *logfmt.Batch, r *logfmt.Record) bool {
+	_, t, err := logfmt.ParseControlKey(r.Key)
+	if err == nil && t.IsTxnMarker() {
+		_, err = logfmt.ParseEndTxnMarker(r.Value)
+	}
+	if err != nil {
+		l.c.problem(l.file, b.Pos, "control record at offset %d: %v", r.Offset, err)
+		return false
+	}
+	return true
+}
+
+// corrupt reports a parser's error about the batch at pos.
+func (l *logCheck) corrupt(err error, pos int64) {
+	ce, ok := logfmt.AsCorrupt(err)
+	if !ok {
+		l.c.problem(l.file, pos, "%v", err)
+		return
+	}
+	msg := ce.Msg
+	if ce.Err != nil {
+		msg += ": " + ce.Err.Error()
+	}
+	if ce.Pos >= 0 {
+		pos = ce.Pos
+	}
+	l.c.problem(l.file, pos, "%s", msg)
+}
+
+// recordSet verifies a .log-shaped file that is not part of a partition
+// being verified: a record set, a KRaft snapshot, a segment file given with
+// a name that says nothing about the rest.
+func recordSet(c *collector, o *Options, it *logfmt.RecordIter, path string, base int64) (logResult, error) {
+	l := &logCheck{c: c, o: o, it: it, file: path, base: base, nextBase: math.MaxInt64, prevLast: noOffset}
+	it.File = path
+	return l.run()
+}

@@ -1,0 +1,368 @@
+package verify
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/index/reindex"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+func (u *unit) run(p *Plan, o *Options) *Report {
+	if u.kind == FileUnit {
+		return u.runFile(p, o)
+	}
+	return u.runPartition(p, o)
+}
+
+// runPartition verifies a partition directory, or the segments of it that
+// were asked for.
+func (u *unit) runPartition(p *Plan, o *Options) *Report {
+	rep := &Report{Path: u.path, Kind: PartitionUnit}
+	c := newCollector(rep)
+	defer c.sort()
+	defer c.flush()
+	if u.deleted {
+		c.info(u.path, -1, "directory of a deleted topic, which the broker removes: not verified")
+		return rep
+	}
+	part, err := layout.ReadPartition(u.path)
+	if err != nil {
+		rep.Err = err
+		return rep
+	}
+	// reindex's Check mode judges the index files against the log. It reads
+	// the log again, on its own goroutine, so that its pass overlaps ours.
+	type reindexed struct {
+		rep *reindex.PartitionReport
+		err error
+	}
+	ri := make(chan reindexed, 1)
+	go func() {
+		r, err := reindex.Partition(u.path, reindex.Options{Mode: reindex.Check, Offset: true, Time: true, Txn: true,
+			IntervalBytes: index.DefaultIntervalBytes, Strict: o.StrictIndexes, Segments: u.segments})
+		ri <- reindexed{r, err}
+	}()
+
+	v := &partitionRun{u: u, o: o, c: c, rep: rep, part: part, live: p.live(u), it: &logfmt.RecordIter{}}
+	err = v.run()
+	r := <-ri
+	if err == nil {
+		err = v.merge(r.rep, r.err)
+	}
+	if err != nil {
+		rep.Err = err
+		return rep
+	}
+	if err := v.indexSanity(); err != nil {
+		rep.Err = err
+		return rep
+	}
+	if u.segments == nil && part.Dir.Kind == layout.Normal && part.Dir.Topic != "" {
+		rep.facts = &v.facts
+	}
+	return rep
+}
+
+// partitionRun is the state of verifying one partition directory.
+type partitionRun struct {
+	u    *unit
+	o    *Options
+	c    *collector
+	rep  *Report
+	part *layout.Partition
+	live bool
+	it   *logfmt.RecordIter
+
+	facts        partitionFacts
+	epochEntries []checkpoint.EpochEntry // of a readable leader-epoch-checkpoint
+}
+
+func (v *partitionRun) run() error {
+	c, part := v.c, v.part
+	for _, l := range part.Leftovers {
+		c.problem(l, 0, "leftover of an interrupted cleaning, segment split or deletion (%s): the broker completes or removes it when it next loads the partition", leftoverKind(l))
+	}
+	v.facts = partitionFacts{topic: part.Dir.Topic, partition: part.Dir.Partition, complete: true, logEnd: noOffset}
+	logStart, err := reindex.LogStartOffset(part)
+	if err != nil {
+		c.info(part.Path, -1, "log start offset unknown (%v): taking the first segment's base offset", err)
+	}
+	var logs []layout.Segment
+	for _, s := range part.Segments {
+		if s.Log != "" {
+			logs = append(logs, s)
+		}
+	}
+	if len(logs) > 0 {
+		v.facts.hasLog = true
+		logStart = max(logStart, logs[0].Base)
+	}
+	v.facts.logStart = logStart
+
+	epochs, err := v.epochs(logStart)
+	if err != nil {
+		return err
+	}
+	prevLast := int64(noOffset)
+	lastGood := int64(noOffset)
+	for i, s := range logs {
+		nextBase := int64(math.MaxInt64)
+		if i+1 < len(logs) {
+			nextBase = logs[i+1].Base
+		}
+		if v.u.segments != nil && !slices.Contains(v.u.segments, s.Base) {
+			prevLast = noOffset
+			continue
+		}
+		v.it.File = s.Log
+		l := &logCheck{c: c, o: v.o, it: v.it, file: s.Log, base: s.Base, nextBase: nextBase, prevLast: prevLast,
+			later: len(logs) - 1 - i, live: v.live && i == len(logs)-1, epochs: epochs}
+		res, err := l.run()
+		if err != nil {
+			return err
+		}
+		v.rep.Segments++
+		v.rep.Batches += res.batches
+		v.rep.Records += res.records
+		v.rep.Bytes += res.size
+		if res.last != noOffset {
+			prevLast, lastGood = res.last, res.last
+		}
+	}
+	if v.u.segments != nil {
+		v.facts.complete = false
+	} else if len(logs) > 0 {
+		v.facts.logEnd = logs[len(logs)-1].Base
+		if lastGood != noOffset {
+			v.facts.logEnd = max(v.facts.logEnd, lastGood+1)
+		}
+	}
+	if !v.facts.hasLog {
+		c.info(part.Path, -1, "no segment has a .log: a broker starts the partition with an empty segment at its log start offset")
+	}
+	return v.files()
+}
+
+// logEnd is the log end offset when it is known, else noOffset.
+func (v *partitionRun) logEnd() int64 {
+	if v.facts.complete && v.facts.hasLog {
+		return v.facts.logEnd
+	}
+	return noOffset
+}
+
+// epochs reads leader-epoch-checkpoint and returns the check of the batches
+// against it, nil when there is nothing to check against.
+func (v *partitionRun) epochs(logStart int64) (*epochCheck, error) {
+	path := filepath.Join(v.part.Path, checkpoint.LeaderEpoch)
+	entries, ok, err := readEpochs(v.c, path)
+	if err != nil || !ok || len(entries) == 0 {
+		return nil, err
+	}
+	v.epochEntries = entries
+	return &epochCheck{c: v.c, file: path, entries: entries, logStart: logStart, flagged: make([]bool, len(entries))}, nil
+}
+
+// files checks the files of the partition other than segments.
+func (v *partitionRun) files() error {
+	c, end := v.c, v.logEnd()
+	for _, path := range v.part.Snapshots {
+		if err := checkSnapshot(c, path, end); err != nil {
+			return err
+		}
+	}
+	if end != noOffset {
+		v.epochRange(end)
+	}
+	for _, path := range v.part.Others {
+		if err := v.other(path, end); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// other checks a file of the partition directory that is not a segment, a
+// snapshot or a leftover.
+func (v *partitionRun) other(path string, end int64) error {
+	c := v.c
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		c.info(path, -1, "a directory inside a partition directory: a broker ignores it")
+		return nil
+	}
+	switch layout.ParseFileName(filepath.Base(path)).Kind {
+	case layout.LeaderEpochCheckpoint:
+		// Read before the segments, to check their batches against it.
+	case layout.PartitionMetadata:
+		return checkPartitionMetadata(c, path)
+	case layout.CleanerCheckpoint:
+		return checkCleaner(c, path, v.facts.logStart, end)
+	case layout.QuorumState:
+		return checkQuorumState(c, path)
+	case layout.KRaftSnapshot:
+		res, err := recordSet(c, v.o, v.it, path, noOffset)
+		v.rep.Batches += res.batches
+		v.rep.Records += res.records
+		v.rep.Bytes += res.size
+		return err
+	case layout.Temp:
+		c.info(path, -1, "temporary file of a write that did not finish: the next write of the same file replaces it")
+	default:
+		c.info(path, -1, "not a file Kafka keeps in a partition directory: a broker ignores it")
+	}
+	return nil
+}
+
+// epochRange checks that no leader epoch starts after the log end: Kafka
+// drops such entries when it loads the log, and they mean records of that
+// epoch are gone.
+func (v *partitionRun) epochRange(end int64) {
+	path := filepath.Join(v.part.Path, checkpoint.LeaderEpoch)
+	var bad []int
+	for i, e := range v.epochEntries {
+		if e.StartOffset > end {
+			bad = append(bad, i)
+		}
+	}
+	pos := epochPositions(path, bad)
+	for _, i := range bad {
+		e := v.epochEntries[i]
+		v.c.problem(path, pos[i], "epoch %d starts at offset %d, beyond the log end offset %d: the records of that epoch are gone", e.Epoch, e.StartOffset, end)
+	}
+}
+
+// merge adds reindex's findings about the index files. Its findings about a
+// .log restate what this package's own scan says about framing and
+// checksums, so they are kept only for a .log the scan found nothing wrong
+// with (the transaction state of the batches is reindex's alone). Findings
+// about files already reported here are left out for the same reason.
+func (v *partitionRun) merge(r *reindex.PartitionReport, err error) error {
+	if err != nil {
+		if err := corruptFinding(v.c, err, v.part.Path); err != nil {
+			return err
+		}
+	}
+	if r == nil {
+		return nil
+	}
+	reported := map[string]bool{}
+	for _, f := range r.Findings {
+		if _, ok := reported[f.File]; !ok {
+			reported[f.File] = v.c.has(f.File)
+		}
+	}
+	listed := 0
+	for _, f := range r.Findings {
+		if f.Severity == reindex.Problem {
+			listed++
+		}
+		if reported[f.File] {
+			continue
+		}
+		msg := f.Msg
+		if f.Entry >= 0 {
+			msg = fmt.Sprintf("entry %d: %s", f.Entry, msg)
+		}
+		if f.Expected != "" || f.Found != "" {
+			msg += fmt.Sprintf(" (expected %s, found %s)", f.Expected, f.Found)
+		}
+		sev := Info
+		if f.Severity == reindex.Problem {
+			sev = Problem
+		}
+		v.c.add(Finding{Severity: sev, File: f.File, Pos: f.Pos, Msg: msg})
+	}
+	// reindex lists a few problems of a kind and counts the rest.
+	v.rep.Problems += r.Count(reindex.Problem) - listed
+	return nil
+}
+
+// indexSanity runs Kafka's startup sanity checks of the index files. They
+// say less than reindex's entry-by-entry checks, so a failure is reported
+// only for a file those found nothing wrong with; and a preallocated zero
+// tail, which fails the time index check by design, is not a failure.
+func (v *partitionRun) indexSanity() error {
+	for _, s := range v.part.Segments {
+		if s.Log == "" || v.u.segments != nil && !slices.Contains(v.u.segments, s.Base) {
+			continue
+		}
+		for _, ix := range []struct {
+			path     string
+			prealloc int // entry size of a file Kafka preallocates; 0 for .txnindex
+			check    func(f *os.File, size, base int64, file string) error
+		}{
+			{s.Index, index.OffsetEntrySize, func(f *os.File, size, base int64, file string) error {
+				return index.SanityCheckOffsetIndex(f, size, base, file)
+			}},
+			{s.TimeIndex, index.TimeEntrySize, func(f *os.File, size, base int64, file string) error {
+				return index.SanityCheckTimeIndex(f, size, base, file)
+			}},
+			{s.TxnIndex, 0, func(f *os.File, size, base int64, file string) error {
+				return index.SanityCheckTxnIndex(f, size, base, file)
+			}},
+		} {
+			if ix.path == "" || v.c.has(ix.path) {
+				continue
+			}
+			if err := sanity(ix.path, ix.prealloc, s.Base, ix.check); err != nil {
+				if err := corruptFinding(v.c, err, ix.path); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func sanity(path string, prealloc int, base int64, check func(*os.File, int64, int64, string) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	err = check(f, size, base, path)
+	if err == nil || prealloc == 0 || size%int64(prealloc) != 0 || size < int64(prealloc) {
+		return err
+	}
+	// An all-zero last entry is preallocation, which only trimming removes.
+	last := make([]byte, prealloc)
+	if _, rerr := f.ReadAt(last, size-int64(prealloc)); rerr == nil && allZero(last) {
+		return nil
+	}
+	return err
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func leftoverKind(path string) string {
+	for _, s := range []string{layout.CleanedSuffix, layout.SwapSuffix, layout.DeletedSuffix, layout.PartSuffix} {
+		if strings.HasSuffix(path, s) {
+			return s
+		}
+	}
+	return filepath.Ext(path)
+}

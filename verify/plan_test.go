@@ -1,0 +1,244 @@
+package verify
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+func TestPlanPaths(t *testing.T) {
+	if _, err := NewPlan([]string{filepath.Join(t.TempDir(), "absent")}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("absent path: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := NewPlan([]string{t.TempDir()}); !errors.Is(err, layout.ErrUnrecognizedPath) {
+		t.Errorf("empty directory: %v, want layout.ErrUnrecognizedPath", err)
+	}
+}
+
+func kinds(r result) []string {
+	var out []string
+	for _, rep := range r.reports {
+		out = append(out, fmt.Sprintf("%s %s %d", rep.Kind, filepath.Base(rep.Path), rep.Segments))
+	}
+	return out
+}
+
+// TestPlanUnits checks what each kind of path makes a run verify, and that
+// a path given twice is verified once.
+func TestPlanUnits(t *testing.T) {
+	fx := small(t, 1, codec.None)
+	logs := segmentLogs(t, fx)
+	n := len(logs)
+	base := filepath.Base(fx.dir)
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		want  []string
+	}{
+		{"log dir", []string{fx.dir, fx.dir}, []string{fmt.Sprintf("partition t-0 %d", n), "log-dir " + base + " 0"}},
+		{"partition dir", []string{fx.part}, []string{fmt.Sprintf("partition t-0 %d", n), "log-dir " + base + " 0"}},
+		{"segment files", []string{logs[1], logs[0], fx.file(filepath.Base(logs[1][:len(logs[1])-4]) + ".index")}, []string{"partition t-0 2"}},
+		{"segment then its partition", []string{logs[1], fx.part}, []string{fmt.Sprintf("partition t-0 %d", n), "log-dir " + base + " 0"}},
+		{"other files", []string{fx.file("leader-epoch-checkpoint"), filepath.Join(fx.dir, "meta.properties")},
+			[]string{"file leader-epoch-checkpoint 0", "file meta.properties 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, Options{}, tc.paths...)
+			if got := kinds(r); !slices.Equal(got, tc.want) || r.problems != 0 {
+				t.Errorf("reports %q with %d problems, want %q:\n%s", got, r.problems, tc.want, r)
+			}
+		})
+	}
+}
+
+// TestPlanScope checks that a partition given alone is judged against its
+// log directory's checkpoints, and that a segment given alone is not
+// judged by the others.
+func TestPlanScope(t *testing.T) {
+	fx := small(t, 2, codec.None)
+	cp := filepath.Join(fx.dir, "recovery-point-offset-checkpoint")
+	mustWrite(t, cp, []byte("0\n2\nother 0 5\nt 0 1000\n"))
+	r := run(t, Options{}, fx.part)
+	if got := r.problemsAbout(cp); len(got) != 1 || got[0].Pos != 14 {
+		t.Errorf("want one problem about the partition's line at byte 14:\n%s", r)
+	}
+	if r.infos != 0 {
+		t.Errorf("partitions not asked about are not reported:\n%s", r)
+	}
+	logs := segmentLogs(t, fx)
+	edit(t, logs[0], func(b []byte) []byte { b[30] ^= 1; return b })
+	if r := run(t, Options{}, logs[1]); r.problems != 0 {
+		t.Errorf("segment %s alone: want no problems:\n%s", logs[1], r)
+	}
+	if r := run(t, Options{}, logs[0]); len(r.problemsAbout(logs[0])) == 0 {
+		t.Errorf("segment %s alone: want its problem:\n%s", logs[0], r)
+	}
+}
+
+// TestListingLimit checks that a file with many problems lists a few and
+// counts them all.
+func TestListingLimit(t *testing.T) {
+	fx := small(t, 0, codec.None)
+	log := segmentLogs(t, fx)[0]
+	bs := batchesOf(t, log)
+	edit(t, log, func(b []byte) []byte {
+		for _, x := range bs {
+			b[x.pos+12] ^= 1 // the CRC
+		}
+		return b
+	})
+	r := run(t, Options{}, fx.part)
+	listed := r.problemsAbout(log)
+	if r.problems < len(bs) || len(listed) != maxListed+1 || listed[maxListed].Pos != bs[maxListed].pos {
+		t.Errorf("%d problems, %d listed; want at least %d, %d listed and a last line about byte %d:\n%s",
+			r.problems, len(listed), len(bs), maxListed+1, bs[maxListed].pos, r)
+	}
+}
+
+const (
+	envHold = "VERIFY_TEST_HOLD_LOCK"
+)
+
+// TestHelperHoldLock is the broker stand-in: it takes the fcntl lock a JVM
+// takes on <dir>/.lock, prints "locked" and holds it until stdin closes.
+func TestHelperHoldLock(t *testing.T) {
+	dir := os.Getenv(envHold)
+	if dir == "" {
+		t.Skip("helper for TestRunningBroker; runs only as its child process")
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err == nil {
+		err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart})
+	}
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	fmt.Println("locked")
+	io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+func holdLock(t *testing.T, dir string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldLock$")
+	cmd.Env = append(os.Environ(), envHold+"="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("helper: %q, %v", line, err)
+	}
+}
+
+// TestRunningBroker checks that a log directory a broker holds is verified
+// all the same, with the end of its active segments taken for a write in
+// progress, and nothing written.
+func TestRunningBroker(t *testing.T) {
+	fx := small(t, 2, codec.LZ4)
+	logs := segmentLogs(t, fx)
+	active, older := logs[len(logs)-1], logs[0]
+	zeros := func(b []byte) []byte { return append(b, make([]byte, 100)...) }
+	edit(t, active, zeros)
+	edit(t, older, zeros)
+	holdLock(t, fx.dir)
+	before := listing(t, fx.dir)
+
+	p, err := NewPlan([]string{fx.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Locked(); len(got) != 1 || got[0] != filepath.Clean(fx.dir) {
+		t.Errorf("Locked() = %q, want %q", got, fx.dir)
+	}
+	r := run(t, Options{}, fx.dir)
+	if len(r.problemsAbout(active)) != 0 || len(r.problemsAbout(older)) != 1 {
+		t.Errorf("want the zeros of the older segment a problem, of the active one not:\n%s", r)
+	}
+	if after := listing(t, fx.dir); !slices.Equal(before, after) {
+		t.Errorf("files changed:\n%q\n%q", before, after)
+	}
+}
+
+// listing names, sizes and modification times every file under dir.
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out = append(out, fmt.Sprintf("%s %d %v", path, fi.Size(), fi.ModTime().UnixNano()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestProgress checks that the progress reported adds up to LogBytes.
+func TestProgress(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(samples, "logdirs", "*"))
+	paths := []string{"../testdata/kafka-logs"}
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			paths = append(paths, d)
+		}
+	}
+	p, err := NewPlan(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got atomic.Int64
+	if err := p.Run(Options{Workers: 3, Progress: func(n int64) { got.Add(n) }}, func(*Report) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := p.LogBytes(); got.Load() != want || want == 0 {
+		t.Errorf("progress %d bytes, LogBytes %d", got.Load(), want)
+	}
+}
+
+// TestRunStopsOnEmitError checks that a failing writer ends the run with
+// its error, however many units are left.
+func TestRunStopsOnEmitError(t *testing.T) {
+	p, err := NewPlan([]string{"../testdata/kafka-logs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stdout closed")
+	calls := 0
+	err = p.Run(Options{Workers: 1}, func(*Report) error { calls++; return stop })
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("Run = %v after %d calls, want %v after 1", err, calls, stop)
+	}
+}

@@ -1,0 +1,324 @@
+// Package verify checks a Kafka log directory, a partition directory or single
+// files without changing them, and reports every finding with its file and
+// byte position.
+//
+// What a finding is, and why:
+//
+//   - The log (.log segments, record sets, KRaft snapshots): the framing and
+//     checksum of every batch, and the fields the checksum does not cover.
+//     Offsets: each batch at or above its segment's base offset, above the
+//     batch before it, within the 2^31 offsets an index entry can express, and
+//     below the next segment's base offset. The v2 leader epoch: -1 or more,
+//     and the one leader-epoch-checkpoint gives for the batch's offset.
+//     Compression ids Kafka never assigned are problems even under a good
+//     checksum, because no broker can read them. With Options.Deep every
+//     record is parsed as a consumer would (RecordIter), inner legacy
+//     messages have their own checksums checked, record offsets must stay
+//     inside their batch in order, and control records must parse.
+//   - How a segment ends: a torn last batch and a zero-filled tail are
+//     problems. A clean shutdown leaves neither; after a crash, Kafka's
+//     recovery truncates them only in the segments past the recovery point,
+//     and an append to a segment with zeros at its end lands after the zeros,
+//     where readers stop. The one exception is the active segment of a log
+//     directory a running broker holds (its .lock): there they are the write
+//     in progress or a preallocated file, reported as information.
+//   - Indexes: the entry-by-entry agreement of .index, .timeindex and
+//     .txnindex with the log is judged by index/reindex in its Check mode,
+//     which knows what a live broker legitimately writes differently from
+//     recovery (those differences, and absent index files a broker rebuilds,
+//     are information). Kafka's own startup sanity checks run as well; a
+//     preallocated zero tail, which fails the time index check, is not a
+//     problem.
+//   - Producer snapshots must parse (checksum included) and not lie beyond
+//     the log end; leader-epoch-checkpoint must parse, have epochs and start
+//     offsets strictly increasing and start no later than the log end;
+//     partition.metadata, meta.properties (printable ASCII outside comments,
+//     as Kafka writes it) and quorum-state must parse.
+//   - Offset checkpoints of a log directory (recovery point, high watermark,
+//     log start, cleaner) and the per-partition cleaner-checkpoint must parse,
+//     name valid topics and each partition once, and hold an offset within the
+//     partition's [log start, log end]: beyond the end means records the
+//     broker had are gone. After a clean shutdown (.kafka_cleanshutdown, no
+//     broker running) every partition's recovery point is its log end.
+//     Entries for partitions that are not in the log directory are
+//     information (a broker ignores them), as are partitions without an entry
+//     before a clean shutdown.
+//   - Leftover .cleaned, .swap and .deleted files are problems: an interrupted
+//     cleaning, split or deletion that the broker has to finish at its next
+//     start.
+//
+// What cannot be told: a segment other than the last, cut exactly between
+// two batches after its last index entry, looks like one that compaction
+// shortened, unless a time index entry points past the cut (magic 0 has no
+// timestamps, so there none does). Every other single damaged byte or cut of
+// the files of a log directory that logtool gen writes is found, with
+// Options.StrictIndexes for the index files; without it an index entry
+// damaged into another value that still serves lookups correctly (as the
+// entries a live broker writes differ from recovery's) is information.
+//
+// Verifying never writes, and memory does not grow with segment size: every
+// .log is streamed. Findings about one file are listed up to a limit, then
+// counted. Partitions are verified in parallel; the root files of a log
+// directory are verified after its partitions, because the checkpoints are
+// judged against the logs.
+package verify
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// Severity ranks a Finding.
+type Severity int
+
+const (
+	// Info is worth knowing and not wrong: a missing index a broker rebuilds,
+	// an index a live broker wrote differently from recovery, a checkpoint
+	// entry for a partition stored elsewhere.
+	Info Severity = iota
+	// Problem is data a broker would reject, truncate or read wrongly, or
+	// files that disagree with each other.
+	Problem
+)
+
+func (s Severity) String() string {
+	if s == Problem {
+		return "problem"
+	}
+	return "info"
+}
+
+// Finding is one thing verify has to say about a file.
+type Finding struct {
+	Severity Severity
+	File     string
+	Pos      int64 // byte position in File; -1 when the finding is about no one place
+	Msg      string
+}
+
+// String is the text form: "problem: <file>: <what> (at byte N)".
+func (f Finding) String() string {
+	s := fmt.Sprintf("%s: %s: %s", f.Severity, f.File, f.Msg)
+	if f.Pos >= 0 {
+		s += fmt.Sprintf(" (at byte %d)", f.Pos)
+	}
+	return s
+}
+
+// Options configure a run.
+type Options struct {
+	// Deep parses every record of every batch, not only the batch framing
+	// and checksums.
+	Deep bool
+	// StrictIndexes makes every byte difference between an index file and
+	// the one Kafka's recovery would build a problem, and an absent index
+	// file too. That holds for files logtool gen or reindex wrote and for a
+	// broker's after it recovered them, not for a live broker's (see
+	// index/reindex), so it is for checking such directories completely.
+	StrictIndexes bool
+	// Workers is the number of partitions verified at once; at least 1.
+	Workers int
+	// Progress, when set, is called with the number of .log bytes read since
+	// its last call. It is called from several goroutines at once.
+	Progress func(n int64)
+}
+
+// Report is what verifying one unit of a Plan found: a partition directory,
+// the root files of a log directory, or a file given on its own.
+type Report struct {
+	Path string
+	Kind UnitKind
+	// Findings are in the order found. Past maxListed problems about one
+	// file, further ones are counted but not listed, and one more finding
+	// says how many were left out.
+	Findings []Finding
+	Problems int // every problem, listed or not
+	Infos    int // every info, listed or not
+
+	Segments int
+	Batches  int64
+	Records  int64 // with Options.Deep
+	Bytes    int64 // log bytes read
+
+	// Err is the failure that stopped verifying the unit: an I/O error, not
+	// bad data (which is a Finding).
+	Err error
+
+	facts *partitionFacts
+}
+
+// UnitKind is what a Report is about.
+type UnitKind int
+
+const (
+	PartitionUnit UnitKind = iota // a partition directory, or some of its segments
+	RootUnit                      // the root files of a log directory
+	FileUnit                      // one file given on its own
+)
+
+func (k UnitKind) String() string {
+	switch k {
+	case RootUnit:
+		return "log-dir"
+	case FileUnit:
+		return "file"
+	}
+	return "partition"
+}
+
+// partitionFacts is what the checkpoints of a log directory are judged
+// against.
+type partitionFacts struct {
+	topic     string
+	partition int32
+	// complete is false when some segment was not read to its end (only some
+	// segments asked for, or an I/O failure): then logEnd is not known.
+	complete bool
+	hasLog   bool  // at least one segment has a .log
+	logStart int64 // max(first segment's base offset, the log-start checkpoint)
+	logEnd   int64 // the offset after the last valid batch, or the last segment's base
+}
+
+// Run verifies every unit of the plan on up to o.Workers goroutines and
+// hands the reports to emit in plan order, each as soon as it and those
+// before it are done. It stops early only when emit fails, and returns that
+// error; failures of units are in their reports.
+func (p *Plan) Run(o Options, emit func(*Report) error) error {
+	workers := max(o.Workers, 1)
+	done := make([]chan *Report, len(p.units))
+	for i := range done {
+		done[i] = make(chan *Report, 1)
+	}
+	quit := make(chan struct{})
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				done[i] <- p.units[i].run(p, &o)
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for i, u := range p.units {
+			// Root units run below, in order, once the facts of their
+			// partitions are in.
+			if u.kind == RootUnit {
+				continue
+			}
+			select {
+			case jobs <- i:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	facts := map[string]*partitionFacts{}
+	var err error
+	for i, u := range p.units {
+		var rep *Report
+		if u.kind == RootUnit {
+			rep = u.runRoot(p, &o, facts)
+		} else {
+			rep = <-done[i]
+			if rep.facts != nil {
+				facts[u.path] = rep.facts
+			}
+		}
+		if err = emit(rep); err != nil {
+			break
+		}
+	}
+	close(quit)
+	// Workers may still be busy with units whose reports nobody reads; the
+	// buffered channels let them finish.
+	wg.Wait()
+	return err
+}
+
+// maxListed is how many problems about one file a report lists; a corrupt
+// segment of a million batches would otherwise make a million lines and hold
+// them in memory.
+const maxListed = 20
+
+// collector gathers the findings of one unit.
+type collector struct {
+	rep    *Report
+	listed map[string]int
+	hidden map[string]*hiddenFindings
+	order  []string
+}
+
+type hiddenFindings struct {
+	n   int
+	pos int64 // position of the first one left out
+}
+
+func newCollector(rep *Report) *collector {
+	return &collector{rep: rep, listed: map[string]int{}, hidden: map[string]*hiddenFindings{}}
+}
+
+func (c *collector) add(f Finding) {
+	if f.Severity == Info {
+		c.rep.Infos++
+		if c.listed["\x00info:"+f.File] < maxListed {
+			c.listed["\x00info:"+f.File]++
+			c.rep.Findings = append(c.rep.Findings, f)
+		}
+		return
+	}
+	c.rep.Problems++
+	if c.listed[f.File] < maxListed {
+		c.listed[f.File]++
+		c.rep.Findings = append(c.rep.Findings, f)
+		return
+	}
+	h := c.hidden[f.File]
+	if h == nil {
+		h = &hiddenFindings{pos: f.Pos}
+		c.hidden[f.File] = h
+		c.order = append(c.order, f.File)
+	}
+	h.n++
+}
+
+func (c *collector) problem(file string, pos int64, format string, args ...any) {
+	c.add(Finding{Severity: Problem, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *collector) info(file string, pos int64, format string, args ...any) {
+	c.add(Finding{Severity: Info, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+// has reports whether anything was found about file so far.
+func (c *collector) has(file string) bool {
+	return c.listed[file] > 0 || c.listed["\x00info:"+file] > 0
+}
+
+// flush lists, per file, how many problems were left out. The line is a
+// problem line so that it shows wherever problems show; it is not counted
+// again.
+func (c *collector) flush() {
+	for _, file := range c.order {
+		h := c.hidden[file]
+		c.rep.Findings = append(c.rep.Findings, Finding{Severity: Problem, File: file, Pos: h.pos,
+			Msg: fmt.Sprintf("%d more problems in this file are not listed", h.n)})
+	}
+	c.order = nil
+	clear(c.hidden)
+}
+
+// sort orders the findings by file, keeping the order within a file, so
+// that the output reads file by file.
+func (c *collector) sort() {
+	slices.SortStableFunc(c.rep.Findings, func(a, b Finding) int { return cmp.Compare(a.File, b.File) })
+}
+
+// noOffset stands for "no batch yet" in offset comparisons.
+const noOffset = math.MinInt64
