@@ -1,19 +1,15 @@
 package commands
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/logtool/logtool/internal/lockfile/locktest"
 
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -302,52 +298,9 @@ func TestReindexTruncateRefused(t *testing.T) {
 	}
 }
 
-const reindexLockEnv = "LOGTOOL_REINDEX_LOCK_DIR"
-
-// TestReindexLockHelper stands in for a running broker (fcntl locks never
-// conflict within one process): it locks <dir>/.lock, says so and holds the
-// lock until its stdin closes.
-func TestReindexLockHelper(t *testing.T) {
-	dir := os.Getenv(reindexLockEnv)
-	if dir == "" {
-		t.Skip("helper for TestReindexLocked; runs only as its child process")
-	}
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err == nil {
-		err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart})
-	}
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	fmt.Println("locked")
-	io.Copy(io.Discard, os.Stdin)
-	os.Exit(0)
-}
-
 func TestReindexLocked(t *testing.T) {
 	dir := reindexCopy(t, "orders-0")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReindexLockHelper$")
-	cmd.Env = append(os.Environ(), reindexLockEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-	}()
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
-		t.Fatalf("lock helper: %q, %v", line, err)
-	}
+	locktest.Hold(t, dir)
 	before := reindexTree(t, dir)
 	for _, target := range []string{dir, filepath.Join(dir, "orders-0"), filepath.Join(dir, "orders-0", layout.SegmentName(0, layout.LogExt))} {
 		code, out, errOut := reindexCLI(t, "reindex", target)

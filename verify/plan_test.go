@@ -1,19 +1,16 @@
 package verify
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/logtool/logtool/internal/lockfile/locktest"
 
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -108,54 +105,6 @@ func TestListingLimit(t *testing.T) {
 	}
 }
 
-const (
-	envHold = "VERIFY_TEST_HOLD_LOCK"
-)
-
-// TestHelperHoldLock is the broker stand-in: it takes the fcntl lock a JVM
-// takes on <dir>/.lock, prints "locked" and holds it until stdin closes.
-func TestHelperHoldLock(t *testing.T) {
-	dir := os.Getenv(envHold)
-	if dir == "" {
-		t.Skip("helper for TestRunningBroker; runs only as its child process")
-	}
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err == nil {
-		err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart})
-	}
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	fmt.Println("locked")
-	io.Copy(io.Discard, os.Stdin)
-	os.Exit(0)
-}
-
-func holdLock(t *testing.T, dir string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldLock$")
-	cmd.Env = append(os.Environ(), envHold+"="+dir)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		cmd.Wait()
-	})
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
-		t.Fatalf("helper: %q, %v", line, err)
-	}
-}
-
 // TestRunningBroker checks that a log directory a broker holds is verified
 // all the same, with the end of its active segments taken for a write in
 // progress, and nothing written.
@@ -166,7 +115,7 @@ func TestRunningBroker(t *testing.T) {
 	zeros := func(b []byte) []byte { return append(b, make([]byte, 100)...) }
 	edit(t, active, zeros)
 	edit(t, older, zeros)
-	holdLock(t, fx.dir)
+	locktest.Hold(t, fx.dir)
 	before := listing(t, fx.dir)
 
 	p, err := NewPlan([]string{fx.dir})
