@@ -86,7 +86,7 @@ func (m LegacyMessage) KeyValue() (key, value []byte, err error) {
 
 func legacySlice(m []byte, p int, what string) ([]byte, int, error) {
 	if p+4 > len(m) {
-		return nil, p, Corruptf("", int64(p), "message ends before the %s length", what)
+		return nil, p, Corruptf("", 0, "message ends before the %s length", what) // the field would start past the end: blame the message
 	}
 	n := int32(binary.BigEndian.Uint32(m[p:]))
 	p += 4
