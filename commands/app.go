@@ -145,6 +145,7 @@ func NewApp() *cli.App {
 		findCommand(),
 		verifyCommand(),
 		reindexCommand(),
+		upgradeCommand(),
 		migrateCommand(),
 		compactCommand(),
 		retentionCommand(),

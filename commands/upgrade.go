@@ -1,0 +1,317 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/migrate"
+)
+
+func upgradeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "upgrade",
+		Category:  "repair and convert",
+		Usage:     "rewrite old message sets (magic 0, 1) to a newer magic with every offset, key and value kept",
+		ArgsUsage: "PATH...",
+		Description: "Rewrites the segments of partitions written in message format v0 (Kafka 0.8/0.9) or v1 (0.10) the way a\n" +
+			"broker up-converts on produce, but keeping every offset: an uncompressed v0 message becomes a v1 message;\n" +
+			"a compressed v0 wrapper becomes a v1 wrapper of the same codec whose relative inner offsets keep the holes\n" +
+			"compaction left, with lz4 rewritten with the correct frame header checksum. With --to-magic 2 each legacy\n" +
+			"wrapper becomes one record batch and each run of uncompressed messages batches of up to 500 records and\n" +
+			"16 KiB, with no producer id and partition leader epoch -1 (as Kafka's cleaner writes when it converts).\n" +
+			"Entries already at the target are copied byte for byte; segments with nothing to convert are not touched.\n\n" +
+			"v0 messages have no timestamp. --timestamp-type create gives them -1 with CreateTime, as a broker does for\n" +
+			"a CreateTime topic; log-append gives them --append-time with the LogAppendTime flag, by default each\n" +
+			"segment file's modification time (the best estimate of when the broker wrote it). v1 messages keep their\n" +
+			"own timestamp and type. --compression picks the codec of every rewritten set (none unpacks wrappers; a\n" +
+			"codec groups uncompressed runs into wrappers or batches); zstd needs --to-magic 2.\n\n" +
+			"Every rewritten segment is read back and compared record by record with the original (offset, key, value,\n" +
+			"headers, timestamp) before it replaces anything; its .index and .timeindex are rebuilt as recovery builds\n" +
+			"them and the .log keeps its modification time. In place, the new segments are written as .cleaned files\n" +
+			"and installed with Kafka's .cleaned -> .swap -> rename swap, all segments of a partition at once: a crash\n" +
+			"at any moment leaves the old or the new partition, for a broker and for a re-run, which completes it. The\n" +
+			"disk needs room for a copy of the segments being rewritten. With --output DIR each partition is built\n" +
+			"next to DIR/<partition dir name> and renamed there when complete, with copies of every other file\n" +
+			"(checkpoints, snapshots, leader-epoch-checkpoint, partition.metadata); the source is not modified and an\n" +
+			"existing DIR/<partition> is never overwritten (exit 4). When PATH is a log directory and DIR has no\n" +
+			"meta.properties, its meta.properties, four offset checkpoints and .kafka_cleanshutdown are copied too.\n" +
+			"Corrupt input stops that partition with the file and byte position (exit 1) and leaves it as it was; so\n" +
+			"does a segment ending in a torn entry or zero-filled tail, which only a broker's recovery may drop.\n\n" +
+			"Examples:\n" +
+			"  logtool upgrade --dry-run testdata/kafka-logs\n" +
+			"  cp -r testdata/kafka-logs /tmp/kafka-logs && logtool upgrade /tmp/kafka-logs/legacy.events-v0-0\n" +
+			"  logtool upgrade --to-magic 2 --output /tmp/converted testdata/kafka-logs\n" +
+			"  logtool --format json upgrade --timestamp-type log-append --append-time 2017-03-01T00:00:00Z \\\n" +
+			"      --compression lz4 /tmp/kafka-logs/legacy.events-v0-snappy-0 /tmp/kafka-logs/clicks-v1-0",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "to-magic", Value: 1, Usage: "message format to reach: 1 or 2"},
+			&cli.StringFlag{Name: "timestamp-type", Value: "create", Usage: "what v0 messages get: create (timestamp -1, CreateTime) or log-append (--append-time, LogAppendTime)"},
+			&cli.StringFlag{Name: "append-time", Value: "file-mtime", Usage: "the LogAppendTime: ms, RFC 3339, or file-mtime (each segment's .log modification time)"},
+			&cli.StringFlag{Name: "compression", Value: "keep", Usage: "codec of rewritten sets: keep, none, gzip, snappy, lz4 or zstd"},
+			&cli.StringFlag{Name: "output", Usage: "write converted partitions to DIR/<partition dir name> and leave the source alone"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "convert in memory and report segments, messages and sizes; write nothing"},
+		},
+		Action: runUpgrade,
+	}
+}
+
+func runUpgrade(c *cli.Context) error {
+	g, err := global(c)
+	if err != nil {
+		return err
+	}
+	opts, err := upgradeOptions(c)
+	if err != nil {
+		return err
+	}
+	opts.Workers = g.Workers
+	for _, path := range opts.Paths {
+		kind, err := layout.Classify(path)
+		switch {
+		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
+			return usageErr("%v", err)
+		case err != nil:
+			return err
+		case kind == layout.KindFile:
+			return usageErr("%s is a file; upgrade takes partition directories and log directories", path)
+		}
+	}
+	var bar *progressbar.ProgressBar
+	if f, ok := g.Stderr.(*os.File); ok && !g.NoProgress && !g.Quiet && term.IsTerminal(int(f.Fd())) {
+		opts.Progress = func(done, total int64) {
+			if bar == nil {
+				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("upgrading"),
+					progressbar.OptionShowBytes(true), progressbar.OptionClearOnFinish())
+			}
+			bar.Set64(done)
+		}
+	}
+	rep, err := migrate.Upgrade(opts)
+	if bar != nil {
+		bar.Finish()
+	}
+	switch {
+	case errors.Is(err, migrate.ErrUpgradePath):
+		return usageErr("%v", err)
+	case errors.Is(err, migrate.ErrUpgradeRefused):
+		err = &ExitError{Code: ExitRefused, Err: err}
+	}
+	if rep == nil {
+		return err
+	}
+	for _, p := range rep.Partitions {
+		for _, a := range p.Recovered {
+			g.Warnf("%s: interrupted earlier run: %s", p.Dir, a)
+		}
+	}
+	for _, n := range rep.Notes {
+		g.Warnf("%s", n)
+	}
+	if !g.Quiet {
+		var werr error
+		if g.JSON() {
+			werr = writeUpgradeJSON(g.Stdout, rep)
+		} else {
+			werr = writeUpgradeText(g.Stdout, rep, opts.Output)
+		}
+		err = errors.Join(err, werr)
+	}
+	return err
+}
+
+// upgradeOptions reads and checks the command's flags.
+func upgradeOptions(c *cli.Context) (migrate.UpgradeOptions, error) {
+	o := migrate.UpgradeOptions{Paths: c.Args().Slice(), Output: c.String("output"), DryRun: c.Bool("dry-run")}
+	if len(o.Paths) == 0 {
+		return o, usageErr("no PATH given")
+	}
+	switch m := c.Int("to-magic"); m {
+	case 1, 2:
+		o.ToMagic = int8(m)
+	default:
+		return o, usageErr("--to-magic: want 1 or 2, got %d", m)
+	}
+	switch s := c.String("timestamp-type"); s {
+	case "create":
+		o.TimestampType = logfmt.CreateTime
+	case "log-append":
+		o.TimestampType = logfmt.LogAppendTime
+	default:
+		return o, usageErr("--timestamp-type: want create or log-append, got %q", s)
+	}
+	if s := c.String("append-time"); s != "file-mtime" {
+		if o.TimestampType != logfmt.LogAppendTime {
+			return o, usageErr("--append-time applies only with --timestamp-type log-append")
+		}
+		ms, err := parseTime(s)
+		if err != nil {
+			return o, usageErr("--append-time: want file-mtime, ms or RFC 3339: %v", err)
+		}
+		if ms <= 0 {
+			return o, usageErr("--append-time: %s is not after 1970", s)
+		}
+		o.AppendTime = ms
+	}
+	if s := c.String("compression"); s != "keep" {
+		t, err := codec.Parse(s)
+		if err != nil {
+			return o, usageErr("--compression: want keep, none, gzip, snappy, lz4 or zstd, got %q", s)
+		}
+		if !t.ValidFor(o.ToMagic) {
+			return o, usageErr("--compression %s needs --to-magic 2", s)
+		}
+		o.Compression = &t
+	}
+	return o, nil
+}
+
+// upgradePartitionJSON is one "upgrade" object: a partition.
+type upgradePartitionJSON struct {
+	Type              string   `json:"type"`
+	File              string   `json:"file"`
+	Output            string   `json:"output,omitempty"`
+	DryRun            bool     `json:"dryRun"`
+	ToMagic           int8     `json:"toMagic"`
+	Segments          int      `json:"segments"`
+	SegmentsRewritten int      `json:"segmentsRewritten"`
+	MessagesConverted int64    `json:"messagesConverted"`
+	BytesBefore       int64    `json:"bytesBefore"`
+	BytesAfter        int64    `json:"bytesAfter"`
+	Recovered         []string `json:"recovered,omitempty"`
+}
+
+// upgradeSegmentJSON is one "upgrade-segment" object: a rewritten segment.
+type upgradeSegmentJSON struct {
+	Type              string `json:"type"`
+	File              string `json:"file"`
+	BaseOffset        int64  `json:"baseOffset"`
+	BatchesBefore     int    `json:"batchesBefore"`
+	BatchesAfter      int    `json:"batchesAfter"`
+	MessagesConverted int64  `json:"messagesConverted"`
+	BytesBefore       int64  `json:"bytesBefore"`
+	BytesAfter        int64  `json:"bytesAfter"`
+	AppendTime        *int64 `json:"appendTime"` // null under CreateTime
+}
+
+func writeUpgradeJSON(w io.Writer, rep *migrate.UpgradeReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, f := range rep.RootFiles {
+		if err := enc.Encode(struct {
+			Type   string `json:"type"`
+			File   string `json:"file"`
+			DryRun bool   `json:"dryRun"`
+		}{"upgrade-root-file", f, rep.DryRun}); err != nil {
+			return err
+		}
+	}
+	for _, p := range rep.Partitions {
+		for _, s := range p.Segments {
+			if !s.Rewritten {
+				continue
+			}
+			obj := upgradeSegmentJSON{Type: "upgrade-segment", File: s.File, BaseOffset: s.Base, BatchesBefore: s.BatchesBefore,
+				BatchesAfter: s.BatchesAfter, MessagesConverted: s.MessagesConverted, BytesBefore: s.BytesBefore, BytesAfter: s.BytesAfter}
+			if s.AppendTime >= 0 {
+				obj.AppendTime = &s.AppendTime
+			}
+			if err := enc.Encode(obj); err != nil {
+				return err
+			}
+		}
+		obj := upgradePartitionJSON{Type: "upgrade", File: p.Dir, Output: p.Output, DryRun: rep.DryRun, ToMagic: rep.ToMagic,
+			Segments: len(p.Segments), SegmentsRewritten: p.SegmentsRewritten, MessagesConverted: p.MessagesConverted,
+			BytesBefore: p.BytesBefore, BytesAfter: p.BytesAfter, Recovered: p.Recovered}
+		if err := enc.Encode(obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) error {
+	var buf bytes.Buffer
+	t := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+	)
+	t.Header([]string{"PARTITION", "SEGMENTS REWRITTEN", "MESSAGES CONVERTED", "SIZE"})
+	var segs, rewritten int
+	var msgs, before, after int64
+	for _, p := range rep.Partitions {
+		segs, rewritten, msgs = segs+len(p.Segments), rewritten+p.SegmentsRewritten, msgs+p.MessagesConverted
+		before, after = before+p.BytesBefore, after+p.BytesAfter
+		row := []string{p.Dir, fmt.Sprintf("%d of %d", p.SegmentsRewritten, len(p.Segments)), strconv.FormatInt(p.MessagesConverted, 10),
+			upgradeBytes(p.BytesBefore) + " -> " + upgradeBytes(p.BytesAfter)}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for line := range strings.Lines(buf.String()) {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	verb := "upgraded"
+	if rep.DryRun {
+		verb = "would upgrade"
+	}
+	where := ""
+	if output != "" {
+		where = " into " + output
+	}
+	if _, err := fmt.Fprintf(w, "%s %d partition(s) to magic %d%s: %d message(s) in %d of %d segment(s), %s -> %s\n",
+		verb, len(rep.Partitions), rep.ToMagic, where, msgs, rewritten, segs, upgradeBytes(before), upgradeBytes(after)); err != nil {
+		return err
+	}
+	if len(rep.RootFiles) > 0 {
+		verb = "copied"
+		if rep.DryRun {
+			verb = "would copy"
+		}
+		if _, err := fmt.Fprintf(w, "%s %d root file(s) into %s\n", verb, len(rep.RootFiles), output); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upgradeBytes prints a size in IEC units.
+func upgradeBytes(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	f, unit := float64(n)/1024, 0
+	for f >= 1024 && unit < 4 {
+		f, unit = f/1024, unit+1
+	}
+	return fmt.Sprintf("%.1f %ciB", f, "KMGTP"[unit])
+}

@@ -1,0 +1,219 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// upgradeSample copies the shipped sample log directory, keeping the
+// segments' modification times (the default append time).
+func upgradeSample(t *testing.T) string {
+	t.Helper()
+	const src = "../testdata/kafka-logs"
+	dst := filepath.Join(t.TempDir(), "kafka-logs")
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(to, fi.ModTime(), fi.ModTime())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func upgradeRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Run(append([]string{"logtool"}, args...), strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// upgradeDigest is the content of every file under dir.
+func upgradeDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		fmt.Fprintf(&b, "%s %x\n", path, data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestUpgradeCommandText(t *testing.T) {
+	dir := upgradeSample(t)
+	code, out, errOut := upgradeRun(t, "upgrade", "--no-progress", dir)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"PARTITION", "legacy.events-v0-0", "3 of 3", "600",
+		"upgraded 7 partition(s) to magic 1: 1000 message(s) in 4 of 22 segment(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errOut := upgradeRun(t, "verify", "--deep", dir); code != ExitOK {
+		t.Fatalf("verify after upgrade: exit %d: %s", code, errOut)
+	}
+	// Everything is at magic 1 now: a second run rewrites nothing.
+	code, out, _ = upgradeRun(t, "upgrade", dir)
+	if code != ExitOK || !strings.Contains(out, "0 message(s) in 0 of 22 segment(s)") {
+		t.Fatalf("second run: exit %d\n%s", code, out)
+	}
+	if code, out, errOut := upgradeRun(t, "--quiet", "upgrade", "--to-magic", "2", dir); code != ExitOK || out != "" || errOut != "" {
+		t.Fatalf("--quiet: exit %d, %q, %q", code, out, errOut)
+	}
+}
+
+func TestUpgradeCommandJSON(t *testing.T) {
+	dir := upgradeSample(t)
+	before := upgradeDigest(t, dir)
+	code, out, errOut := upgradeRun(t, "--format", "json", "upgrade", "--dry-run", "--to-magic", "2",
+		"--timestamp-type", "log-append", "--append-time", "2017-03-01T00:00:00Z", dir)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if upgradeDigest(t, dir) != before {
+		t.Fatal("a dry run changed files")
+	}
+	types := map[string]int{}
+	var converted int64
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		typ, _ := obj["type"].(string)
+		if file, _ := obj["file"].(string); typ == "" || file == "" {
+			t.Fatalf("object without type or file: %s", line)
+		}
+		types[typ]++
+		switch typ {
+		case "upgrade":
+			if obj["dryRun"] != true || obj["toMagic"] != 2.0 {
+				t.Errorf("partition object %s", line)
+			}
+			converted += int64(obj["messagesConverted"].(float64))
+		case "upgrade-segment":
+			// Only magic-0 messages take the append time: 2017-03-01.
+			if at, ok := obj["appendTime"].(float64); ok && at != 1488326400000 {
+				t.Errorf("segment object %s", line)
+			}
+		}
+	}
+	// Every partition but the three at magic 2 has something to convert.
+	if types["upgrade"] != 7 || types["upgrade-segment"] != 6 || converted != 1800 {
+		t.Fatalf("objects %v, %d messages:\n%s", types, converted, out)
+	}
+}
+
+func TestUpgradeCommandOutput(t *testing.T) {
+	dir := upgradeSample(t)
+	before := upgradeDigest(t, dir)
+	out := filepath.Join(t.TempDir(), "converted")
+	code, stdout, errOut := upgradeRun(t, "upgrade", "--to-magic", "2", "--output", out, dir)
+	if code != ExitOK || errOut != "" || !strings.Contains(stdout, "into "+out) || !strings.Contains(stdout, "copied 6 root file(s)") {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, stdout)
+	}
+	if upgradeDigest(t, dir) != before {
+		t.Fatal("--output changed the source")
+	}
+	if code, _, errOut := upgradeRun(t, "verify", "--deep", out); code != ExitOK {
+		t.Fatalf("verify of the output: exit %d: %s", code, errOut)
+	}
+	// Again into the same place: refused, nothing written.
+	after := upgradeDigest(t, out)
+	code, _, errOut = upgradeRun(t, "upgrade", "--output", out, filepath.Join(dir, "legacy.events-v0-0"))
+	if code != ExitRefused || !strings.Contains(errOut, "already exists") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if upgradeDigest(t, out) != after {
+		t.Fatal("a refused run changed the output")
+	}
+}
+
+func TestUpgradeCommandUsage(t *testing.T) {
+	dir := upgradeSample(t)
+	part := filepath.Join(dir, "legacy.events-v0-0")
+	for _, args := range [][]string{
+		{"upgrade"},
+		{"upgrade", "--to-magic", "3", dir},
+		{"upgrade", "--to-magic", "0", dir},
+		{"upgrade", "--timestamp-type", "now", dir},
+		{"upgrade", "--append-time", "1000", dir},
+		{"upgrade", "--timestamp-type", "log-append", "--append-time", "yesterday", dir},
+		{"upgrade", "--compression", "brotli", dir},
+		{"upgrade", "--compression", "zstd", dir},
+		{"upgrade", "--no-such-flag", dir},
+		{"upgrade", filepath.Join(part, "00000000000000000000.log")},
+		{"upgrade", filepath.Join(dir, "missing-0")},
+	} {
+		before := upgradeDigest(t, dir)
+		code, _, errOut := upgradeRun(t, args...)
+		if code != ExitUsage || !strings.HasPrefix(errOut, "logtool: ") {
+			t.Errorf("%v: exit %d, stderr %q; want 2", args[1:], code, errOut)
+		}
+		if upgradeDigest(t, dir) != before {
+			t.Fatalf("%v changed files", args[1:])
+		}
+	}
+	// zstd is fine for magic 2.
+	if code, _, errOut := upgradeRun(t, "upgrade", "--dry-run", "--to-magic", "2", "--compression", "zstd", part); code != ExitOK {
+		t.Fatalf("zstd to magic 2: exit %d: %s", code, errOut)
+	}
+}
+
+// Corrupt input: exit 1, one error line with file and byte position, the
+// partition as it was.
+func TestUpgradeCommandCorrupt(t *testing.T) {
+	dir := upgradeSample(t)
+	log := filepath.Join(dir, "legacy.events-v0-0", "00000000000000000240.log")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[1000] ^= 0xff
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := upgradeDigest(t, dir)
+	code, _, errOut := upgradeRun(t, "upgrade", "--workers", "1", filepath.Join(dir, "legacy.events-v0-0"))
+	re := regexp.MustCompile(`^logtool: upgrade: ` + regexp.QuoteMeta(log) + `: checksum mismatch: .* \(at byte \d+\)\n$`)
+	if code != ExitFailure || !re.MatchString(errOut) {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if upgradeDigest(t, dir) != before {
+		t.Fatal("the corrupt partition changed")
+	}
+}

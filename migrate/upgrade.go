@@ -1,0 +1,859 @@
+package migrate
+
+// Message format upgrade: rewriting the segments of old partitions (magic 0,
+// from Kafka 0.8/0.9, or magic 1 from 0.10) to a newer magic with every
+// offset kept. See Upgrade for the rules and the crash-safety argument.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// UpgradeOptions configures Upgrade. The zero value of each field but Paths
+// and Workers is the default of `logtool upgrade`.
+type UpgradeOptions struct {
+	// Paths are partition directories or log directories.
+	Paths []string
+
+	// ToMagic is the message format to reach: 1 (the default, also for 0)
+	// or 2.
+	ToMagic int8
+
+	// TimestampType is what magic-0 messages, which have no timestamp, get.
+	// CreateTime (the default) writes timestamp -1, as a broker does when it
+	// up-converts for a CreateTime topic. LogAppendTime writes AppendTime and
+	// sets the LogAppendTime attribute bit, as a broker does for a
+	// LogAppendTime topic. Magic-1 messages keep their own timestamp and
+	// type whatever this says.
+	TimestampType logfmt.TimestampType
+
+	// AppendTime is the LogAppendTime in ms since the epoch. 0 or less means
+	// each segment's .log modification time: Kafka appends to a segment
+	// until it rolls, so that is the best estimate of when its messages
+	// arrived, and it is also what time-based retention uses for segments
+	// without timestamps.
+	AppendTime int64
+
+	// Compression, when set, is the codec of every rewritten message set
+	// (codec.None writes each legacy wrapper's messages uncompressed; a codec
+	// groups runs of uncompressed messages into wrappers or batches). nil
+	// keeps each wrapper's codec and leaves uncompressed messages
+	// uncompressed. zstd needs ToMagic 2. Entries already at the target are
+	// copied byte for byte whatever this says.
+	Compression *codec.Type
+
+	// Output, when set, is a directory that receives each converted
+	// partition as Output/<partition dir name>; the sources are not
+	// modified. See Upgrade for the root files written.
+	Output string
+
+	// DryRun converts in memory to measure, and writes nothing.
+	DryRun bool
+
+	// Workers is how many partitions are converted at once; less than 1
+	// means 1.
+	Workers int
+
+	// Progress, when set, is called from time to time with the bytes of
+	// segments read so far and the total to read, never concurrently.
+	Progress func(done, total int64)
+}
+
+// ErrUpgradePath is wrapped by the error for a path that is not a partition
+// directory or log directory: a usage error.
+var ErrUpgradePath = errors.New("upgrade needs a partition directory or a log directory")
+
+// ErrUpgradeRefused is wrapped by the error of a run that would overwrite
+// something it must not (an existing output partition directory) or copy a
+// source that an interrupted in-place swap left half done.
+var ErrUpgradeRefused = errors.New("refused for safety")
+
+// ErrUpgradeVerify is wrapped by the error of a rewritten segment that does
+// not read back as the original: the run stops before the swap.
+var ErrUpgradeVerify = errors.New("verification failed")
+
+// UpgradeReport is what Upgrade did, or with DryRun would do.
+type UpgradeReport struct {
+	ToMagic    int8
+	DryRun     bool
+	Partitions []UpgradePartition // in the order the paths name them
+	// Notes are things left alone and why: -delete directories, directories
+	// that are not partitions, a broker's lock seen by a dry run.
+	Notes []string
+	// RootFiles are the log-dir root files copied into Output.
+	RootFiles []string
+}
+
+// UpgradePartition is the report for one partition directory.
+type UpgradePartition struct {
+	Dir    string // the source partition directory
+	Output string // Output/<name> with UpgradeOptions.Output, else ""
+	// Recovered lists what segswap.Recover did first to finish or roll back
+	// an interrupted earlier run, and the temporary files it removed.
+	Recovered []string
+	Segments  []UpgradeSegment // every segment with a .log, by base offset
+
+	SegmentsRewritten int
+	MessagesConverted int64
+	// BytesBefore and BytesAfter are the sizes of all the .log files.
+	BytesBefore, BytesAfter int64
+}
+
+// UpgradeSegment is the report for one segment.
+type UpgradeSegment struct {
+	Base int64
+	File string // the source .log
+	// Rewritten is false when every entry was already at the target; the
+	// segment and its indexes are then left as they are (or copied).
+	Rewritten bool
+	// BatchesBefore and BatchesAfter count shallow entries: messages,
+	// wrappers and record batches.
+	BatchesBefore, BatchesAfter int
+	// MessagesConverted counts the records rewritten to the target magic.
+	MessagesConverted       int64
+	BytesBefore, BytesAfter int64
+	// AppendTime is the LogAppendTime given to magic-0 messages; -1 when
+	// none got one (CreateTime, or no magic-0 message).
+	AppendTime int64
+}
+
+// Upgrade rewrites every message set below opts.ToMagic in the given
+// partitions, keeping every offset, key and value.
+//
+// Conversion follows what a broker does when it up-converts a produce
+// request (LogValidator), except that offsets are kept rather than assigned:
+//
+//   - An uncompressed magic-0 message becomes one magic-1 message with
+//     timestamp -1 and CreateTime, or the append time and LogAppendTime
+//     (UpgradeOptions.TimestampType).
+//   - A magic-0 compressed wrapper becomes one magic-1 wrapper of the same
+//     codec: inner offsets relative to the first inner message, from the
+//     original absolute offsets (holes left by compaction stay holes), the
+//     wrapper's offset that of the last inner message, its timestamp the
+//     append time or the inner maximum. An lz4 frame is rewritten with the
+//     correct header checksum.
+//   - With ToMagic 2, each legacy wrapper becomes one record batch and each
+//     run of uncompressed legacy messages becomes batches of at most 500
+//     records and 16 KiB (the Java producer's default batch.size), with the
+//     original offsets as offset deltas. Batches carry no producer id and
+//     partition leader epoch -1, which is what Kafka's own cleaner writes
+//     when it converts legacy batches to v2 (MemoryRecords
+//     .buildRetainedRecordsInto keeps the legacy batch's epoch, -1): an
+//     invented epoch would feed the leader-epoch cache that recovery builds
+//     from batches, so leader-epoch-checkpoint stays the sole authority.
+//   - Entries already at or above ToMagic are copied byte for byte.
+//
+// Segments with nothing to convert are not rewritten. A rewritten segment
+// gets a .index and .timeindex rebuilt as LogSegment.recover builds them
+// (index.Recovery), a copy of its .txnindex, and the modification time of
+// the original .log, which retention falls back on when a segment has no
+// timestamps. Every other file of the partition stays untouched.
+//
+// Every rewritten segment is read back from disk and compared record by
+// record with the original (offset, key, value, headers, and the timestamp
+// and type the rules above give) before anything replaces the original;
+// any difference fails with ErrUpgradeVerify. Corrupt input (a bad
+// checksum or frame, or a rewritten segment ending in a torn entry or a
+// zero-filled tail, which only recovery may drop) stops the partition with
+// a *logfmt.CorruptError naming the file and byte position. Either way that
+// partition is left exactly as it was.
+//
+// In place, the log directory is locked as a broker locks it (an error
+// wrapping lockfile.ErrLocked when a broker holds it) and each partition is
+// first brought back to a consistent state with segswap.Recover, in case an
+// earlier run crashed. Its rewritten segments are then written as
+// ".cleaned" files, fsynced, verified, and installed together by
+// segswap.Replace, Kafka's .cleaned → .swap → rename protocol: after a crash
+// at any moment, Recover (or a broker's log loader) yields either every old
+// segment of the partition or every new one. The disk needs room for the
+// rewritten segments of the partitions being converted at once.
+//
+// With Output, each partition is built in Output/<name>.upgrade.tmp from
+// converted segments and copies of everything else (unchanged segments and
+// their indexes, producer snapshots, leader-epoch-checkpoint,
+// partition.metadata, cleaner-checkpoint, other files; modification times
+// kept; ".deleted" files are not copied), and renamed to Output/<name> once
+// complete, so Output/<name> either does not exist or is whole. A crash
+// leaves the staging directory, which the next run removes; a broker
+// refuses to start on a log directory holding it, rather than load half a
+// partition. An existing Output/<name> is never overwritten, nor a source
+// holding ".cleaned" or ".swap" files of an interrupted swap copied
+// (ErrUpgradeRefused). When a path is a whole log directory and
+// Output has no meta.properties yet, the log directory's root files are
+// copied first: the four offset checkpoints (offsets do not change),
+// .kafka_cleanshutdown if present, and meta.properties last; never .lock.
+// When Output already is a log directory its root files are left alone, and
+// a broker started on it recovers the added partitions from scratch.
+//
+// Partitions are independent: they are converted Workers at a time, and the
+// first failure stops the run from starting more. The report then lists
+// the partitions finished so far, each of them complete.
+func Upgrade(opts UpgradeOptions) (*UpgradeReport, error) {
+	u, err := newUpgrader(opts)
+	if err != nil {
+		return nil, err
+	}
+	rep := &UpgradeReport{ToMagic: u.toMagic, DryRun: opts.DryRun}
+	parts, err := u.plan(rep)
+	if err != nil {
+		return nil, err
+	}
+	release, err := u.lock(rep)
+	if err != nil {
+		return nil, err
+	}
+	if u.rootSource != "" {
+		rep.RootFiles, err = upgradeCopyRootFiles(u.rootSource, opts.Output, opts.DryRun)
+	}
+	if err == nil {
+		rep.Partitions, err = u.run(parts)
+	}
+	return rep, errors.Join(err, release())
+}
+
+// upgrader is one run of Upgrade.
+type upgrader struct {
+	opts        UpgradeOptions
+	toMagic     int8
+	compression codec.Type
+	recompress  bool
+	// rootSource is the log directory whose root files go to Output.
+	rootSource string
+	// logDirs are the log directories holding the partitions.
+	logDirs []string
+
+	progressMu  sync.Mutex
+	done, total int64
+}
+
+func newUpgrader(opts UpgradeOptions) (*upgrader, error) {
+	u := &upgrader{opts: opts, toMagic: opts.ToMagic}
+	if u.toMagic == 0 {
+		u.toMagic = 1
+	}
+	switch {
+	case len(opts.Paths) == 0:
+		return nil, fmt.Errorf("no path given: %w", ErrUpgradePath)
+	case u.toMagic != 1 && u.toMagic != 2:
+		return nil, fmt.Errorf("target magic %d: want 1 or 2", opts.ToMagic)
+	case opts.TimestampType != logfmt.CreateTime && opts.TimestampType != logfmt.LogAppendTime:
+		return nil, fmt.Errorf("timestamp type %v: want CreateTime or LogAppendTime", opts.TimestampType)
+	}
+	if opts.Compression != nil {
+		u.compression, u.recompress = *opts.Compression, true
+		if !u.compression.ValidFor(u.toMagic) {
+			return nil, fmt.Errorf("compression %s is not valid for magic %d", u.compression, u.toMagic)
+		}
+	}
+	return u, nil
+}
+
+// upgradeJob is one partition to convert.
+type upgradeJob struct {
+	part   *layout.Partition
+	output string // final output directory, "" in place
+}
+
+// plan lists the partitions to convert, in path order, and checks that no
+// output would be overwritten before anything is written.
+func (u *upgrader) plan(rep *UpgradeReport) ([]upgradeJob, error) {
+	var jobs []upgradeJob
+	seen := map[string]bool{}
+	outNames := map[string]string{}
+	add := func(p *layout.Partition) error {
+		abs, err := filepath.Abs(p.Path)
+		if err != nil {
+			return err
+		}
+		if seen[abs] {
+			return nil
+		}
+		seen[abs] = true
+		if p.Dir.Kind == layout.Delete {
+			rep.Notes = append(rep.Notes, p.Path+": left alone: Kafka is deleting this partition")
+			return nil
+		}
+		j := upgradeJob{part: p}
+		if u.opts.Output != "" {
+			name := filepath.Base(abs)
+			if first, ok := outNames[name]; ok {
+				return fmt.Errorf("%s: %w: %s and %s would both be written there", filepath.Join(u.opts.Output, name), ErrUpgradeRefused, first, p.Path)
+			}
+			outNames[name] = p.Path
+			j.output = filepath.Join(u.opts.Output, name)
+			if _, err := os.Lstat(j.output); err == nil {
+				return fmt.Errorf("%s: %w: the directory already exists", j.output, ErrUpgradeRefused)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		jobs = append(jobs, j)
+		return nil
+	}
+	dirs := map[string]bool{}
+	for _, path := range u.opts.Paths {
+		kind, err := layout.Classify(path)
+		if err != nil {
+			if errors.Is(err, layout.ErrUnrecognizedPath) {
+				return nil, fmt.Errorf("%w: %w", err, ErrUpgradePath)
+			}
+			return nil, err
+		}
+		switch kind {
+		case layout.KindFile:
+			return nil, fmt.Errorf("%s: is a file: %w", path, ErrUpgradePath)
+		case layout.KindLogDir:
+			ld, err := layout.ReadLogDir(path)
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range ld.NotPartitions {
+				rep.Notes = append(rep.Notes, d+": left alone: not a partition directory")
+			}
+			for _, p := range ld.Partitions {
+				if err := add(p); err != nil {
+					return nil, err
+				}
+			}
+			if u.opts.Output != "" && u.rootSource == "" {
+				if _, err := os.Stat(filepath.Join(u.opts.Output, layout.MetaPropertiesFile)); errors.Is(err, fs.ErrNotExist) {
+					u.rootSource = path
+				}
+			}
+		case layout.KindPartitionDir:
+			p, err := layout.ReadPartition(path)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(p); err != nil {
+				return nil, err
+			}
+		}
+		if d := layout.LogDirOf(path, kind); !dirs[d] {
+			dirs[d] = true
+			u.logDirs = append(u.logDirs, d)
+		}
+	}
+	return jobs, nil
+}
+
+// lock takes what the run needs: in place, each log directory's broker
+// lock; with Output, the output's lock and the certainty that no broker
+// writes the sources; a dry run only notes a broker's presence.
+func (u *upgrader) lock(rep *UpgradeReport) (_ func() error, err error) {
+	var locks []*lockfile.Lock
+	release := func() error {
+		var errs []error
+		for _, l := range locks {
+			errs = append(errs, l.Release())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	if !u.opts.DryRun && u.opts.Output == "" {
+		for _, d := range upgradeDistinct(u.logDirs) {
+			l, err := lockfile.Acquire(d)
+			if err != nil {
+				return nil, err
+			}
+			locks = append(locks, l)
+		}
+		return release, nil
+	}
+	for _, d := range u.logDirs {
+		held, err := lockfile.Held(d)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case held && u.opts.DryRun:
+			rep.Notes = append(rep.Notes, d+": a broker holds this log directory's lock; the figures may be stale by the time it stops")
+		case held:
+			return nil, fmt.Errorf("%s: %w; its segments would change under the copy", d, lockfile.ErrLocked)
+		}
+	}
+	if u.opts.DryRun {
+		return release, nil
+	}
+	if err := os.MkdirAll(u.opts.Output, 0o755); err != nil {
+		return nil, err
+	}
+	l, err := lockfile.Acquire(u.opts.Output)
+	if err != nil {
+		return nil, err
+	}
+	locks = append(locks, l)
+	return release, nil
+}
+
+// upgradeDistinct drops directories that resolve to one already listed, so
+// that one log directory is locked once however the paths spell it.
+func upgradeDistinct(dirs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		k, err := filepath.Abs(d)
+		if err == nil {
+			if r, err := filepath.EvalSymlinks(k); err == nil {
+				k = r
+			}
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// run converts the partitions, Workers at a time. After the first failure
+// no new partition starts; the ones running finish (each is atomic).
+func (u *upgrader) run(jobs []upgradeJob) ([]UpgradePartition, error) {
+	var total int64
+	for _, j := range jobs {
+		for _, s := range j.part.Segments {
+			if s.Log == "" {
+				continue
+			}
+			if fi, err := os.Stat(s.Log); err == nil {
+				total += fi.Size()
+			}
+		}
+	}
+	u.progress(0, total)
+	reps := make([]UpgradePartition, len(jobs))
+	finished := make([]bool, len(jobs))
+	errs := make([]error, len(jobs))
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(max(u.opts.Workers, 1), max(len(jobs), 1)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) || failed.Load() {
+					return
+				}
+				reps[i], errs[i] = u.partition(jobs[i])
+				if errs[i] != nil {
+					failed.Store(true)
+				} else {
+					finished[i] = true
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var out []UpgradePartition
+	for i := range jobs {
+		if finished[i] {
+			out = append(out, reps[i])
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// progress adds n bytes read (and sets the total when total ≥ 0) and tells
+// the caller.
+func (u *upgrader) progress(n, total int64) {
+	if u.opts.Progress == nil {
+		return
+	}
+	u.progressMu.Lock()
+	defer u.progressMu.Unlock()
+	if total >= 0 {
+		u.total = total
+	}
+	u.done += n
+	u.opts.Progress(u.done, u.total)
+}
+
+// partition converts one partition directory.
+func (u *upgrader) partition(j upgradeJob) (UpgradePartition, error) {
+	p := j.part
+	rep := UpgradePartition{Dir: p.Path, Output: j.output}
+	switch {
+	case u.opts.DryRun:
+		if len(p.Leftovers) > 0 {
+			rep.Recovered = append(rep.Recovered, fmt.Sprintf("%d file(s) of an interrupted rewrite would be recovered first", len(p.Leftovers)))
+		}
+	case j.output != "":
+		// Which of the files a swap left are current only its completion
+		// can tell; ".deleted" files are just waiting for removal.
+		for _, f := range p.Leftovers {
+			if l := layout.ParseFileName(filepath.Base(f)).Leftover; l == layout.CleanedSuffix || l == layout.SwapSuffix {
+				return rep, fmt.Errorf("%s: %w: %s is left from an interrupted segment swap; upgrade in place or start the broker on it first",
+					p.Path, ErrUpgradeRefused, filepath.Base(f))
+			}
+		}
+	default:
+		actions, err := segswap.Recover(p.Path)
+		rep.Recovered = actions
+		if err != nil {
+			return rep, err
+		}
+		removed, err := upgradeRemoveTemps(p.Path)
+		rep.Recovered = append(rep.Recovered, removed...)
+		if err != nil {
+			return rep, err
+		}
+		if len(rep.Recovered) > 0 {
+			if p, err = layout.ReadPartition(p.Path); err != nil {
+				return rep, err
+			}
+		}
+	}
+	var err error
+	if j.output != "" {
+		err = u.partitionToOutput(p, j.output, &rep)
+	} else {
+		err = u.partitionInPlace(p, &rep)
+	}
+	if err != nil {
+		return rep, err
+	}
+	for _, s := range rep.Segments {
+		if s.Rewritten {
+			rep.SegmentsRewritten++
+		}
+		rep.MessagesConverted += s.MessagesConverted
+		rep.BytesBefore += s.BytesBefore
+		rep.BytesAfter += s.BytesAfter
+	}
+	return rep, nil
+}
+
+// upgradeRemoveTemps removes the "<segment>.cleaned.tmp" files that a crash
+// while writing a ".cleaned" file leaves (safefile writes through a
+// temporary name). Kafka ignores them; a re-run cleans them up.
+func upgradeRemoveTemps(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		name := e.Name()
+		cleaned, ok := strings.CutSuffix(name, safefile.TempSuffix)
+		if !ok || layout.ParseFileName(cleaned).Leftover != layout.CleanedSuffix {
+			continue
+		}
+		if err := safefile.Remove(filepath.Join(dir, name)); err != nil {
+			return removed, err
+		}
+		removed = append(removed, "removed unfinished "+name)
+	}
+	return removed, nil
+}
+
+// partitionInPlace converts the segments to ".cleaned" files, verifies them
+// and swaps them all in at once.
+func (u *upgrader) partitionInPlace(p *layout.Partition, rep *UpgradePartition) (err error) {
+	var bases []int64
+	var old []layout.Segment
+	swapping := false
+	defer func() {
+		// Once the swap has begun, the ".cleaned" files left tell a loader
+		// to roll it back; removing them could complete half of it.
+		if err != nil && !u.opts.DryRun && !swapping {
+			segswap.Abort(p.Path, bases)
+		}
+	}()
+	for _, s := range p.Segments {
+		if s.Log == "" {
+			continue
+		}
+		dst := func(ext string) string { return segswap.CleanedPath(p.Path, s.Base, ext) }
+		if u.opts.DryRun {
+			dst = nil
+		}
+		seg, err := u.segment(s, dst)
+		if seg.Rewritten {
+			bases = append(bases, s.Base)
+			old = append(old, s)
+		}
+		if err != nil {
+			return err
+		}
+		rep.Segments = append(rep.Segments, seg)
+	}
+	if u.opts.DryRun || len(bases) == 0 {
+		return nil
+	}
+	swapping = true
+	if err := segswap.Replace(p.Path, bases, old); err != nil {
+		// Settle the directory now, as the next run or a broker would: all
+		// old or all new. After a crash instead, they will.
+		_, rerr := segswap.Recover(p.Path)
+		return errors.Join(err, rerr)
+	}
+	return nil
+}
+
+// partitionToOutput builds the converted partition in a staging directory
+// next to its final place and renames it there when complete.
+func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *UpgradePartition) (err error) {
+	if u.opts.DryRun {
+		return u.partitionInPlace(p, rep)
+	}
+	stage := final + ".upgrade" + safefile.TempSuffix
+	if err := upgradeRemoveStage(stage); err != nil {
+		return err
+	}
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			upgradeRemoveStage(stage)
+		}
+	}()
+	for _, s := range p.Segments {
+		if s.Log == "" {
+			if err := upgradeCopySegmentFiles(s, stage, false); err != nil {
+				return err
+			}
+			continue
+		}
+		dst := func(ext string) string { return filepath.Join(stage, layout.SegmentName(s.Base, ext)) }
+		seg, err := u.segment(s, dst)
+		if err != nil {
+			return err
+		}
+		if !seg.Rewritten {
+			if err := upgradeCopySegmentFiles(s, stage, true); err != nil {
+				return err
+			}
+		}
+		rep.Segments = append(rep.Segments, seg)
+	}
+	for _, src := range slices.Concat(p.Snapshots, p.Others) {
+		fi, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file; upgrade copies only files into %s", src, final)
+		}
+		if err := upgradeCopyFile(src, filepath.Join(stage, filepath.Base(src))); err != nil {
+			return err
+		}
+	}
+	return safefile.Rename(stage, final)
+}
+
+// upgradeRemoveStage removes a staging directory left by a crashed run.
+func upgradeRemoveStage(stage string) error {
+	entries, err := os.ReadDir(stage)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := safefile.Remove(filepath.Join(stage, e.Name())); err != nil {
+			return err
+		}
+	}
+	return safefile.Remove(stage)
+}
+
+// upgradeCopySegmentFiles copies an unchanged segment's files into dir.
+func upgradeCopySegmentFiles(s layout.Segment, dir string, withLog bool) error {
+	files := []string{s.Index, s.TimeIndex, s.TxnIndex}
+	if withLog {
+		files = append(files, s.Log)
+	}
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		if err := upgradeCopyFile(f, filepath.Join(dir, filepath.Base(f))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upgradeCopyFile copies src to dst durably, keeping src's modification
+// time (retention and the append-time default read it). The copy gets the
+// mode a broker gives its files, whatever src had.
+func upgradeCopyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := safefile.Create(dst, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	// Hiding the file's WriteTo makes the copy use buf: few, large writes.
+	buf := make([]byte, upgradeWriteChunk)
+	if _, err := io.CopyBuffer(out, struct{ io.Reader }{in}, buf); err != nil {
+		return err
+	}
+	if err := os.Chtimes(out.Name(), fi.ModTime(), fi.ModTime()); err != nil {
+		return err
+	}
+	return out.Commit()
+}
+
+// upgradeCopyRootFiles copies the root files a broker needs to start on a
+// new log directory (see Upgrade), before any partition: a broker ignores
+// checkpoint entries of partitions it does not find. Files dst already has
+// are kept, and meta.properties comes last, so a run interrupted here
+// copies the rest when run again.
+func upgradeCopyRootFiles(src, dst string, dryRun bool) ([]string, error) {
+	names := []string{layout.RecoveryPointCheckpointFile, layout.ReplicationOffsetCheckpointFile, layout.LogStartOffsetCheckpointFile,
+		layout.CleanerOffsetCheckpointFile, layout.CleanShutdownFile, layout.MetaPropertiesFile}
+	var copied []string
+	for _, name := range names {
+		from, to := filepath.Join(src, name), filepath.Join(dst, name)
+		if _, err := os.Stat(from); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if _, err := os.Stat(to); err == nil {
+			continue
+		}
+		if !dryRun {
+			if err := upgradeCopyFile(from, to); err != nil {
+				return copied, err
+			}
+		}
+		copied = append(copied, to)
+	}
+	return copied, nil
+}
+
+// segment converts one segment. dst names the new files by extension; nil
+// means a dry run. The report tells whether a rewrite was started, also on
+// error, so that the caller knows what to clean up.
+func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (UpgradeSegment, error) {
+	rep := UpgradeSegment{Base: s.Base, File: s.Log, AppendTime: logfmt.NoTimestamp}
+	src, size, err := upgradeOpen(s.Log)
+	if err != nil {
+		return rep, err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return rep, err
+	}
+	rep.BytesBefore = size
+	rules := upgradeRules{toMagic: u.toMagic, tsType: u.opts.TimestampType, compression: u.compression, recompress: u.recompress}
+	if rules.tsType == logfmt.LogAppendTime {
+		rules.appendTime = u.opts.AppendTime
+		if rules.appendTime <= 0 {
+			rules.appendTime = fi.ModTime().UnixMilli()
+		}
+	}
+	var out *safefile.File
+	var back *os.File // the new file, read back while it is written
+	var follow *upgradeFollower
+	defer func() {
+		if follow != nil {
+			follow.wait()
+			back.Close()
+		}
+		if out != nil {
+			out.Abort()
+		}
+	}()
+	conv := newUpgradeConverter(&rules, src, size, s.Log, s.Base)
+	conv.progress = func(n int64) { u.progress(n, -1) }
+	conv.open = func() (io.Writer, error) {
+		rep.Rewritten = true
+		if dst == nil {
+			return io.Discard, nil
+		}
+		if out, err = safefile.Create(dst(layout.LogExt), 0o644); err != nil {
+			return nil, err
+		}
+		// The new file is read back through its own descriptor while it is
+		// written, by the verifier that follows the writer.
+		if back, err = os.Open(out.Name()); err != nil {
+			return nil, err
+		}
+		follow = newUpgradeFollower(newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base))
+		conv.wrote = follow.wrote
+		return out, nil
+	}
+	if err := conv.run(); err != nil {
+		return rep, err
+	}
+	rep.BatchesBefore, rep.BatchesAfter = conv.batchesIn, conv.batchesOut
+	rep.MessagesConverted = conv.converted
+	if conv.stamped > 0 {
+		rep.AppendTime = rules.appendTime
+	}
+	rep.BytesAfter = rep.BytesBefore
+	if !rep.Rewritten {
+		return rep, nil
+	}
+	rep.BytesAfter = conv.bytesOut
+	if dst == nil {
+		return rep, nil
+	}
+	if err := follow.wait(); err != nil {
+		return rep, err
+	}
+	rec, err := follow.v.finish()
+	if err != nil {
+		return rep, err
+	}
+	if err := os.Chtimes(out.Name(), fi.ModTime(), fi.ModTime()); err != nil {
+		return rep, err
+	}
+	if err := out.Commit(); err != nil {
+		return rep, err
+	}
+	out = nil
+	ib, err := rec.OffsetIndexBytes()
+	if err != nil {
+		return rep, err
+	}
+	tb, err := rec.TimeIndexBytes()
+	if err != nil {
+		return rep, err
+	}
+	if err := safefile.WriteFile(dst(layout.IndexExt), ib, 0o644); err != nil {
+		return rep, err
+	}
+	if err := safefile.WriteFile(dst(layout.TimeIndexExt), tb, 0o644); err != nil {
+		return rep, err
+	}
+	// Offsets do not change, so the aborted transactions stay where they
+	// were; only v2 data can have them.
+	if s.TxnIndex != "" {
+		if err := upgradeCopyFile(s.TxnIndex, dst(layout.TxnIndexExt)); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
