@@ -311,8 +311,11 @@ func diffTimes(r io.ReaderAt, size, base int64, path string, want []index.TimeEn
 // changes what read_committed consumers receive, so it is a problem; only
 // the last stable offset, which bounds how far a broker searches the index,
 // may differ legitimately (it depends on other producers' transactions as
-// the broker saw them when the marker arrived).
-func checkTxns(c *collector, r io.ReaderAt, size int64, path string, want []index.AbortedTxn, strict bool) (int, error) {
+// the broker saw them when the marker arrived), and so may an entry whose
+// data the log cleaner removed while it kept the ABORT marker (cleaned maps
+// such markers' offsets to their producers): Kafka's cleaner writes that
+// entry into the cleaned segment's index, recovery would not.
+func checkTxns(c *collector, r io.ReaderAt, size int64, path string, want []index.AbortedTxn, cleaned map[int64]int64, strict bool) (int, error) {
 	rd := index.NewTxnReader(r, size, path)
 	problems := 0
 	problem := func(group string, entry int, msg, expected, found string) {
@@ -340,6 +343,10 @@ func checkTxns(c *collector, r io.ReaderAt, size int64, path string, want []inde
 					i, fmt.Sprintf("last stable offset %d", w.LastStableOffset), fmt.Sprintf("last stable offset %d", got.LastStableOffset))
 			}
 			ok, i, j = next(), i+1, j+1
+		case ok && (j == len(want) || rd.Txn().LastOffset < want[j].LastOffset) && cleanedAway(cleaned, rd.Txn()):
+			d.add("lists a transaction whose aborted data the log cleaner removed; the cleaner keeps the entry while the marker stays, recovery would not write it",
+				i, none, txnText(rd.Txn()))
+			ok, i = next(), i+1
 		case ok && (j == len(want) || rd.Txn().LastOffset < want[j].LastOffset):
 			problem("extra", i, "no transaction is aborted at this offset in the log, so read_committed consumers would drop committed records",
 				none, txnText(rd.Txn()))
@@ -356,6 +363,13 @@ func checkTxns(c *collector, r io.ReaderAt, size int64, path string, want []inde
 	}
 	d.report(c, path, index.TxnEntrySize, sev)
 	return problems, rd.Err()
+}
+
+// cleanedAway reports whether t's marker is one the cleaner kept after
+// removing the transaction's data.
+func cleanedAway(cleaned map[int64]int64, t index.AbortedTxn) bool {
+	pid, ok := cleaned[t.LastOffset]
+	return ok && pid == t.ProducerID
 }
 
 func txnText(t index.AbortedTxn) string {

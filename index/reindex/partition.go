@@ -215,6 +215,11 @@ type rebuilt struct {
 	rec     *index.Recovery
 	gran    *GranularTime
 	aborted []index.AbortedTxn
+	// cleaned holds the ABORT markers that close no transaction with data
+	// (marker offset → producer id): what Kafka's cleaner leaves after
+	// removing an aborted transaction's batches. It keeps the marker, and
+	// the .txnindex entry, until a later pass; recovery would write none.
+	cleaned map[int64]int64
 	offsets *offsetCheck
 	times   *timeCheck
 	files   []*os.File
@@ -294,6 +299,13 @@ func (r *run) scan(sc *scanner, s layout.Segment, sr *SegmentReport) (*rebuilt, 
 			}
 			if ok {
 				res.aborted = append(res.aborted, t)
+			} else if err == nil && b.IsControl() {
+				if t, ok, _ := markerType(b, r.it); ok && t == logfmt.ControlAbort {
+					if res.cleaned == nil {
+						res.cleaned = map[int64]int64{}
+					}
+					res.cleaned[b.Header().BaseOffset()] = b.Header().ProducerID()
+				}
 			}
 		}
 		if res.offsets != nil {
@@ -474,7 +486,7 @@ func (r *run) check(s layout.Segment, sr *SegmentReport, res *rebuilt) error {
 			}
 			fr.Before = int(st.Size() / index.TxnEntrySize)
 			before := r.c.rep.Counts
-			if _, err := checkTxns(r.c, f, st.Size(), fr.Path, res.aborted, r.o.Strict); err != nil {
+			if _, err := checkTxns(r.c, f, st.Size(), fr.Path, res.aborted, res.cleaned, r.o.Strict); err != nil {
 				return err
 			}
 			if r.c.rep.Counts != before {
