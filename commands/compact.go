@@ -202,7 +202,7 @@ func compactTargets(paths []string, topic *regexp.Regexp) (dirs, logDirs []strin
 		kind, err := layout.Classify(path)
 		switch {
 		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-			return nil, nil, usageErr("%v", err)
+			return nil, nil, usageErr("%w", err)
 		case err != nil:
 			return nil, nil, err
 		case kind == layout.KindFile:

@@ -15,7 +15,7 @@ func genCommand() *cli.Command {
 		Name:      "gen",
 		Category:  "tools",
 		Usage:     "write a realistic synthetic log directory (deterministic for a seed)",
-		ArgsUsage: " ",
+		ArgsUsage: "--out DIR",
 		Description: "Writes what a broker leaves after producing and a clean shutdown: meta.properties, the four root\n" +
 			"checkpoints, partition directories with segments rolled at --segment-bytes, .index/.timeindex as recovery\n" +
 			"builds them, .txnindex for aborted transactions, producer snapshots, leader-epoch-checkpoint and\n" +
@@ -25,7 +25,7 @@ func genCommand() *cli.Command {
 			"  logtool gen --out /tmp/old --magic 0 --compression snappy --topic legacy-events\n" +
 			"  logtool gen --out /tmp/txn --transactional-ratio 0.3 --abort-ratio 0.5 --tombstone-ratio 0.05",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Required: true, Usage: "log directory to write"},
+			&cli.StringFlag{Name: "out", Usage: "log directory to write (required; created if missing)"},
 			&cli.IntFlag{Name: "topics", Value: 1, Usage: "number of topics (default names: orders, user-events, payments.v1, ...)"},
 			&cli.StringSliceFlag{Name: "topic", Usage: "topic name (repeatable); overrides --topics"},
 			&cli.IntFlag{Name: "partitions", Value: 1, Usage: "partitions per topic"},
@@ -54,6 +54,9 @@ func runGen(c *cli.Context) error {
 	}
 	if c.NArg() > 0 {
 		return usageErr("unexpected argument %q (gen writes to --out)", c.Args().First())
+	}
+	if c.String("out") == "" {
+		return usageErr("--out: name the log directory to write")
 	}
 	comp, err := codec.Parse(c.String("compression"))
 	if err != nil {

@@ -88,7 +88,7 @@ func runMigrate(c *cli.Context) error {
 		kind, err := layout.Classify(dir)
 		switch {
 		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-			return usageErr("%v", err)
+			return usageErr("%w", err)
 		case err != nil:
 			return err
 		case kind != layout.KindLogDir:

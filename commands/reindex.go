@@ -218,7 +218,7 @@ func reindexJobs(paths []string) ([]reindexJob, error) {
 		kind, err := layout.Classify(path)
 		switch {
 		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-			return nil, usageErr("%v", err)
+			return nil, usageErr("%w", err)
 		case err != nil:
 			return nil, err
 		}

@@ -207,7 +207,7 @@ func retentionTargets(g Global, paths []string, topic *regexp.Regexp) ([]*retent
 		kind, err := layout.Classify(path)
 		switch {
 		case errors.Is(err, layout.ErrUnrecognizedPath) || errors.Is(err, fs.ErrNotExist):
-			return nil, usageErr("%v", err)
+			return nil, usageErr("%w", err)
 		case err != nil:
 			return nil, err
 		case kind == layout.KindFile:

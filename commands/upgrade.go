@@ -86,7 +86,7 @@ func runUpgrade(c *cli.Context) error {
 		kind, err := layout.Classify(path)
 		switch {
 		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-			return usageErr("%v", err)
+			return usageErr("%w", err)
 		case err != nil:
 			return err
 		case kind == layout.KindFile:
@@ -109,7 +109,7 @@ func runUpgrade(c *cli.Context) error {
 	}
 	switch {
 	case errors.Is(err, migrate.ErrUpgradePath):
-		return usageErr("%v", err)
+		return usageErr("%w", err)
 	case errors.Is(err, migrate.ErrUpgradeRefused):
 		err = &ExitError{Code: ExitRefused, Err: err}
 	}

@@ -1,0 +1,299 @@
+package commands
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// usageSample copies the shipped sample so that a command which wrongly
+// accepts a bad command line cannot write into testdata.
+func usageSample(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "kafka-logs")
+	if err := os.CopyFS(dst, os.DirFS("../testdata/kafka-logs")); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func runArgs(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = Run(append([]string{"logtool"}, args...), strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestUsageErrors holds every command to the contract for user mistakes:
+// exit 2 and exactly one line naming the command, with the path or flag and
+// without Go's own wording of the failure repeated inside it.
+func TestUsageErrors(t *testing.T) {
+	s := usageSample(t)
+	part := filepath.Join(s, "orders-0")
+	seg := filepath.Join(part, "00000000000000000000.log")
+	missing := filepath.Join(s, "no-such-dir")
+	empty := t.TempDir()
+	gen := filepath.Join(t.TempDir(), "gen")
+
+	tests := []struct {
+		cmd  string
+		args []string
+		want string // part of the message
+	}{
+		// Missing paths and arguments.
+		{"dump", nil, "no PATH"},
+		{"verify", nil, "no PATH"},
+		{"reindex", nil, "no PATH"},
+		{"upgrade", nil, "no PATH"},
+		{"migrate-checkpoints", nil, "no LOGDIR"},
+		{"compact", nil, "no PATH"},
+		{"retention", nil, "no PATH"},
+		{"find", []string{"--offset", "1"}, "PARTITION_DIR"},
+		{"gen", nil, "--out"},
+		{"completion", nil, "bash or zsh"},
+
+		// A path that does not exist.
+		{"dump", []string{missing}, missing + ": no such file or directory"},
+		{"verify", []string{missing}, missing + ": no such file or directory"},
+		{"reindex", []string{missing}, missing},
+		{"upgrade", []string{missing}, missing},
+		{"migrate-checkpoints", []string{missing}, missing + ": no such file or directory"},
+		{"compact", []string{missing}, missing + ": no such file or directory"},
+		{"retention", []string{missing}, missing + ": no such file or directory"},
+		{"find", []string{"--offset", "1", missing}, missing},
+
+		// A directory holding nothing of Kafka's.
+		{"dump", []string{empty}, empty},
+		{"verify", []string{empty}, empty},
+		{"reindex", []string{empty}, empty},
+		{"upgrade", []string{empty}, empty},
+		{"migrate-checkpoints", []string{empty}, empty},
+		{"compact", []string{empty}, empty},
+		{"retention", []string{empty}, empty},
+
+		// The wrong kind of path.
+		{"find", []string{"--offset", "1", s}, "partition directory"},
+		{"find", []string{"--offset", "1", seg}, "partition directory"},
+		{"reindex", []string{filepath.Join(s, "meta.properties")}, "not a segment file"},
+		{"upgrade", []string{seg}, "is a file"},
+		{"migrate-checkpoints", []string{part}, "takes log directories"},
+		{"compact", []string{seg}, "is a file"},
+		{"retention", []string{seg}, "not files"},
+		{"completion", []string{"fish"}, `"fish"`},
+		{"gen", []string{"--out", gen, "extra"}, `"extra"`},
+
+		// Bad flag values.
+		{"dump", []string{"--format", "xml", s}, "--format"},
+		{"dump", []string{"--workers", "0", s}, "--workers"},
+		{"dump", []string{"--bogus", s}, "bogus"},
+		{"dump", []string{"--key-decoder", "rot13", s}, "--key-decoder"},
+		{"dump", []string{"--max-bytes", "-1", s}, "--max-bytes"},
+		{"dump", []string{"--from-time", "yesterday", s}, "--from-time"},
+		{"find", []string{"--offset", "-1", part}, "--offset"},
+		{"find", []string{"--timestamp", "noon", part}, "--timestamp"},
+		{"verify", []string{"--deep=maybe", s}, "deep"},
+		{"reindex", []string{"--interval-bytes", "-5", s}, "--interval-bytes"},
+		{"reindex", []string{"--granularity", "-1m", s}, "--granularity"},
+		{"upgrade", []string{"--to-magic", "3", s}, "--to-magic"},
+		{"upgrade", []string{"--timestamp-type", "wall", s}, "--timestamp-type"},
+		{"upgrade", []string{"--compression", "brotli", s}, "--compression"},
+		{"migrate-checkpoints", []string{"--clean-time", "soon", s}, "--clean-time"},
+		{"compact", []string{"--max-lag", "forever", s}, "--max-lag"},
+		{"compact", []string{"--now", "tomorrow", s}, "--now"},
+		{"compact", []string{"--topic", "(", s}, "--topic"},
+		{"compact", []string{"--segment-bytes", "1XB", s}, "--segment-bytes"},
+		{"retention", []string{"--retention-ms", "abc", s}, "--retention-ms"},
+		{"retention", []string{"--retention-bytes", "1ZB", s}, "--retention-bytes"},
+		{"retention", []string{"--now", "x", s}, "--now"},
+		{"gen", []string{"--out", gen, "--magic", "5"}, "magic"},
+		{"gen", []string{"--out", gen, "--compression", "brotli"}, "--compression"},
+		{"gen", []string{"--out", gen, "--start-time", "xx"}, "--start-time"},
+
+		// Contradictory flags.
+		{"dump", []string{"--index-sanity-check", "--verify-index-only", s}, "exclude each other"},
+		{"dump", []string{"--from-offset", "10", "--to-offset", "5", part}, "--to-offset"},
+		{"find", []string{"--offset", "1", "--timestamp", "1", part}, "exactly one"},
+		{"reindex", []string{"--check", "--dry-run", s}, "--dry-run"},
+		{"reindex", []string{"--strict", s}, "--strict"},
+		{"upgrade", []string{"--append-time", "5", s}, "--append-time"},
+		{"upgrade", []string{"--compression", "zstd", s}, "--to-magic 2"},
+		{"migrate-checkpoints", []string{"--reverse", "--clean-time", "5", s}, "--reverse"},
+		{"gen", []string{"--out", gen, "--magic", "1", "--compression", "zstd"}, "zstd"},
+	}
+	for _, tc := range tests {
+		args := append([]string{tc.cmd}, tc.args...)
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, _, stderr := runArgs(args...)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want %d; stderr %q", code, ExitUsage, stderr)
+			}
+			checkOneLine(t, tc.cmd, stderr)
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not mention %q", stderr, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(gen); err == nil {
+		t.Errorf("a rejected gen command line wrote %s", gen)
+	}
+}
+
+// checkOneLine fails unless stderr is the single error line of the contract.
+func checkOneLine(t *testing.T, cmd, stderr string) {
+	t.Helper()
+	line, rest, _ := strings.Cut(stderr, "\n")
+	if rest != "" {
+		t.Errorf("want one line on stderr, got %q", stderr)
+	}
+	if prefix := "logtool: " + cmd + ": "; !strings.HasPrefix(line, prefix) {
+		t.Errorf("stderr %q does not start with %q", line, prefix)
+	}
+	// Go's own wording ("stat X: ...", "open X: ...") repeats the path the
+	// line already names, and a panic or stack trace is never for users.
+	for _, soup := range []string{"stat ", "open ", "lstat ", "panic", "goroutine", ".go:"} {
+		if strings.Contains(line, soup) {
+			t.Errorf("stderr %q contains %q", line, soup)
+		}
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	code, _, stderr := runArgs("inspect")
+	if code != ExitUsage || stderr != "logtool: unknown command \"inspect\" (see logtool --help)\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestQuiet runs every command once on a healthy copy of the sample with
+// --quiet: nothing may reach stderr.
+func TestQuiet(t *testing.T) {
+	s := usageSample(t)
+	const now = "2024-02-01T00:00:00Z"
+	runs := [][]string{
+		{"dump", s},
+		{"dump", "--deep-iteration", "--print-data-log", filepath.Join(s, "payments.txn-0")},
+		{"dump", "--verify-index-only", filepath.Join(s, "orders-0")},
+		{"find", "--offset", "700", filepath.Join(s, "orders-0")},
+		{"find", "--timestamp", "2024-01-01T00:05:00Z", filepath.Join(s, "clicks-v1-0")},
+		{"verify", "--deep", s},
+		{"reindex", "--check", s},
+		{"reindex", "--dry-run", s},
+		{"reindex", s},
+		{"upgrade", "--dry-run", s},
+		{"upgrade", filepath.Join(s, "legacy.events-v0-0")},
+		{"migrate-checkpoints", "--dry-run", s},
+		{"migrate-checkpoints", s},
+		{"migrate-checkpoints", "--reverse", s},
+		{"compact", "--dry-run", "--max-lag", "1h", "--now", now, s},
+		{"compact", "--max-lag", "1h", "--now", now, filepath.Join(s, "user-profiles-0")},
+		{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, s},
+		{"retention", "--retention-ms", "1h", "--now", now, filepath.Join(s, "orders-1")},
+		{"gen", "--out", filepath.Join(t.TempDir(), "gen"), "--records", "50"},
+		{"completion", "bash"},
+		{"man"},
+	}
+	for _, args := range runs {
+		// --quiet before the command name and after it.
+		before := append([]string{"--quiet"}, args...)
+		after := append([]string{args[0], "--quiet"}, args[1:]...)
+		for _, args := range [][]string{before, after} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				code, _, stderr := runArgs(args...)
+				if code != ExitOK || stderr != "" {
+					t.Errorf("exit %d, stderr %q", code, stderr)
+				}
+			})
+		}
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for _, tc := range []struct{ shell, want string }{
+		{"bash", "complete -o filenames -F _logtool_complete logtool"},
+		{"zsh", "#compdef logtool"},
+	} {
+		code, stdout, stderr := runArgs("completion", tc.shell)
+		if code != ExitOK || stderr != "" || !strings.Contains(stdout, tc.want) {
+			t.Errorf("completion %s: exit %d, stderr %q, script lacks %q", tc.shell, code, stderr, tc.want)
+		}
+	}
+	// The scripts ask logtool for candidates; the answer must list the
+	// commands, and a command's flags. urfave/cli reads the word being
+	// completed from os.Args, so the test sets it as a shell would.
+	complete := func(args ...string) string {
+		t.Helper()
+		saved := os.Args
+		defer func() { os.Args = saved }()
+		os.Args = append([]string{"logtool"}, args...)
+		_, stdout, _ := runArgs(args...)
+		return stdout
+	}
+	stdout := complete("--generate-bash-completion")
+	for _, cmd := range []string{"dump", "find", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "gen"} {
+		if !strings.Contains(stdout, cmd+"\n") && !strings.Contains(stdout, cmd+":") {
+			t.Errorf("top-level completion lacks %s: %q", cmd, stdout)
+		}
+	}
+	stdout = complete("compact", "--max", "--generate-bash-completion")
+	if !strings.Contains(stdout, "--max-lag") {
+		t.Errorf("compact flag completion lacks --max-lag: %q", stdout)
+	}
+}
+
+func TestManPage(t *testing.T) {
+	code, stdout, stderr := runArgs("man")
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if !strings.HasPrefix(strings.TrimSpace(stdout), ".nh\n.TH logtool 1") {
+		t.Errorf("not a section 1 roff page: %.60q", stdout)
+	}
+	for _, want := range []string{".SH NAME", ".SH COMMANDS", "migrate-checkpoints", "--max-lag", "Exit codes"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("man page lacks %q", want)
+		}
+	}
+}
+
+// TestHelpGroups checks that logtool --help lists every command under its
+// group, and that every command's help gives examples on the shipped sample.
+func TestHelpGroups(t *testing.T) {
+	groups := map[string][]string{
+		"inspect":            {"dump", "find", "verify"},
+		"repair and convert": {"reindex", "upgrade", "migrate-checkpoints", "compact", "retention"},
+		"tools":              {"gen", "completion", "man"},
+	}
+	for _, cmd := range NewApp().Commands {
+		want := ""
+		for g, names := range groups {
+			for _, n := range names {
+				if n == cmd.Name {
+					want = g
+				}
+			}
+		}
+		if cmd.Category != want {
+			t.Errorf("%s: category %q, want %q", cmd.Name, cmd.Category, want)
+		}
+		code, stdout, _ := runArgs(cmd.Name, "--help")
+		if code != ExitOK {
+			t.Errorf("%s --help: exit %d", cmd.Name, code)
+		}
+		if cmd.Name == "gen" || cmd.Name == "completion" || cmd.Name == "man" {
+			continue
+		}
+		if n := strings.Count(stdout, "testdata/kafka-logs"); n < 2 {
+			t.Errorf("%s --help: %d examples on testdata/kafka-logs, want at least 2", cmd.Name, n)
+		}
+	}
+	code, stdout, _ := runArgs("--help")
+	if code != ExitOK {
+		t.Fatalf("--help: exit %d", code)
+	}
+	for g := range groups {
+		if !strings.Contains(stdout, "   "+g+":\n") {
+			t.Errorf("--help has no group %q", g)
+		}
+	}
+}
