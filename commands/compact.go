@@ -286,7 +286,7 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error
 		}
 		row := []string{
 			r.Partition, yes, strconv.FormatInt(r.FirstDirtyOffset, 10), strconv.FormatInt(r.FirstUncleanableOffset, 10),
-			fmt.Sprintf("%d -> %d", r.SegmentsBefore, r.SegmentsAfter), compactBytes(r.BytesBefore) + " -> " + compactBytes(r.BytesAfter),
+			fmt.Sprintf("%d -> %d", r.SegmentsBefore, r.SegmentsAfter), humanBytes(r.BytesBefore) + " -> " + humanBytes(r.BytesAfter),
 			records, strconv.FormatInt(r.TombstonesRemoved, 10), lag, r.Reason,
 		}
 		if err := t.Append(row); err != nil {
@@ -305,22 +305,8 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error
 	if dryRun {
 		verb = "would compact (first pass)"
 	}
-	_, err := fmt.Fprintf(w, "%s %d of %d partition(s): %s -> %s\n", verb, eligible, len(results), compactBytes(before), compactBytes(after))
+	_, err := fmt.Fprintf(w, "%s %d of %d partition(s): %s -> %s\n", verb, eligible, len(results), humanBytes(before), humanBytes(after))
 	return err
-}
-
-// compactBytes prints a size in IEC units.
-func compactBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
 
 // compactParseLag reads a duration as Go syntax ("36h"), whole days ("7d",

@@ -421,24 +421,11 @@ func reindexRow(s reindex.SegmentReport) []string {
 		}
 		cells[f.Kind] = cell
 	}
-	valid := reindexBytes(s.ValidBytes)
+	valid := humanBytes(s.ValidBytes)
 	if s.Tail() > 0 {
-		valid += fmt.Sprintf(" of %s", reindexBytes(s.Size))
+		valid += fmt.Sprintf(" of %s", humanBytes(s.Size))
 	}
 	return []string{s.Log, strconv.Itoa(s.Batches), valid, cells[reindex.OffsetIndex], cells[reindex.TimeIndex], cells[reindex.TxnIndex]}
-}
-
-// reindexBytes prints a size in IEC units.
-func reindexBytes(n int64) string {
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	f, unit := float64(n)/1024, 0
-	for f >= 1024 && unit < 4 {
-		f /= 1024
-		unit++
-	}
-	return fmt.Sprintf("%.1f %ciB", f, "KMGTP"[unit])
 }
 
 type reindexFileJSON struct {

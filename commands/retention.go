@@ -367,13 +367,13 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool) e
 			start = fmt.Sprintf("%d → %d", r.PreviousLogStartOffset, r.LogStartOffset)
 		}
 		name := retentionPartitionName(r)
-		err := parts.Append(name, fmt.Sprint(len(r.Deleted)), retentionHumanBytes(r.BytesDeleted),
-			fmt.Sprintf("%d (%s)", r.SegmentsRemaining, retentionHumanBytes(r.BytesRemaining)), start, retentionRules(r), when(r.OldestRemaining))
+		err := parts.Append(name, fmt.Sprint(len(r.Deleted)), humanBytes(r.BytesDeleted),
+			fmt.Sprintf("%d (%s)", r.SegmentsRemaining, humanBytes(r.BytesRemaining)), start, retentionRules(r), when(r.OldestRemaining))
 		if err != nil {
 			return err
 		}
 		for _, d := range r.Deleted {
-			segs = append(segs, []string{filepath.Join(name, filepath.Base(d.Segment.Log)), retentionHumanBytes(d.Bytes), string(d.Rule), when(d.Largest)})
+			segs = append(segs, []string{filepath.Join(name, filepath.Base(d.Segment.Log)), humanBytes(d.Bytes), string(d.Rule), when(d.Largest)})
 		}
 		if r.Rolled != "" {
 			notes = append(notes, fmt.Sprintf("%s: every segment expired: rolled an empty segment at the log end offset %d", name, r.LogEndOffset))
@@ -409,18 +409,4 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool) e
 		fmt.Fprintln(w, n)
 	}
 	return nil
-}
-
-// retentionHumanBytes formats a size with binary units, as people read them.
-func retentionHumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -267,7 +267,7 @@ func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) er
 		segs, rewritten, msgs = segs+len(p.Segments), rewritten+p.SegmentsRewritten, msgs+p.MessagesConverted
 		before, after = before+p.BytesBefore, after+p.BytesAfter
 		row := []string{p.Dir, fmt.Sprintf("%d of %d", p.SegmentsRewritten, len(p.Segments)), strconv.FormatInt(p.MessagesConverted, 10),
-			upgradeBytes(p.BytesBefore) + " -> " + upgradeBytes(p.BytesAfter)}
+			humanBytes(p.BytesBefore) + " -> " + humanBytes(p.BytesAfter)}
 		if err := t.Append(row); err != nil {
 			return err
 		}
@@ -289,7 +289,7 @@ func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) er
 		where = " into " + output
 	}
 	if _, err := fmt.Fprintf(w, "%s %d partition(s) to magic %d%s: %d message(s) in %d of %d segment(s), %s -> %s\n",
-		verb, len(rep.Partitions), rep.ToMagic, where, msgs, rewritten, segs, upgradeBytes(before), upgradeBytes(after)); err != nil {
+		verb, len(rep.Partitions), rep.ToMagic, where, msgs, rewritten, segs, humanBytes(before), humanBytes(after)); err != nil {
 		return err
 	}
 	if len(rep.RootFiles) > 0 {
@@ -302,16 +302,4 @@ func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) er
 		}
 	}
 	return nil
-}
-
-// upgradeBytes prints a size in IEC units.
-func upgradeBytes(n int64) string {
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	f, unit := float64(n)/1024, 0
-	for f >= 1024 && unit < 4 {
-		f, unit = f/1024, unit+1
-	}
-	return fmt.Sprintf("%.1f %ciB", f, "KMGTP"[unit])
 }

@@ -213,7 +213,7 @@ func (w *verifyOutput) summary(paths []string) error {
 	if w.records > 0 {
 		what = append(what, fmt.Sprintf("%d record(s)", w.records))
 	}
-	s := fmt.Sprintf("verified %s, %s of log: ", strings.Join(what, ", "), reindexBytes(w.bytes))
+	s := fmt.Sprintf("verified %s, %s of log: ", strings.Join(what, ", "), humanBytes(w.bytes))
 	if w.problems == 0 {
 		s += "no problems"
 	} else {
