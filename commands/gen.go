@@ -2,11 +2,13 @@ package commands
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -73,9 +75,24 @@ func runGen(c *cli.Context) error {
 		TombstoneRatio: c.Float64("tombstone-ratio"), TransactionalRatio: c.Float64("transactional-ratio"),
 		AbortRatio: c.Float64("abort-ratio"), StartTime: start, TimeStep: c.Duration("time-step"), Seed: c.Int64("seed"),
 	}
+	for _, name := range []string{"partitions", "topics", "batch-records"} {
+		if c.IsSet(name) && c.Int(name) < 1 {
+			return usageErr("--%s: want at least 1, got %d", name, c.Int(name))
+		}
+	}
 	if err := o.Check(); err != nil {
 		return usageErr("%v", err)
 	}
+	// gen adds topics to an existing log directory: never to one a broker
+	// is running on.
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return err
+	}
+	lock, err := lockfile.Acquire(o.Out)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	parts, err := gen.Generate(o)
 	if err != nil {
 		return err
