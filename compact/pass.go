@@ -24,7 +24,7 @@ type cleaner struct {
 	recs []logfmt.Record
 	hdrs []logfmt.Header
 	buf  []byte
-	hs   []keyHash
+	keys [mapItemsLive]mapItem // buffers of the map pass's reader
 }
 
 // passStats is what one pass did.
@@ -80,80 +80,6 @@ func (ps *pass) run() error {
 	}
 	ps.stats.groups = len(groups)
 	return nil
-}
-
-// buildOffsetMap is Cleaner.buildOffsetMap over [firstDirty, upper).
-func (ps *pass) buildOffsetMap() (bool, error) {
-	m := ps.c.m
-	m.reset()
-	i, j := span(ps.p.segs, ps.firstDirty, ps.upper)
-	dirty := ps.p.segs[i:j]
-	txn := newTxnMeta()
-	txn.add(collectAborted(ps.p.aborted, ps.firstDirty, ps.upper))
-	ps.validated = map[int64]bool{}
-	for k := range dirty {
-		next := ps.upper
-		if k+1 < len(dirty) {
-			next = dirty[k+1].Base
-		}
-		full, err := ps.mapSegment(&dirty[k], next, txn)
-		if full || err != nil {
-			return full, err
-		}
-		ps.validated[dirty[k].Base] = true
-	}
-	return false, nil
-}
-
-func (ps *pass) mapSegment(s *segment, next int64, txn *txnMeta) (bool, error) {
-	c, start := ps.c, ps.firstDirty
-	sc, err := openScan(s.Log, s.Base)
-	if err != nil {
-		return false, err
-	}
-	defer sc.Close()
-	c.it.File = s.Log
-	for sc.Next() {
-		b := sc.Batch()
-		last := b.LastOffset()
-		if b.IsControl() {
-			t, _, ok, err := controlType(b, &c.it)
-			if err != nil {
-				return false, err
-			}
-			txn.onControlBatch(b.Header(), t, ok)
-		} else if !ps.onDataBatch(txn, b) && last >= start {
-			if err := c.it.Reset(b); err != nil {
-				return false, err
-			}
-			c.hs = c.hs[:0]
-			for c.it.Next() {
-				if r := c.it.Record(); r.Key != nil && r.Offset >= start {
-					h1, h2 := c.m.hash(r.Key)
-					c.hs = append(c.hs, keyHash{h1: h1, h2: h2, offset: r.Offset})
-				}
-			}
-			if err := c.it.Err(); err != nil {
-				return false, err
-			}
-			c.m.touch(c.hs)
-			for _, h := range c.hs {
-				if c.m.full() {
-					return true, nil
-				}
-				c.m.putHashed(h.h1, h.h2, h.offset)
-			}
-		}
-		if last >= start {
-			c.m.latest = last
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return false, err
-	}
-	// Skip any gap up to the next segment.
-	c.m.latest = next - 1
-	return false, nil
 }
 
 func (ps *pass) onDataBatch(txn *txnMeta, b *logfmt.Batch) bool {

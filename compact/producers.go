@@ -58,7 +58,13 @@ func loadProducers(snapshots []string, segs []segment, leo, now, expirationMs in
 	var it logfmt.RecordIter
 	for i := range segs {
 		s := &segs[i]
-		if i+1 < len(segs) && segs[i+1].Base <= from {
+		// A segment that ends at or before from holds nothing to replay;
+		// reading it anyway would read a whole log whose snapshot is at its end.
+		end := leo
+		if i+1 < len(segs) {
+			end = segs[i+1].Base
+		}
+		if end <= from {
 			continue
 		}
 		if err := ps.replay(s, from, &it); err != nil {
