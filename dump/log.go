@@ -55,7 +55,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	if size == 0 {
 		d.readable = true
 	}
-	if !d.o.deep() && d.items() {
+	if d.pipelined() {
 		d.startPipeline()
 		defer d.stopPipeline()
 	}
@@ -71,6 +71,14 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 		d.readable = true
 		d.batch(b, &st)
 	}
+}
+
+// pipelined tells whether a segment is dumped in two stages (see
+// pipeline.go): shallow dumps, and deep text dumps whose record lines are
+// only metadata.
+func (d *dumper) pipelined() bool {
+	o := d.o
+	return d.items() && (!o.deep() || (d.text() && !o.PrintData && !o.SkipRecordMetadata))
 }
 
 // segmentStop handles the reader stopping short of a batch: corruption, a
@@ -349,6 +357,7 @@ func appendBoolField(l []byte, name string, v bool) []byte {
 func (d *dumper) records(b *logfmt.Batch, st *segState) {
 	o := d.o
 	control := b.IsControl()
+	meta := batchMeta(b)
 	for d.it.Next() {
 		r := d.it.Record()
 		if r.Offset != st.prev+1 {
@@ -362,9 +371,12 @@ func (d *dumper) records(b *logfmt.Batch, st *segState) {
 			continue
 		}
 		d.hold()
-		if o.JSON {
+		switch {
+		case d.q != nil:
+			d.addRecord(meta.record(r), r, control)
+		case o.JSON:
 			d.recordJSON(b, r, control)
-		} else {
+		default:
 			d.recordText(b, r, control)
 		}
 		d.release()
@@ -388,35 +400,92 @@ func size(b []byte) int64 {
 	return int64(len(b))
 }
 
-// recordText appends Kafka's record line (DumpLogSegments.dumpBatchRecords).
+// recordMeta is what a record line shows of a record before its header
+// keys: all of it but the keys and payload, fixed-size so the formatting
+// stage can be handed it without the record's bytes.
+type recordMeta struct {
+	offset, timestamp  int64
+	keySize, valueSize int64
+	sequence           int32
+	crc                uint32
+	tsType             logfmt.TimestampType
+	magic              int8
+	crcValid           bool
+	sequenced          bool // the batch numbers its records
+	tail0, tail1       int  // the rendered tail in the block's tails
+}
+
+// batchMeta is what the record lines of b have in common.
+func batchMeta(b *logfmt.Batch) recordMeta {
+	m := recordMeta{tsType: b.TimestampType(), magic: b.Magic()}
+	m.sequenced = m.magic >= 2 && b.Header().BaseSequence() >= 0
+	return m
+}
+
+// record fills in r's fields; m comes from batchMeta.
+func (m recordMeta) record(r *logfmt.Record) recordMeta {
+	m.offset, m.timestamp, m.keySize, m.valueSize = r.Offset, r.Timestamp, size(r.Key), size(r.Value)
+	m.sequence, m.crc, m.crcValid = logfmt.NoSequence, r.CRC, r.CRCValid
+	if m.sequenced {
+		m.sequence = r.Sequence // DefaultRecord: only a non-negative base sequence numbers records
+	}
+	return m
+}
+
+// appendRecordMeta appends Kafka's record line (DumpLogSegments.dumpBatchRecords)
+// up to the header keys of a v2 record, or whole for a legacy one.
+func appendRecordMeta(l []byte, m *recordMeta) []byte {
+	l = append(l, "| offset: "...)
+	l = appendInt(l, m.offset)
+	l = append(l, timestampLabels[m.tsType+1]...)
+	l = appendInt(l, m.timestamp)
+	l = append(l, " keySize: "...)
+	l = appendInt(l, m.keySize)
+	l = append(l, " valueSize: "...)
+	l = appendInt(l, m.valueSize)
+	if m.magic >= 2 {
+		l = append(l, " sequence: "...)
+		l = appendInt(l, int64(m.sequence))
+		return append(l, " headerKeys: ["...)
+	}
+	l = append(l, " isValid: "...)
+	l = strconv.AppendBool(l, m.crcValid)
+	l = append(l, " crc: "...)
+	return appendUint(l, uint64(m.crc))
+}
+
+// appendHeaderKeys ends the headerKeys list of a v2 record line.
+func appendHeaderKeys(l []byte, r *logfmt.Record) []byte {
+	for i, h := range r.Headers {
+		if i > 0 {
+			l = append(l, ',')
+		}
+		l = appendUTF8(l, h.Key)
+	}
+	return append(l, ']')
+}
+
+// recordLine writes a record line queued by addRecord. An empty tail of a
+// v2 line is an empty header key list, the common case, which addRecord
+// does not render.
+func (d *dumper) recordLine(m *recordMeta, tail []byte) {
+	l := appendRecordMeta(d.s.buf(), m)
+	if len(tail) == 0 && m.magic >= 2 {
+		l = append(l, ']')
+	}
+	l = append(l, tail...)
+	d.s.set(append(l, '\n'))
+}
+
+// recordText appends Kafka's record line.
 func (d *dumper) recordText(b *logfmt.Batch, r *logfmt.Record, control bool) {
 	o := d.o
 	l := d.s.buf()
 	if !o.SkipRecordMetadata {
-		l = append(l, "| offset: "...)
-		l = appendInt(l, r.Offset)
-		l = append(l, timestampLabels[b.TimestampType()+1]...)
-		l = appendInt(l, r.Timestamp)
-		l = append(l, " keySize: "...)
-		l = appendInt(l, size(r.Key))
-		l = append(l, " valueSize: "...)
-		l = appendInt(l, size(r.Value))
-		if b.Magic() >= 2 {
-			l = append(l, " sequence: "...)
-			l = appendInt(l, int64(recordSequence(b, r)))
-			l = append(l, " headerKeys: ["...)
-			for i, h := range r.Headers {
-				if i > 0 {
-					l = append(l, ',')
-				}
-				l = appendUTF8(l, h.Key)
-			}
-			l = append(l, ']')
-		} else {
-			l = append(l, " isValid: "...)
-			l = strconv.AppendBool(l, r.CRCValid)
-			l = append(l, " crc: "...)
-			l = appendUint(l, uint64(r.CRC))
+		m := batchMeta(b).record(r)
+		l = appendRecordMeta(l, &m)
+		if m.magic >= 2 {
+			l = appendHeaderKeys(l, r)
 		}
 		if control {
 			l = d.controlText(l, r)

@@ -7,6 +7,11 @@ import "github.com/logtool/logtool/logfmt"
 // frames and checks, and passes a copy of each header (not the batch) to a
 // formatting goroutine, which writes the lines in order. Reports travel in
 // the same stream so they keep their place among the lines.
+//
+// A deep text dump (without data) splits the same way: the dumper also
+// decodes the records, which is what can find damage, and queues for each
+// the few numbers its line shows; the second goroutine turns them into
+// text, which costs about as much as reading and decoding.
 
 // batchLine is what a batch line needs: the header bytes (all of a v2
 // header, the front of a legacy message), where the batch is, its size, its
@@ -41,6 +46,7 @@ const (
 	evBatch eventKind = iota
 	evReport
 	evText
+	evRecords
 )
 
 type event struct {
@@ -49,11 +55,33 @@ type event struct {
 	rkind string // "problem" or "note"
 	pos   int64
 	msg   string // report message, or text line
+	n     int    // records of an evRecords event
 }
 
-const blockEvents = 256
+const (
+	blockEvents  = 256
+	blockRecords = 2048
+	// blockTails bounds the rendered header keys and control suffixes of a
+	// block; a block whose tails grew past 4× this (one record with huge
+	// header keys) gives its buffer back rather than keep it.
+	blockTails = 64 << 10
+)
 
-type block struct{ ev []event }
+// A block is a batch of events handed to the formatting stage at once, so
+// the two goroutines meet every few hundred lines rather than every line.
+// An evRecords event stands for the next n entries of recs.
+type block struct {
+	ev    []event
+	recs  []recordMeta
+	tails []byte
+}
+
+func (b *block) reset() {
+	b.ev, b.recs, b.tails = b.ev[:0], b.recs[:0], b.tails[:0]
+	if cap(b.tails) > 4*blockTails {
+		b.tails = nil
+	}
+}
 
 // pipeline is the queue between the two stages of one segment's dump.
 type pipeline struct {
@@ -68,16 +96,26 @@ type pipeline struct {
 func (d *dumper) startPipeline() {
 	q := &pipeline{ch: make(chan *block, 4), free: make(chan *block, 6), done: make(chan struct{})}
 	for i := 0; i < cap(q.free); i++ {
-		q.free <- &block{ev: make([]event, 0, blockEvents)}
+		q.free <- &block{ev: make([]event, 0, blockEvents), recs: make([]recordMeta, 0, blockRecords)}
 	}
 	q.cur = <-q.free
 	go func() {
 		defer close(q.done)
 		for b := range q.ch {
+			recs := b.recs
 			for i := range b.ev {
-				d.emit(&b.ev[i])
+				e := &b.ev[i]
+				if e.kind != evRecords {
+					d.emit(e)
+					continue
+				}
+				for j := range recs[:e.n] {
+					m := &recs[j]
+					d.recordLine(m, b.tails[m.tail0:m.tail1])
+				}
+				recs = recs[e.n:]
 			}
-			b.ev = b.ev[:0]
+			b.reset()
 			q.free <- b
 		}
 	}()
@@ -97,11 +135,50 @@ func (d *dumper) stopPipeline() {
 // add queues an event, handing the block over when it is full.
 func (q *pipeline) add() *event {
 	if len(q.cur.ev) == cap(q.cur.ev) {
-		q.ch <- q.cur
-		q.cur = <-q.free
+		q.handOver()
 	}
 	q.cur.ev = q.cur.ev[:len(q.cur.ev)+1]
 	return &q.cur.ev[len(q.cur.ev)-1]
+}
+
+func (q *pipeline) handOver() {
+	q.ch <- q.cur
+	q.cur = <-q.free
+}
+
+// addRecord queues the line of record r, whose metadata is m. Its tail,
+// the header keys and a control record's suffix, is rendered here because a
+// control record can be damaged, and reports must come from the dumper.
+func (d *dumper) addRecord(m recordMeta, r *logfmt.Record, control bool) {
+	q := d.q
+	if c := q.cur; len(c.recs) == cap(c.recs) || len(c.tails) >= blockTails {
+		q.handOver()
+	}
+	e := q.lastEvent()
+	if e == nil || e.kind != evRecords {
+		e = q.add()
+		e.kind, e.n = evRecords, 0
+	}
+	c := q.cur
+	if len(r.Headers) > 0 || control {
+		m.tail0 = len(c.tails)
+		if m.magic >= 2 {
+			c.tails = appendHeaderKeys(c.tails, r)
+		}
+		if control {
+			c.tails = d.controlText(c.tails, r)
+		}
+		m.tail1 = len(c.tails)
+	}
+	c.recs = append(c.recs, m)
+	e.n++
+}
+
+func (q *pipeline) lastEvent() *event {
+	if n := len(q.cur.ev); n > 0 {
+		return &q.cur.ev[n-1]
+	}
+	return nil
 }
 
 func (d *dumper) emit(e *event) {
