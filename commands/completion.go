@@ -54,6 +54,9 @@ func completionCommand() *cli.Command {
 			"  source <(logtool completion bash)      # in ~/.bashrc\n" +
 			"  logtool completion zsh > \"${fpath[1]}/_logtool\"",
 		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErr("want one shell, bash or zsh, got %d argument(s)", c.NArg())
+			}
 			switch c.Args().First() {
 			case "bash":
 				_, err := fmt.Fprint(c.App.Writer, bashCompletion)
@@ -73,6 +76,9 @@ func manCommand() *cli.Command {
 		Category: "tools",
 		Usage:    "print the manual page (roff); e.g. logtool man > /usr/local/share/man/man1/logtool.1",
 		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("unexpected argument %q", c.Args().First())
+			}
 			page, err := c.App.ToManWithSection(1)
 			if err != nil {
 				return err

@@ -297,3 +297,13 @@ func TestHelpGroups(t *testing.T) {
 		}
 	}
 }
+
+func TestCompletionAndManArguments(t *testing.T) {
+	for _, args := range [][]string{{"completion"}, {"completion", "bash", "zsh"}, {"completion", "fish"}, {"man", "extra"}} {
+		code, _, stderr := runArgs(args...)
+		if code != ExitUsage {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+		checkOneLine(t, args[0], stderr)
+	}
+}

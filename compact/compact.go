@@ -110,27 +110,28 @@ func DefaultOptions(now int64) Options {
 	}
 }
 
-// Check reports settings Kafka would reject.
+// Check reports settings Kafka would reject, naming them by the command
+// line flags they come from.
 func (o *Options) Check() error {
 	switch {
 	case o.MaxLag < 1:
-		return fmt.Errorf("max lag %d ms: want at least 1 ms", o.MaxLag)
+		return fmt.Errorf("--max-lag %d ms: want at least 1 ms", o.MaxLag)
 	case o.MinLag < 0:
-		return fmt.Errorf("min lag %d ms: want 0 or more", o.MinLag)
+		return fmt.Errorf("--min-lag %d ms: want 0 or more", o.MinLag)
 	case o.MinLag > o.MaxLag:
-		return fmt.Errorf("min lag %d ms is above max lag %d ms", o.MinLag, o.MaxLag)
+		return fmt.Errorf("--min-lag %d ms is above --max-lag %d ms", o.MinLag, o.MaxLag)
 	case math.IsNaN(o.MinCleanableRatio) || o.MinCleanableRatio < 0 || o.MinCleanableRatio > 1:
-		return fmt.Errorf("min cleanable ratio %v: want a value in [0, 1]", o.MinCleanableRatio)
+		return fmt.Errorf("--min-cleanable-ratio %v: want a value in [0, 1]", o.MinCleanableRatio)
 	case o.DeleteRetention < 0:
-		return fmt.Errorf("delete retention %d ms: want 0 or more", o.DeleteRetention)
+		return fmt.Errorf("--delete-retention %d ms: want 0 or more", o.DeleteRetention)
 	case o.SegmentBytes < 14 || o.SegmentBytes > math.MaxInt32:
-		return fmt.Errorf("segment bytes %d: want at least 14 and at most %d", o.SegmentBytes, math.MaxInt32)
+		return fmt.Errorf("--segment-bytes %d: want at least 14 and at most %d", o.SegmentBytes, math.MaxInt32)
 	case o.SegmentIndexBytes < 4:
 		return fmt.Errorf("segment index bytes %d: want at least 4", o.SegmentIndexBytes)
 	case o.IndexIntervalBytes < 0:
 		return fmt.Errorf("index interval bytes %d: want 0 or more", o.IndexIntervalBytes)
 	case o.ProducerIDExpiration < 1:
-		return fmt.Errorf("producer id expiration %d ms: want at least 1 ms", o.ProducerIDExpiration)
+		return fmt.Errorf("--producer-id-expiration %d ms: want at least 1 ms", o.ProducerIDExpiration)
 	}
 	if _, err := mapSlots(o.OffsetMapMemory); err != nil {
 		return err

@@ -46,7 +46,7 @@ const loadFactor = 0.9
 func mapSlots(memory int64) (int64, error) {
 	slots := memory / bytesPerEntry
 	if float64(slots)*loadFactor <= 1 {
-		return 0, fmt.Errorf("offset map memory of %d bytes is too small to hold a single key (%d bytes per key at %.0f%% load)",
+		return 0, fmt.Errorf("--offset-map-memory of %d bytes is too small to hold a single key (%d bytes per key at %.0f%% load)",
 			memory, bytesPerEntry, loadFactor*100)
 	}
 	if slots > math.MaxInt32 {

@@ -89,7 +89,8 @@ func (o *Options) topicNames() []string {
 	return names
 }
 
-// Check reports options that cannot be generated, after Defaults.
+// Check reports options that cannot be generated, after Defaults, naming
+// them by the command line flags they come from.
 func (o *Options) Check() error {
 	o.Defaults()
 	return o.validate()
@@ -98,19 +99,29 @@ func (o *Options) Check() error {
 func (o *Options) validate() error {
 	switch {
 	case o.Out == "":
-		return errors.New("no output directory")
+		return errors.New("--out: no output directory")
 	case o.Magic < 0 || o.Magic > 2:
-		return fmt.Errorf("magic %d: want 0, 1 or 2", o.Magic)
+		return fmt.Errorf("--magic %d: want 0, 1 or 2", o.Magic)
 	case !o.Compression.ValidFor(o.Magic) && o.Compression != codec.None:
-		return fmt.Errorf("compression %s is not valid for magic %d", o.Compression, o.Magic)
-	case o.Partitions < 1 || o.Records < 0 || o.Keys < 0 || o.ValueBytes < 0 || o.BatchRecords < 1:
-		return errors.New("partitions, batch records must be positive; records, keys, value bytes not negative")
+		return fmt.Errorf("--compression %s is not valid for --magic %d", o.Compression, o.Magic)
+	case o.Partitions < 1:
+		return fmt.Errorf("--partitions %d: want at least 1", o.Partitions)
+	case o.BatchRecords < 1:
+		return fmt.Errorf("--batch-records %d: want at least 1", o.BatchRecords)
+	case o.Records < 0 || o.Keys < 0 || o.ValueBytes < 0:
+		return fmt.Errorf("--records %d, --keys %d, --value-bytes %d: none may be negative", o.Records, o.Keys, o.ValueBytes)
 	case o.SegmentBytes < 1024:
-		return fmt.Errorf("segment bytes %d: want at least 1024", o.SegmentBytes)
-	case o.TombstoneRatio < 0 || o.TombstoneRatio > 1 || o.TransactionalRatio < 0 || o.TransactionalRatio > 1 || o.AbortRatio < 0 || o.AbortRatio > 1:
-		return errors.New("ratios must lie in [0, 1]")
+		return fmt.Errorf("--segment-bytes %d: want at least 1024", o.SegmentBytes)
 	case o.TransactionalRatio > 0 && o.Magic < 2:
-		return errors.New("transactions need magic 2")
+		return errors.New("--transactional-ratio: transactions need --magic 2")
+	}
+	for _, r := range []struct {
+		flag string
+		v    float64
+	}{{"--tombstone-ratio", o.TombstoneRatio}, {"--transactional-ratio", o.TransactionalRatio}, {"--abort-ratio", o.AbortRatio}} {
+		if !(r.v >= 0 && r.v <= 1) {
+			return fmt.Errorf("%s %v: want a value in [0, 1]", r.flag, r.v)
+		}
 	}
 	for _, t := range o.topicNames() {
 		if err := layout.ValidateTopic(t); err != nil {
