@@ -22,6 +22,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/logtool/logtool/compact"
+	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -286,7 +287,7 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error
 		}
 		row := []string{
 			r.Partition, yes, strconv.FormatInt(r.FirstDirtyOffset, 10), strconv.FormatInt(r.FirstUncleanableOffset, 10),
-			fmt.Sprintf("%d -> %d", r.SegmentsBefore, r.SegmentsAfter), humanBytes(r.BytesBefore) + " -> " + humanBytes(r.BytesAfter),
+			fmt.Sprintf("%d -> %d", r.SegmentsBefore, r.SegmentsAfter), human.Bytes(r.BytesBefore) + " -> " + human.Bytes(r.BytesAfter),
 			records, strconv.FormatInt(r.TombstonesRemoved, 10), lag, r.Reason,
 		}
 		if err := t.Append(row); err != nil {
@@ -305,7 +306,7 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error
 	if dryRun {
 		verb = "would compact (first pass)"
 	}
-	_, err := fmt.Fprintf(w, "%s %d of %d partition(s): %s -> %s\n", verb, eligible, len(results), humanBytes(before), humanBytes(after))
+	_, err := fmt.Fprintf(w, "%s %d of %d partition(s): %s -> %s\n", verb, eligible, len(results), human.Bytes(before), human.Bytes(after))
 	return err
 }
 

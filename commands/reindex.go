@@ -24,6 +24,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
+	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -421,9 +422,9 @@ func reindexRow(s reindex.SegmentReport) []string {
 		}
 		cells[f.Kind] = cell
 	}
-	valid := humanBytes(s.ValidBytes)
+	valid := human.Bytes(s.ValidBytes)
 	if s.Tail() > 0 {
-		valid += fmt.Sprintf(" of %s", humanBytes(s.Size))
+		valid += fmt.Sprintf(" of %s", human.Bytes(s.Size))
 	}
 	return []string{s.Log, strconv.Itoa(s.Batches), valid, cells[reindex.OffsetIndex], cells[reindex.TimeIndex], cells[reindex.TxnIndex]}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/retention"
@@ -367,13 +368,13 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool) e
 			start = fmt.Sprintf("%d → %d", r.PreviousLogStartOffset, r.LogStartOffset)
 		}
 		name := retentionPartitionName(r)
-		err := parts.Append(name, fmt.Sprint(len(r.Deleted)), humanBytes(r.BytesDeleted),
-			fmt.Sprintf("%d (%s)", r.SegmentsRemaining, humanBytes(r.BytesRemaining)), start, retentionRules(r), when(r.OldestRemaining))
+		err := parts.Append(name, fmt.Sprint(len(r.Deleted)), human.Bytes(r.BytesDeleted),
+			fmt.Sprintf("%d (%s)", r.SegmentsRemaining, human.Bytes(r.BytesRemaining)), start, retentionRules(r), when(r.OldestRemaining))
 		if err != nil {
 			return err
 		}
 		for _, d := range r.Deleted {
-			segs = append(segs, []string{filepath.Join(name, filepath.Base(d.Segment.Log)), humanBytes(d.Bytes), string(d.Rule), when(d.Largest)})
+			segs = append(segs, []string{filepath.Join(name, filepath.Base(d.Segment.Log)), human.Bytes(d.Bytes), string(d.Rule), when(d.Largest)})
 		}
 		if r.Rolled != "" {
 			notes = append(notes, fmt.Sprintf("%s: every segment expired: rolled an empty segment at the log end offset %d", name, r.LogEndOffset))

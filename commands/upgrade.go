@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -267,7 +268,7 @@ func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) er
 		segs, rewritten, msgs = segs+len(p.Segments), rewritten+p.SegmentsRewritten, msgs+p.MessagesConverted
 		before, after = before+p.BytesBefore, after+p.BytesAfter
 		row := []string{p.Dir, fmt.Sprintf("%d of %d", p.SegmentsRewritten, len(p.Segments)), strconv.FormatInt(p.MessagesConverted, 10),
-			humanBytes(p.BytesBefore) + " -> " + humanBytes(p.BytesAfter)}
+			human.Bytes(p.BytesBefore) + " -> " + human.Bytes(p.BytesAfter)}
 		if err := t.Append(row); err != nil {
 			return err
 		}
@@ -289,7 +290,7 @@ func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) er
 		where = " into " + output
 	}
 	if _, err := fmt.Fprintf(w, "%s %d partition(s) to magic %d%s: %d message(s) in %d of %d segment(s), %s -> %s\n",
-		verb, len(rep.Partitions), rep.ToMagic, where, msgs, rewritten, segs, humanBytes(before), humanBytes(after)); err != nil {
+		verb, len(rep.Partitions), rep.ToMagic, where, msgs, rewritten, segs, human.Bytes(before), human.Bytes(after)); err != nil {
 		return err
 	}
 	if len(rep.RootFiles) > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
+	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/verify"
 )
@@ -213,7 +214,7 @@ func (w *verifyOutput) summary(paths []string) error {
 	if w.records > 0 {
 		what = append(what, fmt.Sprintf("%d record(s)", w.records))
 	}
-	s := fmt.Sprintf("verified %s, %s of log: ", strings.Join(what, ", "), humanBytes(w.bytes))
+	s := fmt.Sprintf("verified %s, %s of log: ", strings.Join(what, ", "), human.Bytes(w.bytes))
 	if w.problems == 0 {
 		s += "no problems"
 	} else {

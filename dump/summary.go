@@ -11,6 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -145,7 +146,7 @@ func writeTable(w io.Writer, rows []*row) error {
 		tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft,
 		tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight,
 	}}), tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithFooterAutoFormat(tw.Off))
-	t.Header(label, "SEGMENTS", "BYTES", "BATCHES", "RECORDS", "MAGIC", "CODECS",
+	t.Header(label, "SEGMENTS", "SIZE", "BATCHES", "RECORDS", "MAGIC", "CODECS",
 		"FIRST OFFSET", "LAST OFFSET", "FIRST TIMESTAMP", "LAST TIMESTAMP", "PROBLEMS")
 	var total row
 	total.first = -1
@@ -197,7 +198,7 @@ func cells(name string, r *row) []string {
 	return []string{
 		name,
 		strconv.FormatInt(r.segments, 10),
-		strconv.FormatInt(r.bytes, 10),
+		human.Bytes(r.bytes),
 		strconv.FormatInt(r.batches, 10),
 		strconv.FormatInt(r.records, 10),
 		list(r.magicNames()),

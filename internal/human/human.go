@@ -1,12 +1,13 @@
-package commands
+// Package human formats numbers for people; JSON output keeps exact values.
+package human
 
 import (
 	"fmt"
 	"strconv"
 )
 
-// humanBytes prints a size for people (JSON output keeps exact numbers).
-func humanBytes(n int64) string {
+// Bytes prints a size in binary units: "1023 B", "1.5 KiB", "3.0 GiB".
+func Bytes(n int64) string {
 	if n < 1024 && n > -1024 {
 		return strconv.FormatInt(n, 10) + " B"
 	}
