@@ -28,8 +28,9 @@ printf '%-44s %9s %9s %9s %8s\n' "command (${mb} MiB v2 partition)" seconds MB/s
 run() {
   local name=$1; shift
   "$@" >/dev/null 2>&1 || true # warm the cache
+  /usr/bin/time -f '%e %M' -o "$dir/time.out" "$@" >/dev/null 2>&1 || true
   local out
-  out=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  out=$(tail -1 "$dir/time.out")
   local secs=${out% *} kb=${out#* }
   [ -z "${catsecs:-}" ] && catsecs=$secs
   awk -v n="$name" -v s="$secs" -v kb="$kb" -v b="$bytes" -v c="$catsecs" \
