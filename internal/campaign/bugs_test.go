@@ -1,0 +1,73 @@
+package campaign
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+)
+
+// TestBugCompactOffsetsOutOfOrder: an entry of a segment below the active
+// one whose offset went back (verify: "offset ... not above the batch before
+// it") is compacted as if it were fine, and the damaged segment replaced.
+func TestBugCompactOffsetsOutOfOrder(t *testing.T) {
+	knownBug(t, "compact/segments.go segmentScan.Next checks only that an offset fits its segment "+
+		"(base <= offset < base+2^31), not that offsets increase from batch to batch or stay below the next "+
+		"segment's base, so compact rewrites a partition whose offsets are out of order (exit 0)")
+	for _, f := range allFormats() {
+		t.Run(f.name, func(t *testing.T) {
+			dir := fixture(t, matrixOptions(f))
+			log := segments(t, onlyPartition(t, dir))[0].Log
+			at, _ := damagedEntry(t, log)
+			b := readFile(t, log)
+			// The offset of the previous entry's first record: back by
+			// more than a batch, under a valid checksum (it covers no
+			// offset).
+			binary.BigEndian.PutUint64(b[at.pos:], binary.BigEndian.Uint64(b[at.pos:])-20)
+			replaceFile(t, log, b)
+			before := digest(t, dir)
+			r := run(t, "compact", "--now", compactNow, dir)
+			wantStopped(t, "compact", r, dir, before, "00000000000000000000.log")
+		})
+	}
+}
+
+// TestBugUpgradeSkipsSegmentWithoutEntries: a segment that holds no whole
+// entry (cut inside its first one, or only zeros) is left as "nothing to
+// convert" while the rest of the partition is upgraded, although the
+// command promises that a segment ending in a torn entry or a zero-filled
+// tail stops the partition.
+func TestBugUpgradeSkipsSegmentWithoutEntries(t *testing.T) {
+	knownBug(t, "migrate/upgrade_convert.go upgradeConverter.run returns nil when no entry was converted "+
+		"(c.w == nil) before it looks at c.src.seg.End(), so a torn or zero-filled segment without a whole "+
+		"entry is skipped and the partition upgraded (exit 0)")
+	for _, cut := range []int{1, 11, 40} {
+		f := format{"v0-none", 0, 0}
+		dir := fixture(t, matrixOptions(f))
+		log := segments(t, onlyPartition(t, dir))[0].Log
+		replaceFile(t, log, readFile(t, log)[:cut])
+		before := digest(t, dir)
+		r := run(t, "upgrade", "--to-magic", "2", dir)
+		wantStopped(t, "upgrade", r, dir, before, "00000000000000000000.log")
+	}
+}
+
+// TestZeroTailNotActive documents how a zero-filled tail in a segment that
+// is not the active one is treated: verify reports it, compact takes it for
+// the end of the data as Kafka's batch reader does (a broker's own cleaner
+// would too) and drops it.
+func TestZeroTailNotActive(t *testing.T) {
+	f := format{"v2-none", 2, 0}
+	dir := fixture(t, matrixOptions(f))
+	log := segments(t, onlyPartition(t, dir))[0].Log
+	b := readFile(t, log)
+	replaceFile(t, log, append(b, make([]byte, 100)...))
+	if r := run(t, "verify", dir); r.code != 3 || !strings.Contains(r.stdout, "zero") {
+		t.Errorf("verify: %v\n%s", r, r.stdout)
+	}
+	if r := run(t, "compact", "--now", compactNow, dir); r.code != 0 {
+		t.Errorf("compact: %v", r)
+	}
+	if r := run(t, "verify", "--deep", dir); r.code != 0 {
+		t.Errorf("verify after compact: %v\n%s", r, r.stdout)
+	}
+}

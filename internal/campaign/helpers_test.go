@@ -1,0 +1,391 @@
+package campaign
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/logtool/logtool/commands"
+	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// long reports whether the long runs were asked for (LOGTOOL_LONG=1).
+func long() bool { return os.Getenv("LOGTOOL_LONG") == "1" }
+
+// result is what one in-process run of logtool gave.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d, stderr %q", r.code, clip(r.stderr, 600))
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// exitPanic is the exit code run reports for a panic in commands.Run.
+const exitPanic = -1
+
+// run runs logtool in-process. A panic on the calling goroutine is turned
+// into a test failure naming the command line, instead of ending the test
+// binary (a panic on a worker goroutine cannot be caught and still would).
+func run(t testing.TB, args ...string) (r result) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	argv := append([]string{"logtool", "--no-progress"}, args...)
+	defer func() {
+		if p := recover(); p != nil {
+			t.Errorf("PANIC: logtool %s: %v\n%s", strings.Join(args, " "), p, debug.Stack())
+			r = result{code: exitPanic, stdout: out.String(), stderr: errOut.String()}
+		}
+	}()
+	code := commands.Run(argv, strings.NewReader(""), &out, &errOut)
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// format is a magic with a codec valid for it.
+type format struct {
+	name  string
+	magic int8
+	codec codec.Type
+}
+
+func allFormats() []format {
+	var out []format
+	for magic := int8(0); magic <= 2; magic++ {
+		for c := codec.None; c <= codec.Zstd; c++ {
+			if c.ValidFor(magic) {
+				out = append(out, format{fmt.Sprintf("v%d-%s", magic, c), magic, c})
+			}
+		}
+	}
+	return out
+}
+
+// templates caches generated log directories by their options; tests copy
+// them instead of generating again.
+var templates struct {
+	sync.Mutex
+	root string
+	dirs map[string]string
+}
+
+func TestMain(m *testing.M) {
+	// Every write of the commands is fsynced; on a disk that makes the
+	// campaign several times slower. The crash tests inject their faults
+	// above the file system, so a RAM file system (where fsync is free)
+	// loses nothing. LOGTOOL_CAMPAIGN_DISK=1 keeps the default TMPDIR.
+	if os.Getenv("TMPDIR") == "" && os.Getenv("LOGTOOL_CAMPAIGN_DISK") != "1" {
+		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+			if d, err := os.MkdirTemp("/dev/shm", "campaign-"); err == nil {
+				os.Setenv("TMPDIR", d)
+				defer os.RemoveAll(d)
+			}
+		}
+	}
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	root, err := os.MkdirTemp("", "campaign-templates-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(root)
+	templates.root, templates.dirs = root, map[string]string{}
+	return m.Run()
+}
+
+// fixture returns a fresh copy of the log directory gen writes for o (Out is
+// ignored).
+func fixture(t testing.TB, o gen.Options) string {
+	t.Helper()
+	o.Out = ""
+	key := fmt.Sprintf("%+v", o)
+	templates.Lock()
+	src, ok := templates.dirs[key]
+	if !ok {
+		src = filepath.Join(templates.root, fmt.Sprint(len(templates.dirs)))
+		o.Out = src
+		if _, err := gen.Generate(o); err != nil {
+			templates.Unlock()
+			t.Fatalf("gen %+v: %v", o, err)
+		}
+		templates.dirs[key] = src
+	}
+	templates.Unlock()
+	dst := filepath.Join(t.TempDir(), "kafka-logs")
+	copyTree(t, src, dst)
+	return dst
+}
+
+// matrixOptions is a small partition of several segments, each large enough
+// for an .index entry, with every kind of record gen writes for the format.
+func matrixOptions(f format) gen.Options {
+	o := gen.Options{Topics: []string{"events"}, Records: 400, Keys: 60, ValueBytes: 60, BatchRecords: 8,
+		SegmentBytes: 6000, Magic: f.magic, Compression: f.codec, TombstoneRatio: 0.1, Seed: 8}
+	if f.magic == 2 {
+		o.TransactionalRatio, o.AbortRatio = 0.3, 0.3
+	}
+	return o
+}
+
+// copyTree copies a directory tree, keeping modification times (retention
+// and upgrade read them).
+func copyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, b, info.Mode().Perm()); err != nil {
+			return err
+		}
+		return os.Chtimes(to, info.ModTime(), info.ModTime())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// digest maps every file under dir (by relative path) to a hash of its
+// content. The .lock file is left out: taking the lock creates it.
+func digest(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == ".lock" {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		rel, _ := filepath.Rel(dir, path)
+		out[rel] = hex.EncodeToString(sum[:8])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// diff lists the files that differ between two digests, only those whose
+// name satisfies keep (nil: all).
+func diff(a, b map[string]string, keep func(string) bool) []string {
+	var out []string
+	for k, v := range a {
+		if keep != nil && !keep(k) {
+			continue
+		}
+		if w, ok := b[k]; !ok {
+			out = append(out, "-"+k)
+		} else if w != v {
+			out = append(out, "~"+k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok && (keep == nil || keep(k)) {
+			out = append(out, "+"+k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func isLog(name string) bool { return strings.HasSuffix(name, ".log") }
+
+// logical is the content a consumer sees in each partition of a log
+// directory: one line per record with its offset, timestamp, key, value and
+// headers, and one per control record. Segment layout, codecs, magics and
+// index files are not part of it.
+func logical(t testing.TB, dir string) []string {
+	t.Helper()
+	ld, err := layout.ReadLogDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range ld.Partitions {
+		for _, s := range p.Segments {
+			if s.Log == "" {
+				continue
+			}
+			out = append(out, segmentRecords(t, p.Dir.Name, s.Log)...)
+		}
+	}
+	return out
+}
+
+func segmentRecords(t testing.TB, part, path string) []string {
+	t.Helper()
+	seg, err := logfmt.OpenSegment(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	var out []string
+	var it logfmt.RecordIter
+	for seg.Next() {
+		b := seg.Batch()
+		if err := b.Validate(); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		control := b.IsControl()
+		it.File = path
+		if err := it.Reset(b); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for it.Next() {
+			r := it.Record()
+			line := fmt.Sprintf("%s %d ts=%d key=%q value=%q", part, r.Offset, r.Timestamp, r.Key, r.Value)
+			if r.Key == nil {
+				line = fmt.Sprintf("%s %d ts=%d key=null value=%q", part, r.Offset, r.Timestamp, r.Value)
+			}
+			if r.Value == nil {
+				line += " tombstone"
+			}
+			if control {
+				line += " control"
+			}
+			for _, h := range r.Headers {
+				line += fmt.Sprintf(" h[%q]=%q", h.Key, h.Value)
+			}
+			out = append(out, line)
+		}
+		if it.Err() != nil {
+			t.Fatalf("%s: %v", path, it.Err())
+		}
+	}
+	if seg.Err() != nil || seg.End() != logfmt.EndClean {
+		t.Fatalf("%s: %v (%v)", path, seg.Err(), seg.End())
+	}
+	return out
+}
+
+// batchAt is where an entry of a .log lies.
+type batchAt struct {
+	pos     int64
+	size    int
+	control bool
+}
+
+func batchesOf(t testing.TB, path string) []batchAt {
+	t.Helper()
+	seg, err := logfmt.OpenSegment(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	var out []batchAt
+	for seg.Next() {
+		b := seg.Batch()
+		out = append(out, batchAt{b.Pos, b.Size(), b.IsControl()})
+	}
+	if seg.Err() != nil {
+		t.Fatal(seg.Err())
+	}
+	return out
+}
+
+// segmentPaths lists the files of a partition's segments in base order.
+func segments(t testing.TB, partDir string) []layout.Segment {
+	t.Helper()
+	p, err := layout.ReadPartition(partDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Segments
+}
+
+// onlyPartition returns the one partition directory of a log directory.
+func onlyPartition(t testing.TB, dir string) string {
+	t.Helper()
+	ld, err := layout.ReadLogDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ld.Partitions) != 1 {
+		t.Fatalf("%s: %d partitions, want 1", dir, len(ld.Partitions))
+	}
+	return ld.Partitions[0].Path
+}
+
+// fixCRC recomputes the stored checksum of the entry e (any magic), so that
+// damage under it is left for the checks past the checksum.
+func fixCRC(e []byte) {
+	if e[logfmt.MagicOffset] >= 2 {
+		put32(e[17:], crc32.Checksum(e[21:], crc32.MakeTable(crc32.Castagnoli)))
+		return
+	}
+	put32(e[12:], crc32.ChecksumIEEE(e[16:]))
+}
+
+func put32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replaceFile rewrites path keeping its modification time, which retention
+// and upgrade read.
+func replaceFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, b)
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
