@@ -289,14 +289,16 @@ func (c *upgradeConverter) run() error {
 	if c.progress != nil && unreported > 0 {
 		c.progress(unreported)
 	}
-	if c.w == nil {
-		return nil
-	}
 	// A torn last entry or a zero-filled tail is for recovery to drop; a
 	// rewrite could neither keep nor drop it without changing what the
-	// broker's recovery would see.
+	// broker's recovery would see. That holds for a segment with nothing
+	// left to convert too: one cut inside its first entry must stop the
+	// partition, not be passed over while the rest is upgraded.
 	if end := c.src.seg.End(); end != logfmt.EndClean {
 		return logfmt.Corruptf(c.file, c.src.seg.Pos(), "segment does not end cleanly (%s: %s); let a broker recover it first", end, c.src.seg.EndDetail())
+	}
+	if c.w == nil {
+		return nil
 	}
 	if err := c.flushGroup(); err != nil {
 		return err

@@ -31,15 +31,11 @@ func TestBugCompactOffsetsOutOfOrder(t *testing.T) {
 	}
 }
 
-// TestBugUpgradeSkipsSegmentWithoutEntries: a segment that holds no whole
-// entry (cut inside its first one, or only zeros) is left as "nothing to
-// convert" while the rest of the partition is upgraded, although the
-// command promises that a segment ending in a torn entry or a zero-filled
-// tail stops the partition.
-func TestBugUpgradeSkipsSegmentWithoutEntries(t *testing.T) {
-	knownBug(t, "migrate/upgrade_convert.go upgradeConverter.run returns nil when no entry was converted "+
-		"(c.w == nil) before it looks at c.src.seg.End(), so a torn or zero-filled segment without a whole "+
-		"entry is skipped and the partition upgraded (exit 0)")
+// TestUpgradeStopsAtSegmentWithoutEntries: a segment that holds no whole
+// entry (cut inside its first one, or only zeros) stops the partition like
+// any segment ending in a torn entry or a zero-filled tail; it was once
+// passed over as "nothing to convert" while the rest was upgraded.
+func TestUpgradeStopsAtSegmentWithoutEntries(t *testing.T) {
 	for _, cut := range []int{1, 11, 40} {
 		f := format{"v0-none", 0, 0}
 		dir := fixture(t, matrixOptions(f))
