@@ -68,6 +68,7 @@ type segmentScan struct {
 	seg     *logfmt.SegmentFile
 	base    int64
 	trusted bool // skip the checksums, verified earlier in the same pass
+	last    int64 // last offset of the previous batch
 	err     error
 }
 
@@ -76,7 +77,7 @@ func openScan(path string, base int64) (*segmentScan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &segmentScan{seg: f, base: base}, nil
+	return &segmentScan{seg: f, base: base, last: base - 1}, nil
 }
 
 func (s *segmentScan) Next() bool {
@@ -100,6 +101,18 @@ func (s *segmentScan) Next() bool {
 		s.err = logfmt.Corruptf(s.seg.File(), b.Pos, "offset %d does not fit a segment based at %d", b.LastOffset(), s.base)
 		return false
 	}
+	// Offsets must increase from batch to batch: the offset map and the
+	// rewrite both rely on it. (A legacy wrapper's first offset needs its
+	// payload; its own offset, the last, is checked instead.)
+	first := b.LastOffset()
+	if b.Magic() >= 2 {
+		first = b.Header().BaseOffset()
+	}
+	if first <= s.last || b.LastOffset() < first {
+		s.err = logfmt.Corruptf(s.seg.File(), b.Pos, "offsets %d to %d are not above the previous batch's last offset %d", first, b.LastOffset(), s.last)
+		return false
+	}
+	s.last = b.LastOffset()
 	return true
 }
 
