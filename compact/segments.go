@@ -67,7 +67,7 @@ func indexBytes(path string, esize int) (int64, error) {
 type segmentScan struct {
 	seg     *logfmt.SegmentFile
 	base    int64
-	trusted bool // skip the checksums, verified earlier in the same pass
+	trusted bool  // skip the checksums, verified earlier in the same pass
 	last    int64 // last offset of the previous batch
 	err     error
 }
