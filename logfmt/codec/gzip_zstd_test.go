@@ -207,3 +207,25 @@ func TestZstdCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// A zstd bomb declares its size in its frame headers: it must be refused
+// before the decoder allocates anything near it.
+func TestZstdBombRefusedBeforeDecoding(t *testing.T) {
+	one, err := Compress(nil, Zstd, make([]byte, 1<<20), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bomb := bytes.Repeat(one, 256) // 256 frames declaring 1 MiB each
+	least, ok := zstdLeast(bomb)
+	if !ok || least != 256<<20 {
+		t.Fatalf("zstdLeast = %d, %v; want %d", least, ok, 256<<20)
+	}
+	allocs := testing.AllocsPerRun(3, func() {
+		if _, err := Decompress(nil, Zstd, bomb, 2, DefaultLimit); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("err = %v, want ErrTooLarge", err)
+		}
+	})
+	if allocs > 10 {
+		t.Errorf("%v allocations refusing a declared bomb", allocs)
+	}
+}

@@ -45,6 +45,11 @@ func unzstd(dst, src []byte, limit int) ([]byte, error) {
 	if len(src) == 0 {
 		return dst, errors.New("zstd: no frame in empty input")
 	}
+	// A bomb declares its size: refuse it before the decoder allocates for
+	// it, instead of letting DecodeAll grow its output up to the cap.
+	if least, ok := zstdLeast(src); ok && least > uint64(limit) {
+		return dst, tooLarge(limit)
+	}
 	// klauspost counts the bytes already in dst against the cap when a frame
 	// states its content size, so the cap must cover them too.
 	d, err := zstdDecoder(bits.Len(uint(max(len(dst)+limit, zstdMinCap) - 1)))
@@ -82,4 +87,64 @@ func zstdAppend(dst, src []byte) ([]byte, error) {
 		return dst, fmt.Errorf("zstd: %w", err)
 	}
 	return e.EncodeAll(src, dst), nil
+}
+
+// zstdLeast walks the frames of src without decoding them and returns the
+// least they decode to if they decode at all: a frame's declared content
+// size (the decoder fails a frame that decodes to anything else), or else
+// the sizes of its raw and RLE blocks. ok is false when the framing cannot
+// be walked; the decoder then reports what is wrong.
+func zstdLeast(src []byte) (least uint64, ok bool) {
+	for len(src) > 0 {
+		var h zstd.Header
+		if err := h.Decode(src); err != nil || h.HeaderSize <= 0 || h.HeaderSize > len(src) {
+			return 0, false
+		}
+		if h.Skippable {
+			n := uint64(h.HeaderSize) + uint64(h.SkippableSize)
+			if n > uint64(len(src)) {
+				return 0, false
+			}
+			src = src[n:]
+			continue
+		}
+		p := h.HeaderSize
+		var blocks uint64
+		for last := false; !last; {
+			if p+3 > len(src) {
+				return 0, false
+			}
+			v := uint32(src[p]) | uint32(src[p+1])<<8 | uint32(src[p+2])<<16
+			p += 3
+			last = v&1 != 0
+			size := int(v >> 3)
+			switch (v >> 1) & 3 {
+			case 0: // raw
+				blocks += uint64(size)
+			case 1: // RLE: one byte repeated size times
+				blocks += uint64(size)
+				size = 1
+			case 2: // compressed: at least nothing is known
+			default:
+				return 0, false
+			}
+			if size > len(src)-p {
+				return 0, false
+			}
+			p += size
+		}
+		if h.HasCheckSum {
+			p += 4
+		}
+		if p > len(src) {
+			return 0, false
+		}
+		if h.HasFCS {
+			least += h.FrameContentSize
+		} else {
+			least += blocks
+		}
+		src = src[p:]
+	}
+	return least, true
 }
