@@ -365,7 +365,7 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool) e
 	for _, r := range results {
 		start := fmt.Sprint(r.LogStartOffset)
 		if r.LogStartOffset != r.PreviousLogStartOffset {
-			start = fmt.Sprintf("%d → %d", r.PreviousLogStartOffset, r.LogStartOffset)
+			start = fmt.Sprintf("%d -> %d", r.PreviousLogStartOffset, r.LogStartOffset)
 		}
 		name := retentionPartitionName(r)
 		err := parts.Append(name, fmt.Sprint(len(r.Deleted)), human.Bytes(r.BytesDeleted),
