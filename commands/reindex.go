@@ -16,9 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
@@ -354,18 +351,7 @@ func (w *reindexOutput) finish() error {
 	out := w.g.Stdout
 	if w.mode != reindex.Check && len(w.rows) > 0 {
 		var buf bytes.Buffer
-		t := tablewriter.NewTable(&buf,
-			tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-				Borders:  tw.BorderNone,
-				Symbols:  tw.NewSymbols(tw.StyleNone),
-				Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
-			})),
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithHeaderAlignment(tw.AlignLeft),
-			tablewriter.WithRowAlignment(tw.AlignLeft),
-			tablewriter.WithTrimSpace(tw.Off),
-			tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
-		)
+		t := plainTable(&buf)
 		t.Header([]string{"SEGMENT", "BATCHES", "VALID", ".index", ".timeindex", ".txnindex"})
 		for _, r := range w.rows {
 			if err := t.Append(r); err != nil {

@@ -3,73 +3,13 @@
 package campaign
 
 import (
-	"bufio"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/logtool/logtool/internal/lockfile/locktest"
 )
 
-const lockEnv = "CAMPAIGN_LOCK_DIR"
-
-// TestLockHelper plays the broker for TestBrokerLock: a second process
-// (fcntl locks never conflict within one) that locks <dir>/.lock as the
-// JVM's FileChannel.tryLock does and holds it until its stdin closes.
-func TestLockHelper(t *testing.T) {
-	dir := os.Getenv(lockEnv)
-	if dir == "" {
-		t.Skip("helper for TestBrokerLock; runs only as its child process")
-	}
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
-	if err == nil {
-		err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart})
-	}
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	fmt.Println("locked")
-	io.Copy(io.Discard, os.Stdin)
-	os.Exit(0)
-}
-
-// holdLock starts the helper on dir and waits until it holds the lock.
-func holdLock(t *testing.T, dir string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHelper$")
-	cmd.Env = append(os.Environ(), lockEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("lock helper: %v", err)
-		}
-	})
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
-		t.Fatalf("lock helper: %q, %v", line, err)
-	}
-}
-
-// TestBrokerLock: while another process holds the log directory's lock,
-// every writing command exits 4 and changes nothing, given the log directory
-// or a partition directory, even with work to do; read-only commands warn
-// and go on.
 func TestBrokerLock(t *testing.T) {
 	o := matrixOptions(format{"v0-gzip", 0, 1})
 	o.Topics, o.Partitions = []string{"events"}, 2
@@ -80,7 +20,7 @@ func TestBrokerLock(t *testing.T) {
 	// and expired segments.
 	writeFile(t, segments(t, part)[0].Index, nil)
 	writeFile(t, filepath.Join(dir, "cleaner-offset-checkpoint"), []byte("0\n1\nevents 1 5\n"))
-	holdLock(t, dir)
+	locktest.Hold(t, dir)
 	before := digest(t, dir)
 
 	writers := [][]string{
