@@ -230,3 +230,16 @@ func TestCrashSafety(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroTailInOlderSegment: zeros after the entries of a segment that is
+// not the active one are no preallocation but what a crash left, and the
+// note says so.
+func TestZeroTailInOlderSegment(t *testing.T) {
+	dir := genPartition(t, gen.Options{Magic: 2, Records: 900, BatchRecords: 5, SegmentBytes: 30000, Seed: 22})
+	log := filepath.Join(dir, layout.SegmentName(0, layout.LogExt))
+	appendBytes(t, log, make([]byte, 3000))
+	text := findingsText(mustPartition(t, dir, all(Check)))
+	if strings.Contains(text, "preallocated tail") || !strings.Contains(text, "not the active one") {
+		t.Errorf("check:\n%s", text)
+	}
+}

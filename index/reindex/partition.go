@@ -357,16 +357,21 @@ func (r *run) reportEnd(sr *SegmentReport, i int) {
 	var msg string
 	switch {
 	case sr.Overflow:
-		msg = fmt.Sprintf("%v; the indexes cover the batches before it (%d)", sr.Stop, sr.Batches)
+		msg = fmt.Sprintf("%s; the indexes cover the batches before it (%d)", message(sr.Stop), sr.Batches)
 		r.c.add("end", Finding{Severity: sev, File: sr.Log, Pos: sr.ValidBytes, Entry: -1, Msg: msg})
 		return
 	case sr.Stop != nil:
-		msg = fmt.Sprintf("the valid batches end here: %v", sr.Stop)
+		msg = "the valid batches end here: " + message(sr.Stop)
 	case sr.End == logfmt.EndTorn:
 		msg = "the valid batches end here: " + sr.EndDetail
 	case sr.End == logfmt.EndZeroTail:
-		r.c.add("end", Finding{Severity: Note, File: sr.Log, Pos: sr.ValidBytes, Entry: -1,
-			Msg: sr.EndDetail + ": the preallocated tail of an active segment, which recovery truncates"})
+		what := "the preallocated tail of an active segment, which recovery truncates"
+		if later > 0 {
+			// Only the active segment is preallocated; zeros in an older one
+			// are what a crash left, and recovery would drop what follows too.
+			what = fmt.Sprintf("zeros a crash left in a segment that is not the active one; recovery would truncate them and delete the later segments (%d)", later)
+		}
+		r.c.add("end", Finding{Severity: Note, File: sr.Log, Pos: sr.ValidBytes, Entry: -1, Msg: sr.EndDetail + ": " + what})
 		return
 	default:
 		return
