@@ -121,20 +121,30 @@ func appendNullable(l []byte, v int64, ok bool) []byte {
 	return strconv.AppendInt(l, v, 10)
 }
 
-// dumpOffsetCheckpoint prints a root offset checkpoint: one line per entry.
-func (d *dumper) dumpOffsetCheckpoint() {
+// readText parses the file with one of logfmt/checkpoint's text readers,
+// reporting a failure as the file's problem.
+func readText[T any](d *dumper, read func(io.Reader, string) (T, error)) (T, bool) {
+	var v T
 	f, err := os.Open(d.file)
 	if err != nil {
 		d.problemErr(err)
-		return
+		return v, false
 	}
 	defer f.Close()
-	entries, err := checkpoint.ReadOffsets(f, d.file)
-	if err != nil {
+	if v, err = read(f, d.file); err != nil {
 		d.problemErr(err)
-		return
+		return v, false
 	}
 	d.readable = true
+	return v, true
+}
+
+// dumpOffsetCheckpoint prints a root offset checkpoint: one line per entry.
+func (d *dumper) dumpOffsetCheckpoint() {
+	entries, ok := readText(d, checkpoint.ReadOffsets)
+	if !ok {
+		return
+	}
 	for _, e := range entries {
 		d.checkpointEntry(e.Topic, e.Partition, e.Offset, false, 0)
 	}
@@ -171,18 +181,10 @@ func (d *dumper) checkpointEntry(topic string, partition int32, offset int64, cl
 
 // dumpLeaderEpochs prints a leader-epoch-checkpoint.
 func (d *dumper) dumpLeaderEpochs() {
-	f, err := os.Open(d.file)
-	if err != nil {
-		d.problemErr(err)
+	entries, ok := readText(d, checkpoint.ReadLeaderEpochs)
+	if !ok {
 		return
 	}
-	defer f.Close()
-	entries, err := checkpoint.ReadLeaderEpochs(f, d.file)
-	if err != nil {
-		d.problemErr(err)
-		return
-	}
-	d.readable = true
 	if !d.items() {
 		return
 	}
@@ -205,18 +207,10 @@ func (d *dumper) dumpLeaderEpochs() {
 // dumpCleanerCheckpoint prints logtool's per-partition cleaner checkpoint,
 // naming the partition from its directory.
 func (d *dumper) dumpCleanerCheckpoint() {
-	f, err := os.Open(d.file)
-	if err != nil {
-		d.problemErr(err)
+	c, ok := readText(d, checkpoint.ReadCleaner)
+	if !ok {
 		return
 	}
-	defer f.Close()
-	c, err := checkpoint.ReadCleaner(f, d.file)
-	if err != nil {
-		d.problemErr(err)
-		return
-	}
-	d.readable = true
 	pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Dir(d.abs)))
 	if err != nil {
 		pd.Partition = -1
