@@ -252,9 +252,11 @@ func (d *dumper) batchText(b *logfmt.Batch, bl *batchLine) {
 // formatted again only when the header fields behind it change.
 func (d *dumper) producerText(h logfmt.BatchHeader) []byte {
 	var key [producerKeySize]byte
-	copy(key[:], h[12:16])   // partition leader epoch
-	key[4] = h[22]           // attributes: transactional, control, delete horizon
-	copy(key[5:], h[27:35])  // base timestamp, the delete horizon when there is one
+	copy(key[:], h[12:16]) // partition leader epoch
+	key[4] = h[22]         // attributes: transactional, control, delete horizon
+	if h.HasDeleteHorizon() {
+		copy(key[5:], h[27:35]) // the base timestamp is the horizon only then
+	}
 	copy(key[13:], h[43:53]) // producer id and epoch
 	if d.prodKey == key && d.prodText != nil {
 		return d.prodText
