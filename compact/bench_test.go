@@ -11,14 +11,19 @@ import (
 // BenchmarkCompact compacts a generated partition of 200,000 records over
 // 20,000 keys (10 per key, 1% tombstones), the shape of the 2 GiB
 // target at a tenth of the keys. Each iteration starts from a fresh copy;
-// the copy is not timed. MB/s is of the input log.
+// the copy is not timed. MB/s is of the input log. LOGTOOL_BENCH_PARTITION
+// names an existing partition to compact instead, so the target can be
+// checked on the 2 GiB (scripts/bench.sh generates one).
 func BenchmarkCompact(b *testing.B) {
-	src := b.TempDir()
-	if _, err := gen.Generate(gen.Options{Out: src, Topics: []string{"bench"}, Magic: 2, Records: 200_000, Keys: 20_000,
-		ValueBytes: 170, TombstoneRatio: 0.01, SegmentBytes: 16 << 20, StartTime: t0, Seed: 1}); err != nil {
-		b.Fatal(err)
+	part := os.Getenv("LOGTOOL_BENCH_PARTITION")
+	if part == "" {
+		src := b.TempDir()
+		if _, err := gen.Generate(gen.Options{Out: src, Topics: []string{"bench"}, Magic: 2, Records: 200_000, Keys: 20_000,
+			ValueBytes: 170, TombstoneRatio: 0.01, SegmentBytes: 16 << 20, StartTime: t0, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+		part = filepath.Join(src, "bench-0")
 	}
-	part := filepath.Join(src, "bench-0")
 	var size int64
 	entries, _ := os.ReadDir(part)
 	for _, e := range entries {
@@ -27,7 +32,11 @@ func BenchmarkCompact(b *testing.B) {
 			size += fi.Size()
 		}
 	}
-	o := DefaultOptions(t0 + 30*day)
+	now := t0 + 30*day
+	if os.Getenv("LOGTOOL_BENCH_PARTITION") != "" {
+		now = 1893456000000 // 2030-01-01: past any generated data's max lag
+	}
+	o := DefaultOptions(now)
 	o.MaxLag = day
 	b.SetBytes(size)
 	b.ResetTimer()
@@ -37,7 +46,7 @@ func BenchmarkCompact(b *testing.B) {
 		copyDir(b, part, dir)
 		b.StartTimer()
 		r, err := Compact(dir, o)
-		if err != nil || r.Passes != 1 {
+		if err != nil || r.Passes < 1 {
 			b.Fatalf("%v, %+v", err, r)
 		}
 	}
