@@ -255,6 +255,11 @@ func (it *RecordIter) nextV2() (bool, error) {
 		return false, nil
 	}
 	start := it.p
+	if start == len(it.data) {
+		// Nothing is there to point at: the count field is what is wrong.
+		return false, it.corrupt(it.b.Pos+57, "record batch declares %d records but its data ends after %d",
+			it.b.Header().RecordCount(), it.index)
+	}
 	length, n, err := readVarint(it.data[it.p:])
 	if err != nil {
 		return false, it.corrupt(it.posAt(start), "record %d length: %v", it.index, err)
