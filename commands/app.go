@@ -152,6 +152,7 @@ func NewApp() *cli.App {
 		genCommand(),
 		completionCommand(),
 		manCommand(),
+		completeCommand(),
 	}
 	for _, cmd := range app.Commands {
 		cmd.Flags = append(cmd.Flags, globalFlags()...)

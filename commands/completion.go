@@ -2,46 +2,61 @@ package commands
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
 
-// The shells ask logtool itself for candidates: urfave/cli answers a command
-// line ending in --generate-bash-completion with the subcommands or flags
-// that fit, so the scripts only forward the words typed so far.
+// The shells ask logtool itself for candidates: the scripts pass the words
+// typed so far to the hidden command __complete, which knows the commands,
+// their flags and the values of a few of them from the app itself, so the
+// scripts never go stale. urfave/cli's own --generate-bash-completion is not
+// used: it takes the word before the cursor for the one being completed, so
+// "logtool --quiet <TAB>" offered nothing, and it offers a "help" command
+// where a path is expected.
+
 const bashCompletion = `# bash completion for logtool; load with: source <(logtool completion bash)
 _logtool_complete() {
-  local cur words
-  cur="${COMP_WORDS[COMP_CWORD]}"
-  if [[ "$cur" == -* ]]; then
-    words=$("${COMP_WORDS[@]:0:$COMP_CWORD}" "$cur" --generate-bash-completion 2>/dev/null)
+  local IFS=$'\n' cur="${COMP_WORDS[COMP_CWORD]}"
+  local -a words
+  words=($("${COMP_WORDS[0]}" __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null | cut -f1))
+  if [[ ${#words[@]} -gt 0 ]]; then
+    COMPREPLY=($(compgen -W "${words[*]}" -- "$cur"))
   else
-    words=$("${COMP_WORDS[@]:0:$COMP_CWORD}" --generate-bash-completion 2>/dev/null)
-  fi
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
-  if [[ ${#COMPREPLY[@]} -eq 0 ]]; then
     COMPREPLY=($(compgen -f -- "$cur"))
   fi
 }
 complete -o filenames -F _logtool_complete logtool
 `
 
+// The same file works when sourced and when installed as _logtool in a
+// directory of $fpath, where compinit autoloads its text as the body of
+// _logtool: that first call defines the function and must then complete.
 const zshCompletion = `#compdef logtool
-# zsh completion for logtool; load with: source <(logtool completion zsh)
+# zsh completion for logtool. Install: logtool completion zsh > "${fpath[1]}/_logtool"
+# or load into a running shell (after compinit): source <(logtool completion zsh)
 _logtool() {
-  local -a opts
-  local cur=${words[-1]}
-  if [[ "$cur" == -* ]]; then
-    opts=("${(@f)$(${words[@]:0:#words[@]-1} "$cur" --generate-bash-completion 2>/dev/null)}")
+  local line word desc
+  local -a candidates
+  for line in "${(@f)$("${words[1]}" __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}"; do
+    [[ -n $line ]] || continue
+    word=${${line%%$'\t'*}//:/\\:} desc=${line#*$'\t'}
+    candidates+=("$word${desc:+:$desc}")
+  done
+  if (( ${#candidates} )); then
+    _describe -t logtool-values 'logtool' candidates
   else
-    opts=("${(@f)$(${words[@]:0:#words[@]-1} --generate-bash-completion 2>/dev/null)}")
+    _files
   fi
-  if [[ -n "${opts[1]}" ]]; then
-    _describe 'values' opts
-  fi
-  _files
 }
-compdef _logtool logtool
+if [[ ${funcstack[1]} == _logtool ]]; then
+  _logtool "$@"
+elif (( ${+functions[compdef]} )); then
+  compdef _logtool logtool
+else
+  print -u2 "logtool completion needs zsh's completion system first: autoload -U compinit && compinit"
+fi
 `
 
 func completionCommand() *cli.Command {
@@ -50,9 +65,13 @@ func completionCommand() *cli.Command {
 		Category:  "tools",
 		Usage:     "print a shell completion script (bash or zsh)",
 		ArgsUsage: "bash|zsh",
-		Description: "Examples:\n" +
-			"  source <(logtool completion bash)      # in ~/.bashrc\n" +
-			"  logtool completion zsh > \"${fpath[1]}/_logtool\"",
+		Description: "The script completes commands, flags, the values of flags that take one of a few words, and file\n" +
+			"names where a path goes, by asking logtool itself. The zsh script needs zsh's completion system\n" +
+			"(autoload -U compinit && compinit) loaded first.\n\n" +
+			"Examples:\n" +
+			"  source <(logtool completion bash)                # in ~/.bashrc\n" +
+			"  logtool completion zsh > \"${fpath[1]}/_logtool\"  # then start a new zsh\n" +
+			"  source <(logtool completion zsh)                 # in ~/.zshrc, after compinit",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageErr("want one shell, bash or zsh, got %d argument(s)", c.NArg())
@@ -87,4 +106,150 @@ func manCommand() *cli.Command {
 			return err
 		},
 	}
+}
+
+// completeCommand answers the completion scripts. Its arguments are the
+// words after "logtool" up to the one being completed (empty at a word
+// boundary); it prints one candidate per line, "word<TAB>description", and
+// nothing where a path goes, for the shell to complete a file name.
+func completeCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "__complete",
+		Hidden:          true,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			for _, cand := range completions(c.App, c.Args().Slice()) {
+				if _, err := fmt.Fprintf(c.App.Writer, "%s\t%s\n", cand.word, cand.desc); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+type completion struct{ word, desc string }
+
+// completions returns the candidates for the last of words.
+func completions(app *cli.App, words []string) []completion {
+	if len(words) == 0 {
+		words = []string{""}
+	}
+	cur := words[len(words)-1]
+	var cmd *cli.Command
+	flags := app.Flags
+	var pending cli.Flag // a flag waiting for its value
+	positional := false  // after "--"
+	for _, w := range words[:len(words)-1] {
+		switch {
+		case pending != nil && w == "=":
+			// bash splits "--format=json" at the "=".
+		case pending != nil:
+			pending = nil
+		case positional:
+		case w == "--":
+			positional = true
+		case len(w) > 1 && w[0] == '-':
+			name, _, inline := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			if f := findFlag(flags, name); f != nil && takesValue(f) && !inline {
+				pending = f
+			}
+		case cmd == nil:
+			if cmd = app.Command(w); cmd == nil {
+				return nil
+			}
+			flags = cmd.Flags
+		}
+	}
+	var out []completion
+	add := func(word, desc string) {
+		if strings.HasPrefix(word, cur) {
+			out = append(out, completion{word, desc})
+		}
+	}
+	cmdName := ""
+	if cmd != nil {
+		cmdName = cmd.Name
+	}
+	switch {
+	case pending != nil:
+		for _, v := range flagValues(cmdName, pending.Names()[0]) {
+			add(v, "")
+		}
+	case !positional && len(cur) > 0 && cur[0] == '-':
+		if name, _, ok := strings.Cut(strings.TrimLeft(cur, "-"), "="); ok {
+			// zsh keeps "--format=js" one word.
+			prefix := cur[:strings.IndexByte(cur, '=')+1]
+			if f := findFlag(flags, name); f != nil {
+				for _, v := range flagValues(cmdName, name) {
+					add(prefix+v, "")
+				}
+			}
+			break
+		}
+		for _, f := range flags {
+			usage := ""
+			if d, ok := f.(cli.DocGenerationFlag); ok {
+				usage = d.GetUsage()
+			}
+			for _, n := range f.Names() {
+				dashes := "--"
+				if len(n) == 1 {
+					dashes = "-"
+				}
+				add(dashes+n, usage)
+			}
+		}
+	case cmd == nil:
+		for _, c := range app.VisibleCommands() {
+			add(c.Name, c.Usage)
+		}
+	case cmd.Name == "completion":
+		add("bash", "")
+		add("zsh", "")
+	}
+	return out
+}
+
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+func takesValue(f cli.Flag) bool {
+	d, ok := f.(cli.DocGenerationFlag)
+	return ok && d.TakesValue()
+}
+
+// flagValues lists the words a flag takes, for the flags that take one of a
+// few; the others (numbers, times, paths) get no candidates.
+func flagValues(cmd, flag string) []string {
+	switch flag {
+	case "format":
+		return []string{"text", "json"}
+	case "key-decoder", "value-decoder":
+		return []string{"string", "hex", "base64", "none"}
+	case "compression":
+		if cmd == "upgrade" {
+			return []string{"keep", "none", "gzip", "snappy", "lz4", "zstd"}
+		}
+		return []string{"none", "gzip", "snappy", "lz4", "zstd"}
+	case "timestamp-type":
+		return []string{"create", "log-append"}
+	case "append-time":
+		return []string{"file-mtime"}
+	case "clean-time":
+		return []string{"unknown", "file-mtime"}
+	case "to-magic":
+		return []string{"1", "2"}
+	case "magic":
+		return []string{"0", "1", "2"}
+	case "max-lag":
+		return []string{"unlimited"}
+	}
+	return nil
 }

@@ -1,0 +1,195 @@
+package commands
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for logtool, for the completion
+// scripts to run.
+func TestMain(m *testing.M) {
+	if os.Getenv("LOGTOOL_TEST_AS_LOGTOOL") == "1" {
+		os.Exit(Run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func TestCompletions(t *testing.T) {
+	for _, tc := range []struct {
+		words []string
+		want  []string // the candidates' words, in order
+	}{
+		{[]string{""}, []string{"dump", "find", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "gen", "completion", "man"}},
+		{[]string{"comp"}, []string{"compact", "completion"}},
+		// A global flag before the command does not hide the commands.
+		{[]string{"--quiet", "ver"}, []string{"verify"}},
+		{[]string{"--workers", "3", "ver"}, []string{"verify"}},
+		{[]string{"--format"}, []string{"--format"}},
+		{[]string{"--format", ""}, []string{"text", "json"}},
+		{[]string{"--format=j"}, []string{"--format=json"}},
+		{[]string{"dump", "--format", "=", "j"}, []string{"json"}},
+		{[]string{"compact", "--max"}, []string{"--max-lag"}},
+		{[]string{"compact", "--max-lag", ""}, []string{"unlimited"}},
+		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}},
+		{[]string{"upgrade", "--compression", "k"}, []string{"keep"}},
+		{[]string{"gen", "--compression", "k"}, nil},
+		{[]string{"completion", ""}, []string{"bash", "zsh"}},
+		// Where a path goes, or a number, the shell completes file names.
+		{[]string{"dump", ""}, nil},
+		{[]string{"dump", "--deep-iteration", "te"}, nil},
+		{[]string{"gen", "--records", ""}, nil},
+		{[]string{"dump", "--", "-"}, nil},
+		{[]string{"no-such-command", ""}, nil},
+		// Hidden commands are not offered.
+		{[]string{"__"}, nil},
+	} {
+		code, stdout, stderr := runArgs(append([]string{"__complete"}, tc.words...)...)
+		var got []string
+		for line := range strings.Lines(stdout) {
+			word, desc, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+			if !ok || strings.Contains(desc, "\t") {
+				t.Errorf("%q: line %q is not word<TAB>description", tc.words, line)
+			}
+			got = append(got, word)
+		}
+		if code != ExitOK || stderr != "" || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q, candidates %q, want %q", tc.words, code, stderr, got, tc.want)
+		}
+	}
+	// Flags come with their usage, for zsh to show.
+	_, stdout, _ := runArgs("__complete", "retention", "--dry")
+	if stdout != "--dry-run\treport what would be deleted and change nothing\n" {
+		t.Errorf("flag with usage: %q", stdout)
+	}
+}
+
+// completionShell returns a directory holding a "logtool" that runs this
+// test binary as logtool, for PATH.
+func completionShell(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := "#!/bin/sh\nLOGTOOL_TEST_AS_LOGTOOL=1 exec '" + exe + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "logtool"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runShell runs shell with args, logtool on the PATH, and returns its
+// output.
+func runShell(t *testing.T, shell, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(shell, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+cmd.Dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", shell, err, out)
+	}
+	return string(out)
+}
+
+// zshProbe stubs zsh's completion helpers to print what they are given and
+// completes a few command lines.
+const zshProbe = `
+_describe() { print -rl -- "${(@P)${@[-1]}}" }
+_files() { print -r -- '<files>' }
+probe() { print -r -- "--- $*"; words=("$@"); CURRENT=$#words; _logtool }
+probe logtool --quiet comp
+probe logtool compact --max
+probe logtool --format ''
+probe logtool dump ''
+`
+
+// TestCompletionZsh loads the zsh script both ways the documentation gives,
+// checks that it registers for logtool and that it completes.
+func TestCompletionZsh(t *testing.T) {
+	if _, err := exec.LookPath("zsh"); err != nil {
+		t.Skip("zsh is not installed")
+	}
+	bin := completionShell(t)
+	fpath := t.TempDir()
+	_, script, _ := runArgs("completion", "zsh")
+	if err := os.WriteFile(filepath.Join(fpath, "_logtool"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const check = `[[ ${_comps[logtool]} == _logtool ]] || { print "not registered: ${_comps[logtool]}"; exit 1 }`
+	for name, load := range map[string]string{
+		// An autoloaded file is the body of _logtool: its first call must
+		// complete, not only define the function.
+		"fpath":  "fpath=(" + fpath + " $fpath); autoload -U compinit && compinit -u -D",
+		"source": "autoload -U compinit && compinit -u -D; source <(logtool completion zsh)",
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := runShell(t, "zsh", bin, "-f", "-c", load+"\n"+check+"\n"+zshProbe)
+			want := "" +
+				"--- logtool --quiet comp\n" +
+				"compact:one-shot offline log compaction with Kafka's cleaner semantics and the max lag as a hard deadline\n" +
+				"completion:print a shell completion script (bash or zsh)\n" +
+				"--- logtool compact --max\n" +
+				"--max-lag:max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included\n" +
+				"--- logtool --format \n" +
+				"text\njson\n" +
+				"--- logtool dump \n" +
+				"<files>\n"
+			if out != want {
+				t.Errorf("got\n%s\nwant\n%s", out, want)
+			}
+		})
+	}
+	// Sourced before compinit, it says what is missing instead of failing
+	// with "command not found: compdef".
+	out := runShell(t, "zsh", bin, "-f", "-c", "source <(logtool completion zsh)")
+	if !strings.Contains(out, "compinit") {
+		t.Errorf("without compinit: %q", out)
+	}
+}
+
+func TestCompletionBash(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	bin := completionShell(t)
+	out := runShell(t, "bash", bin, "--norc", "--noprofile", "-c", `
+source <(logtool completion bash)
+complete -p logtool
+probe() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _logtool_complete; printf -- '--- %s\n' "$*"; printf '%s\n' "${COMPREPLY[@]}"; }
+probe logtool --quiet comp
+probe logtool dump --format = j
+probe logtool completion ''
+`)
+	want := "" +
+		"complete -o filenames -F _logtool_complete logtool\n" +
+		"--- logtool --quiet comp\ncompact\ncompletion\n" +
+		"--- logtool dump --format = j\njson\n" +
+		"--- logtool completion \nbash\nzsh\n"
+	if out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// FuzzCompletions: any words, however odd, give candidates that extend the
+// word being completed, and no panic.
+func FuzzCompletions(f *testing.F) {
+	for _, s := range []string{"", "comp", "--quiet\x00ver", "--format=", "dump\x00--format\x00=\x00j", "-\x00-", "--\x00--=", "upgrade\x00--compression\x00"} {
+		f.Add(s)
+	}
+	app := NewApp()
+	f.Fuzz(func(t *testing.T, s string) {
+		words := strings.Split(s, "\x00")
+		cur := words[len(words)-1]
+		for _, c := range completions(app, words) {
+			if !strings.HasPrefix(c.word, cur) {
+				t.Fatalf("%q: candidate %q does not extend %q", words, c.word, cur)
+			}
+		}
+	})
+}
