@@ -1,26 +1,23 @@
 package commands
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -102,13 +99,9 @@ func runCompact(c *cli.Context) error {
 		defer lk.Release()
 	}
 
-	done := func() {}
-	if f, ok := g.Stderr.(*os.File); ok && !g.NoProgress && !g.Quiet && len(dirs) > 1 && term.IsTerminal(int(f.Fd())) {
-		bar := progressbar.NewOptions(len(dirs), progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("compacting"),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-		done = func() { bar.Add(1) }
-	}
-	results, errs := compact.Run(dirs, o, g.Workers, done)
+	bar := newProgress(g, "compacting", int64(len(dirs)), false)
+	results, errs := compact.Run(dirs, o, g.Workers, func() { bar.Add(1) })
+	bar.Finish()
 
 	failed := 0
 	for i, err := range errs {
@@ -250,9 +243,7 @@ func writeCompactJSON(w io.Writer, results []*compact.Result) error {
 }
 
 func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error {
-	var buf bytes.Buffer
-	t := plainTable(&buf)
-	t.Header([]string{"PARTITION", "ELIGIBLE", "DIRTY", "UNCLEANABLE", "SEGMENTS", "SIZE", "RECORDS", "TOMBSTONES REMOVED", "PAST MAX LAG", "REASON"})
+	t := table.New("PARTITION", "ELIGIBLE", "DIRTY", "UNCLEANABLE", "SEGMENTS", "SIZE", "RECORDS", "TOMBSTONES REMOVED", "PAST MAX LAG", "REASON")
 	var eligible, before, after int64
 	for _, r := range results {
 		if r == nil {
@@ -265,28 +256,18 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error
 		before, after = before+r.BytesBefore, after+r.BytesAfter
 		lag := "-"
 		if r.MaxLagExceededByMs > 0 {
-			lag = (time.Duration(min(r.MaxLagExceededByMs, int64(1<<63-1)/int64(time.Millisecond))) * time.Millisecond).Round(time.Second).String()
+			lag = human.Duration(r.MaxLagExceededByMs)
 		}
 		records := "-"
 		if r.Passes > 0 {
 			records = strconv.FormatInt(r.RecordsBefore, 10) + " -> " + strconv.FormatInt(r.RecordsAfter, 10)
 		}
-		row := []string{
-			r.Partition, yes, strconv.FormatInt(r.FirstDirtyOffset, 10), strconv.FormatInt(r.FirstUncleanableOffset, 10),
-			fmt.Sprintf("%d -> %d", r.SegmentsBefore, r.SegmentsAfter), human.Bytes(r.BytesBefore) + " -> " + human.Bytes(r.BytesAfter),
-			records, strconv.FormatInt(r.TombstonesRemoved, 10), lag, r.Reason,
-		}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		t.Append(r.Partition, yes, strconv.FormatInt(r.FirstDirtyOffset, 10), strconv.FormatInt(r.FirstUncleanableOffset, 10),
+			fmt.Sprintf("%d -> %d", r.SegmentsBefore, r.SegmentsAfter), human.Bytes(r.BytesBefore)+" -> "+human.Bytes(r.BytesAfter),
+			records, strconv.FormatInt(r.TombstonesRemoved, 10), lag, r.Reason)
 	}
-	if err := t.Render(); err != nil {
+	if _, err := t.WriteTo(w); err != nil {
 		return err
-	}
-	for line := range strings.Lines(buf.String()) {
-		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
-			return err
-		}
 	}
 	verb := "compacted"
 	if dryRun {

@@ -3,15 +3,10 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/internal/lockfile"
@@ -97,8 +92,8 @@ func runDump(c *cli.Context) error {
 	o.Summary = (o.SummaryOnly || anyDir) && !o.VerifyIndexOnly && !o.IndexSanityCheck
 
 	stderr := g.Stderr
-	if bar := newProgress(g, paths, o.SummaryOnly); bar != nil {
-		o.Progress = func(n int64) { bar.Add64(n) }
+	if bar := dumpProgress(g, paths, o.SummaryOnly); bar != nil {
+		o.Progress = bar.Add
 		stderr = &barWriter{w: g.Stderr, bar: bar}
 		defer bar.Finish()
 	}
@@ -198,28 +193,22 @@ func warnIfLocked(g Global, logDir string) {
 	}
 }
 
-// newProgress returns a progress bar over the segment bytes under paths,
-// or nil when none should be drawn: only when stderr is a terminal, not
-// with --no-progress or --quiet, and not while dump lines go to the same
-// terminal.
-func newProgress(g Global, paths []string, summaryOnly bool) *progressbar.ProgressBar {
-	if g.NoProgress || g.Quiet || !isTerminal(g.Stderr) || (isTerminal(g.Stdout) && !summaryOnly) {
+// dumpProgress returns the progress bar over the segment bytes under
+// paths, or nil when none should be drawn: see newProgress, and not while
+// dump lines go to the same terminal.
+func dumpProgress(g Global, paths []string, summaryOnly bool) *progress {
+	if isTerminal(g.Stdout) && !summaryOnly {
 		return nil
 	}
-	var total int64
-	for _, p := range paths {
-		total += segmentBytes(p)
+	bar := newProgress(g, "dump", 0, true)
+	if bar != nil {
+		var total int64
+		for _, p := range paths {
+			total += segmentBytes(p)
+		}
+		bar.Set(0, total)
 	}
-	if total == 0 {
-		return nil
-	}
-	return progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(g.Stderr),
-		progressbar.OptionSetDescription("dump"),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
+	return bar
 }
 
 // segmentBytes adds up the sizes of the segment files under path, down to
@@ -245,21 +234,4 @@ func segmentBytes(path string) int64 {
 		return nil
 	})
 	return n
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// barWriter clears the progress bar before each stderr line, so lines and
-// bar do not overwrite each other.
-type barWriter struct {
-	w   io.Writer
-	bar *progressbar.ProgressBar
-}
-
-func (b *barWriter) Write(p []byte) (int, error) {
-	b.bar.Clear()
-	return b.w.Write(p)
 }

@@ -7,11 +7,11 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	offsetlookup "github.com/logtool/logtool/index/lookup"
+	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -96,7 +96,7 @@ func findTime(ms int64) string {
 	if ms < 0 {
 		return strconv.FormatInt(ms, 10) + " (none)"
 	}
-	return fmt.Sprintf("%d (%s)", ms, time.UnixMilli(ms).UTC().Format(time.RFC3339Nano))
+	return fmt.Sprintf("%d (%s)", ms, human.Time(ms))
 }
 
 func findText(r *offsetlookup.Result) string {
@@ -125,10 +125,10 @@ func findText(r *offsetlookup.Result) string {
 	} else {
 		line("index", "no entry used")
 	}
-	line("scan", "from byte %d: %d batch(es), %d bytes", r.Start, r.Scanned, r.ScannedBytes)
+	line("scan", "from byte %d: %d batch(es), %s", r.Start, r.Scanned, human.Bytes(r.ScannedBytes))
 	bt := r.Batch
-	desc := fmt.Sprintf("at byte %d, %d bytes: offsets %d to %d (%d record(s)), magic %d, %s, %s, max timestamp %s",
-		bt.Position, bt.Size, bt.BaseOffset, bt.LastOffset, bt.Records, bt.Magic, bt.Compression, bt.TimestampType, findTime(bt.MaxTimestamp))
+	desc := fmt.Sprintf("at byte %d, %s: offsets %d to %d (%d record(s)), magic %d, %s, %s, max timestamp %s",
+		bt.Position, human.Bytes(int64(bt.Size)), bt.BaseOffset, bt.LastOffset, bt.Records, bt.Magic, bt.Compression, bt.TimestampType, findTime(bt.MaxTimestamp))
 	if bt.Magic >= 2 {
 		desc += fmt.Sprintf(", leader epoch %d, producer %d epoch %d sequence %d", bt.LeaderEpoch, bt.ProducerID, bt.ProducerEpoch, bt.BaseSequence)
 		if bt.Transactional {

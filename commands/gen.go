@@ -3,12 +3,15 @@ package commands
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -100,15 +103,24 @@ func runGen(c *cli.Context) error {
 	if g.Quiet {
 		return nil
 	}
-	for _, p := range parts {
-		if g.JSON() {
+	if g.JSON() {
+		for _, p := range parts {
 			fmt.Fprintf(g.Stdout, `{"type":"generated","file":%q,"topic":%q,"partition":%d,"segments":%d,"records":%d,"logEndOffset":%d}`+"\n",
 				p.Dir, p.Topic, p.Partition, p.Segments, p.Records, p.LogEndOffset)
-		} else {
-			fmt.Fprintf(g.Stdout, "%s: %d records in %d segment(s), log end offset %d\n", p.Dir, p.Records, p.Segments, p.LogEndOffset)
 		}
+		return nil
 	}
-	return nil
+	t := table.New("PARTITION", "SEGMENTS", "RECORDS", "LOG END OFFSET")
+	records := 0
+	for _, p := range parts {
+		t.Append(filepath.Base(p.Dir), strconv.Itoa(p.Segments), strconv.Itoa(p.Records), strconv.FormatInt(p.LogEndOffset, 10))
+		records += p.Records
+	}
+	if _, err := t.WriteTo(g.Stdout); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(g.Stdout, "wrote %d record(s) in %d partition(s) into %s\n", records, len(parts), o.Out)
+	return err
 }
 
 // parseTime reads a time given as milliseconds since the epoch or RFC 3339.

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,10 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/migrate"
 )
@@ -245,9 +245,7 @@ func migrateTable(w io.Writer, d *migrate.CheckpointLogDir) error {
 	if notes {
 		header = append(header, "NOTE")
 	}
-	var buf bytes.Buffer
-	t := plainTable(&buf)
-	t.Header(header)
+	t := table.New(header...)
 	for _, e := range d.Entries {
 		from := migrateRel(d.Path, e.From)
 		if e.Line > 0 {
@@ -267,21 +265,10 @@ func migrateTable(w io.Writer, d *migrate.CheckpointLogDir) error {
 		if notes {
 			row = append(row, e.Note)
 		}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		t.Append(row...)
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	// The renderer pads every cell, the last one too; trailing blanks only
-	// get in the way of diff and grep.
-	for line := range strings.Lines(buf.String()) {
-		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := t.WriteTo(w)
+	return err
 }
 
 // migrateSummary says in one line what happened to a log directory.
@@ -371,7 +358,7 @@ func migrateCleanTime(ms int64) string {
 	if ms < 0 {
 		return "unknown"
 	}
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+	return human.Time(ms)
 }
 
 // rel shows path relative to the log directory when it is inside it.

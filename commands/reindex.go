@@ -1,28 +1,26 @@
 package commands
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -39,8 +37,10 @@ func reindexCommand() *cli.Command {
 			"producer state of the latest snapshot at or below the segment's base replayed up to it. No selector\n" +
 			"flag means all three. Only files whose bytes change are written, each crash-safely; a broker holding the\n" +
 			"log directory's lock makes reindex refuse (exit 4). A corrupt or torn segment is indexed up to its last\n" +
-			"valid batch and reported; the .log is only cut with --truncate-corrupt-tail, which keeps the removed\n" +
-			"bytes in <segment>.log.truncated-<position>.\n\n" +
+			"valid batch and reported as a problem, with its file and byte position, and reindex exits 3 once every\n" +
+			"index is written: the indexes are right but the log is still damaged. The .log is only cut with\n" +
+			"--truncate-corrupt-tail, which keeps the removed bytes in <segment>.log.truncated-<position> (a tail\n" +
+			"cut that way is repaired: a note, exit 0).\n\n" +
 			"--check writes nothing: it judges the existing files against the log and exits 3 on problems (an entry\n" +
 			"off a batch boundary, out of order, past the data, a timestamp the log does not hold, a wrong or missing\n" +
 			"aborted transaction, a corrupt .log). Differences a live broker legitimately makes (exact offsets of\n" +
@@ -112,24 +112,19 @@ func runReindex(c *cli.Context) error {
 		defer lk.Release()
 	}
 
-	var bar *progressbar.ProgressBar
-	if !g.NoProgress && !g.Quiet && isTerminal(g.Stderr) {
+	// The total costs a stat of every segment: only for a bar.
+	if bar := newProgress(g, "reindex", 0, true); bar != nil {
 		var total int64
 		for _, j := range jobs {
 			total += reindexLogBytes(j)
 		}
-		if total > 0 {
-			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(g.Stderr), progressbar.OptionSetDescription("reindex"),
-				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-			o.Progress = func(n int64) { bar.Add64(n) }
-		}
+		bar.Set(0, total)
+		o.Progress = bar.Add
+		defer bar.Finish()
 	}
 	reports, errs := reindexRun(jobs, o, g.Workers)
-	if bar != nil {
-		bar.Finish()
-	}
 
-	out := &reindexOutput{g: g, mode: o.Mode}
+	out := newReindexOutput(g, o.Mode)
 	failed, refused := 0, false
 	for i, rep := range reports {
 		if errs[i] != nil {
@@ -138,6 +133,7 @@ func runReindex(c *cli.Context) error {
 			fmt.Fprintf(g.Stderr, "logtool: reindex: %s\n", oneLine(errs[i]))
 		}
 		if rep != nil {
+			reindexDamage(rep, o)
 			if err := out.partition(rep); err != nil {
 				return err
 			}
@@ -151,7 +147,7 @@ func runReindex(c *cli.Context) error {
 		return &ExitError{Code: ExitRefused, Err: fmt.Errorf("%d of %d partition(s) refused or failed", failed, len(jobs))}
 	case failed > 0:
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(jobs))}
-	case o.Mode == reindex.Check && out.counts[reindex.Problem] > 0:
+	case out.counts[reindex.Problem] > 0:
 		return problemsErr(out.counts[reindex.Problem])
 	}
 	return nil
@@ -292,14 +288,22 @@ func reindexRun(jobs []reindexJob, o reindex.Options, workers int) ([]*reindex.P
 
 // reindexOutput writes the reports as text or JSON Lines.
 type reindexOutput struct {
-	g          Global
-	mode       reindex.Mode
+	g    Global
+	mode reindex.Mode
+	// brief is --quiet when writing: as for the other writing commands, the
+	// report of what was done is left out, but never a problem.
+	brief      bool
 	counts     [3]int
 	segments   int
 	partitions int
 	written    int
-	rows       [][]string
+	rows       *table.Table
 	findings   []reindex.Finding
+}
+
+func newReindexOutput(g Global, mode reindex.Mode) *reindexOutput {
+	return &reindexOutput{g: g, mode: mode, brief: g.Quiet && mode != reindex.Check,
+		rows: table.New("SEGMENT", "BATCHES", "VALID", ".index", ".timeindex", ".txnindex")}
 }
 
 func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
@@ -315,23 +319,34 @@ func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
 			}
 		}
 	}
+	var findings []reindex.Finding
+	for _, f := range rep.Findings {
+		if !w.brief || f.Severity == reindex.Problem {
+			findings = append(findings, f)
+		}
+	}
 	if !w.g.JSON() {
 		for _, s := range rep.Segments {
-			w.rows = append(w.rows, reindexRow(s))
+			w.rows.Append(reindexRow(rep.Dir, s)...)
 		}
-		w.findings = append(w.findings, rep.Findings...)
+		w.findings = append(w.findings, findings...)
 		return nil
 	}
 	enc := json.NewEncoder(w.g.Stdout)
-	for _, s := range rep.Segments {
-		if err := enc.Encode(reindexSegmentJSON(rep.Dir, s)); err != nil {
-			return err
+	if !w.brief {
+		for _, s := range rep.Segments {
+			if err := enc.Encode(reindexSegmentJSON(rep.Dir, s)); err != nil {
+				return err
+			}
 		}
 	}
-	for _, f := range rep.Findings {
+	for _, f := range findings {
 		if err := enc.Encode(reindexFindingJSON(f)); err != nil {
 			return err
 		}
+	}
+	if w.brief {
+		return nil
 	}
 	return enc.Encode(struct {
 		Type        string `json:"type"`
@@ -349,22 +364,9 @@ func (w *reindexOutput) finish() error {
 		return nil
 	}
 	out := w.g.Stdout
-	if w.mode != reindex.Check && len(w.rows) > 0 {
-		var buf bytes.Buffer
-		t := plainTable(&buf)
-		t.Header([]string{"SEGMENT", "BATCHES", "VALID", ".index", ".timeindex", ".txnindex"})
-		for _, r := range w.rows {
-			if err := t.Append(r); err != nil {
-				return err
-			}
-		}
-		if err := t.Render(); err != nil {
+	if w.mode != reindex.Check && !w.brief && w.rows.Len() > 0 {
+		if _, err := w.rows.WriteTo(out); err != nil {
 			return err
-		}
-		for line := range strings.Lines(buf.String()) {
-			if _, err := io.WriteString(out, strings.TrimRight(line, " \n")+"\n"); err != nil {
-				return err
-			}
 		}
 	}
 	for _, f := range w.findings {
@@ -372,17 +374,54 @@ func (w *reindexOutput) finish() error {
 			return err
 		}
 	}
+	if w.brief {
+		return nil
+	}
 	var err error
 	switch w.mode {
 	case reindex.Check:
 		_, err = fmt.Fprintf(out, "checked %d segment(s) in %d partition(s): %d problem(s), %d difference(s) from a recovery rebuild that a live broker makes, %d note(s)\n",
 			w.segments, w.partitions, w.counts[reindex.Problem], w.counts[reindex.Difference], w.counts[reindex.Note])
-	case reindex.DryRun:
-		_, err = fmt.Fprintf(out, "would write %d file(s) for %d segment(s) in %d partition(s)\n", w.written, w.segments, w.partitions)
 	default:
-		_, err = fmt.Fprintf(out, "wrote %d file(s) for %d segment(s) in %d partition(s)\n", w.written, w.segments, w.partitions)
+		verb := "wrote"
+		if w.mode == reindex.DryRun {
+			verb = "would write"
+		}
+		problems := ""
+		if n := w.counts[reindex.Problem]; n > 0 {
+			problems = fmt.Sprintf("; %d problem(s)", n)
+		}
+		_, err = fmt.Fprintf(out, "%s %d file(s) for %d segment(s) in %d partition(s)%s\n", verb, w.written, w.segments, w.partitions, problems)
 	}
 	return err
+}
+
+// reindexDamage makes the end of a damaged segment (corrupt, torn, or an
+// offset past what a segment can index) a problem when indexes are written
+// or would be. The library rebuilds the indexes of the valid batches and
+// calls where they end a note, as it is all reindex can do about it; but the
+// .log stays damaged, since it is never cut without --truncate-corrupt-tail,
+// so the run must not pass for a success: it exits 3, as a check does. A
+// tail that --truncate-corrupt-tail cuts (or would cut) is repaired, and its
+// end stays a note.
+func reindexDamage(rep *reindex.PartitionReport, o reindex.Options) {
+	if o.Mode == reindex.Check {
+		return
+	}
+	for _, s := range rep.Segments {
+		if s.Stop == nil && s.End != logfmt.EndTorn || o.TruncateCorruptTail && !s.Overflow {
+			continue
+		}
+		// The library's finding about the end, which names the damage.
+		i := slices.IndexFunc(rep.Findings, func(f reindex.Finding) bool {
+			return f.Severity == reindex.Note && f.File == s.Log && f.Pos == s.ValidBytes && f.Entry < 0
+		})
+		if i >= 0 {
+			rep.Findings[i].Severity = reindex.Problem
+			rep.Counts[reindex.Note]--
+			rep.Counts[reindex.Problem]++
+		}
+	}
 }
 
 func reindexModeName(m reindex.Mode) string {
@@ -395,7 +434,10 @@ func reindexModeName(m reindex.Mode) string {
 	return "write"
 }
 
-func reindexRow(s reindex.SegmentReport) []string {
+// reindexRow is a segment's row: the segment named within its partition, as
+// the other commands' tables name partitions; the JSON objects and finding
+// lines carry the full path.
+func reindexRow(dir string, s reindex.SegmentReport) []string {
 	cells := map[reindex.Kind]string{reindex.OffsetIndex: "-", reindex.TimeIndex: "-", reindex.TxnIndex: "-"}
 	for _, f := range s.Files {
 		cell := fmt.Sprintf("%d %s", f.Entries, f.Action)
@@ -412,7 +454,8 @@ func reindexRow(s reindex.SegmentReport) []string {
 	if s.Tail() > 0 {
 		valid += fmt.Sprintf(" of %s", human.Bytes(s.Size))
 	}
-	return []string{s.Log, strconv.Itoa(s.Batches), valid, cells[reindex.OffsetIndex], cells[reindex.TimeIndex], cells[reindex.TxnIndex]}
+	name := filepath.Join(filepath.Base(filepath.Clean(dir)), filepath.Base(s.Log))
+	return []string{name, strconv.Itoa(s.Batches), valid, cells[reindex.OffsetIndex], cells[reindex.TimeIndex], cells[reindex.TxnIndex]}
 }
 
 type reindexFileJSON struct {

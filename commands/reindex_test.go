@@ -316,3 +316,67 @@ func TestReindexLocked(t *testing.T) {
 		t.Errorf("--check under a lock: exit %d, want 0 with a warning\n%s", code, errOut)
 	}
 }
+
+// TestReindexDamagedSegment: a corrupt segment gets the indexes of its
+// valid batches, and the run reports the damage as a problem, with file and
+// position, and exits 3, in text and JSON, writing or not; the .log is left
+// as it is. --truncate-corrupt-tail repairs it: a note and exit 0.
+func TestReindexDamagedSegment(t *testing.T) {
+	dir := reindexCopy(t, "orders-0")
+	part := filepath.Join(dir, "orders-0")
+	log := filepath.Join(part, layout.SegmentName(712, layout.LogExt))
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[5000] ^= 0xff // in the batch at byte 4524
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const pos = 4524
+	wantLine := "problem: " + log + ": the valid batches end here: checksum mismatch"
+
+	code, out, errOut := reindexCLI(t, "reindex", "--dry-run", part)
+	if code != ExitProblems || !strings.Contains(out, wantLine) || !strings.Contains(out, "(at byte 4524)\n") ||
+		!strings.Contains(out, "would write 2 file(s) for 3 segment(s) in 1 partition(s); 1 problem(s)\n") {
+		t.Errorf("--dry-run: exit %d, want 3\n%s%s", code, out, errOut)
+	}
+
+	code, out, _ = reindexCLI(t, "--format", "json", "reindex", part)
+	var problems []verifyFindingJSON
+	for line := range strings.Lines(out) {
+		var f verifyFindingJSON
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if f.Type == "problem" {
+			problems = append(problems, f)
+		}
+	}
+	if code != ExitProblems || len(problems) != 1 || problems[0].File != log || problems[0].Position == nil || *problems[0].Position != pos ||
+		!strings.HasPrefix(problems[0].Message, "the valid batches end here: checksum mismatch") {
+		t.Errorf("json: exit %d, problems %+v\n%s", code, problems, out)
+	}
+	if got, _ := os.ReadFile(log); !bytes.Equal(got, b) {
+		t.Error("the .log changed")
+	}
+	idx, err := os.ReadFile(filepath.Join(part, layout.SegmentName(712, layout.IndexExt)))
+	if err != nil || len(idx) != 0 {
+		t.Errorf("the .index of the damaged segment: %d bytes, %v; want the 0 entries of its valid batch", len(idx), err)
+	}
+
+	// Written already: a second run has nothing to write, and still fails.
+	// --quiet leaves out the table and the summary, not the problem.
+	code, out, errOut = reindexCLI(t, "--quiet", "reindex", part)
+	if code != ExitProblems || !strings.HasPrefix(out, wantLine) || strings.Count(out, "\n") != 1 || errOut != "logtool: reindex: 1 problem(s) found\n" {
+		t.Errorf("--quiet: exit %d\n%s%s", code, out, errOut)
+	}
+
+	code, out, _ = reindexCLI(t, "reindex", "--truncate-corrupt-tail", part)
+	if code != ExitOK || strings.Contains(out, "problem") || !strings.Contains(out, "note: "+log+": cut the 60799 bytes from byte 4524") {
+		t.Errorf("--truncate-corrupt-tail: exit %d, want 0\n%s", code, out)
+	}
+	if got, _ := os.ReadFile(log); !bytes.Equal(got, b[:pos]) {
+		t.Errorf("the .log is %d bytes, want %d", len(got), pos)
+	}
+}

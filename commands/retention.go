@@ -6,20 +6,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/retention"
 )
@@ -117,7 +114,7 @@ func runRetention(c *cli.Context) error {
 		g.Warnf("no partition selected")
 		return nil
 	}
-	bar := retentionProgress(g, total)
+	bar := newProgress(g, "retention", int64(total), false)
 	if bar != nil {
 		o.Done = func(*retention.Result) { bar.Add(1) }
 	}
@@ -130,9 +127,7 @@ func runRetention(c *cli.Context) error {
 		}
 		results = append(results, res...)
 	}
-	if bar != nil {
-		bar.Finish()
-	}
+	bar.Finish()
 	var done []*retention.Result
 	for _, r := range results {
 		for _, a := range r.Recovered {
@@ -154,7 +149,7 @@ func runRetention(c *cli.Context) error {
 		if g.JSON() {
 			err = writeRetentionJSON(g.Stdout, done, o.DryRun)
 		} else {
-			err = writeRetentionText(g.Stdout, done, o.DryRun)
+			err = writeRetentionText(g.Stdout, done, o.DryRun, o.NowMs)
 		}
 		if err != nil {
 			return err
@@ -249,15 +244,6 @@ func retentionTargets(g Global, paths []string, topic *regexp.Regexp) ([]*retent
 	return groups, nil
 }
 
-func retentionProgress(g Global, total int) *progressbar.ProgressBar {
-	f, ok := g.Stderr.(*os.File)
-	if g.NoProgress || g.Quiet || !ok || !term.IsTerminal(int(f.Fd())) || total < 2 {
-		return nil
-	}
-	return progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("retention"),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-}
-
 // retentionRules names the rules that deleted segments, "none" for none.
 func retentionRules(r *retention.Result) string {
 	var names []string
@@ -348,7 +334,7 @@ func writeRetentionJSON(w io.Writer, results []*retention.Result, dryRun bool) e
 	return nil
 }
 
-func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool) error {
+func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool, nowMs int64) error {
 	if dryRun {
 		fmt.Fprintln(w, "Dry run: nothing was changed. A run would do this:")
 	}
@@ -356,11 +342,10 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool) e
 		if t == nil {
 			return "-"
 		}
-		return time.UnixMilli(t.Ms).UTC().Format("2006-01-02 15:04:05.000") + " (" + string(t.Source) + ")"
+		return human.Time(t.Ms) + " (" + string(t.Source) + ")"
 	}
-	parts := tablewriter.NewWriter(w)
-	parts.Header("Partition", "Deleted", "Freed", "Kept", "Log start", "Rule", "Oldest remaining")
-	var segs [][]string
+	parts := table.New("PARTITION", "DELETED", "FREED", "KEPT", "LOG START", "RULE", "OLDEST REMAINING")
+	segs := table.New("SEGMENT", "SIZE", "RULE", "LARGEST TIMESTAMP", "AGE")
 	var notes []string
 	for _, r := range results {
 		start := fmt.Sprint(r.LogStartOffset)
@@ -368,13 +353,15 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool) e
 			start = fmt.Sprintf("%d -> %d", r.PreviousLogStartOffset, r.LogStartOffset)
 		}
 		name := retentionPartitionName(r)
-		err := parts.Append(name, fmt.Sprint(len(r.Deleted)), human.Bytes(r.BytesDeleted),
+		parts.Append(name, fmt.Sprint(len(r.Deleted)), human.Bytes(r.BytesDeleted),
 			fmt.Sprintf("%d (%s)", r.SegmentsRemaining, human.Bytes(r.BytesRemaining)), start, retentionRules(r), when(r.OldestRemaining))
-		if err != nil {
-			return err
-		}
 		for _, d := range r.Deleted {
-			segs = append(segs, []string{filepath.Join(name, filepath.Base(d.Segment.Log)), human.Bytes(d.Bytes), string(d.Rule), when(d.Largest)})
+			// The age --retention-ms is measured against, from --now.
+			age := "-"
+			if d.Largest != nil {
+				age = human.Duration(nowMs - d.Largest.Ms)
+			}
+			segs.Append(filepath.Join(name, filepath.Base(d.Segment.Log)), human.Bytes(d.Bytes), string(d.Rule), when(d.Largest), age)
 		}
 		if r.Rolled != "" {
 			notes = append(notes, fmt.Sprintf("%s: every segment expired: rolled an empty segment at the log end offset %d", name, r.LogEndOffset))
@@ -393,18 +380,17 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool) e
 			notes = append(notes, fmt.Sprintf("%s: below the log start: %s", name, strings.Join(below, ", ")))
 		}
 	}
-	if err := parts.Render(); err != nil {
+	if _, err := parts.WriteTo(w); err != nil {
 		return err
 	}
-	if len(segs) > 0 {
-		t := tablewriter.NewWriter(w)
-		t.Header("Segment", "Size", "Rule", "Largest timestamp")
-		if err := t.Bulk(segs); err != nil {
+	if segs.Len() > 0 {
+		fmt.Fprintln(w)
+		if _, err := segs.WriteTo(w); err != nil {
 			return err
 		}
-		if err := t.Render(); err != nil {
-			return err
-		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, n)

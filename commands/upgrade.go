@@ -1,21 +1,18 @@
 package commands
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+	"path/filepath"
 	"strconv"
-	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -91,20 +88,11 @@ func runUpgrade(c *cli.Context) error {
 			return usageErr("%s is a file; upgrade takes partition directories and log directories", path)
 		}
 	}
-	var bar *progressbar.ProgressBar
-	if f, ok := g.Stderr.(*os.File); ok && !g.NoProgress && !g.Quiet && term.IsTerminal(int(f.Fd())) {
-		opts.Progress = func(done, total int64) {
-			if bar == nil {
-				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("upgrading"),
-					progressbar.OptionShowBytes(true), progressbar.OptionClearOnFinish())
-			}
-			bar.Set64(done)
-		}
+	if bar := newProgress(g, "upgrading", 0, true); bar != nil {
+		opts.Progress = bar.Set
+		defer bar.Finish()
 	}
 	rep, err := migrate.Upgrade(opts)
-	if bar != nil {
-		bar.Finish()
-	}
 	switch {
 	case errors.Is(err, migrate.ErrUpgradePath):
 		return usageErr("%w", err)
@@ -245,27 +233,19 @@ func writeUpgradeJSON(w io.Writer, rep *migrate.UpgradeReport) error {
 }
 
 func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) error {
-	var buf bytes.Buffer
-	t := plainTable(&buf)
-	t.Header([]string{"PARTITION", "SEGMENTS REWRITTEN", "MESSAGES CONVERTED", "SIZE"})
+	t := table.New("PARTITION", "SEGMENTS REWRITTEN", "MESSAGES CONVERTED", "SIZE")
 	var segs, rewritten int
 	var msgs, before, after int64
 	for _, p := range rep.Partitions {
 		segs, rewritten, msgs = segs+len(p.Segments), rewritten+p.SegmentsRewritten, msgs+p.MessagesConverted
 		before, after = before+p.BytesBefore, after+p.BytesAfter
-		row := []string{p.Dir, fmt.Sprintf("%d of %d", p.SegmentsRewritten, len(p.Segments)), strconv.FormatInt(p.MessagesConverted, 10),
-			human.Bytes(p.BytesBefore) + " -> " + human.Bytes(p.BytesAfter)}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		// The partition directory's name, as the other commands show it; the
+		// JSON objects carry the full path.
+		t.Append(filepath.Base(filepath.Clean(p.Dir)), fmt.Sprintf("%d of %d", p.SegmentsRewritten, len(p.Segments)),
+			strconv.FormatInt(p.MessagesConverted, 10), human.Bytes(p.BytesBefore)+" -> "+human.Bytes(p.BytesAfter))
 	}
-	if err := t.Render(); err != nil {
+	if _, err := t.WriteTo(w); err != nil {
 		return err
-	}
-	for line := range strings.Lines(buf.String()) {
-		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
-			return err
-		}
 	}
 	verb := "upgraded"
 	if rep.DryRun {

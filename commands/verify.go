@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
@@ -73,24 +71,20 @@ func runVerify(c *cli.Context) error {
 		g.Warnf("%s is locked by a running broker: verify reads it as it changes, and takes the end of each active segment for a write in progress", d)
 	}
 	o := verify.Options{Deep: c.Bool("deep"), StrictIndexes: c.Bool("strict"), Workers: g.Workers}
-	var bar *progressbar.ProgressBar
-	if !g.NoProgress && !g.Quiet && isTerminal(g.Stderr) {
-		if total := plan.LogBytes(); total > 0 {
-			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(g.Stderr), progressbar.OptionSetDescription("verify"),
-				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-			o.Progress = func(n int64) { bar.Add64(n) }
-		}
+	// The total costs a stat of every segment: only for a bar.
+	bar := newProgress(g, "verify", 0, true)
+	if bar != nil {
+		bar.Set(0, plan.LogBytes())
+		o.Progress = bar.Add
 	}
 	out := &verifyOutput{g: g, verbose: c.Bool("verbose"), enc: json.NewEncoder(g.Stdout)}
 	err = plan.Run(o, func(rep *verify.Report) error {
-		if bar != nil && len(rep.Findings) > 0 {
+		if len(rep.Findings) > 0 {
 			bar.Clear()
 		}
 		return out.report(rep)
 	})
-	if bar != nil {
-		bar.Finish()
-	}
+	bar.Finish()
 	if err != nil {
 		return err
 	}

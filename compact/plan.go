@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
+	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -123,7 +123,7 @@ func makePlan(p *partition, o *Options) (*plan, error) {
 		why = append(why, "nothing to clean")
 	case pl.delay > 0 && pl.cleanableBytes > 0:
 		pl.eligible = true
-		why = append(why, "max lag exceeded by "+duration(pl.delay))
+		why = append(why, "max lag exceeded by "+human.Duration(pl.delay))
 		if pl.ratio > o.MinCleanableRatio {
 			why = append(why, fmt.Sprintf("dirty ratio %.2f > %.2f", pl.ratio, o.MinCleanableRatio))
 		}
@@ -133,7 +133,7 @@ func makePlan(p *partition, o *Options) (*plan, error) {
 	default:
 		why = append(why, fmt.Sprintf("dirty ratio %.2f <= %.2f", pl.ratio, o.MinCleanableRatio))
 		if pl.delay > 0 {
-			why = append(why, "max lag exceeded by "+duration(pl.delay)+" but the segments past it are not cleanable yet")
+			why = append(why, "max lag exceeded by "+human.Duration(pl.delay)+" but the segments past it are not cleanable yet")
 		}
 	}
 	if !pl.eligible && pl.cleanBytes > 0 {
@@ -230,16 +230,4 @@ func expiredDeletes(p *partition, pl *plan, o *Options) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// duration prints ms the way an operator reads a lag.
-func duration(ms int64) string {
-	if ms >= math.MaxInt64/int64(time.Millisecond) {
-		return fmt.Sprintf("%d ms", ms)
-	}
-	d := time.Duration(ms) * time.Millisecond
-	if d >= time.Second {
-		d = d.Round(time.Second)
-	}
-	return d.String()
 }

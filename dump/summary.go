@@ -5,13 +5,10 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -132,7 +129,7 @@ func (d *dumper) summaryJSON(r *row) {
 	d.s.set(append(l, "}\n"...))
 }
 
-// writeTable prints the summary rows as a table, with a total line when
+// writeTable prints the summary rows as a table, with a total row when
 // there is more than one row.
 func writeTable(w io.Writer, rows []*row) error {
 	label := "PARTITION"
@@ -142,11 +139,7 @@ func writeTable(w io.Writer, rows []*row) error {
 			break
 		}
 	}
-	t := tablewriter.NewTable(w, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
-		tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft,
-		tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight,
-	}}), tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithFooterAutoFormat(tw.Off))
-	t.Header(label, "SEGMENTS", "SIZE", "BATCHES", "RECORDS", "MAGIC", "CODECS",
+	t := table.New(label, "SEGMENTS", "SIZE", "BATCHES", "RECORDS", "MAGIC", "CODECS",
 		"FIRST OFFSET", "LAST OFFSET", "FIRST TIMESTAMP", "LAST TIMESTAMP", "PROBLEMS")
 	var total row
 	total.first = -1
@@ -155,9 +148,7 @@ func writeTable(w io.Writer, rows []*row) error {
 		if r.partition >= 0 {
 			name = r.topic + "-" + strconv.Itoa(int(r.partition))
 		}
-		if err := t.Append(cells(name, r)); err != nil {
-			return err
-		}
+		t.Append(cells(name, r)...)
 		total.segments += r.segments
 		total.bytes += r.bytes
 		total.batches += r.batches
@@ -167,13 +158,15 @@ func writeTable(w io.Writer, rows []*row) error {
 		total.problems += r.problems
 	}
 	if len(rows) > 1 {
+		// Offsets and times of different partitions do not add up.
 		c := cells("TOTAL", &total)
 		for i := 7; i <= 10; i++ {
 			c[i] = ""
 		}
-		t.Footer(c)
+		t.Append(c...)
 	}
-	return t.Render()
+	_, err := t.WriteTo(w)
+	return err
 }
 
 func cells(name string, r *row) []string {
@@ -187,7 +180,7 @@ func cells(name string, r *row) []string {
 		if v == noTs {
 			return "-"
 		}
-		return time.UnixMilli(v).UTC().Format("2006-01-02T15:04:05Z")
+		return human.Time(v)
 	}
 	list := func(s []string) string {
 		if len(s) == 0 {

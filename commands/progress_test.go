@@ -1,0 +1,92 @@
+package commands
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// progressRuns are runs over the sample of every command that can draw a
+// progress bar, with the bar's description.
+func progressRuns(sample string) []struct {
+	desc string
+	args []string
+} {
+	const now = "2024-02-01T00:00:00Z"
+	return []struct {
+		desc string
+		args []string
+	}{
+		{"dump", []string{"dump", sample}},
+		{"verify", []string{"verify", "--deep", sample}},
+		{"reindex", []string{"reindex", "--check", sample}},
+		{"reindex", []string{"reindex", sample}},
+		{"upgrading", []string{"upgrade", "--dry-run", "--to-magic", "2", sample}},
+		{"compacting", []string{"compact", "--dry-run", "--max-lag", "1h", "--now", now, sample}},
+		{"retention", []string{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, sample}},
+	}
+}
+
+// setProgressDelay makes every run long enough for a bar, or none.
+func setProgressDelay(d time.Duration) func() {
+	saved := progressDelay
+	progressDelay = d
+	return func() { progressDelay = saved }
+}
+
+// TestNoProgressOffTerminal: with stderr a file rather than a terminal no
+// command draws a bar, however long it runs, and on the healthy sample none
+// has anything else to say there either.
+func TestNoProgressOffTerminal(t *testing.T) {
+	defer setProgressDelay(0)()
+	s := usageSample(t)
+	runs := [][]string{
+		{"find", "--offset", "700", filepath.Join(s, "orders-0")},
+		{"migrate-checkpoints", "--dry-run", s},
+		{"gen", "--out", filepath.Join(t.TempDir(), "gen"), "--records", "50"},
+	}
+	for _, r := range progressRuns(s) {
+		runs = append(runs, r.args)
+	}
+	for _, args := range runs {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stderr.Close()
+			var stdout bytes.Buffer
+			code := Run(append([]string{"logtool"}, args...), strings.NewReader(""), &stdout, stderr)
+			got, err := os.ReadFile(stderr.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code != ExitOK || len(got) > 0 {
+				t.Errorf("exit %d, stderr %q", code, got)
+			}
+		})
+	}
+}
+
+func TestProgressNil(t *testing.T) {
+	var buf bytes.Buffer
+	for _, g := range []Global{
+		{Stderr: &buf},
+		{Stderr: os.Stderr, Quiet: true},
+		{Stderr: os.Stderr, NoProgress: true},
+	} {
+		if p := newProgress(g, "x", 10, false); p != nil {
+			t.Errorf("%+v: a progress bar", g)
+		}
+	}
+	// A nil progress is what every command holds off a terminal: each
+	// method must be a no-op.
+	var p *progress
+	p.Add(1)
+	p.Set(1, 2)
+	p.Clear()
+	p.Finish()
+}

@@ -1,0 +1,81 @@
+package table
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestWriteTo(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header []string
+		rows   [][]string
+		want   string
+	}{
+		{
+			name:   "aligned",
+			header: []string{"PARTITION", "SIZE", "FIRST TIMESTAMP"},
+			rows: [][]string{
+				{"orders-0", "130.8 KiB", "2024-01-01T00:00:00Z"},
+				{"legacy.events-v0-snappy-0", "31.8 KiB", "-"},
+			},
+			want: "" +
+				"PARTITION                  SIZE       FIRST TIMESTAMP\n" +
+				"orders-0                   130.8 KiB  2024-01-01T00:00:00Z\n" +
+				"legacy.events-v0-snappy-0  31.8 KiB   -\n",
+		},
+		{
+			// Cells are printed as given: no case change, no trimming
+			// inside, an empty last cell leaves no trailing blank.
+			name:   "as given",
+			header: []string{"rule", "note"},
+			rows:   [][]string{{"retention-ms,log-start", ""}, {"a  b", "x"}},
+			want: "" +
+				"rule                    note\n" +
+				"retention-ms,log-start\n" +
+				"a  b                    x\n",
+		},
+		{
+			// Columns line up by display width, not bytes.
+			name:   "wide characters",
+			header: []string{"TOPIC", "N"},
+			rows:   [][]string{{"événements-0", "1"}, {"e-0", "2"}},
+			want: "" +
+				"TOPIC         N\n" +
+				"événements-0  1\n" +
+				"e-0           2\n",
+		},
+		{
+			name:   "short row",
+			header: []string{"A", "B", "C"},
+			rows:   [][]string{{"x"}, {"y", "z", "w"}},
+			want:   "A  B  C\nx\ny  z  w\n",
+		},
+		{
+			name:   "no rows",
+			header: []string{"SEGMENT", "SIZE"},
+			want:   "SEGMENT  SIZE\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tab := New(tc.header...)
+			for _, r := range tc.rows {
+				tab.Append(r...)
+			}
+			if tab.Len() != len(tc.rows) {
+				t.Errorf("Len %d, want %d", tab.Len(), len(tc.rows))
+			}
+			var buf bytes.Buffer
+			n, err := tab.WriteTo(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := buf.String(); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+			if n != int64(buf.Len()) {
+				t.Errorf("WriteTo returned %d, wrote %d", n, buf.Len())
+			}
+		})
+	}
+}
