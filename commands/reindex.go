@@ -396,10 +396,11 @@ func (w *reindexOutput) finish() error {
 	return err
 }
 
-// reindexDamage makes the end of a damaged segment (corrupt, torn, or an
-// offset past what a segment can index) a problem when indexes are written
-// or would be. The library rebuilds the indexes of the valid batches and
-// calls where they end a note, as it is all reindex can do about it; but the
+// reindexDamage makes the end of a damaged segment (corrupt, torn, zeros
+// before a later segment, or an offset past what a segment can index) a
+// problem when indexes are written or would be. The library rebuilds the
+// indexes of the valid batches and calls where they end a note, as it is all
+// reindex can do about it; but the
 // .log stays damaged, since it is never cut without --truncate-corrupt-tail,
 // so the run must not pass for a success: it exits 3, as a check does. A
 // tail that --truncate-corrupt-tail cuts (or would cut) is repaired, and its
@@ -408,16 +409,19 @@ func reindexDamage(rep *reindex.PartitionReport, o reindex.Options) {
 	if o.Mode == reindex.Check {
 		return
 	}
-	for _, s := range rep.Segments {
-		if s.Stop == nil && s.End != logfmt.EndTorn || o.TruncateCorruptTail && !s.Overflow {
+	for i, s := range rep.Segments {
+		// Zeros end only the active segment legitimately (preallocation);
+		// in an older one they are what verify calls them, damage.
+		zeros := s.End == logfmt.EndZeroTail && i < len(rep.Segments)-1
+		if s.Stop == nil && s.End != logfmt.EndTorn && !zeros || o.TruncateCorruptTail && !s.Overflow {
 			continue
 		}
 		// The library's finding about the end, which names the damage.
-		i := slices.IndexFunc(rep.Findings, func(f reindex.Finding) bool {
+		j := slices.IndexFunc(rep.Findings, func(f reindex.Finding) bool {
 			return f.Severity == reindex.Note && f.File == s.Log && f.Pos == s.ValidBytes && f.Entry < 0
 		})
-		if i >= 0 {
-			rep.Findings[i].Severity = reindex.Problem
+		if j >= 0 {
+			rep.Findings[j].Severity = reindex.Problem
 			rep.Counts[reindex.Note]--
 			rep.Counts[reindex.Problem]++
 		}

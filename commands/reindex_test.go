@@ -380,3 +380,30 @@ func TestReindexDamagedSegment(t *testing.T) {
 		t.Errorf("the .log is %d bytes, want %d", len(got), pos)
 	}
 }
+
+// TestReindexZeroTail: zeros after the last batch are preallocation in the
+// active segment (a note, exit 0) and damage in an older one (a problem,
+// exit 3, as verify has it).
+func TestReindexZeroTail(t *testing.T) {
+	for _, tc := range []struct {
+		base int64
+		code int
+		kind string
+	}{{1458, ExitOK, "note: "}, {712, ExitProblems, "problem: "}} {
+		dir := reindexCopy(t, "orders-0")
+		part := filepath.Join(dir, "orders-0")
+		log := filepath.Join(part, layout.SegmentName(tc.base, layout.LogExt))
+		f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(make([]byte, 4096)); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		code, out, errOut := reindexCLI(t, "reindex", part)
+		if code != tc.code || !strings.Contains(out, tc.kind+log+": 4096 zero bytes") {
+			t.Errorf("segment %d: exit %d, want %d and a %q line\n%s%s", tc.base, code, tc.code, tc.kind, out, errOut)
+		}
+	}
+}

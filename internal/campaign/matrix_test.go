@@ -322,8 +322,8 @@ func checkDamagedLog(t *testing.T, f format, dir, log string, want expect) {
 	if out := r.stdout + r.stderr; want.framing && !(strings.Contains(out, name+": ") && strings.Contains(out, "(at byte")) {
 		t.Errorf("reindex: %v; want the end of the valid batches of %s reported\n%s", r, name, clip(r.stdout, 1500))
 	}
-	if r.code != 0 && r.code != 1 && r.code != 3 {
-		t.Errorf("reindex: %v", r)
+	if wantCode := map[bool]int{true: 3, false: 0}[want.framing]; r.code != wantCode {
+		t.Errorf("reindex: %v; want exit %d", r, wantCode)
 	}
 	restore(t, dir, pristine)
 
