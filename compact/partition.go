@@ -96,12 +96,21 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	return p, err
 }
 
-// rootOffset reads the partition's entry of a root offset checkpoint.
+// rootOffset reads the partition's first entry of a root offset checkpoint.
+// The file is streamed, to its end so that a malformed one is refused: it
+// may list millions of partitions, and only one is wanted.
 func (p *partition) rootOffset(name string) (int64, bool, error) {
 	if !p.named {
 		return 0, false, nil
 	}
-	entries, err := checkpoint.ReadOffsetsFile(filepath.Join(p.logDir, name))
+	var off int64
+	found := false
+	err := checkpoint.ScanOffsetsFile(filepath.Join(p.logDir, name), func(e checkpoint.OffsetEntry) error {
+		if !found && e.Topic == p.topic && e.Partition == p.num {
+			off, found = e.Offset, true
+		}
+		return nil
+	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
@@ -111,12 +120,7 @@ func (p *partition) rootOffset(name string) (int64, bool, error) {
 	if name == checkpoint.CleanerOffset {
 		p.rootFile = true
 	}
-	for _, e := range entries {
-		if e.Topic == p.topic && e.Partition == p.num {
-			return e.Offset, true, nil
-		}
-	}
-	return 0, false, nil
+	return off, found, nil
 }
 
 // readCheckpoint finds the first dirty offset: the per-partition file, else

@@ -139,15 +139,25 @@ func readText[T any](d *dumper, read func(io.Reader, string) (T, error)) (T, boo
 	return v, true
 }
 
-// dumpOffsetCheckpoint prints a root offset checkpoint: one line per entry.
+// dumpOffsetCheckpoint prints a root offset checkpoint: one line per entry,
+// as it is read, since the file may hold millions. A malformed file has its
+// entries up to the problem printed, then the problem, as a segment has.
 func (d *dumper) dumpOffsetCheckpoint() {
-	entries, ok := readText(d, checkpoint.ReadOffsets)
-	if !ok {
+	f, err := os.Open(d.file)
+	if err != nil {
+		d.problemErr(err)
 		return
 	}
-	for _, e := range entries {
+	defer f.Close()
+	err = checkpoint.ScanOffsets(f, d.file, func(e checkpoint.OffsetEntry) error {
 		d.checkpointEntry(e.Topic, e.Partition, e.Offset, false, 0)
+		return nil
+	})
+	if err != nil {
+		d.problemErr(err)
+		return
 	}
+	d.readable = true
 }
 
 func (d *dumper) checkpointEntry(topic string, partition int32, offset int64, cleaner bool, cleanTime int64) {

@@ -165,8 +165,17 @@ type CheckpointLogDir struct {
 	// RemovedMigrated: reverse removed MigratedFile once the root file held
 	// all its entries.
 	RemovedMigrated bool
-	Entries         []CheckpointEntry      // sorted by topic and partition
-	Skipped         []CheckpointSkippedDir // renamed partition directories, never touched
+	// Entries are sorted by topic and partition. They list every entry of a
+	// partition directory of the log directory, but only the first 1000 of
+	// the others: entries of partitions that are not here, and, forward,
+	// lines a later line of the same partition overrides. A damaged root
+	// file may hold millions of them.
+	Entries []CheckpointEntry
+	// Unlisted counts the entries left out of Entries. The run does with
+	// them what it does with the listed ones of their kind: forward leaves
+	// them where they are, reverse writes them to the root file.
+	Unlisted int
+	Skipped  []CheckpointSkippedDir // renamed partition directories, never touched
 	// TempsRemoved are temporary files an interrupted run left behind.
 	TempsRemoved []string
 	// Changed tells whether anything was (or would be) written, renamed or

@@ -33,13 +33,13 @@ func (p *checkpointPlan) apply(workers int) error {
 	case CheckpointRootRenamed:
 		err = safefile.Rename(rep.RootFile, rep.MigratedFile)
 	case CheckpointRootMerged:
-		if err = safefile.WriteFile(rep.MigratedFile, p.rootData, 0o644); err == nil {
+		if err = p.writeRoot(rep.MigratedFile); err == nil {
 			err = safefile.Remove(rep.RootFile)
 		}
 	case CheckpointRootRemoved:
 		err = safefile.Remove(rep.RootFile)
 	case CheckpointRootWritten:
-		err = safefile.WriteFile(rep.RootFile, p.rootData, 0o644)
+		err = p.writeRoot(rep.RootFile)
 	}
 	if err != nil {
 		return err
@@ -51,6 +51,24 @@ func (p *checkpointPlan) apply(workers int) error {
 		return safefile.Remove(rep.MigratedFile)
 	}
 	return nil
+}
+
+// writeRoot replaces path with the version-0 file of the plan's root
+// entries, streamed into it from the files they come from.
+func (p *checkpointPlan) writeRoot(path string) error {
+	f, err := safefile.Create(path, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	w := checkpoint.NewOffsetWriter(f, path, p.rootCount)
+	if err := p.rootEntries(w.Write); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return f.Commit()
 }
 
 // checkpointForEach calls f(0) ... f(n-1), at most workers at a time, and returns the

@@ -21,10 +21,14 @@ import (
 // checkpointPlan is everything one log directory's run will do, worked out
 // before anything is written. apply performs it in a fixed order.
 type checkpointPlan struct {
-	rep      *CheckpointLogDir
-	writes   []checkpointWrite // forward: per-partition files
-	rootData []byte            // the merged .migrated (forward) or the root file (reverse)
-	removes  []string          // reverse: per-partition files, after the root file
+	rep     *CheckpointLogDir
+	writes  []checkpointWrite // forward: per-partition files
+	removes []string          // reverse: per-partition files, after the root file
+	// rootEntries writes the rootCount entries of the merged .migrated file
+	// (forward) or of the root file (reverse), reading the old files again
+	// rather than holding their entries.
+	rootEntries func(write func(checkpoint.OffsetEntry) error) error
+	rootCount   int
 }
 
 type checkpointWrite struct {
@@ -122,14 +126,34 @@ func (p *checkpointPlan) addTemp(path string) error {
 
 func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) error {
 	rep := p.rep
-	entries, found, err := readRootCheckpoint(rep.RootFile)
+	var err error
+	if rep.HadMigrated, err = checkpointFileExists(rep.MigratedFile); err != nil {
+		return err
+	}
+	// The root file may list millions of partitions, most of them perhaps
+	// not here. It is read twice and never held: first to check it, count
+	// it and find the last line of each partition that is here (Kafka reads
+	// the entries into a map, so the last line of a partition wins), then
+	// to plan. Only a merge with a .migrated file needs its partitions as a
+	// set, 8 bytes each.
+	merging := rep.HadMigrated && !opts.KeepOld
+	var rootKeys partitionSet
+	last := make(map[checkpointKey]int)
+	n := 0
+	found, err := scanRootCheckpoint(rep.RootFile, func(e checkpoint.OffsetEntry) error {
+		n++
+		if k := checkpointKeyOf(e); s.live[k] != nil {
+			last[k] = e.Line
+		}
+		if merging {
+			rootKeys.add(e)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	rep.HadRoot = found
-	if rep.HadMigrated, err = checkpointFileExists(rep.MigratedFile); err != nil {
-		return err
-	}
 	if !found {
 		rep.Root = CheckpointRootNone
 		return nil
@@ -148,30 +172,43 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 		cleanTime = opts.CleanTimeMs
 	}
 
-	// Kafka reads the entries into a map, so the last line of a partition wins.
-	last := make(map[checkpointKey]int, len(entries))
-	for i, e := range entries {
-		last[checkpointKeyOf(e)] = i
-	}
 	leftIn := rep.MigratedFile
 	if opts.KeepOld {
 		leftIn = rep.RootFile
 	}
 	var conflicts []error
-	for i, e := range entries {
+	// The last line of the listed entries of partitions that are not here,
+	// to tell an entry a later line overrides.
+	lastAbsent := make(map[checkpointKey]int)
+	var absent []int // indexes in rep.Entries
+	listedLeft := 0
+	_, err = scanRootCheckpoint(rep.RootFile, func(e checkpoint.OffsetEntry) error {
 		k := checkpointKeyOf(e)
+		part := s.live[k]
+		if _, ok := lastAbsent[k]; ok {
+			lastAbsent[k] = e.Line
+		}
+		if part == nil || last[k] != e.Line {
+			// Left where it is: listed while there is room.
+			if listedLeft >= maxListedLeft {
+				rep.Unlisted++
+				return nil
+			}
+			listedLeft++
+		}
 		ent := CheckpointEntry{
 			Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, CleanTimeMs: cleanTime,
 			From: rep.RootFile, File: leftIn, Line: e.Line,
 		}
-		part := s.live[k]
 		switch {
-		case last[k] != i:
-			ent.Action = CheckpointDuplicate
-			ent.Note = fmt.Sprintf("line %d lists the partition again and wins", entries[last[k]].Line)
 		case part == nil:
-			ent.Action = CheckpointAbsent
-			ent.Note = s.absentNote(k)
+			if _, ok := lastAbsent[k]; !ok {
+				lastAbsent[k] = e.Line
+			}
+			absent = append(absent, len(rep.Entries))
+		case last[k] != e.Line:
+			ent.Action = CheckpointDuplicate
+			ent.Note = fmt.Sprintf("line %d lists the partition again and wins", last[k])
 		default:
 			ent.File = filepath.Join(part.Path, layout.CleanerCheckpointFile)
 			old, present, err := readCleanerCheckpoint(ent.File)
@@ -198,6 +235,19 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 			}
 		}
 		rep.Entries = append(rep.Entries, ent)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, i := range absent {
+		ent := &rep.Entries[i]
+		k := checkpointKey{ent.Topic, ent.Partition}
+		if l := lastAbsent[k]; l != ent.Line {
+			ent.Action, ent.Note = CheckpointDuplicate, fmt.Sprintf("line %d lists the partition again and wins", l)
+		} else {
+			ent.Action, ent.Note = CheckpointAbsent, s.absentNote(k)
+		}
 	}
 	if err := checkpointConflictError(conflicts); err != nil {
 		return err
@@ -208,60 +258,107 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 		rep.Root = CheckpointRootKept
 		return nil
 	}
-	migrated, found, err := readRootCheckpoint(rep.MigratedFile)
+	return p.planMerge(n, &rootKeys)
+}
+
+// maxListedLeft bounds the entries a report lists that a run leaves where
+// they are: those of partitions that are not in the log directory, and
+// lines a later line overrides. A damaged or hostile root file may have
+// millions; past the bound they are counted in Unlisted.
+const maxListedLeft = 1000
+
+// planMerge decides what forward does with the root file of n entries,
+// whose partitions are rootKeys, when a .migrated file may be there too.
+//
+// A .migrated file next to a root file means a broker ran on the old
+// format after an earlier migration (or a reverse run was cut short). The
+// root file is newer; the .migrated file may still hold partitions it
+// lacks, and those must survive: the new .migrated file is the root file's
+// entries followed by the .migrated entries of the other partitions. When
+// that is what the .migrated file holds already, the root file is only
+// removed.
+func (p *checkpointPlan) planMerge(n int, rootKeys *partitionSet) error {
+	rep := p.rep
+	rootKeys.sort()
+	// The .migrated file is the merged one when it starts with the root
+	// file's entries and the rest are all of other partitions.
+	root, err := openRootReader(rep.RootFile)
 	if err != nil {
 		return err
 	}
-	// A .migrated file next to a root file means a broker ran on the old
-	// format after an earlier migration (or a reverse run was cut short). The
-	// root file is newer; the .migrated file may still hold partitions it
-	// lacks, and those must survive.
-	var kept []checkpoint.OffsetEntry
-	if found {
-		inRoot := make(map[checkpointKey]bool, len(entries))
-		for _, e := range entries {
-			inRoot[checkpointKeyOf(e)] = true
+	defer root.Close()
+	i, kept, same := 0, 0, true
+	found, err := scanRootCheckpoint(rep.MigratedFile, func(m checkpoint.OffsetEntry) error {
+		inRoot := rootKeys.has(m)
+		if !inRoot {
+			kept++
 		}
-		for _, e := range migrated {
-			if !inRoot[checkpointKeyOf(e)] {
-				kept = append(kept, e)
+		if i < n {
+			e, err := root.next()
+			if err != nil {
+				return err
 			}
+			same = same && e.Topic == m.Topic && e.Partition == m.Partition && e.Offset == m.Offset
+		} else {
+			same = same && !inRoot
 		}
+		i++
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	switch merged := append(slices.Clip(entries), kept...); {
-	case len(kept) == 0:
+	switch {
+	case !found || kept == 0:
 		rep.Root = CheckpointRootRenamed
-	case sameOffsetEntries(merged, migrated):
+	case same && i >= n:
 		rep.Root = CheckpointRootRemoved
 	default:
 		rep.Root = CheckpointRootMerged
-		p.rootData = checkpoint.AppendOffsets(nil, merged)
+		p.rootCount = n + kept
+		p.rootEntries = func(write func(checkpoint.OffsetEntry) error) error {
+			if _, err := scanRootCheckpoint(rep.RootFile, write); err != nil {
+				return err
+			}
+			_, err := scanRootCheckpoint(rep.MigratedFile, func(e checkpoint.OffsetEntry) error {
+				if rootKeys.has(e) {
+					return nil
+				}
+				return write(e)
+			})
+			return err
+		}
 	}
 	return nil
 }
 
 func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) error {
 	rep := p.rep
-	root, rootFound, err := readRootCheckpoint(rep.RootFile)
-	if err != nil {
-		return err
-	}
-	migrated, migratedFound, err := readRootCheckpoint(rep.MigratedFile)
-	if err != nil {
-		return err
-	}
-	rep.HadRoot, rep.HadMigrated = rootFound, migratedFound
-
 	// Sources in order of precedence: the partition's own file, then the
 	// root file (which a reverse run cut short has already written), then
 	// the .migrated file. Within a root file the last line of a partition
-	// wins, as in Kafka.
-	type source struct {
-		e         checkpoint.OffsetEntry
-		from      string
+	// wins, as in Kafka. The root files may list millions of partitions:
+	// their entries are held as 24-byte records, sorted by partition and
+	// then by precedence, so that the first of each partition wins.
+	var t reverseTable
+	var err error
+	if rep.HadRoot, err = scanRootCheckpoint(rep.RootFile, func(e checkpoint.OffsetEntry) error {
+		t.add(e, srcRoot)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if rep.HadMigrated, err = scanRootCheckpoint(rep.MigratedFile, func(e checkpoint.OffsetEntry) error {
+		t.add(e, srcMigrated)
+		return nil
+	}); err != nil {
+		return err
+	}
+	type partFile struct {
+		path      string
 		cleanTime int64
 	}
-	chosen := make(map[checkpointKey]source)
+	partFiles := make(map[checkpointKey]partFile)
 	for _, part := range s.sorted {
 		path := filepath.Join(part.Path, layout.CleanerCheckpointFile)
 		c, present, err := readCleanerCheckpoint(path)
@@ -270,76 +367,97 @@ func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) 
 		}
 		if present {
 			e := checkpoint.OffsetEntry{Topic: part.Dir.Topic, Partition: part.Dir.Partition, Offset: c.FirstDirtyOffset}
-			chosen[checkpointKeyOf(e)] = source{e, path, c.LastCleanTimeMs}
+			t.add(e, srcPartition)
+			partFiles[checkpointKeyOf(e)] = partFile{path, c.LastCleanTimeMs}
 			p.removes = append(p.removes, path)
 		}
 	}
-	if len(p.removes) == 0 && !migratedFound {
+	if len(p.removes) == 0 && !rep.HadMigrated {
 		rep.Root = CheckpointRootNone
 		return nil
 	}
-	inRoot := lastOffsetEntries(root)
-	var conflicts []error
-	for _, e := range root {
-		k := checkpointKeyOf(e)
-		if c, ok := chosen[k]; ok && inRoot[k].Line == e.Line && c.e.Offset != e.Offset && !opts.Overwrite {
-			conflicts = append(conflicts, fmt.Errorf("%s: %w: line %d says offset %d, %s holds %d",
-				rep.RootFile, ErrCheckpointConflict, e.Line, e.Offset, c.from, c.e.Offset))
-		}
-	}
-	if err := checkpointConflictError(conflicts); err != nil {
-		return err
-	}
-	for k, e := range inRoot {
-		if _, ok := chosen[k]; !ok {
-			chosen[k] = source{e, rep.RootFile, -1}
-		}
-	}
-	for k, e := range lastOffsetEntries(migrated) {
-		if _, ok := chosen[k]; !ok {
-			chosen[k] = source{e, rep.MigratedFile, -1}
-		}
-	}
+	t.sort()
 
-	for _, c := range chosen {
-		ent := CheckpointEntry{
-			Topic: c.e.Topic, Partition: c.e.Partition, Offset: c.e.Offset, CleanTimeMs: c.cleanTime,
-			From: c.from, File: rep.RootFile, Line: c.e.Line,
+	type conflict struct {
+		line int
+		err  error
+	}
+	var conflicts []conflict
+	unchanged := true
+	listedLeft := 0
+	t.each(func(g []reverseRecord) {
+		win := g[0]
+		k := checkpointKey{t.name(win), win.partition()}
+		var inRoot *reverseRecord
+		for i := range g {
+			if g[i].src == srcRoot {
+				inRoot = &g[i]
+				break
+			}
 		}
-		switch old, ok := inRoot[checkpointKeyOf(c.e)]; {
-		case !ok:
+		if win.src == srcPartition && inRoot != nil && inRoot.offset != win.offset && !opts.Overwrite {
+			conflicts = append(conflicts, conflict{int(inRoot.line), fmt.Errorf("%s: %w: line %d says offset %d, %s holds %d",
+				rep.RootFile, ErrCheckpointConflict, inRoot.line, inRoot.offset, partFiles[k].path, win.offset)})
+		}
+		ent := CheckpointEntry{
+			Topic: k.topic, Partition: k.partition, Offset: win.offset, CleanTimeMs: -1,
+			From: rep.RootFile, File: rep.RootFile, Line: int(win.line),
+		}
+		switch {
+		case inRoot == nil:
 			ent.Action = CheckpointWrite
-		case old.Offset == c.e.Offset:
+		case inRoot.offset == win.offset:
 			ent.Action = CheckpointUnchanged
 		default:
-			ent.Action, ent.PreviousOffset = CheckpointReplace, old.Offset
+			ent.Action, ent.PreviousOffset = CheckpointReplace, inRoot.offset
 		}
-		if c.from != rep.RootFile && c.from != rep.MigratedFile {
-			ent.Removed = !opts.KeepOld
+		unchanged = unchanged && ent.Action == CheckpointUnchanged
+		switch win.src {
+		case srcPartition:
+			ent.From, ent.CleanTimeMs, ent.Removed = partFiles[k].path, partFiles[k].cleanTime, !opts.KeepOld
+		case srcMigrated:
+			ent.From = rep.MigratedFile
 		}
-		if s.live[checkpointKeyOf(c.e)] == nil {
-			ent.Note = s.absentNote(checkpointKeyOf(c.e))
+		if s.live[k] == nil {
+			if listedLeft >= maxListedLeft {
+				rep.Unlisted++
+				return
+			}
+			listedLeft++
+			ent.Note = s.absentNote(k)
 		}
 		rep.Entries = append(rep.Entries, ent)
+	})
+	if len(conflicts) > 0 {
+		slices.SortFunc(conflicts, func(a, b conflict) int { return cmp.Compare(a.line, b.line) })
+		errs := make([]error, len(conflicts))
+		for i, c := range conflicts {
+			errs[i] = c.err
+		}
+		return checkpointConflictError(errs)
 	}
-	sortCheckpointEntries(rep.Entries)
 
 	// A root file holding the same partitions and offsets, in any order, is
 	// left as it is: rewriting it would change nothing a broker reads.
 	rep.Root = CheckpointRootWritten
-	if rootFound && !slices.ContainsFunc(rep.Entries, func(e CheckpointEntry) bool { return e.Action != CheckpointUnchanged }) {
+	if rep.HadRoot && unchanged {
 		rep.Root = CheckpointRootUnchanged
 	} else {
-		out := make([]checkpoint.OffsetEntry, len(rep.Entries))
-		for i, e := range rep.Entries {
-			out[i] = checkpoint.OffsetEntry{Topic: e.Topic, Partition: e.Partition, Offset: e.Offset}
+		t.winners()
+		p.rootCount = len(t.recs)
+		p.rootEntries = func(write func(checkpoint.OffsetEntry) error) error {
+			for _, r := range t.recs {
+				if err := write(checkpoint.OffsetEntry{Topic: t.name(r), Partition: r.partition(), Offset: r.offset}); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
-		p.rootData = checkpoint.AppendOffsets(nil, out)
 	}
 	if opts.KeepOld {
 		p.removes = nil
 	} else {
-		rep.RemovedMigrated = migratedFound
+		rep.RemovedMigrated = rep.HadMigrated
 	}
 	return nil
 }
@@ -353,34 +471,69 @@ func (s *checkpointScan) absentNote(k checkpointKey) string {
 	return fmt.Sprintf("no directory %s in this log directory", name)
 }
 
-// readRootCheckpoint reads a version-0 cleaner offset checkpoint, reporting whether
-// it exists. On top of Kafka's rules, which take any topic name and number,
-// every entry must name a valid topic and a partition and offset of at least
-// 0: names from this file become paths, and the per-partition format holds
-// no negative offset.
-func readRootCheckpoint(path string) ([]checkpoint.OffsetEntry, bool, error) {
-	entries, err := checkpoint.ReadOffsetsFile(path)
+// scanRootCheckpoint streams a version-0 cleaner offset checkpoint to fn,
+// reporting whether it exists. On top of Kafka's rules, which take any
+// topic name and number, every entry must name a valid topic and a
+// partition and offset of at least 0: names from this file become paths,
+// and the per-partition format holds no negative offset. fn sees the
+// entries before a malformed line further on is found.
+func scanRootCheckpoint(path string, fn func(checkpoint.OffsetEntry) error) (bool, error) {
+	err := checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
+		if err := checkRootEntry(e, path); err != nil {
+			return err
+		}
+		return fn(e)
+	})
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return false, nil
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	for _, e := range entries {
-		why := layout.ValidateTopic(e.Topic)
-		switch {
-		case why != nil:
-		case e.Partition < 0:
-			why = fmt.Errorf("partition %d is negative", e.Partition)
-		case e.Offset < 0:
-			why = fmt.Errorf("offset %d is negative", e.Offset)
-		}
-		if why != nil {
-			return nil, false, logfmt.Corruptf(path, checkpointLinePos(path, e.Line), "line %d: %v", e.Line, why)
-		}
-	}
-	return entries, true, nil
+	return err == nil, err
 }
+
+func checkRootEntry(e checkpoint.OffsetEntry, path string) error {
+	why := layout.ValidateTopic(e.Topic)
+	switch {
+	case why != nil:
+	case e.Partition < 0:
+		why = fmt.Errorf("partition %d is negative", e.Partition)
+	case e.Offset < 0:
+		why = fmt.Errorf("offset %d is negative", e.Offset)
+	}
+	if why != nil {
+		return logfmt.Corruptf(path, checkpointLinePos(path, e.Line), "line %d: %v", e.Line, why)
+	}
+	return nil
+}
+
+// rootReader reads a root file entry by entry, to walk it beside another.
+type rootReader struct {
+	f    *os.File
+	r    *checkpoint.OffsetReader
+	path string
+}
+
+func openRootReader(path string) (*rootReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &rootReader{f: f, r: checkpoint.NewOffsetReader(f, path), path: path}, nil
+}
+
+// next returns the next entry; running out is an error, since the caller
+// knows how many entries the file has.
+func (r *rootReader) next() (checkpoint.OffsetEntry, error) {
+	if r.r.Next() {
+		e := r.r.Entry()
+		return e, checkRootEntry(e, r.path)
+	}
+	if err := r.r.Err(); err != nil {
+		return checkpoint.OffsetEntry{}, err
+	}
+	return checkpoint.OffsetEntry{}, fmt.Errorf("%s: changed while it was read", r.path)
+}
+
+func (r *rootReader) Close() error { return r.f.Close() }
 
 func checkpointFileExists(path string) (bool, error) {
 	_, err := os.Lstat(path)
@@ -436,21 +589,6 @@ func checkpointLinePos(path string, n int) int64 {
 		}
 	}
 	return pos
-}
-
-// lastOffsetEntries maps each partition of a root file to its last entry.
-func lastOffsetEntries(entries []checkpoint.OffsetEntry) map[checkpointKey]checkpoint.OffsetEntry {
-	m := make(map[checkpointKey]checkpoint.OffsetEntry, len(entries))
-	for _, e := range entries {
-		m[checkpointKeyOf(e)] = e
-	}
-	return m
-}
-
-func sameOffsetEntries(a, b []checkpoint.OffsetEntry) bool {
-	return slices.EqualFunc(a, b, func(x, y checkpoint.OffsetEntry) bool {
-		return x.Topic == y.Topic && x.Partition == y.Partition && x.Offset == y.Offset
-	})
 }
 
 func sortCheckpointEntries(es []CheckpointEntry) {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -749,5 +750,86 @@ func TestCheckpointsSampleLogDirs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckpointsManyLeft: a root file of thousands of entries for
+// partitions that are not here. The report lists a thousand of them and
+// counts the rest; the files keep them all.
+func TestCheckpointsManyLeft(t *testing.T) {
+	const ghosts = 1500
+	var b strings.Builder
+	fmt.Fprintf(&b, "0\n%d\n", ghosts+3)
+	b.WriteString("t 0 5\n")
+	for i := range ghosts {
+		fmt.Fprintf(&b, "ghost %d %d\n", i%(ghosts-100), i) // the last 100 repeat earlier ones
+	}
+	b.WriteString("t 0 6\nt 1 7\n")
+	root := b.String()
+	dir := ckBuild(t, ckTree{ckRoot: root, "t-0/": "", "t-1/": ""})
+
+	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
+	d := rep.LogDirs[0]
+	counts := map[CheckpointAction]int{}
+	for _, e := range d.Entries {
+		counts[e.Action]++
+	}
+	// Line 3 (t-0, overridden on line ghosts+4) and the first 999 ghosts
+	// are listed; ghosts 0 to 99 repeat on a later line.
+	want := map[CheckpointAction]int{CheckpointWrite: 2, CheckpointDuplicate: 1 + 100, CheckpointAbsent: 899}
+	if !maps.Equal(counts, want) || d.Unlisted != ghosts-999 || d.Root != CheckpointRootRenamed {
+		t.Errorf("actions %v, %d unlisted, root %v; want %v, %d unlisted, renamed", counts, d.Unlisted, d.Root, want, ghosts-999)
+	}
+	ckCheck(t, dir, ckTree{MigratedCheckpointFile: root, "t-0/" + ckCP: ckFile(6, -1), "t-1/" + ckCP: ckFile(7, -1)})
+
+	// A broker ran on the old format and cleaned t-1 again: the merged
+	// .migrated file keeps every ghost.
+	ckWrite(t, dir, ckTree{ckRoot: "0\n1\nt 1 8\n"})
+	rep = ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Overwrite: true})
+	if d := rep.LogDirs[0]; d.Root != CheckpointRootMerged || len(d.Entries) != 1 || d.Unlisted != 0 {
+		t.Errorf("merge: root %v, %d entries, %d unlisted", d.Root, len(d.Entries), d.Unlisted)
+	}
+	merged := "0\n" + fmt.Sprint(ghosts+3) + "\nt 1 8\nt 0 5\n" + root[strings.Index(root, "ghost 0 "):strings.Index(root, "t 1 7\n")]
+	ckCheck(t, dir, ckTree{MigratedCheckpointFile: merged, "t-0/" + ckCP: ckFile(6, -1), "t-1/" + ckCP: ckFile(8, -1)})
+
+	// Reverse writes every partition once, in order: the per-partition
+	// files win, then the last line of each ghost.
+	rep = ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
+	d = rep.LogDirs[0]
+	if len(d.Entries) != 2+1000 || d.Unlisted != ghosts-100-1000 || d.Root != CheckpointRootWritten {
+		t.Errorf("reverse: %d entries, %d unlisted, root %v", len(d.Entries), d.Unlisted, d.Root)
+	}
+	var es []checkpoint.OffsetEntry
+	for i := range ghosts - 100 {
+		last := i
+		if i < 100 {
+			last = i + ghosts - 100
+		}
+		es = append(es, checkpoint.OffsetEntry{Topic: "ghost", Partition: int32(i), Offset: int64(last)})
+	}
+	es = append(es, checkpoint.OffsetEntry{Topic: "t", Partition: 0, Offset: 6}, checkpoint.OffsetEntry{Topic: "t", Partition: 1, Offset: 8})
+	ckCheck(t, dir, ckTree{ckRoot: string(checkpoint.AppendOffsets(nil, es)), "t-0/": "", "t-1/": ""})
+}
+
+// TestCheckpointsForwardStreams: forward over a root file of many entries
+// for partitions that are not here allocates what the listed ones take,
+// whatever the number of the others.
+func TestCheckpointsForwardStreams(t *testing.T) {
+	const n = 200_000
+	var b strings.Builder
+	fmt.Fprintf(&b, "0\n%d\n", n)
+	for i := range n {
+		fmt.Fprintf(&b, "ghost %d %d\n", i, i)
+	}
+	dir := ckBuild(t, ckTree{ckRoot: b.String(), "t-0/": ""})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, DryRun: true})
+	runtime.ReadMemStats(&after)
+	if d := rep.LogDirs[0]; len(d.Entries) != maxListedLeft || d.Unlisted != n-maxListedLeft {
+		t.Fatalf("%d entries listed, %d unlisted", len(d.Entries), d.Unlisted)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Errorf("planning %d entries allocated %d bytes, want under 4 MiB", n, alloc)
 	}
 }

@@ -75,10 +75,6 @@ func (rc *rootCheckpoints) update(plans []*plan) error {
 	return nil
 }
 
-func (rc *rootCheckpoints) write(name string, entries []checkpoint.OffsetEntry) error {
-	return safefile.WriteFile(filepath.Join(rc.dir, name), checkpoint.AppendOffsets(nil, entries), 0o644)
-}
-
 // deleteFiles trims the leader epochs and deletes the planned segments and
 // snapshots the way UnifiedLog does asynchronously: every file is renamed
 // "<name>.deleted" first, then removed. Each segment's .log goes last, so

@@ -80,6 +80,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -199,7 +200,7 @@ func (r *Result) Rules() []Rule {
 //
 // The caller must hold the log directory's lock unless o.DryRun is set.
 func Run(logDir string, dirs []string, o Options) ([]*Result, error) {
-	roots, err := readRoots(logDir)
+	roots, err := readRoots(logDir, dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +291,10 @@ func parallel(n, workers int, f func(int)) {
 }
 
 // rootCheckpoints are the log directory's offset checkpoints retention reads
-// or writes.
+// or writes. A checkpoint may list millions of partitions, so only the
+// entries of the partitions being worked on are held, in the file's order
+// and with their lines; the rest are streamed from the old file to the new
+// one when a file is rewritten.
 type rootCheckpoints struct {
 	dir         string
 	logStart    []checkpoint.OffsetEntry
@@ -298,30 +302,99 @@ type rootCheckpoints struct {
 	replication []checkpoint.OffsetEntry
 	hasLogStart bool
 	hasRecovery bool
+	counts      map[string]int // all the entries of each file read
 }
 
-func readRoots(logDir string) (*rootCheckpoints, error) {
-	rc := &rootCheckpoints{dir: logDir}
+// readRoots reads the root checkpoints of logDir, keeping the entries of
+// the partitions of dirs.
+func readRoots(logDir string, dirs []string) (*rootCheckpoints, error) {
+	rc := &rootCheckpoints{dir: logDir, counts: map[string]int{}}
+	type key struct {
+		topic     string
+		partition int32
+	}
+	wanted := make(map[key]bool, len(dirs))
+	for _, dir := range dirs {
+		// The name newPlan looks the partition up by.
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		if pd, err := layout.ParsePartitionDir(filepath.Base(dir)); err == nil {
+			wanted[key{pd.Topic, pd.Partition}] = true
+		}
+	}
 	var err error
 	read := func(name string, entries *[]checkpoint.OffsetEntry) (found bool) {
 		if err != nil {
 			return false
 		}
-		e, rerr := checkpoint.ReadOffsetsFile(filepath.Join(logDir, name))
+		n := 0
+		rerr := checkpoint.ScanOffsetsFile(filepath.Join(logDir, name), func(e checkpoint.OffsetEntry) error {
+			n++
+			if wanted[key{e.Topic, e.Partition}] {
+				*entries = append(*entries, e)
+			}
+			return nil
+		})
 		switch {
 		case errors.Is(rerr, fs.ErrNotExist):
 			return false
 		case rerr != nil:
+			*entries = nil
 			err = rerr
 			return false
 		}
-		*entries = e
+		rc.counts[name] = n
 		return true
 	}
 	rc.hasLogStart = read(layout.LogStartOffsetCheckpointFile, &rc.logStart)
 	rc.hasRecovery = read(layout.RecoveryPointCheckpointFile, &rc.recovery)
 	read(layout.ReplicationOffsetCheckpointFile, &rc.replication)
 	return rc, err
+}
+
+// write replaces the checkpoint name. entries are the ones read from it,
+// in their order, with offsets changed, followed by new entries (Line 0).
+// The other entries are copied from the old file, which is read again: once
+// the new file is durable, it replaces the old one atomically.
+func (rc *rootCheckpoints) write(name string, entries []checkpoint.OffsetEntry) error {
+	path := filepath.Join(rc.dir, name)
+	n := rc.counts[name]
+	for _, e := range entries {
+		if e.Line == 0 {
+			n++
+		}
+	}
+	f, err := safefile.Create(path, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	w := checkpoint.NewOffsetWriter(f, path, n)
+	err = checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
+		if len(entries) > 0 && entries[0].Line == e.Line {
+			if entries[0].Topic != e.Topic || entries[0].Partition != e.Partition {
+				return fmt.Errorf("%s: changed since it was read: line %d", path, e.Line)
+			}
+			e, entries = entries[0], entries[1:]
+		}
+		return w.Write(e)
+	})
+	for _, e := range entries {
+		if err == nil && e.Line != 0 {
+			err = fmt.Errorf("%s: changed since it was read: line %d is gone", path, e.Line)
+		}
+		if err == nil {
+			err = w.Write(e)
+		}
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		return err
+	}
+	return f.Commit()
 }
 
 // lookup returns the offset of the last entry for the partition, as Kafka's

@@ -1,12 +1,13 @@
 package verify
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -164,9 +165,10 @@ var checkpointRules = map[string]checkpointRule{
 // partition once, and, for the partitions in s.parts, holds an offset within
 // their log. An absent file is no problem: a broker creates it empty.
 //
-// A checkpoint may hold millions of lines; beyond its entries, memory holds
-// only what is wrong with them, and messages are made only for the problems
-// listed.
+// A checkpoint may hold millions of lines. It is streamed: memory holds 12
+// bytes per entry to find the partitions listed twice, the names of its
+// topics, and the first maxListed problems; messages are made for those
+// only.
 func checkOffsets(c *collector, path string, s offsetsScope) error {
 	fi, err := os.Stat(path)
 	if isNotExist(err) {
@@ -179,108 +181,95 @@ func checkOffsets(c *collector, path string, s offsetsScope) error {
 		c.problem(path, maxCheckpoint, "%d bytes, more entries than any broker holds (about %d partitions fit the %d bytes read here): not read", fi.Size(), maxCheckpoint/40, maxCheckpoint)
 		return nil
 	}
-	entries, err := checkpoint.ReadOffsetsFile(path)
-	if err != nil {
-		return corruptFinding(c, err, path)
-	}
 	rule := checkpointRules[filepath.Base(path)]
-	var bads []badEntry
-	unknown, unknownAt := 0, -1
-	n := 0
-	for i, e := range entries {
+	var (
+		bads      badEntries
+		idx       entryIndex
+		listed    = map[tp]bool{} // the partitions of s.parts with an entry
+		unknown   int
+		unknownAt = -1
+	)
+	if s.only == nil {
+		// Sized once: growing it by appending would hold the old and the
+		// new arrays at once.
+		idx.keys = make([]entryKey, 0, lineCount(path))
+	}
+	err = checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
 		t := tp{e.Topic, e.Partition}
 		if _, ok := s.only[t]; s.only != nil && !ok {
-			continue
+			return nil
 		}
-		entries[n] = e
-		n++
-		if layout.ValidateTopic(e.Topic) != nil {
-			bads = append(bads, badEntry{line: e.Line, entry: i, why: badTopic})
-			continue
-		}
+		idx.add(e)
 		f := s.parts[t]
+		if f != nil {
+			listed[t] = true
+		}
+		if layout.ValidateTopic(e.Topic) != nil {
+			bads.add(e, badTopic, rule, s)
+			return nil
+		}
 		if f == nil {
 			if s.whole && !s.present[t] {
 				if unknown++; unknownAt < 0 {
 					unknownAt = e.Line
 				}
 			}
-			continue
+			return nil
 		}
 		if !f.complete || !f.hasLog {
-			continue
+			return nil
 		}
 		switch {
 		case e.Offset > f.logEnd:
-			bads = append(bads, badEntry{line: e.Line, entry: i, why: beyondEnd})
+			bads.add(e, beyondEnd, rule, s)
 		case rule.below != "" && e.Offset < f.logStart:
-			bads = append(bads, badEntry{line: e.Line, entry: i, why: belowStart})
+			bads.add(e, belowStart, rule, s)
 		case rule.clean != "" && s.cleanShutdown && e.Offset != f.logEnd:
-			bads = append(bads, badEntry{line: e.Line, entry: i, why: notEnd})
+			bads.add(e, notEnd, rule, s)
 		}
-	}
-	// What is reported refers to entries by line; from here on the entries
-	// are in partition order, to find the repeated and the missing.
-	msgs := make(map[int]string, len(bads))
-	for _, b := range bads {
-		if len(msgs) < maxListed {
-			msgs[b.line] = b.message(entries[b.entry], rule, s)
-		}
-	}
-	entries = entries[:n]
-	slices.SortFunc(entries, func(a, b checkpoint.OffsetEntry) int {
-		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Line, b.Line))
+		return nil
 	})
-	for i := 1; i < len(entries); i++ {
-		if a, b := entries[i-1], entries[i]; a.Topic == b.Topic && a.Partition == b.Partition {
-			bads = append(bads, badEntry{line: b.Line, entry: a.Line, why: repeated})
-		}
+	if err != nil {
+		return corruptFinding(c, err, path)
 	}
-	slices.SortFunc(bads, func(a, b badEntry) int { return cmp.Compare(a.line, b.line) })
+	idx.repeated(func(line, first int) {
+		bads.keep(badEntry{line: line, why: repeated, msg: fmt.Sprintf("the partition appears again (first on line %d): Kafka writes each partition once, and a broker reading it keeps the last", first)})
+	})
+	first := bads.first()
 	lines := []int{}
-	for i, b := range bads {
-		if i < maxListed {
-			lines = append(lines, b.line)
-		}
+	for _, b := range first {
+		lines = append(lines, b.line)
 	}
 	if unknown > 0 {
 		lines = append(lines, unknownAt)
 	}
 	pos := linePositions(path, lines)
-	for i, b := range bads {
-		at := int64(-1)
-		if i < maxListed {
-			at = pos[b.line]
-		}
-		msg, ok := msgs[b.line]
-		if b.why == repeated {
-			msg, ok = fmt.Sprintf("the partition appears again (first on line %d): Kafka writes each partition once, and a broker reading it keeps the last", b.entry), true
-		}
-		if !ok {
-			msg = "and more like the problems above"
-		}
-		c.problem(path, at, "line %d: %s", b.line, msg)
+	for _, b := range first {
+		c.problem(path, pos[b.line], "line %d: %s", b.line, b.msg)
+	}
+	// Past maxListed the collector only counts problems.
+	for range bads.n - len(first) {
+		c.problem(path, -1, "and more like the problems above")
 	}
 	if unknown > 0 {
 		c.info(path, pos[unknownAt], "%d entries name partitions this log directory does not hold (the first on line %d): a broker ignores them", unknown, unknownAt)
 	}
 	if rule.missing != "" {
-		missingEntries(c, path, rule, s, entries)
+		missingEntries(c, path, rule, s, listed)
 	}
 	return nil
 }
 
-// maxCheckpoint bounds the size of an offset checkpoint read whole, which
-// then takes up to seven times its size in memory. A line is about 40 bytes,
-// so it allows some 400 000 partitions in one log directory, far more than a
-// broker serves.
+// maxCheckpoint bounds the size of an offset checkpoint read. A line is
+// about 40 bytes, so it allows some 400 000 partitions in one log
+// directory, far more than a broker serves.
 const maxCheckpoint = 16 << 20
 
 // badEntry is an entry of an offset checkpoint with a problem.
 type badEntry struct {
-	line  int
-	entry int // index of the entry; for repeated, the line of the first
-	why   badWhy
+	line int
+	why  badWhy
+	msg  string
 }
 
 type badWhy uint8
@@ -293,10 +282,42 @@ const (
 	repeated
 )
 
-func (b badEntry) message(e checkpoint.OffsetEntry, rule checkpointRule, s offsetsScope) string {
+// badEntries counts the problems of a checkpoint and keeps the first
+// maxListed by line, the ones listed.
+type badEntries struct {
+	n    int
+	kept []badEntry
+}
+
+// add records a problem with e found while reading the file, in line order.
+func (bs *badEntries) add(e checkpoint.OffsetEntry, why badWhy, rule checkpointRule, s offsetsScope) {
+	if bs.n >= maxListed {
+		bs.n++ // a later line than all those kept
+		return
+	}
+	bs.keep(badEntry{line: e.Line, why: why, msg: message(e, why, rule, s)})
+}
+
+// keep records a problem in any line order.
+func (bs *badEntries) keep(b badEntry) {
+	bs.n++
+	bs.kept = append(bs.kept, b)
+	if len(bs.kept) >= 2*maxListed {
+		bs.kept = bs.first()
+	}
+}
+
+// first returns the first maxListed problems by line; on one line, the one
+// found reading the file before the repetition.
+func (bs *badEntries) first() []badEntry {
+	slices.SortFunc(bs.kept, func(a, b badEntry) int { return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.why, b.why)) })
+	return bs.kept[:min(len(bs.kept), maxListed)]
+}
+
+func message(e checkpoint.OffsetEntry, why badWhy, rule checkpointRule, s offsetsScope) string {
 	t := tp{e.Topic, e.Partition}
 	f := s.parts[t]
-	switch b.why {
+	switch why {
 	case badTopic:
 		return fmt.Sprintf("%v: Kafka never writes such an entry", layout.ValidateTopic(e.Topic))
 	case beyondEnd:
@@ -307,18 +328,119 @@ func (b badEntry) message(e checkpoint.OffsetEntry, rule checkpointRule, s offse
 	return fmt.Sprintf("%s %d of partition %s is not its log end offset %d: %s", rule.what, e.Offset, t, f.logEnd, rule.clean)
 }
 
-// missingEntries reports the partitions verified whole that a checkpoint,
-// whose entries are sorted by partition, has no entry for. After a clean
-// shutdown the recovery point checkpoint names every log the broker had, so
-// a missing entry is a problem there.
-func missingEntries(c *collector, path string, rule checkpointRule, s offsetsScope, sorted []checkpoint.OffsetEntry) {
+// entryIndex finds the partitions a checkpoint lists more than once without
+// holding its entries: each is 12 bytes, its topic a number.
+type entryIndex struct {
+	topics topicIDs
+	keys   []entryKey
+}
+
+type entryKey struct {
+	topic     uint32
+	partition int32
+	line      uint32 // a checkpoint has at most 2^31-1 entries
+}
+
+func (x *entryIndex) add(e checkpoint.OffsetEntry) {
+	x.keys = append(x.keys, entryKey{topic: x.topics.id(e.Topic), partition: e.Partition, line: uint32(e.Line)})
+}
+
+// topicIDs numbers topic names in little memory, since every line of a
+// hostile checkpoint may name another topic: the names are kept end to end
+// in one slice and found through an open-addressing table of their
+// numbers, some 20 bytes a name where a map of strings takes 60.
+type topicIDs struct {
+	names []byte   // every name, end to end
+	ends  []uint32 // where each name ends in names; a checkpoint read is at most maxCheckpoint bytes
+	table []uint32 // 0 for an empty slot, else a name's number + 1
+	seed  maphash.Seed
+}
+
+func (t *topicIDs) id(name string) uint32 {
+	if 2*(len(t.ends)+1) > len(t.table) {
+		t.grow()
+	}
+	mask := uint64(len(t.table) - 1)
+	for i := maphash.String(t.seed, name) & mask; ; i = (i + 1) & mask {
+		v := t.table[i]
+		if v == 0 {
+			t.names = append(t.names, name...)
+			t.ends = append(t.ends, uint32(len(t.names)))
+			t.table[i] = uint32(len(t.ends))
+			return uint32(len(t.ends) - 1)
+		}
+		if string(t.name(v-1)) == name {
+			return v - 1
+		}
+	}
+}
+
+func (t *topicIDs) name(id uint32) []byte {
+	start := uint32(0)
+	if id > 0 {
+		start = t.ends[id-1]
+	}
+	return t.names[start:t.ends[id]]
+}
+
+// grow doubles the table, keeping it at most half full.
+func (t *topicIDs) grow() {
+	if len(t.table) == 0 {
+		t.seed = maphash.MakeSeed()
+	}
+	t.table = make([]uint32, max(64, 2*len(t.table)))
+	mask := uint64(len(t.table) - 1)
+	for id := range t.ends {
+		i := maphash.Bytes(t.seed, t.name(uint32(id))) & mask
+		for t.table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.table[i] = uint32(id) + 1
+	}
+}
+
+// repeated calls fn for every entry of a partition listed on an earlier
+// line too, with the line of the entry before it.
+func (x *entryIndex) repeated(fn func(line, before int)) {
+	slices.SortFunc(x.keys, func(a, b entryKey) int {
+		return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition), cmp.Compare(a.line, b.line))
+	})
+	for i := 1; i < len(x.keys); i++ {
+		if a, b := x.keys[i-1], x.keys[i]; a.topic == b.topic && a.partition == b.partition {
+			fn(int(b.line), int(a.line))
+		}
+	}
+}
+
+// lineCount returns at least the number of lines of the file at path, or 0
+// if it cannot be read.
+func lineCount(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 1 // a last line without a line end
+	buf := make([]byte, 64<<10)
+	for {
+		m, err := f.Read(buf)
+		b := buf[:m]
+		// "\r\n" ends one line; split across two reads it counts twice.
+		n += bytes.Count(b, []byte{'\n'}) + bytes.Count(b, []byte{'\r'}) - bytes.Count(b, []byte("\r\n"))
+		if err != nil {
+			return n
+		}
+	}
+}
+
+// missingEntries reports the partitions verified whole that a checkpoint
+// has no entry for. After a clean shutdown the recovery point checkpoint
+// names every log the broker had, so a missing entry is a problem there.
+func missingEntries(c *collector, path string, rule checkpointRule, s offsetsScope, listed map[tp]bool) {
 	var missing []tp
 	for t, f := range s.parts {
-		_, found := slices.BinarySearchFunc(sorted, t, func(e checkpoint.OffsetEntry, t tp) int {
-			return cmp.Or(strings.Compare(e.Topic, t.topic), cmp.Compare(e.Partition, t.partition))
-		})
 		// KRaft's metadata log keeps its own state, not these files.
-		if !found && f.hasLog && t.topic != metadataTopic {
+		if !listed[t] && f.hasLog && t.topic != metadataTopic {
 			missing = append(missing, t)
 		}
 	}

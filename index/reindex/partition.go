@@ -143,19 +143,23 @@ func LogStartOffset(p *layout.Partition) (int64, error) {
 	if p.Dir.Topic == "" {
 		return 0, nil
 	}
-	entries, err := checkpoint.ReadOffsetsFile(filepath.Join(p.Path, "..", checkpoint.LogStart))
-	if errors.Is(err, fs.ErrNotExist) {
+	// The file is read to its end even after the entry is found: a
+	// checkpoint that turns out malformed gives no offset.
+	var off int64
+	found := false
+	err := checkpoint.ScanOffsetsFile(filepath.Join(p.Path, "..", checkpoint.LogStart), func(e checkpoint.OffsetEntry) error {
+		if !found && e.Topic == p.Dir.Topic && e.Partition == p.Dir.Partition {
+			off, found = e.Offset, true
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return 0, nil
-	}
-	if err != nil {
+	case err != nil:
 		return 0, err
 	}
-	for _, e := range entries {
-		if e.Topic == p.Dir.Topic && e.Partition == p.Dir.Partition {
-			return e.Offset, nil
-		}
-	}
-	return 0, nil
+	return off, nil
 }
 
 // run is the state of one Partition call.

@@ -6,6 +6,7 @@ package gen
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -501,34 +502,72 @@ func writeRoot(o *Options, parts []Partition) error {
 			return err
 		}
 	}
-	ends := map[string]int64{}
-	for _, p := range parts {
-		ends[fmt.Sprintf("%s %d", p.Topic, p.Partition)] = p.LogEndOffset
+	type key struct {
+		topic     string
+		partition int32
 	}
+	regenerated := map[key]bool{}
+	for _, p := range parts {
+		regenerated[key{p.Topic, p.Partition}] = true
+	}
+	byPartition := func(a, b checkpoint.OffsetEntry) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	}
+	// update merges the new entries into the file, in partition order. A
+	// file gen wrote is in that order already; its entries are streamed
+	// from the old file to the new one, since it may list many partitions.
 	update := func(name string, value func(Partition) (int64, bool)) error {
 		path := filepath.Join(o.Out, name)
-		old, err := checkpoint.ReadOffsetsFile(path)
+		var added []checkpoint.OffsetEntry
+		for _, p := range parts {
+			if v, ok := value(p); ok {
+				added = append(added, checkpoint.OffsetEntry{Topic: p.Topic, Partition: p.Partition, Offset: v})
+			}
+		}
+		slices.SortFunc(added, byPartition)
+		n := len(added)
+		err := checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
+			if !regenerated[key{e.Topic, e.Partition}] {
+				n++
+			}
+			return nil
+		})
+		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		var entries []checkpoint.OffsetEntry
-		for _, e := range old {
-			if _, regenerated := ends[fmt.Sprintf("%s %d", e.Topic, e.Partition)]; !regenerated {
-				entries = append(entries, e)
+		f, err := safefile.Create(path, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Abort()
+		w := checkpoint.NewOffsetWriter(f, path, n)
+		if exists {
+			err = checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
+				if regenerated[key{e.Topic, e.Partition}] {
+					return nil
+				}
+				for len(added) > 0 && byPartition(added[0], e) < 0 {
+					if err := w.Write(added[0]); err != nil {
+						return err
+					}
+					added = added[1:]
+				}
+				return w.Write(e)
+			})
+		}
+		for _, e := range added {
+			if err == nil {
+				err = w.Write(e)
 			}
 		}
-		for _, p := range parts {
-			if v, ok := value(p); ok {
-				entries = append(entries, checkpoint.OffsetEntry{Topic: p.Topic, Partition: p.Partition, Offset: v})
-			}
+		if err == nil {
+			err = w.Close()
 		}
-		slices.SortFunc(entries, func(a, b checkpoint.OffsetEntry) int {
-			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-				return c
-			}
-			return int(a.Partition - b.Partition)
-		})
-		return safefile.WriteFile(path, checkpoint.AppendOffsets(nil, entries), 0o644)
+		if err != nil {
+			return err
+		}
+		return f.Commit()
 	}
 	end := func(p Partition) (int64, bool) { return p.LogEndOffset, true }
 	none := func(Partition) (int64, bool) { return 0, false }

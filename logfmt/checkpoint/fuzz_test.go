@@ -25,25 +25,49 @@ func checkFuzzError(t *testing.T, err error, n int, allowUnknown bool) {
 	}
 }
 
+// FuzzReadOffsets drives OffsetReader, the reader under ReadOffsets and
+// ScanOffsets, and writes what it accepts back through OffsetWriter.
 func FuzzReadOffsets(f *testing.F) {
 	for _, s := range []string{
 		"", "0", "0\n0\n", "0\n2\nfoo 0 12\nbar 7 -1\n", "0\r\n1\r\nfoo 1 2", "0\n1\n 3 4\n",
 		"0\n2147483647\nfoo 0 1\n", "0\n1\nfoo 0 1 2\n", "1\n0\n", "0\n1\nf\xffo 0 1\n",
+		"0\n3\na 0 1\nb 0 2\na 1 3\n", "0\n1\nfoo 0 1\nfoo x 1\n",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := ReadOffsets(bytes.NewReader(data), "fuzz")
-		if err != nil {
+		var got []OffsetEntry
+		r := NewOffsetReader(bytes.NewReader(data), "fuzz")
+		for r.Next() {
+			e := r.Entry()
+			if e.Line != len(got)+3 {
+				t.Fatalf("entry %+v after %d entries: want line %d", e, len(got), len(got)+3)
+			}
+			got = append(got, e)
+		}
+		if err := r.Err(); err != nil {
 			checkFuzzError(t, err, len(data), false)
+			if r.Next() || r.Err() != err {
+				t.Fatalf("the reader went on after %v", err)
+			}
 			return
 		}
-		again, err := ReadOffsets(bytes.NewReader(AppendOffsets(nil, got)), "fuzz")
+		var b bytes.Buffer
+		w := NewOffsetWriter(&b, "fuzz", len(got))
+		for _, e := range got {
+			if err := w.Write(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if want := AppendOffsets(nil, got); !bytes.Equal(b.Bytes(), want) {
+			t.Fatalf("OffsetWriter wrote %q, AppendOffsets %q", b.Bytes(), want)
+		}
+		again, err := ReadOffsets(&b, "fuzz")
 		if err != nil {
 			t.Fatalf("rereading %+v: %v", got, err)
-		}
-		for i := range got {
-			got[i].Line = i + 3
 		}
 		if len(got) != len(again) || len(got) > 0 && !reflect.DeepEqual(got, again) {
 			t.Fatalf("round trip gave %+v, want %+v", again, got)

@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -16,32 +18,137 @@ type OffsetEntry struct {
 	Line      int // 1-based line it was read from; 0 when built in memory
 }
 
-// ReadOffsets reads a version-0 offset checkpoint (recovery-point,
-// log-start, replication or cleaner-offset) with the rules of Kafka's
-// CheckpointFile and OffsetCheckpointFile: an empty file, or one holding only
-// the version line, has no entries; the version must be 0; every entry line
-// splits on whitespace into topic, int32 partition and int64 offset; and the
-// number of entries must equal the count on line 2. Topic names are not
-// validated. Entries keep the file's order. Memory grows with the entries
-// only: lines are streamed, and repeated topic names share one string.
+// OffsetReader reads a version-0 offset checkpoint (recovery-point,
+// log-start, replication or cleaner-offset) one entry at a time, with the
+// rules of Kafka's CheckpointFile and OffsetCheckpointFile: an empty file,
+// or one holding only the version line, has no entries; the version must be
+// 0; every entry line splits on whitespace into topic, int32 partition and
+// int64 offset; and the number of entries must equal the count on line 2.
+// Topic names are not validated. Entries come in the file's order.
+//
+// A broker's checkpoint has a line per partition, and a damaged or hostile
+// one may have millions, so the reader holds one line at a time, whatever
+// the file's size. The count can only be checked at the end: entries are
+// returned before a file turns out to be short, and a caller that must not
+// act on a bad file reads it to the end before acting.
+//
+// The usual shape is:
+//
+//	r := checkpoint.NewOffsetReader(f, path)
+//	for r.Next() {
+//		e := r.Entry()
+//		...
+//	}
+//	if err := r.Err(); err != nil { ... }
+type OffsetReader struct {
+	c      entryScanner
+	e      OffsetEntry
+	err    error
+	topics map[string]string
+}
+
+// NewOffsetReader returns a reader of the offset checkpoint in r; file
+// names it in errors.
+func NewOffsetReader(r io.Reader, file string) *OffsetReader {
+	return &OffsetReader{c: entryScanner{s: newLineScanner(r, file), fields: 3}}
+}
+
+// Next advances to the next entry. It returns false at the end of the file
+// or at the first error, which Err then returns.
+func (r *OffsetReader) Next() bool {
+	if r.err != nil {
+		return false
+	}
+	f, err := r.c.next()
+	if err == nil {
+		err = r.parse(f)
+	}
+	if err != nil {
+		if err != io.EOF {
+			r.err = err
+		}
+		return false
+	}
+	return true
+}
+
+func (r *OffsetReader) parse(f [][]byte) error {
+	s := r.c.s
+	p, ok := parseInt(f[1], 32)
+	if !ok {
+		return s.corrupt("partition %s is not an int32", excerpt(f[1]))
+	}
+	o, ok := parseInt(f[2], 64)
+	if !ok {
+		return s.corrupt("offset %s is not an int64", excerpt(f[2]))
+	}
+	if err := r.c.counted(); err != nil {
+		return err
+	}
+	r.e.Topic = r.topic(f[0])
+	r.e.Partition, r.e.Offset, r.e.Line = int32(p), o, s.line
+	return nil
+}
+
+// topic returns b as a string. A broker's file has far fewer topics than
+// lines, so the names seen are remembered and entries of one topic share a
+// string: a look-up by bytes does not allocate.
+func (r *OffsetReader) topic(b []byte) string {
+	if t, ok := r.topics[string(b)]; ok {
+		return t
+	}
+	if r.topics == nil || len(r.topics) >= maxTopics {
+		r.topics = make(map[string]string)
+	}
+	t := string(b)
+	r.topics[t] = t
+	return t
+}
+
+// maxTopics bounds the topic names an OffsetReader remembers; past it, it
+// forgets them all, so that a file naming a new topic on every line costs
+// a bounded amount.
+const maxTopics = 1024
+
+// Entry returns the entry Next advanced to.
+func (r *OffsetReader) Entry() OffsetEntry { return r.e }
+
+// Err returns the error that ended Next early: a *logfmt.CorruptError for a
+// malformed file, else the read error. It is nil at the end of a valid file.
+func (r *OffsetReader) Err() error { return r.err }
+
+// ScanOffsets calls fn for each entry of the offset checkpoint in r, read
+// as OffsetReader does, and returns the reader's error or the first error
+// of fn, which ends the scan.
+func ScanOffsets(r io.Reader, file string, fn func(OffsetEntry) error) error {
+	or := NewOffsetReader(r, file)
+	for or.Next() {
+		if err := fn(or.Entry()); err != nil {
+			return err
+		}
+	}
+	return or.Err()
+}
+
+// ScanOffsetsFile is ScanOffsets on the file at path. A missing file is an
+// error satisfying errors.Is(err, fs.ErrNotExist); Kafka would create it
+// empty.
+func ScanOffsetsFile(path string, fn func(OffsetEntry) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return ScanOffsets(f, path, fn)
+}
+
+// ReadOffsets reads a whole offset checkpoint into memory, as OffsetReader
+// reads it. It is for files known to be small, and for tests: memory grows
+// with the entries.
 func ReadOffsets(r io.Reader, file string) ([]OffsetEntry, error) {
 	var entries []OffsetEntry
-	topics := make(map[string]string)
-	err := scanCheckpoint(r, file, 3, func(s *lineScanner, f [][]byte) error {
-		p, ok := parseInt(f[1], 32)
-		if !ok {
-			return s.corrupt("partition %s is not an int32", excerpt(f[1]))
-		}
-		o, ok := parseInt(f[2], 64)
-		if !ok {
-			return s.corrupt("offset %s is not an int64", excerpt(f[2]))
-		}
-		t, ok := topics[string(f[0])]
-		if !ok {
-			t = string(f[0])
-			topics[t] = t
-		}
-		entries = append(entries, OffsetEntry{Topic: t, Partition: int32(p), Offset: o, Line: s.line})
+	err := ScanOffsets(r, file, func(e OffsetEntry) error {
+		entries = append(entries, e)
 		return nil
 	})
 	if err != nil {
@@ -50,8 +157,8 @@ func ReadOffsets(r io.Reader, file string) ([]OffsetEntry, error) {
 	return entries, nil
 }
 
-// ReadOffsetsFile reads the offset checkpoint at path. A missing file is an
-// error satisfying errors.Is(err, fs.ErrNotExist); Kafka would create it empty.
+// ReadOffsetsFile is ReadOffsets on the file at path. A missing file is an
+// error satisfying errors.Is(err, fs.ErrNotExist).
 func ReadOffsetsFile(path string) ([]OffsetEntry, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -67,14 +174,81 @@ func ReadOffsetsFile(path string) ([]OffsetEntry, error) {
 func AppendOffsets(dst []byte, entries []OffsetEntry) []byte {
 	dst = appendHeader(dst, len(entries))
 	for _, e := range entries {
-		dst = append(dst, e.Topic...)
-		dst = append(dst, ' ')
-		dst = strconv.AppendInt(dst, int64(e.Partition), 10)
-		dst = append(dst, ' ')
-		dst = strconv.AppendInt(dst, e.Offset, 10)
-		dst = append(dst, '\n')
+		dst = appendOffset(dst, e)
 	}
 	return dst
+}
+
+func appendOffset(dst []byte, e OffsetEntry) []byte {
+	dst = append(dst, e.Topic...)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, int64(e.Partition), 10)
+	dst = append(dst, ' ')
+	dst = strconv.AppendInt(dst, e.Offset, 10)
+	return append(dst, '\n')
+}
+
+// OffsetWriter writes the bytes AppendOffsets would, one entry at a time,
+// so that a checkpoint too large to build in memory can be rewritten from
+// the old file through a filter. The count line comes before the entries,
+// so the number of entries is given up front, usually counted by a first
+// pass over the old file, and Close checks that it was kept.
+type OffsetWriter struct {
+	w     *bufio.Writer
+	file  string
+	want  int
+	n     int
+	err   error
+	buf   []byte
+	began bool
+}
+
+// NewOffsetWriter returns a writer of a checkpoint of n entries to w; file
+// names it in errors about the count. Errors of w are returned as they are.
+func NewOffsetWriter(w io.Writer, file string, n int) *OffsetWriter {
+	return &OffsetWriter{w: bufio.NewWriterSize(w, 64<<10), file: file, want: n}
+}
+
+// Write writes the line of e. Writing more than the declared number of
+// entries is an error.
+func (w *OffsetWriter) Write(e OffsetEntry) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.n++; w.n > w.want {
+		w.err = fmt.Errorf("%s: more entries than the %d declared", w.file, w.want)
+		return w.err
+	}
+	if w.header(); w.err != nil {
+		return w.err
+	}
+	w.buf = appendOffset(w.buf[:0], e)
+	_, w.err = w.w.Write(w.buf)
+	return w.err
+}
+
+// header writes the version and count lines before the first entry, or at
+// Close for a file without entries.
+func (w *OffsetWriter) header() {
+	if !w.began {
+		w.began = true
+		_, w.err = w.w.Write(appendHeader(w.buf[:0], w.want))
+	}
+}
+
+// Close writes what is buffered to the underlying writer, which it does not
+// close. It fails if fewer entries were written than declared.
+func (w *OffsetWriter) Close() error {
+	if w.err == nil {
+		w.header()
+	}
+	if w.err == nil && w.n != w.want {
+		w.err = fmt.Errorf("%s: %d entries written, %d declared", w.file, w.n, w.want)
+	}
+	if w.err == nil {
+		w.err = w.w.Flush()
+	}
+	return w.err
 }
 
 // EpochEntry is one line of a leader-epoch-checkpoint: the first offset
@@ -85,26 +259,33 @@ type EpochEntry struct {
 }
 
 // ReadLeaderEpochs reads a leader-epoch-checkpoint with the rules of Kafka's
-// LeaderEpochCheckpointFile: the framing of ReadOffsets, with entry lines of
-// exactly two fields, an int32 epoch and an int64 start offset.
+// LeaderEpochCheckpointFile: the framing of OffsetReader, with entry lines
+// of exactly two fields, an int32 epoch and an int64 start offset. A broker
+// keeps one line per leader epoch, so the file is read whole.
 func ReadLeaderEpochs(r io.Reader, file string) ([]EpochEntry, error) {
 	var entries []EpochEntry
-	err := scanCheckpoint(r, file, 2, func(s *lineScanner, f [][]byte) error {
+	c := entryScanner{s: newLineScanner(r, file), fields: 2}
+	for {
+		f, err := c.next()
+		if err == io.EOF {
+			return entries, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 		e, ok := parseInt(f[0], 32)
 		if !ok {
-			return s.corrupt("epoch %s is not an int32", excerpt(f[0]))
+			return nil, c.s.corrupt("epoch %s is not an int32", excerpt(f[0]))
 		}
 		o, ok := parseInt(f[1], 64)
 		if !ok {
-			return s.corrupt("start offset %s is not an int64", excerpt(f[1]))
+			return nil, c.s.corrupt("start offset %s is not an int64", excerpt(f[1]))
+		}
+		if err := c.counted(); err != nil {
+			return nil, err
 		}
 		entries = append(entries, EpochEntry{Epoch: int32(e), StartOffset: o})
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return entries, nil
 }
 
 // AppendLeaderEpochs appends the leader-epoch-checkpoint Kafka would write.
@@ -125,69 +306,82 @@ func appendHeader(dst []byte, n int) []byte {
 	return append(dst, '\n')
 }
 
-// scanCheckpoint walks a version-0 checkpoint as Kafka's
-// CheckpointFile.CheckpointReadBuffer does and calls entry for each entry
-// line, already split into exactly fields fields.
+// entryScanner walks a version-0 checkpoint as Kafka's
+// CheckpointFile.CheckpointReadBuffer does, returning each entry line split
+// into exactly fields fields. The caller parses the fields and then calls
+// counted, so that a malformed entry beyond the count is reported as
+// malformed, as Kafka, which parses before it counts, reports it.
 //
 // Kafka sizes its list by the count line before reading any entry; this does
 // not, so a count of two billion over three lines costs nothing. It also
 // stops at the first entry beyond the count rather than reading on.
-func scanCheckpoint(r io.Reader, file string, fields int, entry func(*lineScanner, [][]byte) error) error {
-	s := newLineScanner(r, file)
-	line, err := s.scan()
-	if err == io.EOF {
-		return nil
+type entryScanner struct {
+	s        *lineScanner
+	fields   int
+	f        [][]byte
+	began    bool
+	want, n  int64
+	countPos int64 // where line 2 starts
+}
+
+// next returns the fields of the next entry line, io.EOF after the last
+// one, or the error that ends the file.
+func (c *entryScanner) next() ([][]byte, error) {
+	if !c.began {
+		c.began = true
+		if err := c.header(); err != nil {
+			return nil, err
+		}
 	}
+	line, err := c.s.scan()
+	if err == io.EOF {
+		if c.n != c.want {
+			return nil, logfmt.Corruptf(c.s.file, c.countPos, "line 2: declares %d entries, file has %d", c.want, c.n)
+		}
+		return nil, io.EOF
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.f = splitFields(line, c.f, c.fields)
+	if len(c.f) != c.fields {
+		return nil, c.s.corrupt("malformed entry %s: want %d fields", excerpt(line), c.fields)
+	}
+	return c.f, nil
+}
+
+// header reads the version and count lines. A file that ends before the
+// count has no entries: want stays 0.
+func (c *entryScanner) header() error {
+	line, err := c.s.scan()
 	if err != nil {
 		return err
 	}
 	v, ok := parseInt(line, 32)
 	if !ok {
-		return s.corrupt("malformed version line %s", excerpt(line))
+		return c.s.corrupt("malformed version line %s", excerpt(line))
 	}
 	if v != 0 {
-		return s.corrupt("unsupported version %d, want 0", v)
+		return c.s.corrupt("unsupported version %d, want 0", v)
 	}
 
-	line, err = s.scan()
-	if err == io.EOF {
-		return nil
-	}
-	if err != nil {
+	if line, err = c.s.scan(); err != nil {
 		return err
 	}
-	want, ok := parseInt(line, 32)
-	if !ok {
-		return s.corrupt("malformed entry count %s", excerpt(line))
+	if c.want, ok = parseInt(line, 32); !ok {
+		return c.s.corrupt("malformed entry count %s", excerpt(line))
 	}
-	if want < 0 {
-		return s.corrupt("negative entry count %d", want)
+	if c.want < 0 {
+		return c.s.corrupt("negative entry count %d", c.want)
 	}
-	countPos := s.pos
+	c.countPos = c.s.pos
+	return nil
+}
 
-	var n int64
-	var f [][]byte
-	for {
-		line, err := s.scan()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		f = splitFields(line, f, fields)
-		if len(f) != fields {
-			return s.corrupt("malformed entry %s: want %d fields", excerpt(line), fields)
-		}
-		if err := entry(s, f); err != nil {
-			return err
-		}
-		if n++; n > want {
-			return s.corrupt("entry beyond the %d declared on line 2", want)
-		}
-	}
-	if n != want {
-		return logfmt.Corruptf(file, countPos, "line 2: declares %d entries, file has %d", want, n)
+// counted counts the entry just parsed.
+func (c *entryScanner) counted() error {
+	if c.n++; c.n > c.want {
+		return c.s.corrupt("entry beyond the %d declared on line 2", c.want)
 	}
 	return nil
 }

@@ -161,6 +161,121 @@ func TestReadOffsetsIOError(t *testing.T) {
 	}
 }
 
+// TestOffsetReaderStreams: entries come out as they are read, before a
+// count that does not match is found at the end, and the reader stops at
+// its first error.
+func TestOffsetReaderStreams(t *testing.T) {
+	r := NewOffsetReader(strings.NewReader("0\n3\nfoo 0 1\nfoo 1 2\n"), "ckpt")
+	var got []OffsetEntry
+	for r.Next() {
+		got = append(got, r.Entry())
+	}
+	want := []OffsetEntry{{Topic: "foo", Partition: 0, Offset: 1, Line: 3}, {Topic: "foo", Partition: 1, Offset: 2, Line: 4}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("entries before the error: %+v, want %+v", got, want)
+	}
+	checkCorrupt(t, r.Err(), "ckpt", 2, "line 2: declares 3 entries, file has 2")
+	if r.Next() {
+		t.Fatalf("Next after an error returned an entry %+v", r.Entry())
+	}
+	checkCorrupt(t, r.Err(), "ckpt", 2, "declares 3 entries")
+
+	r = NewOffsetReader(strings.NewReader(""), "ckpt")
+	if r.Next() || r.Err() != nil || r.Next() {
+		t.Fatalf("empty file: Next gave %+v, error %v", r.Entry(), r.Err())
+	}
+}
+
+func TestScanOffsets(t *testing.T) {
+	in := "0\n3\nfoo 0 1\nbar 1 2\nfoo 2 3\n"
+	var got []OffsetEntry
+	err := ScanOffsets(strings.NewReader(in), "ckpt", func(e OffsetEntry) error {
+		got = append(got, e)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadOffsets(strings.NewReader(in), "ckpt")
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ScanOffsets gave %+v, ReadOffsets %+v, %v", got, want, err)
+	}
+
+	// An error of fn ends the scan with that error.
+	stop := errors.New("stop")
+	n := 0
+	err = ScanOffsets(strings.NewReader(in), "ckpt", func(OffsetEntry) error {
+		if n++; n == 2 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || n != 2 {
+		t.Fatalf("scan stopped by fn: error %v after %d entries", err, n)
+	}
+
+	dir := t.TempDir()
+	if err := ScanOffsetsFile(filepath.Join(dir, LogStart), func(OffsetEntry) error { return nil }); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: error %v, want fs.ErrNotExist", err)
+	}
+	path := filepath.Join(dir, Replication)
+	if err := os.WriteFile(path, []byte("0\n1\nfoo 0 5\nfoo 1 6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = ScanOffsetsFile(path, func(OffsetEntry) error { return nil })
+	checkCorrupt(t, err, path, 12, "line 4: entry beyond the 1 declared")
+}
+
+func TestOffsetWriter(t *testing.T) {
+	entries := []OffsetEntry{
+		{Topic: "__consumer_offsets", Partition: 22, Offset: 0},
+		{Topic: "orders", Partition: 2, Offset: 18, Line: 9}, // the line is not written
+		{Topic: "x", Partition: 2147483647, Offset: -9223372036854775808},
+	}
+	for n := range len(entries) + 1 {
+		var b bytes.Buffer
+		w := NewOffsetWriter(&b, "ckpt", n)
+		for _, e := range entries[:n] {
+			if err := w.Write(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if want := AppendOffsets(nil, entries[:n]); !bytes.Equal(b.Bytes(), want) {
+			t.Fatalf("%d entries: wrote %q, want %q", n, b.Bytes(), want)
+		}
+	}
+
+	var b bytes.Buffer
+	w := NewOffsetWriter(&b, "ckpt", 1)
+	if err := w.Close(); err == nil || err.Error() != "ckpt: 0 entries written, 1 declared" {
+		t.Fatalf("Close short of the count: error %v", err)
+	}
+	w = NewOffsetWriter(&b, "ckpt", 1)
+	if err := w.Write(entries[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(entries[1]); err == nil || err.Error() != "ckpt: more entries than the 1 declared" || w.Close() != err {
+		t.Fatalf("writing beyond the count: error %v", err)
+	}
+
+	boom := errors.New("boom")
+	w = NewOffsetWriter(failingWriter{boom}, "ckpt", 1)
+	err := w.Write(entries[0])
+	if err == nil {
+		err = w.Close()
+	}
+	if !errors.Is(err, boom) {
+		t.Fatalf("error %v, want one wrapping %v", err, boom)
+	}
+}
+
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
 func TestReadLeaderEpochs(t *testing.T) {
 	tests := []struct {
 		name string
@@ -307,7 +422,8 @@ func allocated() (bytes, objects uint64) {
 }
 
 // A million-line checkpoint streams: scanning it costs a fixed amount of
-// memory, and reading it costs memory for the entries only.
+// memory (consecutive entries of a topic share its name), and reading it
+// costs memory for the entries only.
 func TestMillionLines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads a million lines")
@@ -316,14 +432,19 @@ func TestMillionLines(t *testing.T) {
 
 	before, _ := allocated()
 	lines := 0
-	err := scanCheckpoint(&linesReader{n: n}, "big", 3, func(*lineScanner, [][]byte) error {
+	var last OffsetEntry
+	err := ScanOffsets(&linesReader{n: n}, "big", func(e OffsetEntry) error {
 		lines++
+		last = e
 		return nil
 	})
 	after, _ := allocated()
 	scanned := after - before
 	if err != nil || lines != n {
 		t.Fatalf("scan: %d lines, error %v", lines, err)
+	}
+	if last.Line != n+2 || last.Topic != "some-topic" || last.Partition != int32(n%50) || last.Offset != 1234567 {
+		t.Errorf("last entry scanned %+v", last)
 	}
 	if scanned > 1<<20 {
 		t.Errorf("scanning %d lines allocated %d bytes, want a fixed amount under 1 MiB", n, scanned)
@@ -373,6 +494,41 @@ func BenchmarkReadOffsets(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := ReadOffsets(bytes.NewReader(data), ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkScanOffsets(b *testing.B) {
+	var entries []OffsetEntry
+	for i := range 1000 {
+		entries = append(entries, OffsetEntry{Topic: "topic-" + strconv.Itoa(i%20), Partition: int32(i), Offset: int64(i) * 1000})
+	}
+	data := AppendOffsets(nil, entries)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ScanOffsets(bytes.NewReader(data), "", func(OffsetEntry) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkOffsetWriter(b *testing.B) {
+	var entries []OffsetEntry
+	for i := range 1000 {
+		entries = append(entries, OffsetEntry{Topic: "topic-" + strconv.Itoa(i%20), Partition: int32(i), Offset: int64(i) * 1000})
+	}
+	b.SetBytes(int64(len(AppendOffsets(nil, entries))))
+	b.ReportAllocs()
+	for b.Loop() {
+		w := NewOffsetWriter(io.Discard, "", len(entries))
+		for _, e := range entries {
+			if err := w.Write(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,102 @@
+package verify
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// offsetFindings checks the offset checkpoint content on its own, as
+// verify does a file given alone.
+func offsetFindings(t *testing.T, content string) (*Report, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), checkpoint.RecoveryPoint)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{Path: path}
+	c := newCollector(rep)
+	if err := checkOffsets(c, path, offsetsScope{}); err != nil {
+		t.Fatal(err)
+	}
+	c.flush()
+	return rep, path
+}
+
+func TestCheckOffsetsRepeated(t *testing.T) {
+	rep, path := offsetFindings(t, "0\n6\na 0 1\nb 0 2\na 0 3\n../x 0 1\na 0 4\nb 1 5\n")
+	want := []Finding{
+		{Problem, path, 16, "line 5: the partition appears again (first on line 3): Kafka writes each partition once, and a broker reading it keeps the last"},
+		{Problem, path, 22, fmt.Sprintf("line 6: %v: Kafka never writes such an entry", layout.ValidateTopic("../x"))},
+		{Problem, path, 31, "line 7: the partition appears again (first on line 5): Kafka writes each partition once, and a broker reading it keeps the last"},
+	}
+	if rep.Problems != len(want) || fmt.Sprint(rep.Findings) != fmt.Sprint(want) {
+		t.Errorf("findings:\n%v\nwant\n%v", rep.Findings, want)
+	}
+}
+
+// TestCheckOffsetsManyRepeated: a partition listed on every line is
+// reported on every line, the first lines listed.
+func TestCheckOffsetsManyRepeated(t *testing.T) {
+	const n = 100_000
+	var b strings.Builder
+	fmt.Fprintf(&b, "0\n%d\n", n)
+	for i := range n {
+		fmt.Fprintf(&b, "a 0 %d\n", i)
+	}
+	rep, _ := offsetFindings(t, b.String())
+	if rep.Problems != n-1 || len(rep.Findings) != maxListed+1 {
+		t.Fatalf("%d problems, %d findings; want %d and %d", rep.Problems, len(rep.Findings), n-1, maxListed+1)
+	}
+	for i, f := range rep.Findings[:maxListed] {
+		if want := fmt.Sprintf("line %d: the partition appears again (first on line %d)", i+4, i+3); !strings.HasPrefix(f.Msg, want) {
+			t.Errorf("finding %d: %q, want %q", i, f.Msg, want)
+		}
+	}
+	if last := rep.Findings[maxListed]; last.Msg != fmt.Sprintf("%d more problems in this file are not listed", n-1-maxListed) {
+		t.Errorf("last finding %q", last.Msg)
+	}
+}
+
+// TestCheckOffsetsManyTopics: every line of the first half names another
+// topic, and every other line of the second half repeats one.
+func TestCheckOffsetsManyTopics(t *testing.T) {
+	const n = 50_000
+	var b strings.Builder
+	fmt.Fprintf(&b, "0\n%d\n", 2*n)
+	for i := range 2 * n {
+		partition := 0
+		if i >= n {
+			partition = i % 2
+		}
+		fmt.Fprintf(&b, "t%d %d 0\n", i%n, partition)
+	}
+	rep, _ := offsetFindings(t, b.String())
+	if rep.Problems != n/2 || !strings.HasPrefix(rep.Findings[0].Msg, fmt.Sprintf("line %d: the partition appears again (first on line 3)", n+3)) {
+		t.Errorf("%d problems, want %d: %v", rep.Problems, n/2, rep.Findings[0])
+	}
+}
+
+func TestTopicIDs(t *testing.T) {
+	var ids topicIDs
+	const n = 10_000
+	for round := range 2 {
+		for i := range n {
+			name := fmt.Sprintf("topic-%d", i)
+			if got := ids.id(name); got != uint32(i) {
+				t.Fatalf("round %d: id(%q) = %d, want %d", round, name, got, i)
+			}
+			if got := string(ids.name(uint32(i))); got != name {
+				t.Fatalf("name(%d) = %q", i, got)
+			}
+		}
+	}
+	if got := ids.id(""); got != n {
+		t.Fatalf("id of the empty name = %d, want %d", got, n)
+	}
+}
