@@ -167,6 +167,7 @@ type migrationJSON struct {
 	Root            string         `json:"root"`
 	RemovedMigrated bool           `json:"removedMigrated"`
 	Entries         int            `json:"entries"`
+	Unlisted        int            `json:"unlisted"`
 	Actions         map[string]int `json:"actions"`
 	Skipped         int            `json:"skippedDirs"`
 	TempsRemoved    []string       `json:"tempsRemoved"`
@@ -202,7 +203,7 @@ func writeMigrateJSON(w io.Writer, rep *migrate.CheckpointReport) error {
 		j := migrationJSON{
 			Type: "migration", File: d.RootFile, LogDir: d.Path, MigratedFile: d.MigratedFile, Direction: direction,
 			DryRun: rep.DryRun, Changed: d.Changed, Root: string(d.Root), RemovedMigrated: d.RemovedMigrated,
-			Entries: len(d.Entries), Actions: migrateActionCounts(d), Skipped: len(d.Skipped),
+			Entries: len(d.Entries) + d.Unlisted, Unlisted: d.Unlisted, Actions: migrateActionCounts(d), Skipped: len(d.Skipped),
 			TempsRemoved: append([]string{}, d.TempsRemoved...), Summary: migrateSummary(rep, d),
 		}
 		if err := enc.Encode(j); err != nil {
@@ -224,6 +225,9 @@ func writeMigrateText(w io.Writer, rep *migrate.CheckpointReport) error {
 			if err := migrateTable(w, d); err != nil {
 				return err
 			}
+		}
+		if d.Unlisted > 0 {
+			fmt.Fprintf(w, "... and %d more entries not listed: %s\n", d.Unlisted, unlistedWhat)
 		}
 		for _, s := range d.Skipped {
 			fmt.Fprintf(w, "skipped %s: %s\n", s.Path, migrateSkippedReason(s))
@@ -308,6 +312,9 @@ func migrateSummary(rep *migrate.CheckpointReport, d *migrate.CheckpointLogDir) 
 			parts = append(parts, fmt.Sprintf("%d %s", n, migratePick(rep.DryRun, a.dry, a.done)))
 		}
 	}
+	if d.Unlisted > 0 {
+		parts = append(parts, fmt.Sprintf("%d more not listed", d.Unlisted))
+	}
 	if len(parts) == 0 {
 		parts = append(parts, "no entries")
 	}
@@ -341,6 +348,10 @@ func migrateSummary(rep *migrate.CheckpointReport, d *migrate.CheckpointLogDir) 
 	}
 	return s
 }
+
+// unlistedWhat is what the entries a report leaves out are: a root file
+// may hold millions, and listing them all cost gigabytes.
+const unlistedWhat = "partitions not in this log directory, or lines a later line overrides; they stay where they are"
 
 func migrateActionCounts(d *migrate.CheckpointLogDir) map[string]int {
 	m := make(map[string]int)

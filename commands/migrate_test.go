@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,5 +247,42 @@ func TestMigrateParseCleanTime(t *testing.T) {
 		if tc.bad != (err != nil) || !tc.bad && (source != tc.source || ms != tc.ms) {
 			t.Errorf("parseCleanTime(%q) = %v, %d, %v", tc.in, source, ms, err)
 		}
+	}
+}
+
+// TestMigrateUnlisted: a root file with more absent partitions than a
+// report lists says how many it left out, in text and JSON, and still
+// moves them all into the .migrated file.
+func TestMigrateUnlisted(t *testing.T) {
+	dir := migrateLogDir(t)
+	var b strings.Builder
+	const ghosts = 1500
+	fmt.Fprintf(&b, "0\n%d\norders 0 700\n", ghosts+1)
+	for i := range ghosts {
+		fmt.Fprintf(&b, "ghost %d %d\n", i, i)
+	}
+	root := filepath.Join(dir, "cleaner-offset-checkpoint")
+	if err := os.WriteFile(root, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runLogtool(t, "--format", "json", "migrate-checkpoints", "--dry-run", dir)
+	var last struct {
+		Entries, Unlisted int
+		Actions           map[string]int
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v\n%s", code, err, errOut)
+	}
+	if last.Entries != ghosts+1 || last.Unlisted != ghosts+1-1-last.Actions["absent"] || last.Unlisted == 0 {
+		t.Errorf("json: %+v", last)
+	}
+	code, out, _ = runLogtool(t, "migrate-checkpoints", dir)
+	want := fmt.Sprintf("... and %d more entries not listed: ", last.Unlisted)
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, fmt.Sprintf("%d more not listed;", last.Unlisted)) {
+		t.Errorf("exit %d, want %q\n%s", code, want, out)
+	}
+	if got := readFileOr(t, root+".migrated", ""); got != b.String() {
+		t.Errorf(".migrated holds %d bytes, want the root file's %d", len(got), b.Len())
 	}
 }
