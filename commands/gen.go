@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,9 +25,10 @@ func genCommand() *cli.Command {
 		Description: "Writes what a broker leaves after producing and a clean shutdown: meta.properties, the four root\n" +
 			"checkpoints, partition directories with segments rolled at --segment-bytes, .index/.timeindex as recovery\n" +
 			"builds them, .txnindex for aborted transactions, producer snapshots, leader-epoch-checkpoint and\n" +
-			"partition.metadata. Running it again on the same directory adds topics.\n\n" +
+			"partition.metadata. Running it again on the same directory adds topics; a partition directory that\n" +
+			"already exists is refused (exit 4) before anything is written.\n\n" +
 			"Examples:\n" +
-			"  logtool gen --out /tmp/logs --topics 2 --partitions 3 --records 10000\n" +
+			"  logtool gen --out /tmp/gen-logs --topics 2 --partitions 3 --records 10000\n" +
 			"  logtool gen --out /tmp/old --magic 0 --compression snappy --topic legacy-events\n" +
 			"  logtool gen --out /tmp/txn --transactional-ratio 0.3 --abort-ratio 0.5 --tombstone-ratio 0.05",
 		Flags: []cli.Flag{
@@ -97,6 +99,9 @@ func runGen(c *cli.Context) error {
 	}
 	defer lock.Release()
 	parts, err := gen.Generate(o)
+	if errors.Is(err, gen.ErrPartitionExists) {
+		return &ExitError{Code: ExitRefused, Err: err}
+	}
 	if err != nil {
 		return err
 	}

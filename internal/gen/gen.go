@@ -142,7 +142,13 @@ type Partition struct {
 	LogEndOffset int64
 }
 
-// Generate writes the log directory. An existing log directory is extended:
+// ErrPartitionExists is returned, wrapped with the directory's path, when a
+// partition to generate is already in the log directory. It satisfies
+// errors.Is(err, fs.ErrExist).
+var ErrPartitionExists = fmt.Errorf("partition directory already exists; gen adds partitions, it never writes over one: %w", fs.ErrExist)
+
+// Generate writes the log directory. An existing log directory is extended
+// with new partitions (an existing one is refused with ErrPartitionExists):
 // its root checkpoints keep the entries of partitions not generated now.
 func Generate(o Options) ([]Partition, error) {
 	o.Defaults()
@@ -151,6 +157,16 @@ func Generate(o Options) ([]Partition, error) {
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, err
+	}
+	// Writing over a partition would leave its later segments and mix two
+	// logs in one directory: refuse before writing anything.
+	for _, topic := range o.topicNames() {
+		for p := int32(0); p < int32(o.Partitions); p++ {
+			dir := filepath.Join(o.Out, layout.PartitionDirName(topic, p))
+			if _, err := os.Lstat(dir); err == nil {
+				return nil, &fs.PathError{Op: "gen", Path: dir, Err: ErrPartitionExists}
+			}
+		}
 	}
 	var parts []Partition
 	for _, topic := range o.topicNames() {

@@ -1,7 +1,9 @@
 package gen
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,22 +27,26 @@ func TestGenMergesRootCheckpoints(t *testing.T) {
 		t.Fatalf("first run wrote %q, %v; want %q", got, err, want)
 	}
 
-	// Partitions gen does not write stay where they are; m-1 is written
-	// again, and c-0 is new.
+	// A partition already there is refused before anything is written.
 	if err := os.WriteFile(path, []byte("0\n4\na 0 1\nm 0 7\nm 1 99\nz 3 4\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o.Topics = []string{"m", "c"}
+	o.Topics = []string{"c", "m"}
 	o.Partitions = 1
+	if _, err := Generate(o); !errors.Is(err, ErrPartitionExists) || !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("generating m-0 again: %v, want ErrPartitionExists", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c-0")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("c-0 was written before m-0 was refused: %v", err)
+	}
+
+	// Partitions gen does not write stay where they are, and c-0 is new.
+	o.Topics = []string{"c"}
 	second, err := Generate(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ends := map[string]int64{}
-	for _, p := range second {
-		ends[p.Topic] = p.LogEndOffset
-	}
-	want = fmt.Sprintf("0\n5\na 0 1\nc 0 %d\nm 0 %d\nm 1 99\nz 3 4\n", ends["c"], ends["m"])
+	want = fmt.Sprintf("0\n5\na 0 1\nc 0 %d\nm 0 7\nm 1 99\nz 3 4\n", second[0].LogEndOffset)
 	if got, err := os.ReadFile(path); err != nil || string(got) != want {
 		t.Errorf("second run wrote %q, %v; want %q", got, err, want)
 	}
