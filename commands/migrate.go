@@ -45,7 +45,7 @@ func migrateCommand() *cli.Command {
 			"(exit 1) or a broker has locked a LOGDIR (exit 4).\n\n" +
 			"Examples:\n" +
 			"  logtool migrate-checkpoints --dry-run testdata/kafka-logs\n" +
-			"  cp -r testdata/kafka-logs /tmp/kafka-logs && logtool migrate-checkpoints /tmp/kafka-logs\n" +
+			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && logtool migrate-checkpoints /tmp/kafka-logs\n" +
 			"  logtool --format json migrate-checkpoints --reverse /tmp/kafka-logs\n" +
 			"  logtool migrate-checkpoints --clean-time 2024-06-01T00:00:00Z --keep-old /data/kafka-1 /data/kafka-2",
 		Flags: []cli.Flag{

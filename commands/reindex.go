@@ -51,7 +51,7 @@ func reindexCommand() *cli.Command {
 			"Examples:\n" +
 			"  logtool reindex --check testdata/kafka-logs\n" +
 			"  logtool reindex --dry-run testdata/kafka-logs/payments.txn-0\n" +
-			"  cp -r testdata/kafka-logs /tmp/kafka-logs && logtool reindex /tmp/kafka-logs\n" +
+			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && logtool reindex /tmp/kafka-logs\n" +
 			"  logtool reindex --time --granularity 1m /tmp/kafka-logs/orders-0\n" +
 			"  logtool --format json reindex --check --strict testdata/kafka-logs/clicks-v1-0/00000000000000000000.log",
 		Flags: []cli.Flag{

@@ -44,10 +44,11 @@ func retentionCommand() *cli.Command {
 			"be read stops its partition (exit 1) with nothing deleted there. Exit 4 when a broker holds the lock.\n\n" +
 			"Examples:\n" +
 			"  logtool retention --dry-run --now 2024-01-02T00:00:00Z --retention-ms 1h testdata/kafka-logs\n" +
-			"  logtool retention --retention-bytes 64KiB --retention-ms -1 testdata/kafka-logs/orders-0\n" +
-			"  logtool --format json retention --topic 'legacy\\..*' --retention-ms 168h testdata/kafka-logs",
+			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && \\\n" +
+			"    logtool retention --retention-bytes 64KiB --retention-ms -1 /tmp/kafka-logs/orders-0\n" +
+			"  logtool --format json retention --dry-run --topic 'legacy\\..*' --retention-ms 7d /tmp/kafka-logs",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "retention-ms", Value: "168h", Usage: "retention.ms: a Go duration (168h, 90m) or milliseconds; -1 keeps segments forever; the default is Kafka's topic default"},
+			&cli.StringFlag{Name: "retention-ms", Value: "168h", Usage: "retention.ms: a duration (7d, 168h, 90m) or milliseconds; -1 keeps segments forever; the default is Kafka's topic default"},
 			&cli.StringFlag{Name: "retention-bytes", Value: "-1", Usage: "retention.bytes per partition: bytes, or with KiB/MiB/GiB/TiB or KB/MB/GB/TB; -1 sets no limit (Kafka's default)"},
 			&cli.StringFlag{Name: "now", Usage: "the time retention is measured from, ms since the epoch or RFC 3339 (default: the wall clock)"},
 			&cli.StringFlag{Name: "topic", Usage: "only topics whose whole name matches this regular expression (default: all but internal topics)"},

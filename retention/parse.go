@@ -5,11 +5,12 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/logtool/logtool/internal/human"
 )
 
 // ParseMs reads a retention.ms value: milliseconds as Kafka's config takes
-// them ("604800000", "-1" for unlimited) or a Go duration ("168h", "90m").
+// them ("604800000", "-1" for unlimited) or a duration ("7d", "168h", "90m").
 func ParseMs(s string) (int64, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n < -1 {
@@ -17,14 +18,14 @@ func ParseMs(s string) (int64, error) {
 		}
 		return n, nil
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is neither milliseconds nor a duration like 168h", s)
-	}
-	if d < 0 {
+	if strings.HasPrefix(s, "-") {
 		return 0, fmt.Errorf("%q: a duration must not be negative (-1 means unlimited)", s)
 	}
-	return d.Milliseconds(), nil
+	ms, err := human.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither milliseconds nor a duration like 7d or 168h", s)
+	}
+	return ms, nil
 }
 
 // byteUnits are the suffixes ParseBytes takes, longest first so that "KiB"

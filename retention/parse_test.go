@@ -20,7 +20,10 @@ func TestParseMs(t *testing.T) {
 		{"999us", 0, true},
 		{"-2", 0, false},
 		{"-1h", 0, false},
-		{"7d", 0, false},
+		{"7d", DefaultRetentionMs, true},
+		{"1d12h", 36 * 3600 * 1000, true},
+		{"7x", 0, false},
+		{"d", 0, false},
 		{"", 0, false},
 		{"1e3", 0, false},
 	}

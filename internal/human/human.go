@@ -75,3 +75,32 @@ func Duration(ms int64) string {
 	}
 	return b.String()
 }
+
+// ParseDuration reads a span as Duration prints it, or as Go writes it:
+// whole days first if any, then Go's units ("7d", "1d12h", "30d22h59m55s",
+// "36h", "90m", "750ms"), and returns milliseconds. Signs are not accepted.
+func ParseDuration(s string) (int64, error) {
+	if s == "" {
+		return 0, fmt.Errorf("empty duration")
+	}
+	var days int64
+	rest := s
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		d, err := strconv.ParseInt(s[:i], 10, 64)
+		if err != nil || d < 0 || d > maxDays {
+			return 0, fmt.Errorf("%q is not a duration", s)
+		}
+		days, rest = d, s[i+1:]
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil || d < 0 {
+			return 0, fmt.Errorf("%q is not a duration", s)
+		}
+	}
+	return days*86_400_000 + d.Milliseconds(), nil
+}
+
+// maxDays keeps days*86,400,000 plus any Go duration within an int64.
+const maxDays = 100_000_000
