@@ -116,6 +116,14 @@ func global(c *cli.Context) (Global, error) {
 	if g.Workers < 1 {
 		return g, usageErr("--workers: want at least 1, got %d", g.Workers)
 	}
+	// The parser stops at the first path and takes what follows for more
+	// paths: "dump DIR --format json" would look for a file named
+	// "--format". Say so rather than fail on a missing file.
+	for _, a := range c.Args().Slice() {
+		if len(a) > 1 && a[0] == '-' {
+			return g, usageErr("%s after a path: flags go before the paths (logtool %s [flags] PATH...)", a, c.Command.Name)
+		}
+	}
 	return g, nil
 }
 

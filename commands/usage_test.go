@@ -54,6 +54,13 @@ func TestUsageErrors(t *testing.T) {
 		{"gen", nil, "--out"},
 		{"completion", nil, "bash or zsh"},
 
+		// Flags after a path, which the parser takes for more paths.
+		{"dump", []string{s, "--format", "json"}, "--format after a path: flags go before the paths"},
+		{"find", []string{part, "--offset", "5"}, "--offset after a path"},
+		{"verify", []string{part, "--deep"}, "--deep after a path"},
+		{"compact", []string{part, "--dry-run"}, "--dry-run after a path"},
+		{"retention", []string{part, "--dry-run"}, "--dry-run after a path"},
+
 		// A path that does not exist.
 		{"dump", []string{missing}, missing + ": no such file or directory"},
 		{"verify", []string{missing}, missing + ": no such file or directory"},
