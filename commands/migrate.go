@@ -104,7 +104,7 @@ func runMigrate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if g.Quiet {
+	if g.Quiet && !rep.DryRun { // a dry run's plan is its only output
 		return nil
 	}
 	if g.JSON() {

@@ -291,7 +291,8 @@ type reindexOutput struct {
 	g    Global
 	mode reindex.Mode
 	// brief is --quiet when writing: as for the other writing commands, the
-	// report of what was done is left out, but never a problem.
+	// report of what was done is left out, but never a problem. A dry run
+	// prints its plan whatever --quiet says: the plan is its only output.
 	brief      bool
 	counts     [3]int
 	segments   int
@@ -302,7 +303,7 @@ type reindexOutput struct {
 }
 
 func newReindexOutput(g Global, mode reindex.Mode) *reindexOutput {
-	return &reindexOutput{g: g, mode: mode, brief: g.Quiet && mode != reindex.Check,
+	return &reindexOutput{g: g, mode: mode, brief: g.Quiet && mode == reindex.Write,
 		rows: table.New("SEGMENT", "BATCHES", "VALID", ".index", ".timeindex", ".txnindex")}
 }
 

@@ -146,7 +146,7 @@ func runRetention(c *cli.Context) error {
 		}
 		done = append(done, r)
 	}
-	if !g.Quiet {
+	if !g.Quiet || o.DryRun { // a dry run's plan is its only output
 		if g.JSON() {
 			err = writeRetentionJSON(g.Stdout, done, o.DryRun)
 		} else {
