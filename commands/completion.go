@@ -93,7 +93,12 @@ func manCommand() *cli.Command {
 	return &cli.Command{
 		Name:     "man",
 		Category: "tools",
-		Usage:    "print the manual page (roff); e.g. logtool man > /usr/local/share/man/man1/logtool.1",
+		Usage:    "print the manual page (roff)",
+		Description: "The page lists every command with its flags and their defaults; the descriptions and examples\n" +
+			"are in each command's --help and in docs/commands.\n\n" +
+			"Examples:\n" +
+			"  logtool man > /usr/local/share/man/man1/logtool.1 && man logtool\n" +
+			"  logtool man | man -l -      # read it without installing",
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("unexpected argument %q", c.Args().First())

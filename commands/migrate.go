@@ -50,7 +50,7 @@ func migrateCommand() *cli.Command {
 			"  logtool migrate-checkpoints --clean-time 2024-06-01T00:00:00Z --keep-old /data/kafka-1 /data/kafka-2",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "reverse", Usage: "rebuild cleaner-offset-checkpoint from the per-partition files"},
-			&cli.StringFlag{Name: "clean-time", Value: "unknown", Usage: "clean time of migrated entries: unknown, file-mtime (risky, see above) or MS"},
+			&cli.StringFlag{Name: "clean-time", Value: "unknown", Usage: "clean time of migrated entries: unknown, file-mtime (risky: it can expire tombstones early, see --help) or MS"},
 			&cli.BoolFlag{Name: "keep-old", Usage: "leave the source in place (the root file; with --reverse the per-partition and .migrated files)"},
 			&cli.BoolFlag{Name: "overwrite", Usage: "let the source win where the destination holds a different offset"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and write nothing"},

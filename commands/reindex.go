@@ -63,7 +63,7 @@ func reindexCommand() *cli.Command {
 			&cli.BoolFlag{Name: "check", Usage: "write nothing; compare the existing indexes with the log (exit 3 on problems)"},
 			&cli.BoolFlag{Name: "strict", Usage: "with --check: any byte difference from the rebuild is a problem"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing; report what would change"},
-			&cli.BoolFlag{Name: "truncate-corrupt-tail", Usage: "cut a .log after its last valid batch, keeping the removed bytes in <segment>.log.truncated-<position>"},
+			&cli.BoolFlag{Name: "truncate-corrupt-tail", Usage: "cut a .log after its last valid batch, keeping the removed bytes in SEGMENT.log.truncated-POSITION"},
 		},
 		Action: runReindex,
 	}
