@@ -44,7 +44,8 @@ func compactCommand() *cli.Command {
 			"Durations: Go syntax (90s, 36h), whole days (7d) or milliseconds. Sizes: bytes or KiB, MiB, GiB.\n\n" +
 			"Examples:\n" +
 			"  logtool compact --dry-run --max-lag 7d testdata/kafka-logs\n" +
-			"  cp -r testdata/kafka-logs /tmp/kafka-logs && logtool compact --topic 'orders|user-profiles' /tmp/kafka-logs\n" +
+			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && \\\n" +
+			"    logtool compact --topic 'orders|user-profiles' /tmp/kafka-logs\n" +
 			"  logtool --format json compact --max-lag 1h --now 2024-03-01T00:00:00Z /tmp/kafka-logs/payments.txn-0\n" +
 			"  logtool compact --min-lag 10m --delete-retention 0 --offset-map-memory 16MiB /tmp/kafka-logs/legacy.events-v0-0",
 		Flags: []cli.Flag{
@@ -56,7 +57,7 @@ func compactCommand() *cli.Command {
 			&cli.StringFlag{Name: "segment-bytes", Value: "1GiB", Usage: "segment.bytes: cleaned segments are merged up to this size"},
 			&cli.StringFlag{Name: "offset-map-memory", Value: "128MiB", Usage: "log.cleaner.dedupe.buffer.size: offset map memory, shared among --workers; 24 bytes per key"},
 			&cli.StringFlag{Name: "producer-id-expiration", Value: "24h", Usage: "producer.id.expiration.ms: idle producers older than this lose the protection of their last batch"},
-			&cli.StringFlag{Name: "topic", Usage: "only topics whose whole name matches this regular expression"},
+			&cli.StringFlag{Name: "topic", Usage: "only topics whose whole name matches this regular expression (default: every topic)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "plan and simulate the first pass; write nothing"},
 		},
 		Action: runCompact,
@@ -105,16 +106,15 @@ func runCompact(c *cli.Context) error {
 
 	failed := 0
 	for i, err := range errs {
-		if err != nil {
-			failed++
-			fmt.Fprintf(g.Stderr, "logtool: compact: %s\n", oneLine(err))
-			continue
-		}
 		for _, w := range results[i].Warnings {
 			g.Warnf("%s: %s", dirs[i], w)
 		}
+		if err != nil {
+			failed++
+			fmt.Fprintf(g.Stderr, "logtool: compact: %s\n", oneLine(err))
+		}
 	}
-	if !g.Quiet {
+	if !g.Quiet || o.DryRun {
 		if g.JSON() {
 			err = writeCompactJSON(g.Stdout, results)
 		} else {
@@ -227,9 +227,6 @@ func writeCompactJSON(w io.Writer, results []*compact.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, r := range results {
-		if r == nil {
-			continue
-		}
 		obj := struct {
 			Type string `json:"type"`
 			File string `json:"file"`
@@ -244,9 +241,14 @@ func writeCompactJSON(w io.Writer, results []*compact.Result) error {
 
 func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error {
 	t := table.New("PARTITION", "ELIGIBLE", "DIRTY", "UNCLEANABLE", "SEGMENTS", "SIZE", "RECORDS", "TOMBSTONES REMOVED", "PAST MAX LAG", "REASON")
-	var eligible, before, after int64
+	var eligible, failed, before, after int64
 	for _, r := range results {
-		if r == nil {
+		if r.Error != "" {
+			// The full error line is on stderr; the row names the file
+			// relative to the partition, and the figures are left out.
+			failed++
+			short := strings.TrimPrefix(r.Error, filepath.Clean(r.Dir)+string(filepath.Separator))
+			t.Append(r.Partition, "failed", "-", "-", "-", "-", "-", "-", "-", strings.ReplaceAll(short, "\n", "; "))
 			continue
 		}
 		yes := "no"
@@ -273,33 +275,22 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error
 	if dryRun {
 		verb = "would compact (first pass)"
 	}
-	_, err := fmt.Fprintf(w, "%s %d of %d partition(s): %s -> %s\n", verb, eligible, len(results), human.Bytes(before), human.Bytes(after))
+	failures := ""
+	if failed > 0 {
+		failures = fmt.Sprintf("; %d failed", failed)
+	}
+	_, err := fmt.Fprintf(w, "%s %d of %d partition(s): %s -> %s%s\n", verb, eligible, len(results), human.Bytes(before), human.Bytes(after), failures)
 	return err
 }
 
-// compactParseLag reads a duration as Go syntax ("36h"), whole days ("7d",
-// "1d12h") or plain milliseconds, and returns milliseconds.
+// compactParseLag reads a duration as human.Duration prints it or as Go
+// writes it ("7d", "1d12h", "36h"), or plain milliseconds, and returns
+// milliseconds.
 func compactParseLag(s string) (int64, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return ms, nil
 	}
-	var days int64
-	rest := s
-	if i := strings.IndexByte(s, 'd'); i > 0 {
-		d, err := strconv.ParseInt(s[:i], 10, 64)
-		if err != nil || d < 0 || d > 100_000_000 {
-			return 0, fmt.Errorf("%q is not a duration", s)
-		}
-		days, rest = d, s[i+1:]
-	}
-	var d time.Duration
-	if rest != "" {
-		var err error
-		if d, err = time.ParseDuration(rest); err != nil {
-			return 0, fmt.Errorf("%q is not a duration", s)
-		}
-	}
-	return days*86_400_000 + d.Milliseconds(), nil
+	return human.ParseDuration(s)
 }
 
 // compactSizeUnits are the suffixes compactParseSize takes. KB and the like

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -187,5 +188,60 @@ func TestCompactParsers(t *testing.T) {
 		if _, err := compactParseSize(in); err == nil {
 			t.Errorf("size %q accepted", in)
 		}
+	}
+}
+
+// A damaged partition is reported as failed, in its row, its JSON object and
+// the summary, never as compacted; the others are compacted, and it is left
+// byte for byte.
+func TestCompactCorruptPartition(t *testing.T) {
+	dir := compactSample(t)
+	bad := filepath.Join(dir, "orders-0")
+	log := filepath.Join(bad, "00000000000000000712.log")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[5000] ^= 0xff
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := compactDigest(t, bad)
+	errLine := regexp.MustCompile(`(?m)^logtool: compact: ` + regexp.QuoteMeta(log) + `: checksum mismatch: .* \(at byte \d+\)$`)
+	row := regexp.MustCompile(`(?m)^orders-0 +failed( +-){7} +00000000000000000712\.log: checksum mismatch: .* \(at byte \d+\)$`)
+	for _, tc := range []struct {
+		args    []string
+		summary string
+	}{
+		{[]string{"--dry-run"}, "would compact (first pass) 5 of 7 partition(s): "},
+		{nil, "compacted 5 of 7 partition(s): "},
+	} {
+		args := append(append([]string{"compact", "--max-lag", "7d", "--now", compactNow}, tc.args...), dir)
+		code, out, errOut := compactRun(t, args...)
+		if code != ExitFailure || !errLine.MatchString(errOut) || !strings.Contains(errOut, "1 of 7 partition(s) failed") {
+			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if !row.MatchString(out) || !strings.HasPrefix(lines[len(lines)-1], tc.summary) || !strings.HasSuffix(lines[len(lines)-1], "; 1 failed") {
+			t.Fatalf("%v: stdout\n%s", tc.args, out)
+		}
+		if compactDigest(t, bad) != sum {
+			t.Fatalf("%v: the damaged partition changed", tc.args)
+		}
+	}
+
+	code, out, _ := compactRun(t, "--format", "json", "compact", "--dry-run", bad)
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(out), &obj); code != ExitFailure || err != nil {
+		t.Fatalf("exit %d, %v: %q", code, err, out)
+	}
+	for _, f := range []string{"type", "file", "partition", "eligible", "reason", "firstDirtyOffset", "firstUncleanableOffset",
+		"segmentsBefore", "segmentsAfter", "bytesBefore", "bytesAfter", "recordsBefore", "recordsAfter", "tombstonesRemoved", "maxLagExceededByMs"} {
+		if _, ok := obj[f]; !ok {
+			t.Errorf("no %q in %s", f, out)
+		}
+	}
+	if e, _ := obj["error"].(string); !strings.HasPrefix(e, log+": checksum mismatch") || obj["partition"] != "orders-0" {
+		t.Errorf("%s", out)
 	}
 }

@@ -147,3 +147,25 @@ func TestDurationsReadBack(t *testing.T) {
 		}
 	}
 }
+
+// TestQuietDryRunPrintsPlan: --quiet drops a writing command's report, but
+// a dry run's plan is all it does, so the plan is printed.
+func TestQuietDryRunPrintsPlan(t *testing.T) {
+	s := usageSample(t)
+	for _, args := range [][]string{
+		{"reindex", "--dry-run", s},
+		{"upgrade", "--dry-run", s},
+		{"migrate-checkpoints", "--dry-run", s},
+		{"compact", "--dry-run", "--max-lag", "1h", "--now", "2024-03-01T00:00:00Z", s},
+		{"retention", "--dry-run", "--retention-ms", "1h", "--now", "2024-03-01T00:00:00Z", s},
+	} {
+		want := "orders-0"
+		if args[0] == "migrate-checkpoints" {
+			want = "would be renamed" // the sample's root checkpoint has no entries
+		}
+		code, stdout, stderr := runArgs(append([]string{"--quiet"}, args...)...)
+		if code != ExitOK || stderr != "" || !strings.Contains(stdout, want) {
+			t.Errorf("%s --quiet --dry-run: exit %d, stderr %q, stdout %q; want the plan", args[0], code, stderr, stdout)
+		}
+	}
+}

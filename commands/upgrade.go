@@ -48,10 +48,11 @@ func upgradeCommand() *cli.Command {
 			"existing DIR/<partition> is never overwritten (exit 4). When PATH is a log directory and DIR has no\n" +
 			"meta.properties, its meta.properties, four offset checkpoints and .kafka_cleanshutdown are copied too.\n" +
 			"Corrupt input stops that partition with the file and byte position (exit 1) and leaves it as it was; so\n" +
-			"does a segment ending in a torn entry or zero-filled tail, which only a broker's recovery may drop.\n\n" +
+			"does a segment ending in a torn entry or zero-filled tail, which only a broker's recovery may drop. The\n" +
+			"other partitions go on. --dry-run prints its plan even with --quiet.\n\n" +
 			"Examples:\n" +
 			"  logtool upgrade --dry-run testdata/kafka-logs\n" +
-			"  cp -r testdata/kafka-logs /tmp/kafka-logs && logtool upgrade /tmp/kafka-logs/legacy.events-v0-0\n" +
+			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && logtool upgrade /tmp/kafka-logs/legacy.events-v0-0\n" +
 			"  logtool upgrade --to-magic 2 --output /tmp/converted testdata/kafka-logs\n" +
 			"  logtool --format json upgrade --timestamp-type log-append --append-time 2017-03-01T00:00:00Z \\\n" +
 			"      --compression lz4 /tmp/kafka-logs/legacy.events-v0-snappy-0 /tmp/kafka-logs/clicks-v1-0",
@@ -60,7 +61,7 @@ func upgradeCommand() *cli.Command {
 			&cli.StringFlag{Name: "timestamp-type", Value: "create", Usage: "what v0 messages get: create (timestamp -1, CreateTime) or log-append (--append-time, LogAppendTime)"},
 			&cli.StringFlag{Name: "append-time", Value: "file-mtime", Usage: "the LogAppendTime: ms, RFC 3339, or file-mtime (each segment's .log modification time)"},
 			&cli.StringFlag{Name: "compression", Value: "keep", Usage: "codec of rewritten sets: keep, none, gzip, snappy, lz4 or zstd"},
-			&cli.StringFlag{Name: "output", Usage: "write converted partitions to DIR/<partition dir name> and leave the source alone"},
+			&cli.StringFlag{Name: "output", Usage: "write each converted partition to DIR, under its own directory name, and leave the source alone (default: convert in place)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "convert in memory and report segments, messages and sizes; write nothing"},
 		},
 		Action: runUpgrade,
@@ -93,13 +94,13 @@ func runUpgrade(c *cli.Context) error {
 		defer bar.Finish()
 	}
 	rep, err := migrate.Upgrade(opts)
-	switch {
-	case errors.Is(err, migrate.ErrUpgradePath):
-		return usageErr("%w", err)
-	case errors.Is(err, migrate.ErrUpgradeRefused):
-		err = &ExitError{Code: ExitRefused, Err: err}
-	}
 	if rep == nil {
+		if errors.Is(err, migrate.ErrUpgradePath) {
+			return usageErr("%w", err)
+		}
+		if errors.Is(err, migrate.ErrUpgradeRefused) {
+			return &ExitError{Code: ExitRefused, Err: err}
+		}
 		return err
 	}
 	for _, p := range rep.Partitions {
@@ -110,7 +111,33 @@ func runUpgrade(c *cli.Context) error {
 	for _, n := range rep.Notes {
 		g.Warnf("%s", n)
 	}
-	if !g.Quiet {
+	// Each failed partition gets its own error line, as Run prints them;
+	// the run's error then only says how many failed.
+	if failed := rep.Failed(); failed > 0 {
+		code, perrs := ExitFailure, map[error]bool{}
+		for _, p := range rep.Partitions {
+			if p.Err == nil {
+				continue
+			}
+			perrs[p.Err] = true
+			fmt.Fprintf(g.Stderr, "logtool: upgrade: %s\n", oneLine(p.Err))
+			if errors.Is(p.Err, migrate.ErrUpgradeRefused) {
+				code = ExitRefused
+			}
+		}
+		rest := []error{&ExitError{Code: code, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(rep.Partitions))}}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				if !perrs[e] {
+					rest = append(rest, e)
+				}
+			}
+		}
+		err = errors.Join(rest...)
+	} else if errors.Is(err, migrate.ErrUpgradeRefused) {
+		err = &ExitError{Code: ExitRefused, Err: err}
+	}
+	if !g.Quiet || opts.DryRun {
 		var werr error
 		if g.JSON() {
 			werr = writeUpgradeJSON(g.Stdout, rep)
@@ -181,6 +208,7 @@ type upgradePartitionJSON struct {
 	BytesBefore       int64    `json:"bytesBefore"`
 	BytesAfter        int64    `json:"bytesAfter"`
 	Recovered         []string `json:"recovered,omitempty"`
+	Error             string   `json:"error,omitempty"` // the partition failed and was left as it was
 }
 
 // upgradeSegmentJSON is one "upgrade-segment" object: a rewritten segment.
@@ -225,6 +253,9 @@ func writeUpgradeJSON(w io.Writer, rep *migrate.UpgradeReport) error {
 		obj := upgradePartitionJSON{Type: "upgrade", File: p.Dir, Output: p.Output, DryRun: rep.DryRun, ToMagic: rep.ToMagic,
 			Segments: len(p.Segments), SegmentsRewritten: p.SegmentsRewritten, MessagesConverted: p.MessagesConverted,
 			BytesBefore: p.BytesBefore, BytesAfter: p.BytesAfter, Recovered: p.Recovered}
+		if p.Err != nil {
+			obj.Error = oneLine(p.Err)
+		}
 		if err := enc.Encode(obj); err != nil {
 			return err
 		}
@@ -234,14 +265,22 @@ func writeUpgradeJSON(w io.Writer, rep *migrate.UpgradeReport) error {
 
 func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) error {
 	t := table.New("PARTITION", "SEGMENTS REWRITTEN", "MESSAGES CONVERTED", "SIZE")
-	var segs, rewritten int
+	var segs, rewritten, failed int
 	var msgs, before, after int64
 	for _, p := range rep.Partitions {
+		name := filepath.Base(filepath.Clean(p.Dir))
+		if p.Err != nil {
+			// Its error line is on stderr; the row only says it is missing
+			// from the figures.
+			failed++
+			t.Append(name, "failed", "-", "-")
+			continue
+		}
 		segs, rewritten, msgs = segs+len(p.Segments), rewritten+p.SegmentsRewritten, msgs+p.MessagesConverted
 		before, after = before+p.BytesBefore, after+p.BytesAfter
 		// The partition directory's name, as the other commands show it; the
 		// JSON objects carry the full path.
-		t.Append(filepath.Base(filepath.Clean(p.Dir)), fmt.Sprintf("%d of %d", p.SegmentsRewritten, len(p.Segments)),
+		t.Append(name, fmt.Sprintf("%d of %d", p.SegmentsRewritten, len(p.Segments)),
 			strconv.FormatInt(p.MessagesConverted, 10), human.Bytes(p.BytesBefore)+" -> "+human.Bytes(p.BytesAfter))
 	}
 	if _, err := t.WriteTo(w); err != nil {
@@ -255,8 +294,12 @@ func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) er
 	if output != "" {
 		where = " into " + output
 	}
-	if _, err := fmt.Fprintf(w, "%s %d partition(s) to magic %d%s: %d message(s) in %d of %d segment(s), %s -> %s\n",
-		verb, len(rep.Partitions), rep.ToMagic, where, msgs, rewritten, segs, human.Bytes(before), human.Bytes(after)); err != nil {
+	failures := ""
+	if failed > 0 {
+		failures = fmt.Sprintf("; %d partition(s) failed and were left as they were", failed)
+	}
+	if _, err := fmt.Fprintf(w, "%s %d partition(s) to magic %d%s: %d message(s) in %d of %d segment(s), %s -> %s%s\n",
+		verb, len(rep.Partitions)-failed, rep.ToMagic, where, msgs, rewritten, segs, human.Bytes(before), human.Bytes(after), failures); err != nil {
 		return err
 	}
 	if len(rep.RootFiles) > 0 {

@@ -194,8 +194,8 @@ func TestUpgradeCommandUsage(t *testing.T) {
 	}
 }
 
-// Corrupt input: exit 1, one error line with file and byte position, the
-// partition as it was.
+// Corrupt input: exit 1, an error line with file and byte position and the
+// count of failed partitions, the partition as it was.
 func TestUpgradeCommandCorrupt(t *testing.T) {
 	dir := upgradeSample(t)
 	log := filepath.Join(dir, "legacy.events-v0-0", "00000000000000000240.log")
@@ -209,11 +209,72 @@ func TestUpgradeCommandCorrupt(t *testing.T) {
 	}
 	before := upgradeDigest(t, dir)
 	code, _, errOut := upgradeRun(t, "upgrade", "--workers", "1", filepath.Join(dir, "legacy.events-v0-0"))
-	re := regexp.MustCompile(`^logtool: upgrade: ` + regexp.QuoteMeta(log) + `: checksum mismatch: .* \(at byte \d+\)\n$`)
+	re := regexp.MustCompile(`^logtool: upgrade: ` + regexp.QuoteMeta(log) + `: checksum mismatch: .* \(at byte \d+\)\n` +
+		`logtool: upgrade: 1 of 1 partition\(s\) failed\n$`)
 	if code != ExitFailure || !re.MatchString(errOut) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	if upgradeDigest(t, dir) != before {
 		t.Fatal("the corrupt partition changed")
+	}
+}
+
+// A corrupt partition stops only itself: the partitions after it, here a
+// legacy one that needs converting, are still planned and converted, the
+// damaged one is named with file and position and left byte for byte, and
+// the run exits 1.
+func TestUpgradeCommandCorruptPartitionSkipped(t *testing.T) {
+	dir := upgradeSample(t)
+	bad := filepath.Join(dir, "legacy.events-v0-0")
+	log := filepath.Join(bad, "00000000000000000240.log")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[1000] ^= 0xff
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := upgradeDigest(t, bad)
+	errLine := regexp.MustCompile(`(?m)^logtool: upgrade: ` + regexp.QuoteMeta(log) + `: checksum mismatch: .* \(at byte \d+\)$`)
+	good := regexp.MustCompile(`(?m)^legacy\.events-v0-snappy-0 +1 of 1 +400 `)
+
+	code, out, errOut := upgradeRun(t, "upgrade", "--no-progress", "--workers", "1", "--dry-run", dir)
+	if code != ExitFailure || !errLine.MatchString(errOut) || !strings.Contains(errOut, "1 of 7 partition(s) failed") {
+		t.Fatalf("dry run: exit %d, stderr %q", code, errOut)
+	}
+	if !good.MatchString(out) || !regexp.MustCompile(`(?m)^legacy\.events-v0-0 +failed +- +-`).MatchString(out) ||
+		!strings.Contains(out, "would upgrade 6 partition(s) to magic 1: 400 message(s)") ||
+		!strings.Contains(out, "; 1 partition(s) failed") {
+		t.Fatalf("dry run: stdout\n%s", out)
+	}
+
+	code, out, errOut = upgradeRun(t, "--format", "json", "upgrade", "--no-progress", "--workers", "1", dir)
+	if code != ExitFailure || !errLine.MatchString(errOut) || strings.Count(errOut, "\n") != 2 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	objs := map[string]upgradePartitionJSON{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var o upgradePartitionJSON
+		if err := json.Unmarshal([]byte(line), &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Type == "upgrade" {
+			objs[filepath.Base(o.File)] = o
+		}
+	}
+	if o := objs["legacy.events-v0-0"]; !strings.HasPrefix(o.Error, log+": checksum mismatch") || o.SegmentsRewritten != 0 {
+		t.Errorf("damaged partition: %+v", o)
+	}
+	if o := objs["legacy.events-v0-snappy-0"]; o.Error != "" || o.SegmentsRewritten != 1 || o.MessagesConverted != 400 || len(objs) != 7 {
+		t.Errorf("good partition: %+v (of %d)", o, len(objs))
+	}
+	if upgradeDigest(t, bad) != before {
+		t.Fatal("the corrupt partition changed")
+	}
+	// Converted for real: nothing is left to convert there.
+	code, out, errOut = upgradeRun(t, "upgrade", "--dry-run", filepath.Join(dir, "legacy.events-v0-snappy-0"))
+	if code != ExitOK || !regexp.MustCompile(`(?m)^legacy\.events-v0-snappy-0 +0 of 1 +0 `).MatchString(out) {
+		t.Fatalf("after: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

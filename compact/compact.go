@@ -171,4 +171,11 @@ type Result struct {
 	TombstonesRemoved int64 `json:"tombstonesRemoved"`
 
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Error is why the partition failed, "" when it did not. The other
+	// fields are then what was known when it failed: the plan, if it was
+	// made (Eligible and Reason are its verdict, not an outcome), and the
+	// passes completed before, whose segments are in place. A dry run, or a
+	// failure in the first pass, leaves the partition as it was.
+	Error string `json:"error,omitempty"`
 }

@@ -2,6 +2,7 @@ package compact
 
 import (
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/logtool/logtool/internal/segswap"
@@ -10,6 +11,7 @@ import (
 
 // Compact plans and, unless o.DryRun, compacts the partition directory dir.
 // Its log directory must not be in use by a broker; the caller holds the lock.
+// On error the result, when not nil, has Result.Error set.
 func Compact(dir string, o Options) (*Result, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
@@ -21,23 +23,24 @@ func Compact(dir string, o Options) (*Result, error) {
 // offset map memory is shared out among the workers, as Kafka shares
 // log.cleaner.dedupe.buffer.size among its cleaner threads. done, when not
 // nil, is called after each partition. Results and errors are in the order
-// of dirs; a failed partition has a nil result.
+// of dirs; every partition has a result, and a failed one's has
+// Result.Error set, so that a report can show it as failed.
 func Run(dirs []string, o Options, workers int, done func()) ([]*Result, []error) {
 	results, errs := make([]*Result, len(dirs)), make([]error, len(dirs))
-	if err := o.Check(); err != nil {
+	failAll := func(err error) ([]*Result, []error) {
 		for i := range errs {
-			errs[i] = err
+			results[i], errs[i] = failedResult(nil, dirs[i], &o, err), err
 		}
 		return results, errs
+	}
+	if err := o.Check(); err != nil {
+		return failAll(err)
 	}
 	workers = max(1, min(workers, len(dirs)))
 	per := o
 	per.OffsetMapMemory = o.OffsetMapMemory / int64(workers)
 	if _, err := mapSlots(per.OffsetMapMemory); err != nil {
-		for i := range errs {
-			errs[i] = fmt.Errorf("%w when shared among %d workers", err, workers)
-		}
-		return results, errs
+		return failAll(fmt.Errorf("%w when shared among %d workers", err, workers))
 	}
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -62,9 +65,28 @@ func Run(dirs []string, o Options, workers int, done func()) ([]*Result, []error
 	return results, errs
 }
 
-// compact is one partition: recover an interrupted swap, plan, and run
-// passes until the cleanable range is clean.
+// compact cleans one partition, and gives a failed one a result too.
 func (c *cleaner) compact(dir string) (*Result, error) {
+	res, err := c.clean(dir)
+	if err != nil {
+		res = failedResult(res, dir, c.o, err)
+	}
+	return res, err
+}
+
+// failedResult marks res, or a new result for dir when the partition failed
+// before it had one, as failed with err.
+func failedResult(res *Result, dir string, o *Options, err error) *Result {
+	if res == nil {
+		res = &Result{Dir: dir, Partition: filepath.Base(filepath.Clean(dir)), DryRun: o.DryRun}
+	}
+	res.Error = err.Error()
+	return res
+}
+
+// clean is one partition: recover an interrupted swap, plan, and run passes
+// until the cleanable range is clean.
+func (c *cleaner) clean(dir string) (*Result, error) {
 	o := c.o
 	res := &Result{Dir: dir, DryRun: o.DryRun}
 	if !o.DryRun {
@@ -126,8 +148,14 @@ func (c *cleaner) compact(dir string) (*Result, error) {
 
 // passes runs cleaning passes from the planned first dirty offset until the
 // map no longer fills; a dry run simulates the first only.
-func (c *cleaner) passes(p *partition, pl *plan, cleanTime int64, res *Result) error {
+func (c *cleaner) passes(p *partition, pl *plan, cleanTime int64, res *Result) (err error) {
 	o := c.o
+	defer func() {
+		// The passes that completed are in place; a dry run changed nothing.
+		if err != nil && !o.DryRun {
+			res.SegmentsAfter, res.BytesAfter = len(p.segs), sizeOf(p.segs)
+		}
+	}()
 	rewritten := map[int64]bool{}
 	firstDirty := pl.firstDirty
 	for {

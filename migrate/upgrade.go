@@ -91,7 +91,7 @@ var ErrUpgradeVerify = errors.New("verification failed")
 type UpgradeReport struct {
 	ToMagic    int8
 	DryRun     bool
-	Partitions []UpgradePartition // in the order the paths name them
+	Partitions []UpgradePartition // in the order the paths name them, failed ones included
 	// Notes are things left alone and why: -delete directories, directories
 	// that are not partitions, a broker's lock seen by a dry run.
 	Notes []string
@@ -112,6 +112,21 @@ type UpgradePartition struct {
 	MessagesConverted int64
 	// BytesBefore and BytesAfter are the sizes of all the .log files.
 	BytesBefore, BytesAfter int64
+
+	// Err is why the partition failed; it was then left as it was, and
+	// Segments and the figures above are empty.
+	Err error
+}
+
+// Failed counts the partitions that failed.
+func (r *UpgradeReport) Failed() int {
+	n := 0
+	for _, p := range r.Partitions {
+		if p.Err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // UpgradeSegment is the report for one segment.
@@ -200,9 +215,11 @@ type UpgradeSegment struct {
 // When Output already is a log directory its root files are left alone, and
 // a broker started on it recovers the added partitions from scratch.
 //
-// Partitions are independent: they are converted Workers at a time, and the
-// first failure stops the run from starting more. The report then lists
-// the partitions finished so far, each of them complete.
+// Partitions are independent: they are converted Workers at a time, and a
+// partition that fails (corrupt input, a failed verification, an I/O error)
+// stops only itself. The report lists every partition, the failed ones with
+// their UpgradePartition.Err, and the error joins those errors, each one of
+// them at the top level, with any error of the run itself.
 func Upgrade(opts UpgradeOptions) (*UpgradeReport, error) {
 	u, err := newUpgrader(opts)
 	if err != nil {
@@ -220,10 +237,14 @@ func Upgrade(opts UpgradeOptions) (*UpgradeReport, error) {
 	if u.rootSource != "" {
 		rep.RootFiles, err = upgradeCopyRootFiles(u.rootSource, opts.Output, opts.DryRun)
 	}
+	errs := []error{err}
 	if err == nil {
-		rep.Partitions, err = u.run(parts)
+		rep.Partitions = u.run(parts)
+		for _, p := range rep.Partitions {
+			errs = append(errs, p.Err)
+		}
 	}
-	return rep, errors.Join(err, release())
+	return rep, errors.Join(append(errs, release())...)
 }
 
 // upgrader is one run of Upgrade.
@@ -425,9 +446,10 @@ func upgradeDistinct(dirs []string) []string {
 	return out
 }
 
-// run converts the partitions, Workers at a time. After the first failure
-// no new partition starts; the ones running finish (each is atomic).
-func (u *upgrader) run(jobs []upgradeJob) ([]UpgradePartition, error) {
+// run converts the partitions, Workers at a time. A failed partition is
+// left as it was (each is atomic) and reported with its error; the others
+// go on, since nothing they hold depends on it.
+func (u *upgrader) run(jobs []upgradeJob) []UpgradePartition {
 	var total int64
 	for _, j := range jobs {
 		for _, s := range j.part.Segments {
@@ -441,35 +463,27 @@ func (u *upgrader) run(jobs []upgradeJob) ([]UpgradePartition, error) {
 	}
 	u.progress(0, total)
 	reps := make([]UpgradePartition, len(jobs))
-	finished := make([]bool, len(jobs))
-	errs := make([]error, len(jobs))
 	var next atomic.Int64
-	var failed atomic.Bool
 	var wg sync.WaitGroup
 	for range min(max(u.opts.Workers, 1), max(len(jobs), 1)) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(jobs) || failed.Load() {
+				if i >= len(jobs) {
 					return
 				}
-				reps[i], errs[i] = u.partition(jobs[i])
-				if errs[i] != nil {
-					failed.Store(true)
-				} else {
-					finished[i] = true
+				rep, err := u.partition(jobs[i])
+				if err != nil {
+					// What was read before the failure describes nothing
+					// that happened; what recovery did first still did.
+					rep = UpgradePartition{Dir: rep.Dir, Output: rep.Output, Recovered: rep.Recovered, Err: err}
 				}
+				reps[i] = rep
 			}
 		})
 	}
 	wg.Wait()
-	var out []UpgradePartition
-	for i := range jobs {
-		if finished[i] {
-			out = append(out, reps[i])
-		}
-	}
-	return out, errors.Join(errs...)
+	return reps
 }
 
 // progress adds n bytes read (and sets the total when total ≥ 0) and tells
