@@ -14,36 +14,10 @@ import (
 )
 
 // compactSample copies the shipped sample log directory, which the test
-// may then change.
+// may then change; modification times are kept, as upgradeSample does.
 func compactSample(t *testing.T) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "kafka-logs")
-	err := filepath.WalkDir("../testdata/kafka-logs", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel("../testdata/kafka-logs", path)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(to, b, 0o644); err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.Chtimes(to, fi.ModTime(), fi.ModTime())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return upgradeSample(t)
 }
 
 func compactRun(t *testing.T, args ...string) (int, string, string) {
