@@ -77,6 +77,7 @@ func openScan(path string, base int64) (*segmentScan, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.ReadAhead()
 	return &segmentScan{seg: f, base: base, last: base - 1}, nil
 }
 

@@ -8,25 +8,28 @@ import (
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
-func fuzzSeeds(f *testing.F) {
+// fuzzSeeds are a batch of each magic and codec, no bytes and zeros.
+func fuzzSeeds() [][]byte {
 	rng := rand.New(rand.NewPCG(11, 12))
 	t := &testing.T{}
+	var seeds [][]byte
 	for magic := int8(0); magic <= 2; magic++ {
 		for c := codec.None; c <= codec.Zstd; c++ {
 			if c.ValidFor(magic) {
-				f.Add(encode(t, magic, c, testRecords(rng, 0, 3, magic)))
+				seeds = append(seeds, encode(t, magic, c, testRecords(rng, 0, 3, magic)))
 			}
 		}
 	}
-	f.Add([]byte{})
-	f.Add(make([]byte, 40))
+	return append(seeds, []byte{}, make([]byte, 40))
 }
 
 // FuzzSegment reads arbitrary bytes as a segment, deep-iterating every batch
 // that passes its CRC. It must never panic, and every error must be typed and
 // point inside the input.
 func FuzzSegment(f *testing.F) {
-	fuzzSeeds(f)
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sr := NewSegmentReader(bytes.NewReader(data), int64(len(data)), "fuzz")
 		sr.MaxBatchSize = 1 << 20

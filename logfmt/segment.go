@@ -57,6 +57,16 @@ type SegmentReader struct {
 	err    error
 	end    End
 	endMsg string
+
+	// Read-ahead state (readahead.go).
+	ahead bool
+	ra    *readAhead
+	chunk []byte // the read-ahead buffer that holds buf, if any
+	join  []byte // holds buf when an entry straddled buffers
+	// aheadSizes, when set, replaces aheadRoom and windowSize as the room
+	// and data length of a read-ahead buffer, so tests can make entries
+	// straddle buffers in every way.
+	aheadSizes [2]int
 }
 
 // NewSegmentReader reads size bytes of r; file names it in errors.
@@ -84,7 +94,11 @@ func OpenSegment(path string) (*SegmentFile, error) {
 	return &SegmentFile{SegmentReader: NewSegmentReader(f, st.Size(), path), f: f}, nil
 }
 
-func (s *SegmentFile) Close() error { return s.f.Close() }
+// Close stops any read-ahead and closes the file.
+func (s *SegmentFile) Close() error {
+	s.SegmentReader.Close()
+	return s.f.Close()
+}
 
 // File is the name given to the reader.
 func (s *SegmentReader) File() string { return s.file }
@@ -124,6 +138,9 @@ func (s *SegmentReader) window(pos int64, n int) ([]byte, error) {
 	if pos >= s.bufPos && pos+int64(n) <= s.bufPos+int64(len(s.buf)) {
 		off := int(pos - s.bufPos)
 		return s.buf[off : off+n], nil
+	}
+	if s.ahead {
+		return s.fetch(pos, n)
 	}
 	want := max(n, windowSize)
 	if rest := s.size - pos; int64(want) > rest {
