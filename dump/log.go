@@ -29,7 +29,8 @@ type segState struct {
 
 // dumpSegment dumps a .log file or a KRaft snapshot, header first. Kafka's
 // FileLogInputStream rules decide where the data ends; damage in between is
-// reported and skipped over with SegmentReader.Resync.
+// reported and skipped over with SegmentReader.Resync. The file is mapped
+// rather than read where the system allows: see logfmt/mmap.go.
 func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	if header != "" {
 		d.textLine(header)
@@ -51,17 +52,26 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 		limit = start + d.o.MaxBytes
 	}
 	sr := logfmt.NewSegmentReader(f, limit, it.path)
+	sr.MapWindows()
+	defer sr.Close()
 	sr.SeekTo(start)
 	if size == 0 {
 		d.readable = true
 	}
+	if err := sr.CatchFault(func() { d.segmentBatches(sr, it.path, size, limit, &st) }); err != nil {
+		d.problemErr(err)
+	}
+}
+
+// segmentBatches dumps the batches of a segment from the reader's position.
+func (d *dumper) segmentBatches(sr *logfmt.SegmentReader, path string, size, limit int64, st *segState) {
 	if d.pipelined() {
 		d.startPipeline()
 		defer d.stopPipeline()
 	}
 	for !st.done && !d.stop.Load() {
 		if !sr.Next() {
-			if !d.segmentStop(sr, it.path, size, limit) {
+			if !d.segmentStop(sr, path, size, limit) {
 				return
 			}
 			continue
@@ -69,7 +79,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 		b := sr.Batch()
 		d.progress(int64(len(b.Data)))
 		d.readable = true
-		d.batch(b, &st)
+		d.batch(b, st)
 	}
 }
 

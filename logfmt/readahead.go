@@ -50,11 +50,13 @@ type aheadChunk struct {
 // ReadAhead makes the reader fetch its windows on a goroutine of its own.
 // It suits a scan from start to end; a seek or a Resync still works but
 // restarts the fetching. Close must be called to stop the goroutine.
-func (s *SegmentReader) ReadAhead() { s.ahead = true }
+func (s *SegmentReader) ReadAhead() { s.ahead = s.mapFile == nil }
 
-// Close stops the read-ahead goroutine, if any. The reader stays usable.
+// Close stops the read-ahead goroutine, if any, and unmaps a mapped
+// window. The reader stays usable.
 func (s *SegmentReader) Close() {
 	s.stopAhead()
+	s.unmap()
 	s.buf, s.bufPos, s.chunk = nil, 0, nil
 }
 

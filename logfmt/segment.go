@@ -67,6 +67,11 @@ type SegmentReader struct {
 	// and data length of a read-ahead buffer, so tests can make entries
 	// straddle buffers in every way.
 	aheadSizes [2]int
+
+	// Mapping state (mmap.go).
+	mapFile *os.File // set while windows are mapped
+	mapping []byte   // the mapped window
+	mapLen  int64    // mapWindowSize, smaller in tests
 }
 
 // NewSegmentReader reads size bytes of r; file names it in errors.
@@ -138,6 +143,9 @@ func (s *SegmentReader) window(pos int64, n int) ([]byte, error) {
 	if pos >= s.bufPos && pos+int64(n) <= s.bufPos+int64(len(s.buf)) {
 		off := int(pos - s.bufPos)
 		return s.buf[off : off+n], nil
+	}
+	if s.mapFile != nil {
+		return s.mapWindow(pos, n)
 	}
 	if s.ahead {
 		return s.fetch(pos, n)

@@ -1,0 +1,43 @@
+package logfmt
+
+import (
+	"fmt"
+	"runtime/debug"
+	"unsafe"
+)
+
+// Mapping: a shallow scan of a file in the page cache spends a third of
+// its time in the kernel copying the file into the read window. Mapping the
+// window instead lets the checksum read the page cache directly; on two
+// cores it takes a shallow dump from 2.6 to under 2 times the time of cat.
+// Windows stay small so that the mapped pages, which count as the process's
+// memory, stay within the memory bounds.
+
+// mapWindowSize is the length of a mapped window.
+const mapWindowSize = 16 << 20
+
+// CatchFault runs f, in which the reader's entries are read, and turns a
+// fault on its mapped memory into an error naming the file and position.
+// The only such fault is reading past the end of a file that another
+// process truncated after it was mapped; read with a buffer, the same
+// event is a short read.
+func (s *SegmentReader) CatchFault(f func()) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		fault, ok := r.(interface{ Addr() uintptr })
+		if !ok {
+			panic(r)
+		}
+		pos := s.bufPos
+		if base := uintptr(unsafe.Pointer(unsafe.SliceData(s.mapping))); s.mapping != nil && fault.Addr() >= base {
+			pos += int64(fault.Addr() - base)
+		}
+		err = fmt.Errorf("%s: the file shrank while it was read: no data at byte %d", s.file, pos)
+	}()
+	f()
+	return nil
+}

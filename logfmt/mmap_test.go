@@ -1,0 +1,106 @@
+package logfmt
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMapWindowsMatchesPlainReader reads files through page-sized mapped
+// windows, so that entries straddle windows in every way, and holds the
+// result to a plain reader's.
+func TestMapWindowsMatchesPlainReader(t *testing.T) {
+	seg := readAheadSegment(t)
+	flipped := bytes.Clone(seg)
+	flipped[len(seg)/3] ^= 0x40
+	inputs := map[string][]byte{
+		"clean":     seg,
+		"zero tail": append(bytes.Clone(seg), make([]byte, 9000)...),
+		"torn":      seg[:len(seg)-7],
+		"flipped":   flipped,
+		"garbage":   append(append(bytes.Clone(seg[:500]), bytes.Repeat([]byte{0xff}, 100)...), seg[500:]...),
+		"one byte":  {1},
+	}
+	page := int64(os.Getpagesize())
+	for name, data := range inputs {
+		path := filepath.Join(t.TempDir(), "seg.log")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int64{page, 3 * page, 1 << 20} {
+			for _, seek := range [][2]int64{{-1, 0}, {3, 0}, {5, int64(len(data) / 2)}} {
+				t.Run(fmt.Sprintf("%s/%d/%d-%d", name, w, seek[0], seek[1]), func(t *testing.T) {
+					want := trace(NewSegmentReader(bytes.NewReader(data), int64(len(data)), "seg"), int(seek[0]), seek[1])
+					f, err := os.Open(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer f.Close()
+					sr := NewSegmentReader(f, int64(len(data)), "seg")
+					if !sr.MapWindows() {
+						t.Skip("no mapping on this system")
+					}
+					sr.mapLen = w
+					got := trace(sr, int(seek[0]), seek[1])
+					sr.Close()
+					if got != want {
+						t.Fatalf("mapped reads\n%s\nplain reads\n%s", got, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestCatchFault truncates a mapped file under the reader, as another
+// process could, and expects an error where a buffered read would come up
+// short, not a crash.
+func TestCatchFault(t *testing.T) {
+	seg := readAheadSegment(t)
+	for len(seg) < 64<<10 {
+		seg = append(seg, seg...)
+	}
+	path := filepath.Join(t.TempDir(), "seg.log")
+	if err := os.WriteFile(path, seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sr := NewSegmentReader(f, int64(len(seg)), path)
+	if !sr.MapWindows() {
+		t.Skip("no mapping on this system")
+	}
+	defer sr.Close()
+	if !sr.Next() {
+		t.Fatalf("no first batch: %v", sr.Err())
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	err = sr.CatchFault(func() {
+		for sr.Next() {
+			sr.Batch().ComputeCRC()
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "shrank while it was read: no data at byte ") {
+		t.Fatalf("reading a truncated mapping: %v", err)
+	}
+	t.Log(err)
+}
+
+// TestCatchFaultPassesOtherPanics: only faults on mapped memory are caught.
+func TestCatchFaultPassesOtherPanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r != "not a fault" {
+			t.Fatalf("recovered %v", r)
+		}
+	}()
+	_ = NewSegmentReader(bytes.NewReader(nil), 0, "x").CatchFault(func() { panic("not a fault") })
+	t.Fatal("the panic was swallowed")
+}

@@ -1,0 +1,43 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package logfmt
+
+import (
+	"cmp"
+	"os"
+	"syscall"
+)
+
+// mapWindow maps the window holding [pos, pos+n) and unmaps the one before.
+// A failed mapping turns mapping off, and the window is read instead.
+func (s *SegmentReader) mapWindow(pos int64, n int) ([]byte, error) {
+	s.unmap()
+	page := int64(os.Getpagesize())
+	off := pos &^ (page - 1)
+	length := min(max(cmp.Or(s.mapLen, mapWindowSize), pos+int64(n)-off), s.size-off)
+	m, err := syscall.Mmap(int(s.mapFile.Fd()), off, int(length), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		s.mapFile = nil
+		return s.window(pos, n)
+	}
+	s.mapping, s.buf, s.bufPos = m, m, off
+	return m[pos-off : pos-off+int64(n)], nil
+}
+
+func (s *SegmentReader) unmap() {
+	if s.mapping != nil {
+		_ = syscall.Munmap(s.mapping)
+		s.mapping, s.buf, s.bufPos = nil, nil, 0
+	}
+}
+
+// MapWindows makes the reader map its windows of the file into memory
+// instead of copying them into a buffer, when r is an *os.File. See
+// CatchFault for what a reader of mapped entries must do. It reports
+// whether the windows will be mapped. Close unmaps the last one.
+func (s *SegmentReader) MapWindows() bool {
+	if f, ok := s.r.(*os.File); ok && !s.ahead {
+		s.mapFile = f
+	}
+	return s.mapFile != nil
+}
