@@ -161,7 +161,7 @@ func (r *keyReader) fail(err error) bool {
 func (r *keyReader) segment(s *segment, next int64) bool {
 	ps, start := r.ps, r.ps.firstDirty
 	m := ps.c.m
-	sc, err := openScan(s.Log, s.Base)
+	sc, err := openStream(s.Log, s.Base)
 	if err != nil {
 		return r.fail(err)
 	}

@@ -185,7 +185,7 @@ const (
 
 // cleanInto filters one source segment into w (Cleaner.cleanInto).
 func (ps *pass) cleanInto(s *segment, w *segWriter) error {
-	sc, err := openScan(s.Log, s.Base)
+	sc, err := openStream(s.Log, s.Base)
 	if err != nil {
 		return err
 	}

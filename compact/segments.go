@@ -77,8 +77,19 @@ func openScan(path string, base int64) (*segmentScan, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.ReadAhead()
 	return &segmentScan{seg: f, base: base, last: base - 1}, nil
+}
+
+// openStream opens a segment for a pass over all of it, reading ahead so
+// that the kernel's copy of the file is off the pass's critical path.
+// (Mapping the file instead made no difference here: the pass is bound by
+// parsing and the offset map, and then waits on memory for the checksums.)
+func openStream(path string, base int64) (*segmentScan, error) {
+	s, err := openScan(path, base)
+	if err == nil {
+		s.seg.ReadAhead()
+	}
+	return s, err
 }
 
 func (s *segmentScan) Next() bool {
