@@ -52,11 +52,16 @@ type pass struct {
 	rewritten  map[int64]bool // bases of segments an earlier pass of this run wrote
 	latest     latestSet      // which dirty offsets the map holds, when small enough
 	validated  map[int64]bool // segments whose every batch the map pass checked
+	sweep      *segswap.Sweeper
 }
 
 // run cleans the partition once. Segments are replaced group by group, as
-// Kafka does, so a crash leaves each group old or new.
-func (ps *pass) run() error {
+// Kafka does, so a crash leaves each group old or new. The replaced
+// segments of a group are removed while the next one is cleaned, and all
+// of them before the pass returns.
+func (ps *pass) run() (err error) {
+	ps.sweep = segswap.NewSweeper()
+	defer func() { err = errors.Join(err, ps.sweep.Wait()) }()
 	c, p := ps.c, ps.p
 	full, err := ps.buildOffsetMap()
 	if err != nil {
@@ -157,11 +162,13 @@ func (ps *pass) cleanGroup(g []segment) error {
 	for k := range g {
 		old[k] = g[k].Segment
 	}
-	if err := segswap.Replace(p.dir, []int64{g[0].Base}, old); err != nil {
+	deleted, err := segswap.Swap(p.dir, []int64{g[0].Base}, old)
+	if err != nil {
 		// Finish or undo what the swap started; a later run would too.
 		_, rerr := segswap.Recover(p.dir)
 		return errors.Join(err, rerr)
 	}
+	ps.sweep.Add(deleted)
 	ps.rewritten[g[0].Base] = true
 	// UnifiedLog.replaceSegments drops the producer snapshots of segments
 	// that were merged away.

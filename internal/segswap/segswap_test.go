@@ -3,6 +3,7 @@ package segswap
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,4 +166,51 @@ func keys(m map[string]string) []string {
 	}
 	slices.Sort(k)
 	return k
+}
+
+// TestSwapThenSweep: Swap leaves the old files as ".deleted", which a
+// Sweeper removes, ending where Replace ends; a failed removal comes out of
+// Wait, and what it left is for Recover.
+func TestSwapThenSweep(t *testing.T) {
+	ref, old, bases := setup(t)
+	if err := Replace(ref, bases, old); err != nil {
+		t.Fatal(err)
+	}
+	for _, fail := range []bool{false, true} {
+		dir, old, bases := setup(t)
+		deleted, err := Swap(dir, bases, old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(deleted) != 7 {
+			t.Fatalf("Swap left %d files to delete, want the 7 old ones: %v", len(deleted), deleted)
+		}
+		for _, p := range deleted {
+			if _, err := os.Stat(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var restore func()
+		if fail {
+			restore = safefile.SetFaultHook((&safefile.Faults{FailAt: 3}).Hook)
+		}
+		sw := NewSweeper()
+		sw.Add(deleted[:2])
+		sw.Add(deleted[2:])
+		err = sw.Wait()
+		if fail {
+			restore()
+			if !errors.Is(err, safefile.ErrInjected) {
+				t.Fatalf("Wait after a failed removal: %v", err)
+			}
+			if _, err := Recover(dir); err != nil {
+				t.Fatal(err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := snapshotDir(t, dir), snapshotDir(t, ref); !maps.Equal(got, want) {
+			t.Fatalf("fail %v: files %v, want those of Replace %v", fail, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+		}
+	}
 }
