@@ -93,6 +93,8 @@ type Options struct {
 	OffsetMapMemory      int64   // bytes of one offset map (log.cleaner.dedupe.buffer.size per thread)
 	ProducerIDExpiration int64   // producer.id.expiration.ms: older idle producers' last batches are not protected
 	DryRun               bool    // plan and simulate the first pass, write nothing
+
+	parseAll bool // read every batch's records, for tests of the shortcut that skips dead ones
 }
 
 // DefaultOptions are Kafka's defaults, with now as the clock.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -739,5 +740,60 @@ func TestOptionsCheck(t *testing.T) {
 	o := DefaultOptions(0)
 	if err := o.Check(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+}
+
+// TestDeadBatchesSkipped: dropping a batch without reading its records,
+// when the map pass proved none survives, changes no byte and no count.
+// Each partition kind of genLogDir is compacted twice (the second time
+// after the tombstones' delete horizon) with and without the shortcut.
+func TestDeadBatchesSkipped(t *testing.T) {
+	short, long := genLogDir(t), genLogDir(t)
+	for round, now := range []int64{t0 + 30*day, t0 + 32*day} {
+		o := DefaultOptions(now)
+		o.MaxLag = day
+		o.SegmentBytes = 64 << 10
+		all := o
+		all.parseAll = true
+		got := runAll(t, partitionDirs(t, short), o)
+		want := runAll(t, partitionDirs(t, long), all)
+		for i := range got {
+			g, w := *got[i], *want[i]
+			g.Dir, w.Dir = "", ""
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("round %d, %s: result\n%+v\nwant\n%+v", round, g.Partition, g, w)
+			}
+		}
+		for _, d := range partitionDirs(t, short) {
+			g, w := segmentFiles(t, d), segmentFiles(t, filepath.Join(long, filepath.Base(d)))
+			if !mapsEqual(g, w) {
+				t.Errorf("round %d, %s: files differ from a run that reads every batch", round, filepath.Base(d))
+			}
+		}
+	}
+
+	// The shortcut is taken: most batches of a log with ten updates per key
+	// hold no latest record.
+	dir := t.TempDir()
+	if _, err := gen.Generate(gen.Options{Out: dir, Topics: []string{"t"}, Magic: 2, Records: 5000, Keys: 500,
+		TombstoneRatio: 0.1, Compression: codec.LZ4, StartTime: t0, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions(t0 + 30*day)
+	p, err := loadPartition(filepath.Join(dir, "t-0"), &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newOffsetMap(o.OffsetMapMemory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := &pass{c: &cleaner{o: &o, m: m}, p: p, firstDirty: 0, upper: p.leo, rewritten: map[int64]bool{},
+		legacy: newLegacyRule(p.segs, 0, -1, &o)}
+	if err := ps.run(); err != nil {
+		t.Fatal(err)
+	}
+	if ps.stats.deadBatches < 200 {
+		t.Errorf("%d of 500 batches dropped unread, want most", ps.stats.deadBatches)
 	}
 }

@@ -1,6 +1,8 @@
 package compact
 
 import (
+	"math"
+
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -43,6 +45,7 @@ func (ps *pass) buildOffsetMap() (bool, error) {
 	m := ps.c.m
 	m.reset()
 	ps.validated = map[int64]bool{}
+	ps.tombs = newOffsetSet(ps.firstDirty, ps.upper)
 	full := make(chan *mapItem, mapItemsLive)
 	free := make(chan *mapItem, mapItemsLive)
 	quit := make(chan struct{})
@@ -183,10 +186,21 @@ func (r *keyReader) segment(s *segment, next int64) bool {
 			if err := r.it.Reset(b); err != nil {
 				return r.fail(err)
 			}
+			lo, hi := int64(math.MinInt64), int64(math.MaxInt64) // a legacy wrapper's offsets are its records'
+			if b.Magic() >= 2 {
+				lo, hi = b.Header().BaseOffset(), last
+			}
 			for r.it.NextKey() {
-				if rec := r.it.Record(); rec.Key != nil && rec.Offset >= start {
+				rec := r.it.Record()
+				if rec.Offset < lo || rec.Offset > hi {
+					ps.irregular = true
+				}
+				if rec.Key != nil && rec.Offset >= start {
 					h1, h2 := m.hash(rec.Key)
 					r.cur.hs = append(r.cur.hs, keyHash{h1: h1, h2: h2, offset: rec.Offset})
+					if rec.Value == nil {
+						ps.tombs.add(rec.Offset)
+					}
 				}
 			}
 			if err := r.it.Err(); err != nil {

@@ -156,39 +156,80 @@ func (m *offsetMap) get(key []byte) int64 {
 	}
 }
 
-// maxLatestSetBytes bounds the bitmap of latestSet; a pass over more offsets
-// looks each key up instead.
-const maxLatestSetBytes = 8 << 20
+// maxOffsetSetBytes bounds the bitmap of an offsetSet; a pass over more
+// offsets does without (looking each key up, parsing each batch).
+const maxOffsetSetBytes = 8 << 20
 
-// latestSet marks the offsets in [base, base+len) that the map holds as the
+// offsetSet is a bitmap of offsets in [base, end).
+type offsetSet struct {
+	base, end int64
+	bits      []uint64
+}
+
+// newOffsetSet returns an empty set for [from, to), or a nil one (bits nil,
+// covering nothing) when the range is empty or too large.
+func newOffsetSet(from, to int64) offsetSet {
+	n := to - from
+	if n <= 0 || n > maxOffsetSetBytes*8 {
+		return offsetSet{}
+	}
+	return offsetSet{base: from, end: to, bits: make([]uint64, (n+63)/64)}
+}
+
+// covers tells whether [from, to] lies in the set's range.
+func (s offsetSet) covers(from, to int64) bool {
+	return s.bits != nil && from >= s.base && to < s.end && from <= to
+}
+
+// add marks offset, when it is in range.
+func (s offsetSet) add(offset int64) {
+	if offset >= s.base && offset < s.end {
+		o := offset - s.base
+		s.bits[o/64] |= 1 << (o % 64)
+	}
+}
+
+// has tells whether offset, which must be covered, is marked.
+func (s offsetSet) has(offset int64) bool {
+	o := offset - s.base
+	return s.bits[o/64]&(1<<(o%64)) != 0
+}
+
+// count is how many offsets of [from, to], which must be covered, are
+// marked.
+func (s offsetSet) count(from, to int64) int {
+	lo, hi := from-s.base, to-s.base
+	n := 0
+	for w := lo / 64; w <= hi/64; w++ {
+		word := s.bits[w]
+		if w == lo/64 {
+			word &^= 1<<(lo%64) - 1
+		}
+		if w == hi/64 && hi%64 < 63 {
+			word &= 1<<(hi%64+1) - 1
+		}
+		n += bits.OnesCount64(word)
+	}
+	return n
+}
+
+// latestSet marks the offsets in [from, to) that the map holds as the
 // latest of their key. Every keyed record of the dirty range that the
 // cleaner looks up was put in the map, so a record there is the latest of
 // its key exactly when its offset is marked: the clean pass then reads a
 // bitmap in offset order instead of probing the map at random, which is
-// where a pass over a large log spends its time.
-type latestSet struct {
-	base int64
-	bits []uint64
-}
-
-// latestSet returns the set for [from, to), or an empty one when the
-// range is too large for maxLatestSetBytes.
-func (m *offsetMap) latestSet(from, to int64) latestSet {
-	n := to - from
-	if n <= 0 || n > maxLatestSetBytes*8 || m.n == 0 {
-		return latestSet{}
+// where a pass over a large log spends its time. The set is nil when the
+// range is too large.
+func (m *offsetMap) latestSet(from, to int64) offsetSet {
+	if m.n == 0 {
+		return offsetSet{}
 	}
-	ls := latestSet{base: from, bits: make([]uint64, (n+63)/64)}
+	ls := newOffsetSet(from, to)
+	if ls.bits == nil {
+		return ls
+	}
 	for i := range m.slots {
-		if o := m.slots[i].off1 - 1; o >= from && o < to {
-			o -= from
-			ls.bits[o/64] |= 1 << (o % 64)
-		}
+		ls.add(m.slots[i].off1 - 1)
 	}
 	return ls
-}
-
-func (ls latestSet) has(offset int64) bool {
-	o := offset - ls.base
-	return ls.bits[o/64]&(1<<(o%64)) != 0
 }

@@ -38,6 +38,7 @@ type passStats struct {
 	readOriginal  int64 // records read from segments not rewritten earlier in the run
 	written       int64
 	tombstonesOut int64
+	deadBatches   int64 // batches dropped without reading their records
 }
 
 // pass is one Cleaner.doClean over [firstDirty, upper) of p.
@@ -50,7 +51,9 @@ type pass struct {
 	txn        *txnMeta
 	stats      passStats
 	rewritten  map[int64]bool // bases of segments an earlier pass of this run wrote
-	latest     latestSet      // which dirty offsets the map holds, when small enough
+	latest     offsetSet      // which dirty offsets the map holds, when small enough
+	tombs      offsetSet      // which dirty offsets the map pass saw tombstones at
+	irregular  bool           // the map pass saw a record outside its batch's offsets
 	validated  map[int64]bool // segments whose every batch the map pass checked
 	sweep      *segswap.Sweeper
 }
@@ -254,6 +257,12 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 	if retention == deleteBatch {
 		return int(h.RecordCount()), nil
 	}
+	if retention == deleteEmpty && ps.dead(b, h) {
+		// Every record is dropped: none is the latest of its key.
+		ps.stats.tombstonesOut += int64(ps.tombs.count(h.BaseOffset(), h.LastOffset()))
+		ps.stats.deadBatches++
+		return int(h.RecordCount()), nil
+	}
 
 	// filterBatch.
 	if err := c.it.Reset(b); err != nil {
@@ -335,6 +344,20 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 	}
 }
 
+// dead tells, without reading its records, that no record of a v2 data
+// batch survives: the map pass read every record of it, all are below the
+// map's end and none is the latest of its key. Most batches of a log with
+// many updates per key are such; skipping their records (and their
+// decompression) is most of what the map pass's bitmaps save.
+func (ps *pass) dead(b *logfmt.Batch, h logfmt.BatchHeader) bool {
+	if b.Magic() < 2 || h.IsControl() || ps.irregular || ps.c.o.parseAll {
+		return false
+	}
+	base, last := h.BaseOffset(), h.LastOffset()
+	return base >= ps.firstDirty && last <= ps.c.m.latest && ps.latest.covers(base, last) &&
+		ps.tombs.covers(base, last) && ps.latest.count(base, last) == 0
+}
+
 // keep copies r into the retained records. Its key and value stay in the
 // iterator's batch buffer, valid until the next batch; its headers slice is
 // reused by the iterator and so is copied.
@@ -383,7 +406,7 @@ func (ps *pass) retainRecord(r *logfmt.Record, b *logfmt.Batch, h logfmt.BatchHe
 			return false
 		}
 	}
-	if r.Offset >= ps.firstDirty && ps.latest.bits != nil {
+	if ps.latest.covers(r.Offset, r.Offset) {
 		return ps.latest.has(r.Offset)
 	}
 	return r.Offset >= m.get(r.Key)
