@@ -18,9 +18,9 @@ const mapWindowSize = 16 << 20
 
 // CatchFault runs f, in which the reader's entries are read, and turns a
 // fault on its mapped memory into an error naming the file and position.
-// The only such fault is reading past the end of a file that another
-// process truncated after it was mapped; read with a buffer, the same
-// event is a short read.
+// Such a fault means the file shrank after it was mapped (another process
+// truncated it) or the device failed to read the page; read with a
+// buffer, the same events are a short read or an I/O error.
 func (s *SegmentReader) CatchFault(f func()) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -36,7 +36,7 @@ func (s *SegmentReader) CatchFault(f func()) (err error) {
 		if base := uintptr(unsafe.Pointer(unsafe.SliceData(s.mapping))); s.mapping != nil && fault.Addr() >= base {
 			pos += int64(fault.Addr() - base)
 		}
-		err = fmt.Errorf("%s: the file shrank while it was read: no data at byte %d", s.file, pos)
+		err = fmt.Errorf("%s: no data at byte %d: the file shrank while it was read, or the device failed", s.file, pos)
 	}()
 	f()
 	return nil

@@ -80,6 +80,7 @@ func TestCatchFault(t *testing.T) {
 	if !sr.Next() {
 		t.Fatalf("no first batch: %v", sr.Err())
 	}
+	second := sr.Pos()
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +89,14 @@ func TestCatchFault(t *testing.T) {
 			sr.Batch().ComputeCRC()
 		}
 	})
-	if err == nil || !strings.Contains(err.Error(), "shrank while it was read: no data at byte ") {
+	// The position is the first byte read of the next entry's header.
+	var at int64
+	if err == nil || !strings.Contains(err.Error(), "the file shrank while it was read") {
 		t.Fatalf("reading a truncated mapping: %v", err)
+	}
+	if _, serr := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "no data at byte"):], "no data at byte %d", &at); serr != nil ||
+		at < second || at >= second+HeaderSizeUpToMagic {
+		t.Fatalf("reading a truncated mapping: %v; want a position in the header at %d", err, second)
 	}
 	t.Log(err)
 }
