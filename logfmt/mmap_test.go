@@ -13,19 +13,8 @@ import (
 // windows, so that entries straddle windows in every way, and holds the
 // result to a plain reader's.
 func TestMapWindowsMatchesPlainReader(t *testing.T) {
-	seg := readAheadSegment(t)
-	flipped := bytes.Clone(seg)
-	flipped[len(seg)/3] ^= 0x40
-	inputs := map[string][]byte{
-		"clean":     seg,
-		"zero tail": append(bytes.Clone(seg), make([]byte, 9000)...),
-		"torn":      seg[:len(seg)-7],
-		"flipped":   flipped,
-		"garbage":   append(append(bytes.Clone(seg[:500]), bytes.Repeat([]byte{0xff}, 100)...), seg[500:]...),
-		"one byte":  {1},
-	}
 	page := int64(os.Getpagesize())
-	for name, data := range inputs {
+	for name, data := range windowInputs(t) {
 		path := filepath.Join(t.TempDir(), "seg.log")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -59,7 +48,7 @@ func TestMapWindowsMatchesPlainReader(t *testing.T) {
 // process could, and expects an error where a buffered read would come up
 // short, not a crash.
 func TestCatchFault(t *testing.T) {
-	seg := readAheadSegment(t)
+	seg := windowInputs(t)["clean"]
 	for len(seg) < 64<<10 {
 		seg = append(seg, seg...)
 	}

@@ -85,10 +85,10 @@ func checkReadAhead(t *testing.T, r io.ReaderAt, size int64, room, chunk, seekAt
 	}
 }
 
-// readAheadSegment is a segment of every magic and codec, with batches
-// from a few bytes to a few KiB, so that entries straddle buffers of any
-// size in every way.
-func readAheadSegment(t *testing.T) []byte {
+// windowInputs are segments of every magic and codec, with batches from a
+// few bytes to a few KiB, so that entries straddle windows of any size in
+// every way: clean, and damaged in each way a reader tells apart.
+func windowInputs(t *testing.T) map[string][]byte {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var seg []byte
 	for i := range 30 {
@@ -99,22 +99,21 @@ func readAheadSegment(t *testing.T) []byte {
 		}
 		seg = append(seg, encode(t, magic, c, testRecords(rng, int64(i*100), 1+rng.IntN(20), magic))...)
 	}
-	return seg
-}
-
-func TestReadAheadMatchesPlainReader(t *testing.T) {
-	seg := readAheadSegment(t)
 	flipped := bytes.Clone(seg)
 	flipped[len(seg)/3] ^= 0x40
-	inputs := map[string][]byte{
+	return map[string][]byte{
 		"clean":     seg,
-		"zero tail": append(bytes.Clone(seg), make([]byte, 3000)...),
+		"zero tail": append(bytes.Clone(seg), make([]byte, 9000)...),
 		"torn":      seg[:len(seg)-7],
 		"flipped":   flipped,
 		"garbage":   append(append(bytes.Clone(seg[:500]), bytes.Repeat([]byte{0xff}, 100)...), seg[500:]...),
+		"one byte":  {1},
 	}
+}
+
+func TestReadAheadMatchesPlainReader(t *testing.T) {
 	sizes := [][2]int{{0, 1}, {1, 1}, {3, 7}, {16, 100}, {64, 33}, {1000, 50}, {100, 4096}, {70000, 1 << 20}}
-	for name, data := range inputs {
+	for name, data := range windowInputs(t) {
 		for _, s := range sizes {
 			t.Run(fmt.Sprintf("%s/%d-%d", name, s[0], s[1]), func(t *testing.T) {
 				checkReadAhead(t, bytes.NewReader(data), int64(len(data)), s[0], s[1], -1, 0)
