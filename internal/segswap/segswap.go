@@ -84,9 +84,11 @@ func Swap(dir string, newBases []int64, old []layout.Segment) ([]string, error) 
 	return deleted, nil
 }
 
+// removeAll removes ".deleted" files. One already gone is no error: a
+// Sweeper and Recover, after a failed swap, may both be removing it.
 func removeAll(paths []string) error {
 	for _, p := range paths {
-		if err := safefile.Remove(p); err != nil {
+		if err := safefile.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
@@ -167,7 +169,7 @@ func Recover(dir string) ([]string, error) {
 		fn := layout.ParseFileName(name)
 		switch fn.Leftover {
 		case layout.DeletedSuffix:
-			if err := safefile.Remove(filepath.Join(dir, name)); err != nil {
+			if err := removeAll([]string{filepath.Join(dir, name)}); err != nil {
 				return actions, err
 			}
 			actions = append(actions, "removed "+name)

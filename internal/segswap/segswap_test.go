@@ -169,8 +169,9 @@ func keys(m map[string]string) []string {
 }
 
 // TestSwapThenSweep: Swap leaves the old files as ".deleted", which a
-// Sweeper removes, ending where Replace ends; a failed removal comes out of
-// Wait, and what it left is for Recover.
+// Sweeper removes, ending where Replace ends, also when one is gone
+// already; a failed removal comes out of Wait, and what it left is for
+// Recover.
 func TestSwapThenSweep(t *testing.T) {
 	ref, old, bases := setup(t)
 	if err := Replace(ref, bases, old); err != nil {
@@ -193,6 +194,10 @@ func TestSwapThenSweep(t *testing.T) {
 		var restore func()
 		if fail {
 			restore = safefile.SetFaultHook((&safefile.Faults{FailAt: 3}).Hook)
+		}
+		// Recover after a failed later swap may remove some first.
+		if err := os.Remove(deleted[1]); err != nil {
+			t.Fatal(err)
 		}
 		sw := NewSweeper()
 		sw.Add(deleted[:2])
