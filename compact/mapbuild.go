@@ -191,10 +191,13 @@ func (r *keyReader) segment(s *segment, next int64) bool {
 				lo, hi = b.Header().BaseOffset(), last
 			}
 			for r.it.NextKey() {
+				// The dead-batch shortcut counts tombstones by offset, so
+				// it needs offsets inside the batch, each used once.
 				rec := r.it.Record()
 				if rec.Offset < lo || rec.Offset > hi {
 					ps.irregular = true
 				}
+				lo = rec.Offset + 1
 				if rec.Key != nil && rec.Offset >= start {
 					h1, h2 := m.hash(rec.Key)
 					r.cur.hs = append(r.cur.hs, keyHash{h1: h1, h2: h2, offset: rec.Offset})
