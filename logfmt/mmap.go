@@ -28,15 +28,15 @@ func (s *SegmentReader) CatchFault(f func()) (err error) {
 		if r == nil {
 			return
 		}
+		// Only a fault inside the mapped window is the file's; anything
+		// else is a bug and stays a panic.
 		fault, ok := r.(interface{ Addr() uintptr })
-		if !ok {
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(s.mapping)))
+		if !ok || s.mapping == nil || fault.Addr() < base || fault.Addr() >= base+uintptr(len(s.mapping)) {
 			panic(r)
 		}
-		pos := s.bufPos
-		if base := uintptr(unsafe.Pointer(unsafe.SliceData(s.mapping))); s.mapping != nil && fault.Addr() >= base {
-			pos += int64(fault.Addr() - base)
-		}
-		err = fmt.Errorf("%s: no data at byte %d: the file shrank while it was read, or the device failed", s.file, pos)
+		err = fmt.Errorf("%s: no data at byte %d: the file shrank while it was read, or the device failed",
+			s.file, s.bufPos+int64(fault.Addr()-base))
 	}()
 	f()
 	return nil

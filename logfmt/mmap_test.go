@@ -100,3 +100,45 @@ func TestCatchFaultPassesOtherPanics(t *testing.T) {
 	_ = NewSegmentReader(bytes.NewReader(nil), 0, "x").CatchFault(func() { panic("not a fault") })
 	t.Fatal("the panic was swallowed")
 }
+
+// TestShrunkInsideLastPage truncates a mapped file inside a page that is
+// still mapped: the bytes there read as zeros instead of faulting, and the
+// reader must report the shrink, not a zero tail or damage.
+func TestShrunkInsideLastPage(t *testing.T) {
+	// Whole batches, all in the first page.
+	var seg []byte
+	sr := NewSegmentReader(bytes.NewReader(windowInputs(t)["clean"]), 1<<20, "seg")
+	for sr.Next() && sr.Pos() < int64(os.Getpagesize()) {
+		seg = append(seg, sr.Batch().Data...)
+	}
+	path := filepath.Join(t.TempDir(), "seg.log")
+	if err := os.WriteFile(path, seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sr = NewSegmentReader(f, int64(len(seg)), path)
+	if !sr.MapWindows() {
+		t.Skip("no mapping on this system")
+	}
+	defer sr.Close()
+	if !sr.Next() {
+		t.Fatalf("no first batch: %v", sr.Err())
+	}
+	if err := os.Truncate(path, sr.Pos()+3); err != nil {
+		t.Fatal(err)
+	}
+	err = sr.CatchFault(func() {
+		for sr.Next() {
+		}
+	})
+	if err == nil {
+		err = sr.Err()
+	}
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the file shrank from %d to %d bytes", len(seg), sr.Pos()+3)) {
+		t.Fatalf("after truncation inside a mapped page: %v (end %v)", err, sr.End())
+	}
+}

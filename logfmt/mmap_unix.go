@@ -4,6 +4,7 @@ package logfmt
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -40,4 +41,16 @@ func (s *SegmentReader) MapWindows() bool {
 		s.mapFile = f
 	}
 	return s.mapFile != nil
+}
+
+// shrunk reports a mapped file now shorter than the data being read.
+func (s *SegmentReader) shrunk() error {
+	fi, err := s.mapFile.Stat()
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.file, err)
+	}
+	if fi.Size() < s.size {
+		return fmt.Errorf("%s: the file shrank from %d to %d bytes while it was read", s.file, s.size, fi.Size())
+	}
+	return nil
 }

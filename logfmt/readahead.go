@@ -53,7 +53,8 @@ type aheadChunk struct {
 func (s *SegmentReader) ReadAhead() { s.ahead = s.mapFile == nil }
 
 // Close stops the read-ahead goroutine, if any, and unmaps a mapped
-// window. The reader stays usable.
+// window, which ends the current Batch's validity. The reader stays
+// usable.
 func (s *SegmentReader) Close() {
 	s.stopAhead()
 	s.unmap()

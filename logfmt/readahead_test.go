@@ -125,6 +125,26 @@ func TestReadAheadMatchesPlainReader(t *testing.T) {
 	}
 }
 
+// TestReadAheadPooledBuffers reads files larger than a buffer with the
+// default sizes, twice, so that pooled buffers are reused.
+func TestReadAheadPooledBuffers(t *testing.T) {
+	seg := windowInputs(t)["clean"]
+	var big []byte
+	for len(big) < 2*aheadChunkSize+aheadRoom {
+		big = append(big, seg...)
+	}
+	for range 2 {
+		want := trace(NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg"), -1, 0)
+		sr := NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg")
+		sr.ReadAhead()
+		got := trace(sr, -1, 0)
+		sr.Close()
+		if got != want {
+			t.Fatal("read-ahead with pooled buffers reads differently from the plain reader")
+		}
+	}
+}
+
 // FuzzReadAhead holds the read-ahead reader to the plain one on any
 // input, buffer sizes, seek and failing read.
 func FuzzReadAhead(f *testing.F) {

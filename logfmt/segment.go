@@ -177,6 +177,13 @@ func (s *SegmentReader) Next() bool {
 		return false
 	}
 	b, end, err := s.frame(s.pos)
+	if (err != nil || end != EndNone) && s.mapping != nil {
+		// A file truncated inside the last mapped page reads as zeros
+		// there rather than faulting: tell that from damage.
+		if serr := s.shrunk(); serr != nil {
+			err, end = serr, EndNone
+		}
+	}
 	if err != nil {
 		s.err = err
 		return false
