@@ -59,6 +59,8 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 		d.readable = true
 	}
 	if err := sr.CatchFault(func() { d.segmentBatches(sr, it.path, size, limit, &st) }); err != nil {
+		// The fault may have come while a record line held back reports.
+		d.release()
 		d.problemErr(err)
 	}
 }
