@@ -28,16 +28,27 @@ func (s *SegmentReader) CatchFault(f func()) (err error) {
 		if r == nil {
 			return
 		}
-		// Only a fault inside the mapped window is the file's; anything
-		// else is a bug and stays a panic.
 		fault, ok := r.(interface{ Addr() uintptr })
-		base := uintptr(unsafe.Pointer(unsafe.SliceData(s.mapping)))
-		if !ok || s.mapping == nil || fault.Addr() < base || fault.Addr() >= base+uintptr(len(s.mapping)) {
+		if !ok {
 			panic(r)
 		}
-		err = fmt.Errorf("%s: no data at byte %d: the file shrank while it was read, or the device failed",
-			s.file, s.bufPos+int64(fault.Addr()-base))
+		pos, ok := s.faultPos(fault.Addr())
+		if !ok {
+			panic(r)
+		}
+		err = fmt.Errorf("%s: no data at byte %d: the file shrank while it was read, or the device failed", s.file, pos)
 	}()
 	f()
 	return nil
+}
+
+// faultPos is the file position of a faulting address in the mapped
+// window. Only a fault there is the file's; anything else is a bug and
+// stays a panic.
+func (s *SegmentReader) faultPos(addr uintptr) (int64, bool) {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(s.mapping)))
+	if s.mapping == nil || addr < base || addr-base >= uintptr(len(s.mapping)) {
+		return 0, false
+	}
+	return s.bufPos + int64(addr-base), true
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestMapWindowsMatchesPlainReader reads files through page-sized mapped
@@ -140,5 +141,31 @@ func TestShrunkInsideLastPage(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the file shrank from %d to %d bytes", len(seg), sr.Pos()+3)) {
 		t.Fatalf("after truncation inside a mapped page: %v (end %v)", err, sr.End())
+	}
+}
+
+// TestFaultPos: only addresses inside the mapped window are the file's.
+func TestFaultPos(t *testing.T) {
+	m := make([]byte, 100)
+	base := uintptr(unsafe.Pointer(&m[0]))
+	s := &SegmentReader{mapping: m, bufPos: 4096}
+	for _, c := range []struct {
+		addr uintptr
+		pos  int64
+		ok   bool
+	}{
+		{base - 1, 0, false},
+		{base, 4096, true},
+		{base + 99, 4195, true},
+		{base + 100, 0, false},
+		{base + 1<<30, 0, false},
+	} {
+		pos, ok := s.faultPos(c.addr)
+		if pos != c.pos || ok != c.ok {
+			t.Errorf("faultPos(base%+d) = %d, %v; want %d, %v", int64(c.addr-base), pos, ok, c.pos, c.ok)
+		}
+	}
+	if _, ok := (&SegmentReader{}).faultPos(base); ok {
+		t.Error("a fault with nothing mapped is the file's")
 	}
 }
