@@ -53,28 +53,12 @@ func TestCatchFault(t *testing.T) {
 	for len(seg) < 64<<10 {
 		seg = append(seg, seg...)
 	}
-	path := filepath.Join(t.TempDir(), "seg.log")
-	if err := os.WriteFile(path, seg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sr := NewSegmentReader(f, int64(len(seg)), path)
-	if !sr.MapWindows() {
-		t.Skip("no mapping on this system")
-	}
-	defer sr.Close()
-	if !sr.Next() {
-		t.Fatalf("no first batch: %v", sr.Err())
-	}
+	sr, path := mappedAfterFirst(t, seg)
 	second := sr.Pos()
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
-	err = sr.CatchFault(func() {
+	err := sr.CatchFault(func() {
 		for sr.Next() {
 			sr.Batch().ComputeCRC()
 		}
@@ -108,31 +92,15 @@ func TestCatchFaultPassesOtherPanics(t *testing.T) {
 func TestShrunkInsideLastPage(t *testing.T) {
 	// Whole batches, all in the first page.
 	var seg []byte
-	sr := NewSegmentReader(bytes.NewReader(windowInputs(t)["clean"]), 1<<20, "seg")
-	for sr.Next() && sr.Pos() < int64(os.Getpagesize()) {
-		seg = append(seg, sr.Batch().Data...)
+	all := NewSegmentReader(bytes.NewReader(windowInputs(t)["clean"]), 1<<20, "seg")
+	for all.Next() && all.Pos() < int64(os.Getpagesize()) {
+		seg = append(seg, all.Batch().Data...)
 	}
-	path := filepath.Join(t.TempDir(), "seg.log")
-	if err := os.WriteFile(path, seg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sr = NewSegmentReader(f, int64(len(seg)), path)
-	if !sr.MapWindows() {
-		t.Skip("no mapping on this system")
-	}
-	defer sr.Close()
-	if !sr.Next() {
-		t.Fatalf("no first batch: %v", sr.Err())
-	}
+	sr, path := mappedAfterFirst(t, seg)
 	if err := os.Truncate(path, sr.Pos()+3); err != nil {
 		t.Fatal(err)
 	}
-	err = sr.CatchFault(func() {
+	err := sr.CatchFault(func() {
 		for sr.Next() {
 		}
 	})
@@ -168,4 +136,29 @@ func TestFaultPos(t *testing.T) {
 	if _, ok := (&SegmentReader{}).faultPos(base); ok {
 		t.Error("a fault with nothing mapped is the file's")
 	}
+}
+
+// mappedAfterFirst writes seg to a file and returns a reader mapping it,
+// past its first batch, with the file's path; the test is skipped where
+// files cannot be mapped.
+func mappedAfterFirst(t *testing.T, seg []byte) (*SegmentReader, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "seg.log")
+	if err := os.WriteFile(path, seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	sr := NewSegmentReader(f, int64(len(seg)), path)
+	if !sr.MapWindows() {
+		t.Skip("no mapping on this system")
+	}
+	t.Cleanup(sr.Close)
+	if !sr.Next() {
+		t.Fatalf("no first batch: %v", sr.Err())
+	}
+	return sr, path
 }

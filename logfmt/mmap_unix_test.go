@@ -4,7 +4,6 @@ package logfmt
 
 import (
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -15,24 +14,7 @@ var faultSink byte
 // TestCatchFaultOutsideWindow: a fault on memory other than the mapped
 // window is a bug, not the file's doing, and must stay a panic.
 func TestCatchFaultOutsideWindow(t *testing.T) {
-	seg := windowInputs(t)["clean"]
-	path := filepath.Join(t.TempDir(), "seg.log")
-	if err := os.WriteFile(path, seg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sr := NewSegmentReader(f, int64(len(seg)), path)
-	if !sr.MapWindows() {
-		t.Skip("no mapping on this system")
-	}
-	defer sr.Close()
-	if !sr.Next() {
-		t.Fatalf("no first batch: %v", sr.Err())
-	}
+	sr, _ := mappedAfterFirst(t, windowInputs(t)["clean"])
 	// A page that was mapped and is no longer: reading it faults.
 	gone, err := syscall.Mmap(-1, 0, os.Getpagesize(), syscall.PROT_READ, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
