@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 )
 
 // BenchmarkCompact compacts a generated partition of 200,000 records over
@@ -44,7 +45,7 @@ func BenchmarkCompact(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		dir := filepath.Join(b.TempDir(), "bench-0")
-		copyDir(b, part, dir)
+		testutil.CopyTree(b, part, dir)
 		b.StartTimer()
 		r, err := Compact(dir, o)
 		if err != nil || r.Passes < 1 {

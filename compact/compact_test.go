@@ -16,6 +16,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -656,7 +657,7 @@ func TestMultiPassMatchesOnePass(t *testing.T) {
 	}
 	small := filepath.Join(logDir, "t-0")
 	big := filepath.Join(t.TempDir(), "t-0")
-	copyDir(t, small, big)
+	testutil.CopyTree(t, small, big)
 
 	o := DefaultOptions(t0 + 10*day)
 	o.MaxLag = day
@@ -674,28 +675,6 @@ func TestMultiPassMatchesOnePass(t *testing.T) {
 		t.Errorf("multi-pass survivors differ from one pass: %d vs %d records", len(got.offsets()), len(want.offsets()))
 	}
 	checkIndexes(t, small)
-}
-
-func copyDir(t testing.TB, from, to string) {
-	t.Helper()
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		fi, _ := e.Info()
-		os.Chtimes(filepath.Join(to, e.Name()), fi.ModTime(), fi.ModTime())
-	}
 }
 
 func TestCorruptBatch(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -116,37 +117,6 @@ func diffState(a, b map[string]string) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "\n")
-}
-
-// copyTree copies a directory tree with modification times, which the
-// mtime rule reads.
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(target, b, 0o644); err != nil {
-			return err
-		}
-		return os.Chtimes(target, info.ModTime(), info.ModTime())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // segmentMax scans a .log with logfmt alone and returns its greatest batch
@@ -545,7 +515,7 @@ func TestCrashFixtureCoversEverything(t *testing.T) {
 func TestCrashAtEachStep(t *testing.T) {
 	fixture, o := crashFixture(t)
 	ref := t.TempDir()
-	copyTree(t, fixture, ref)
+	testutil.CopyTree(t, fixture, ref)
 	var faults safefile.Faults
 	restore := safefile.SetFaultHook(faults.Hook)
 	res := runAll(t, ref, o)
@@ -562,7 +532,7 @@ func TestCrashAtEachStep(t *testing.T) {
 	}
 	for n := int64(1); n <= steps; n++ {
 		dir := t.TempDir()
-		copyTree(t, fixture, dir)
+		testutil.CopyTree(t, fixture, dir)
 		f := safefile.Faults{FailAt: n}
 		restore := safefile.SetFaultHook(f.Hook)
 		res, err := Run(dir, partitionDirs(t, dir), o)
@@ -734,7 +704,7 @@ func TestHighWatermarkBounds(t *testing.T) {
 func TestBarePartitionDir(t *testing.T) {
 	logDir := generate(t, gen.Options{Topics: []string{"t"}, Magic: 2, Records: 300, SegmentBytes: 8 << 10, Seed: 2})
 	bare := t.TempDir()
-	copyTree(t, filepath.Join(logDir, "t-0"), filepath.Join(bare, "t-0"))
+	testutil.CopyTree(t, filepath.Join(logDir, "t-0"), filepath.Join(bare, "t-0"))
 	res, err := Run(bare, []string{filepath.Join(bare, "t-0")}, Options{RetentionMs: 0, RetentionBytes: -1, NowMs: start2024 + 1e9})
 	if err != nil || res[0].Err != nil || res[0].Rolled == "" {
 		t.Fatalf("%v %+v", err, res[0])
@@ -753,7 +723,7 @@ func TestRealBrokerData(t *testing.T) {
 	for _, name := range []string{"volodymyrzee_kafka-2.x-zk", "xpxwo100_kafka-0.10.1.0-magic1", "mscaldas2012_cp-5.1.2-lz4", "ldi-poc_kafka-3.7.0-kraft"} {
 		t.Run(name, func(t *testing.T) {
 			logDir := t.TempDir()
-			copyTree(t, filepath.Join(samples, name), logDir)
+			testutil.CopyTree(t, filepath.Join(samples, name), logDir)
 			var dirs []string
 			for _, d := range partitionDirs(t, logDir) {
 				if !strings.HasPrefix(filepath.Base(d), "__") {

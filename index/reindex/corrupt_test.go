@@ -12,6 +12,7 @@ import (
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -174,7 +175,7 @@ func TestCrashSafety(t *testing.T) {
 	o.TruncateCorruptTail = true
 	old := files(t, fixture)
 	done := t.TempDir()
-	copyDir(t, fixture, done)
+	testutil.CopyTree(t, fixture, done)
 	var count safefile.Faults
 	restore := safefile.SetFaultHook(count.Hook)
 	mustPartition(t, done, o)
@@ -190,7 +191,7 @@ func TestCrashSafety(t *testing.T) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		copyDir(t, fixture, dir)
+		testutil.CopyTree(t, fixture, dir)
 		faults := &safefile.Faults{FailAt: n}
 		restore := safefile.SetFaultHook(faults.Hook)
 		_, err := Partition(dir, o)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -135,7 +136,7 @@ func TestTxnIndexRebuild(t *testing.T) {
 		dir := genPartition(t, gen.Options{Magic: 2, Records: 1500, Keys: 30, BatchRecords: 5, SegmentBytes: tc.seg, Compression: codec.Zstd,
 			TransactionalRatio: 0.6, AbortRatio: 0.5, Seed: tc.seed})
 		orig := t.TempDir()
-		copyDir(t, dir, orig)
+		testutil.CopyTree(t, dir, orig)
 		want := independentTxnIndexes(t, dir)
 		genOK := true
 		for _, base := range segmentBases(t, dir) {
@@ -151,7 +152,7 @@ func TestTxnIndexRebuild(t *testing.T) {
 		for _, setup := range []string{"snapshots", "no-snapshots", "corrupt-snapshots"} {
 			t.Run(fmt.Sprintf("seg%d-seed%d-%s", tc.seg, tc.seed, setup), func(t *testing.T) {
 				dir := t.TempDir()
-				copyDir(t, orig, dir)
+				testutil.CopyTree(t, orig, dir)
 				switch setup {
 				case "no-snapshots":
 					removeIndexes(t, dir, layout.SnapshotExt)
@@ -186,15 +187,6 @@ func TestTxnIndexRebuild(t *testing.T) {
 					}
 				}
 			})
-		}
-	}
-}
-
-func copyDir(t testing.TB, from, to string) {
-	t.Helper()
-	for name, b := range files(t, from) {
-		if err := os.WriteFile(filepath.Join(to, name), b, 0o644); err != nil {
-			t.Fatal(err)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -134,7 +135,7 @@ func TestCrashInjection(t *testing.T) {
 				}
 				// What a broker's log loader makes of the directory.
 				broker := filepath.Join(t.TempDir(), "broker")
-				copyTree(t, dir, broker)
+				testutil.CopyTree(t, dir, broker)
 				for _, p := range partitions(t, broker) {
 					if _, err := segswap.Recover(p); err != nil {
 						t.Fatalf("step %d: %s: loader: %v", n, p, err)

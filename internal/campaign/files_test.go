@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/logtool/logtool/internal/testutil"
 )
 
 // fileDamage damages one file other than a .log; it returns the file, or ""
@@ -114,7 +116,7 @@ func TestFileDamages(t *testing.T) {
 					return
 				}
 				pristine := filepath.Join(t.TempDir(), "pristine")
-				copyTree(t, dir, pristine)
+				testutil.CopyTree(t, dir, pristine)
 				for _, args := range [][]string{
 					{"compact", "--now", compactNow, dir},
 					{"retention", "--now", compactNow, "--retention-ms", "-1", dir},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/logtool/logtool/commands"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -135,7 +136,7 @@ func fixture(t testing.TB, o gen.Options) string {
 	}
 	templates.Unlock()
 	dst := filepath.Join(t.TempDir(), "kafka-logs")
-	copyTree(t, src, dst)
+	testutil.CopyTree(t, src, dst)
 	return dst
 }
 
@@ -148,37 +149,6 @@ func matrixOptions(f format) gen.Options {
 		o.TransactionalRatio, o.AbortRatio = 0.3, 0.3
 	}
 	return o
-}
-
-// copyTree copies a directory tree, keeping modification times (retention
-// and upgrade read them).
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(to, b, info.Mode().Perm()); err != nil {
-			return err
-		}
-		return os.Chtimes(to, info.ModTime(), info.ModTime())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // digest maps every file under dir (by relative path) to a hash of its

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -309,7 +310,7 @@ func checkDamagedLog(t *testing.T, f format, dir, log string, want expect) {
 	}
 
 	pristine := filepath.Join(t.TempDir(), "pristine")
-	copyTree(t, dir, pristine)
+	testutil.CopyTree(t, dir, pristine)
 
 	// reindex legitimately rewrites the indexes of the valid prefix; the
 	// .log must stay as it is.
@@ -360,5 +361,5 @@ func restore(t *testing.T, dir, pristine string) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	copyTree(t, pristine, dir)
+	testutil.CopyTree(t, pristine, dir)
 }

@@ -1,0 +1,44 @@
+// Package testutil holds helpers that tests of several packages share.
+package testutil
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// CopyTree copies the directory tree src into dst, which may exist,
+// keeping permission bits and modification times: retention's mtime rule,
+// the cleaner's legacy tombstone rule and upgrade all read them.
+func CopyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, b, info.Mode().Perm()); err != nil {
+			return err
+		}
+		return os.Chtimes(to, info.ModTime(), info.ModTime())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
