@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/logtool/logtool/internal/testutil"
 )
 
 // upgradeSample copies the shipped sample log directory, keeping the
@@ -18,31 +20,7 @@ func upgradeSample(t *testing.T) string {
 	t.Helper()
 	const src = "../testdata/kafka-logs"
 	dst := filepath.Join(t.TempDir(), "kafka-logs")
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(to, b, 0o644); err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.Chtimes(to, fi.ModTime(), fi.ModTime())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testutil.CopyTree(t, src, dst)
 	return dst
 }
 

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -249,7 +249,7 @@ func upgradeCrashTest(t *testing.T, opts UpgradeOptions) {
 	fixture := func() (logDir, dir string, o UpgradeOptions) {
 		root := t.TempDir()
 		logDir = filepath.Join(root, "logs")
-		upgradeCopyTree(t, src, logDir)
+		testutil.CopyTree(t, src, logDir)
 		dir = filepath.Join(logDir, "legacy-0")
 		o = opts
 		o.Paths = []string{logDir}
@@ -350,34 +350,4 @@ func upgradeRootFiles(t *testing.T, dir string) map[string]string {
 		}
 	}
 	return m
-}
-
-// upgradeCopyTree copies a directory tree, keeping modification times.
-func upgradeCopyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(to, b, 0o644); err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.Chtimes(to, fi.ModTime(), fi.ModTime())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
