@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/logtool/logtool/internal/testutil"
 )
 
 // compactSample copies the shipped sample log directory, which the test
@@ -172,14 +174,7 @@ func TestCompactCorruptPartition(t *testing.T) {
 	dir := compactSample(t)
 	bad := filepath.Join(dir, "orders-0")
 	log := filepath.Join(bad, "00000000000000000712.log")
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[5000] ^= 0xff
-	if err := os.WriteFile(log, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.FlipByte(t, log, 5000)
 	sum := compactDigest(t, bad)
 	errLine := regexp.MustCompile(`(?m)^logtool: compact: ` + regexp.QuoteMeta(log) + `: checksum mismatch: .* \(at byte \d+\)$`)
 	row := regexp.MustCompile(`(?m)^orders-0 +failed( +-){7} +00000000000000000712\.log: checksum mismatch: .* \(at byte \d+\)$`)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/lockfile/locktest"
+	"github.com/logtool/logtool/internal/testutil"
 
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -325,12 +326,9 @@ func TestReindexDamagedSegment(t *testing.T) {
 	dir := reindexCopy(t, "orders-0")
 	part := filepath.Join(dir, "orders-0")
 	log := filepath.Join(part, layout.SegmentName(712, layout.LogExt))
+	testutil.FlipByte(t, log, 5000) // in the batch at byte 4524
 	b, err := os.ReadFile(log)
 	if err != nil {
-		t.Fatal(err)
-	}
-	b[5000] ^= 0xff // in the batch at byte 4524
-	if err := os.WriteFile(log, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const pos = 4524

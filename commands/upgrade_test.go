@@ -177,14 +177,7 @@ func TestUpgradeCommandUsage(t *testing.T) {
 func TestUpgradeCommandCorrupt(t *testing.T) {
 	dir := upgradeSample(t)
 	log := filepath.Join(dir, "legacy.events-v0-0", "00000000000000000240.log")
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[1000] ^= 0xff
-	if err := os.WriteFile(log, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.FlipByte(t, log, 1000)
 	before := upgradeDigest(t, dir)
 	code, _, errOut := upgradeRun(t, "upgrade", "--workers", "1", filepath.Join(dir, "legacy.events-v0-0"))
 	re := regexp.MustCompile(`^logtool: upgrade: ` + regexp.QuoteMeta(log) + `: checksum mismatch: .* \(at byte \d+\)\n` +
@@ -205,14 +198,7 @@ func TestUpgradeCommandCorruptPartitionSkipped(t *testing.T) {
 	dir := upgradeSample(t)
 	bad := filepath.Join(dir, "legacy.events-v0-0")
 	log := filepath.Join(bad, "00000000000000000240.log")
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[1000] ^= 0xff
-	if err := os.WriteFile(log, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.FlipByte(t, log, 1000)
 	before := upgradeDigest(t, bad)
 	errLine := regexp.MustCompile(`(?m)^logtool: upgrade: ` + regexp.QuoteMeta(log) + `: checksum mismatch: .* \(at byte \d+\)$`)
 	good := regexp.MustCompile(`(?m)^legacy\.events-v0-snappy-0 +1 of 1 +400 `)

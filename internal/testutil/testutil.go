@@ -42,3 +42,20 @@ func CopyTree(t testing.TB, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// FlipByte inverts the bits of the byte at pos in the file at path, to
+// damage a segment where a test wants it.
+func FlipByte(t testing.TB, path string, pos int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pos < 0 || pos >= len(b) {
+		t.Fatalf("%s: byte %d is outside its %d bytes", path, pos, len(b))
+	}
+	b[pos] ^= 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -30,3 +30,14 @@ func TestCopyTree(t *testing.T) {
 		t.Fatalf("copied %q, mtime %v, mode %v; want the source's", b, fi.ModTime(), fi.Mode().Perm())
 	}
 }
+
+func TestFlipByte(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte{0, 1, 2}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	FlipByte(t, path, 1)
+	if b, _ := os.ReadFile(path); string(b) != string([]byte{0, 0xfe, 2}) {
+		t.Fatalf("after FlipByte: %v", b)
+	}
+}
