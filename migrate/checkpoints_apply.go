@@ -56,19 +56,7 @@ func (p *checkpointPlan) apply(workers int) error {
 // writeRoot replaces path with the version-0 file of the plan's root
 // entries, streamed into it from the files they come from.
 func (p *checkpointPlan) writeRoot(path string) error {
-	f, err := safefile.Create(path, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	w := checkpoint.NewOffsetWriter(f, path, p.rootCount)
-	if err := p.rootEntries(w.Write); err != nil {
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	return f.Commit()
+	return checkpoint.WriteOffsetsFile(path, p.rootCount, p.rootEntries)
 }
 
 // checkpointForEach calls f(0) ... f(n-1), at most workers at a time, and returns the

@@ -80,7 +80,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -365,36 +364,26 @@ func (rc *rootCheckpoints) write(name string, entries []checkpoint.OffsetEntry) 
 			n++
 		}
 	}
-	f, err := safefile.Create(path, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	w := checkpoint.NewOffsetWriter(f, path, n)
-	err = checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
-		if len(entries) > 0 && entries[0].Line == e.Line {
-			if entries[0].Topic != e.Topic || entries[0].Partition != e.Partition {
-				return fmt.Errorf("%s: changed since it was read: line %d", path, e.Line)
+	return checkpoint.WriteOffsetsFile(path, n, func(write func(checkpoint.OffsetEntry) error) error {
+		err := checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
+			if len(entries) > 0 && entries[0].Line == e.Line {
+				if entries[0].Topic != e.Topic || entries[0].Partition != e.Partition {
+					return fmt.Errorf("%s: changed since it was read: line %d", path, e.Line)
+				}
+				e, entries = entries[0], entries[1:]
 			}
-			e, entries = entries[0], entries[1:]
+			return write(e)
+		})
+		for _, e := range entries {
+			if err == nil && e.Line != 0 {
+				err = fmt.Errorf("%s: changed since it was read: line %d is gone", path, e.Line)
+			}
+			if err == nil {
+				err = write(e)
+			}
 		}
-		return w.Write(e)
-	})
-	for _, e := range entries {
-		if err == nil && e.Line != 0 {
-			err = fmt.Errorf("%s: changed since it was read: line %d is gone", path, e.Line)
-		}
-		if err == nil {
-			err = w.Write(e)
-		}
-	}
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
 		return err
-	}
-	return f.Commit()
+	})
 }
 
 // lookup returns the offset of the last entry for the partition, as Kafka's

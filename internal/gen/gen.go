@@ -552,38 +552,29 @@ func writeRoot(o *Options, parts []Partition) error {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		f, err := safefile.Create(path, 0o644)
-		if err != nil {
-			return err
-		}
-		defer f.Abort()
-		w := checkpoint.NewOffsetWriter(f, path, n)
-		if exists {
-			err = checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
-				if regenerated[key{e.Topic, e.Partition}] {
-					return nil
-				}
-				for len(added) > 0 && byPartition(added[0], e) < 0 {
-					if err := w.Write(added[0]); err != nil {
-						return err
+		return checkpoint.WriteOffsetsFile(path, n, func(write func(checkpoint.OffsetEntry) error) error {
+			var err error
+			if exists {
+				err = checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
+					if regenerated[key{e.Topic, e.Partition}] {
+						return nil
 					}
-					added = added[1:]
-				}
-				return w.Write(e)
-			})
-		}
-		for _, e := range added {
-			if err == nil {
-				err = w.Write(e)
+					for len(added) > 0 && byPartition(added[0], e) < 0 {
+						if err := write(added[0]); err != nil {
+							return err
+						}
+						added = added[1:]
+					}
+					return write(e)
+				})
 			}
-		}
-		if err == nil {
-			err = w.Close()
-		}
-		if err != nil {
+			for _, e := range added {
+				if err == nil {
+					err = write(e)
+				}
+			}
 			return err
-		}
-		return f.Commit()
+		})
 	}
 	end := func(p Partition) (int64, bool) { return p.LogEndOffset, true }
 	none := func(Partition) (int64, bool) { return 0, false }

@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"github.com/logtool/logtool/internal/safefile"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -249,6 +251,27 @@ func (w *OffsetWriter) Close() error {
 		w.err = w.w.Flush()
 	}
 	return w.err
+}
+
+// WriteOffsetsFile replaces the offset checkpoint at path with n entries,
+// which fill passes to write in order, the crash-safe way (temporary file,
+// fsync, rename, directory fsync: internal/safefile). Until it returns nil
+// the old file is untouched. The entries are streamed, so a caller can copy
+// them from the old file while it writes the new one.
+func WriteOffsetsFile(path string, n int, fill func(write func(OffsetEntry) error) error) error {
+	f, err := safefile.Create(path, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	w := NewOffsetWriter(f, path, n)
+	if err := fill(w.Write); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return f.Commit()
 }
 
 // EpochEntry is one line of a leader-epoch-checkpoint: the first offset

@@ -484,12 +484,17 @@ func TestHugeCountFailsFast(t *testing.T) {
 	}
 }
 
-func BenchmarkReadOffsets(b *testing.B) {
+// benchOffsets is a checkpoint of 1000 partitions of 20 topics.
+func benchOffsets() []byte {
 	var entries []OffsetEntry
 	for i := range 1000 {
 		entries = append(entries, OffsetEntry{Topic: "topic-" + strconv.Itoa(i%20), Partition: int32(i), Offset: int64(i) * 1000})
 	}
-	data := AppendOffsets(nil, entries)
+	return AppendOffsets(nil, entries)
+}
+
+func BenchmarkReadOffsets(b *testing.B) {
+	data := benchOffsets()
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -500,11 +505,7 @@ func BenchmarkReadOffsets(b *testing.B) {
 }
 
 func BenchmarkScanOffsets(b *testing.B) {
-	var entries []OffsetEntry
-	for i := range 1000 {
-		entries = append(entries, OffsetEntry{Topic: "topic-" + strconv.Itoa(i%20), Partition: int32(i), Offset: int64(i) * 1000})
-	}
-	data := AppendOffsets(nil, entries)
+	data := benchOffsets()
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -531,5 +532,44 @@ func BenchmarkOffsetWriter(b *testing.B) {
 		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestWriteOffsetsFile: the file gets what fill writes, and a failing fill
+// or a wrong count leaves the old file as it was.
+func TestWriteOffsetsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "recovery-point-offset-checkpoint")
+	entries := []OffsetEntry{{Topic: "a", Partition: 0, Offset: 5}, {Topic: "b", Partition: 3, Offset: 9}}
+	fill := func(es []OffsetEntry, fail error) func(func(OffsetEntry) error) error {
+		return func(write func(OffsetEntry) error) error {
+			for _, e := range es {
+				if err := write(e); err != nil {
+					return err
+				}
+			}
+			return fail
+		}
+	}
+	if err := WriteOffsetsFile(path, 2, fill(entries, nil)); err != nil {
+		t.Fatal(err)
+	}
+	want := string(AppendOffsets(nil, entries))
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		n    int
+		fill func(func(OffsetEntry) error) error
+	}{
+		{1, fill(entries[:1], boom)},
+		{3, fill(entries, nil)},
+	} {
+		if err := WriteOffsetsFile(path, tc.n, tc.fill); err == nil {
+			t.Fatalf("n %d: no error", tc.n)
+		}
+		if b, _ := os.ReadFile(path); string(b) != want {
+			t.Fatalf("n %d: the file now holds %q, want the old %q", tc.n, b, want)
+		}
+	}
+	if m, _ := filepath.Glob(path + "*"); len(m) != 1 {
+		t.Fatalf("left behind: %v", m)
 	}
 }
