@@ -119,12 +119,14 @@ func TestSamplePartitionMetadata(t *testing.T) {
 // not reproducible; its content must survive a write and a read.
 func TestSampleMetaProperties(t *testing.T) {
 	paths := sampleFiles(t, MetaPropertiesFile)[MetaPropertiesFile]
-	if len(paths) != 6 {
-		t.Fatalf("found %d meta.properties files, want the samples' 6", len(paths))
+	if len(paths) != 7 {
+		t.Fatalf("found %d meta.properties files, want the samples' 7", len(paths))
 	}
 	want := map[string]MetaProperties{
 		"ldi-poc_kafka-3.7.0-kraft": {Version: 1, BrokerID: -1, NodeID: 1,
 			ClusterID: "q1w2e3r4t5y6u7i8o9p0", DirectoryID: "XHhkr4tkSsD900pOQ8pPfg"},
+		"yashasvi960_kafka-4.1-kraft-streams-config": {Version: 1, BrokerID: -1, NodeID: 1,
+			ClusterID: "4L6g3nShT-eMCtK--X86sw", DirectoryID: "97sZV1BcxYDCm4AqFPBXQw"},
 		"volodymyrzee_kafka-2.x-zk":      {Version: 0, BrokerID: 0, NodeID: -1, ClusterID: "lRaQCIBoRh2xRKLuP9CAQg"},
 		"mscaldas2012_cp-5.1.2-lz4":      {Version: 0, BrokerID: 1001, NodeID: -1},
 		"xpxwo100_kafka-0.10.1.0-magic1": {Version: 0, BrokerID: 0, NodeID: -1},
@@ -185,10 +187,10 @@ func sameLines(a, b []byte) bool {
 
 func TestSampleQuorumState(t *testing.T) {
 	paths := sampleFiles(t, QuorumStateFile)[QuorumStateFile]
-	if len(paths) != 2 {
-		t.Fatalf("found %d quorum-state files, want the samples' 2", len(paths))
+	epochs := map[string]int32{"ldi-poc_kafka-3.7.0-kraft": 1, "itumelengmogase_kraft-ksqldb-txn": 25, "yashasvi960_kafka-4.1-kraft-streams-config": 2}
+	if len(paths) != len(epochs) {
+		t.Fatalf("found %d quorum-state files, want the samples' %d", len(paths), len(epochs))
 	}
-	epochs := map[string]int32{"ldi-poc_kafka-3.7.0-kraft": 1, "itumelengmogase_kraft-ksqldb-txn": 25}
 	for _, path := range paths {
 		raw, err := os.ReadFile(path)
 		if err != nil {
