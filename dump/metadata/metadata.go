@@ -179,47 +179,82 @@ type Record struct {
 // ErrFrame is wrapped by errors about the frame around a record.
 var ErrFrame = errors.New("bad metadata record frame")
 
-// Decode reads a framed metadata record.
-func Decode(b []byte) (*Record, error) {
+// ParseFrame reads the frame of a metadata record: its type, its version and
+// the length of the frame. The type may be one Decode does not know.
+func ParseFrame(b []byte) (typ uint32, version int16, n int, err error) {
 	frame, n, err := uvarint(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: frame version: %v", ErrFrame, err)
+		return 0, 0, 0, fmt.Errorf("%w: frame version: %v", ErrFrame, err)
 	}
 	if frame != 1 {
-		return nil, fmt.Errorf("%w: unknown frame version %d", ErrFrame, frame)
+		return 0, 0, 0, fmt.Errorf("%w: unknown frame version %d", ErrFrame, frame)
 	}
-	b = b[n:]
-	typ, n, err := uvarint(b)
+	typ, m, err := uvarint(b[n:])
 	if err != nil {
-		return nil, fmt.Errorf("%w: record type: %v", ErrFrame, err)
+		return 0, 0, 0, fmt.Errorf("%w: record type: %v", ErrFrame, err)
 	}
-	b = b[n:]
-	ver, n, err := uvarint(b)
+	n += m
+	ver, m, err := uvarint(b[n:])
 	if err != nil {
-		return nil, fmt.Errorf("%w: record version: %v", ErrFrame, err)
+		return 0, 0, 0, fmt.Errorf("%w: record version: %v", ErrFrame, err)
 	}
 	if ver > 1<<15-1 {
-		return nil, fmt.Errorf("%w: record version %d", ErrFrame, ver)
+		return 0, 0, 0, fmt.Errorf("%w: record version %d", ErrFrame, ver)
+	}
+	return typ, int16(ver), n + m, nil
+}
+
+// Decode reads a framed metadata record.
+func Decode(b []byte) (*Record, error) {
+	return (&Decoder{}).Decode(b)
+}
+
+// Decoder decodes records into memory it reuses: a record it returns is
+// valid until its next Decode. Replaying a metadata log uses one.
+type Decoder struct {
+	p   p.Decoder
+	rec Record
+}
+
+// Decode is the package's Decode, into the decoder's memory.
+func (d *Decoder) Decode(b []byte) (*Record, error) {
+	typ, ver, n, err := ParseFrame(b)
+	if err != nil {
+		return nil, err
 	}
 	b = b[n:]
 	name, ok := TypeNames[typ]
 	if !ok {
 		return nil, fmt.Errorf("unknown metadata record type %d", typ)
 	}
-	r := &Record{Type: typ, Name: name, Version: int16(ver), Raw: b}
+	d.rec = Record{Type: typ, Name: name, Version: ver, Raw: b}
 	m, ok := schemas[typ]
 	if !ok {
-		return r, nil
+		return &d.rec, nil
 	}
-	v, used, err := p.Decode(m, r.Version, b)
+	v, used, err := d.p.Decode(m, ver, b)
 	if err != nil {
 		return nil, err
 	}
 	if used != len(b) {
 		return nil, fmt.Errorf("found %d byte(s) of garbage after %s", len(b)-used, m.Name)
 	}
-	r.Value = v
-	return r, nil
+	d.rec.Value = v
+	return &d.rec, nil
+}
+
+// FieldIndex is the position in Value.Fields of the named field of record
+// type typ's schema. It panics for a name the schema lacks: callers look
+// their fields up once, at start.
+func FieldIndex(typ uint32, name string) int {
+	if m := schemas[typ]; m != nil {
+		for i := range m.Fields {
+			if m.Fields[i].Name == name {
+				return i
+			}
+		}
+	}
+	panic(fmt.Sprintf("metadata record type %d has no field %q", typ, name))
 }
 
 // AppendJSON appends r as {"type":"TOPIC_RECORD","version":0,"data":{...}},

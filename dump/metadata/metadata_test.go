@@ -3,6 +3,7 @@ package metadata
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -67,6 +68,55 @@ func TestFormat(t *testing.T) {
 			}
 		})
 	}
+}
+
+// One Decoder decoding record after record gives each record as a fresh
+// decode does: replay relies on it.
+func TestDecoderReuse(t *testing.T) {
+	values := [][]byte{
+		framed(3, 2, b{}.i32(0).uuid(1).uv(4).i32(1).i32(2).i32(3).uv(2).i32(1).uv(1).uv(1).i32(1).i32(0).i32(0).uv(4).uuid(2).uuid(3).uuid(4).uv(0)),
+		framed(4, 0, b{}.i8(2).cstr("t").cstr("cleanup.policy").cstr("compact,delete").uv(0)),
+		framed(4, 0, b{}.i8(2).cstr("t").cstr("retention.ms").uv(0).uv(0)),
+		framed(2, 0, b{}.cstr("my-topic").uuid(7).uv(0)),
+	}
+	var d Decoder
+	for _, v := range values {
+		want, err := Decode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Decode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := got.AppendJSON(nil), want.AppendJSON(nil); string(g) != string(w) {
+			t.Fatalf("reused: %s\nfresh: %s", g, w)
+		}
+	}
+}
+
+func TestParseFrame(t *testing.T) {
+	typ, ver, n, err := ParseFrame(b{}.uv(1).uv(300).uv(2).i8(9))
+	if err != nil || typ != 300 || ver != 2 || n != 4 {
+		t.Fatalf("ParseFrame = %d %d %d %v, want 300 2 4", typ, ver, n, err)
+	}
+	for _, in := range [][]byte{nil, b{}.uv(2).uv(2).uv(0), b{}.uv(1), b{}.uv(1).uv(2), b{}.uv(1).uv(2).uv(1 << 15)} {
+		if _, _, _, err := ParseFrame(in); !errors.Is(err, ErrFrame) {
+			t.Errorf("ParseFrame(%x) = %v, want ErrFrame", in, err)
+		}
+	}
+}
+
+func TestFieldIndex(t *testing.T) {
+	if i := FieldIndex(4, "value"); schemas[4].Fields[i].Name != "value" {
+		t.Fatalf("FieldIndex(4, value) = %d", i)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for a field the schema lacks")
+		}
+	}()
+	FieldIndex(4, "nope")
 }
 
 func TestFormatErrors(t *testing.T) {

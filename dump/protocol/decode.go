@@ -44,15 +44,42 @@ var ErrShort = errors.New("input ends inside a field")
 // number of bytes it used. Versions outside the schema's valid range are
 // refused rather than guessed at.
 func Decode(m *Message, version int16, b []byte) (*Value, int, error) {
+	return (&Decoder{}).Decode(m, version, b)
+}
+
+// Decoder is Decode for loops over many messages: it keeps the memory of the
+// values it returns and reuses it, so a value is valid only until its next
+// Decode. A metadata log replay decodes a million records with one.
+type Decoder struct {
+	slab []Value // values handed out since the last Decode come from here
+	used int
+}
+
+// Decode is the package's Decode, into the decoder's memory.
+func (dec *Decoder) Decode(m *Message, version int16, b []byte) (*Value, int, error) {
 	if !m.Valid.Has(version) {
 		return nil, 0, fmt.Errorf("unsupported %s version %d", m.Name, version)
 	}
-	d := decoder{b: b, version: version, flexible: m.Flexible.Has(version)}
-	v := d.structure(&m.Struct)
+	dec.used = 0
+	d := decoder{b: b, version: version, flexible: m.Flexible.Has(version), dec: dec}
+	top := d.values(1)
+	top[0] = d.structure(&m.Struct)
 	if d.err != nil {
 		return nil, 0, fmt.Errorf("%s version %d: %w", m.Name, version, d.err)
 	}
-	return &v, d.p, nil
+	return &top[0], d.p, nil
+}
+
+// values returns n zeroed values. Slices handed out earlier stay valid: a
+// full slab is left to them and a larger one takes its place.
+func (dec *Decoder) values(n int) []Value {
+	if dec.used+n > len(dec.slab) {
+		dec.slab, dec.used = make([]Value, max(2*len(dec.slab), n, 64)), 0
+	}
+	s := dec.slab[dec.used : dec.used+n : dec.used+n]
+	clear(s)
+	dec.used += n
+	return s
 }
 
 // decoder reads with a sticky error: after the first failure every read
@@ -63,7 +90,10 @@ type decoder struct {
 	version  int16
 	flexible bool
 	err      error
+	dec      *Decoder
 }
+
+func (d *decoder) values(n int) []Value { return d.dec.values(n) }
 
 func (d *decoder) fail(format string, args ...any) {
 	if d.err == nil {
@@ -143,7 +173,7 @@ func (d *decoder) length(short bool) int {
 }
 
 func (d *decoder) structure(s *Struct) Value {
-	v := Value{Kind: Nested, Present: true, Struct: s, Version: d.version, Fields: make([]Value, len(s.Fields))}
+	v := Value{Kind: Nested, Present: true, Struct: s, Version: d.version, Fields: d.values(len(s.Fields))}
 	for i := range s.Fields {
 		f := &s.Fields[i]
 		if !f.Versions.Has(d.version) || (d.flexible && f.Tagged.Has(d.version)) {
@@ -171,7 +201,7 @@ func (d *decoder) taggedFields(s *Struct, v *Value) {
 			if !f.Tagged.Has(d.version) || f.Tag != tag || !f.Versions.Has(d.version) {
 				continue
 			}
-			sub := decoder{b: data, version: d.version, flexible: true}
+			sub := decoder{b: data, version: d.version, flexible: true, dec: d.dec}
 			v.Fields[j] = sub.field(f)
 			if sub.err == nil && sub.p != len(data) {
 				sub.fail("tagged field %s has %d bytes left over", f.Name, len(data)-sub.p)
@@ -200,9 +230,9 @@ func (d *decoder) field(f *Field) Value {
 		d.fail("%w: array %s claims %d elements, %d bytes left", ErrShort, f.Name, n, len(d.b)-d.p)
 		return Value{}
 	}
-	items := make([]Value, 0, n)
+	items := d.values(n)
 	for i := 0; i < n && d.err == nil; i++ {
-		items = append(items, d.single(f))
+		items[i] = d.single(f)
 	}
 	return Value{Kind: f.Kind, Present: true, Items: items}
 }

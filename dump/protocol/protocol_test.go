@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -81,6 +82,41 @@ func TestDecodeJSON(t *testing.T) {
 				t.Errorf("not JSON: %s", got)
 			}
 		})
+	}
+}
+
+// A Decoder reused across messages, small and large, decodes each one
+// right, and a slab that fills keeps the values already handed out.
+func TestDecoderReuse(t *testing.T) {
+	big := b{}.i8(1).i8(-2).i16(-1).i32(-1).i64(-5).str("n").i32(-1).i32(3)
+	var ints []string
+	for j := 0; j < 40; j++ {
+		ints = append(ints, strconv.Itoa(j))
+	}
+	pairJSON := `{"topic":"t","partitions":[` + strings.Join(ints, ",") + `]}`
+	for i := 0; i < 3; i++ {
+		big = big.str("t").i32(40)
+		for j := 0; j < 40; j++ {
+			big = big.i32(int32(j))
+		}
+	}
+	bigJSON := `{"flag":true,"small":-2,"port":65535,"count":4294967295,"id":-5,"name":"n","blob":null,"pairs":[` +
+		pairJSON + "," + pairJSON + "," + pairJSON + `]}`
+	small := append(b{}.i8(0).i8(0).i16(0).i32(0).i64(0).uv(0).uv(0), make([]byte, 16)...).uv(0).i16(0).uv(1).uv(0).uv(4).i32(42)
+	smallJSON := `{"flag":false,"small":0,"port":0,"count":0,"id":0,"name":null,"blob":null,"uuid":"AAAAAAAAAAAAAAAAAAAAAA","pairs":null,"epoch":0,"hint":42}`
+	var d Decoder
+	for _, in := range []struct {
+		version int16
+		in      b
+		want    string
+	}{{2, small, smallJSON}, {0, big, bigJSON}, {2, small, smallJSON}, {0, big, bigJSON}} {
+		v, _, err := d.Decode(testMsg, in.version, in.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(AppendJSON(nil, v)); got != in.want {
+			t.Fatalf("got  %s\nwant %s", got, in.want)
+		}
 	}
 }
 
