@@ -1,0 +1,221 @@
+package clustermeta
+
+import (
+	"fmt"
+
+	"github.com/logtool/logtool/dump/metadata"
+	p "github.com/logtool/logtool/dump/protocol"
+)
+
+// Record types the replay reads (MetadataRecordType ids).
+const (
+	typeTopic            = 2
+	typePartition        = 3
+	typeConfig           = 4
+	typePartitionChange  = 5
+	typeRemoveTopic      = 9
+	typeBeginTransaction = 23
+	typeEndTransaction   = 24
+	typeAbortTransaction = 25
+)
+
+// applies tells whether the replay reads records of a type; the others
+// change nothing it keeps and are not decoded.
+func applies(typ uint32) bool {
+	switch typ {
+	case typeTopic, typePartition, typeConfig, typePartitionChange, typeRemoveTopic:
+		return true
+	}
+	return false
+}
+
+// Field positions in the decoded records, looked up once.
+var (
+	fTopicName = metadata.FieldIndex(typeTopic, "name")
+	fTopicID   = metadata.FieldIndex(typeTopic, "topicId")
+
+	fPartID       = metadata.FieldIndex(typePartition, "partitionId")
+	fPartTopic    = metadata.FieldIndex(typePartition, "topicId")
+	fPartReplicas = metadata.FieldIndex(typePartition, "replicas")
+	fPartISR      = metadata.FieldIndex(typePartition, "isr")
+	fPartLeader   = metadata.FieldIndex(typePartition, "leader")
+	fPartDirs     = metadata.FieldIndex(typePartition, "directories")
+
+	fConfType  = metadata.FieldIndex(typeConfig, "resourceType")
+	fConfRes   = metadata.FieldIndex(typeConfig, "resourceName")
+	fConfName  = metadata.FieldIndex(typeConfig, "name")
+	fConfValue = metadata.FieldIndex(typeConfig, "value")
+
+	fChangeID       = metadata.FieldIndex(typePartitionChange, "partitionId")
+	fChangeTopic    = metadata.FieldIndex(typePartitionChange, "topicId")
+	fChangeISR      = metadata.FieldIndex(typePartitionChange, "isr")
+	fChangeLeader   = metadata.FieldIndex(typePartitionChange, "leader")
+	fChangeReplicas = metadata.FieldIndex(typePartitionChange, "replicas")
+	fChangeDirs     = metadata.FieldIndex(typePartitionChange, "directories")
+
+	fRemoveTopic = metadata.FieldIndex(typeRemoveTopic, "topicId")
+)
+
+// apply changes the image as Kafka's MetadataDelta.replay does for the
+// record. Records that contradict the image (a partition of a topic that
+// does not exist, a removal of an unknown topic) are errors: Kafka's loader
+// reports them as faults, and a state built past one would be a guess.
+func (im *Image) apply(r *metadata.Record) error {
+	f := r.Value.Fields
+	switch r.Type {
+	case typeTopic:
+		name, id := string(f[fTopicName].Raw), uuid(&f[fTopicID])
+		if t := im.byName[name]; t != nil {
+			return fmt.Errorf("TopicRecord creates topic %s with ID %s, but it exists with ID %s", name, id, t.ID)
+		}
+		if t := im.topics[id]; t != nil {
+			return fmt.Errorf("TopicRecord creates topic %s with ID %s, which topic %s has", name, id, t.Name)
+		}
+		t := &Topic{Name: name, ID: id}
+		im.topics[id], im.byName[name] = t, t
+	case typePartition:
+		t, err := im.topicFor("PartitionRecord", uuid(&f[fPartTopic]))
+		if err != nil {
+			return err
+		}
+		part := Partition{ID: int32(f[fPartID].Int), Leader: int32(f[fPartLeader].Int)}
+		part.Replicas, part.ISR = int32Pair(&f[fPartReplicas], &f[fPartISR])
+		if f[fPartDirs].Present {
+			part.Directories = uuids(&f[fPartDirs])
+		}
+		i, ok := t.find(part.ID)
+		if ok {
+			t.Partitions[i] = part
+		} else {
+			t.Partitions = append(t.Partitions, Partition{})
+			copy(t.Partitions[i+1:], t.Partitions[i:])
+			t.Partitions[i] = part
+		}
+	case typePartitionChange:
+		return im.changePartition(f)
+	case typeConfig:
+		typ := int8(f[fConfType].Int)
+		if typ != ResourceTopic && typ != ResourceBroker {
+			return nil
+		}
+		res := resource{typ, string(f[fConfRes].Raw)}
+		name, v := string(f[fConfName].Raw), &f[fConfValue]
+		m := im.configs[res]
+		if v.Null {
+			delete(m, name)
+			if len(m) == 0 {
+				delete(im.configs, res)
+			}
+			return nil
+		}
+		if m == nil {
+			m = map[string]string{}
+			im.configs[res] = m
+		}
+		m[name] = string(v.Raw)
+	case typeRemoveTopic:
+		t, err := im.topicFor("RemoveTopicRecord", uuid(&f[fRemoveTopic]))
+		if err != nil {
+			return err
+		}
+		delete(im.topics, t.ID)
+		delete(im.byName, t.Name)
+		delete(im.configs, resource{ResourceTopic, t.Name})
+		im.removed[t.ID] = t.Name
+	}
+	return nil
+}
+
+func (im *Image) topicFor(record string, id TopicID) (*Topic, error) {
+	t := im.topics[id]
+	if t == nil {
+		if name, ok := im.removed[id]; ok {
+			return nil, fmt.Errorf("%s for topic ID %s, which was removed (topic %s)", record, id, name)
+		}
+		return nil, fmt.Errorf("%s for unknown topic ID %s", record, id)
+	}
+	return t, nil
+}
+
+// changePartition merges a PartitionChangeRecord as Kafka's
+// PartitionRegistration.merge does: absent (null) fields leave the
+// partition unchanged, leader -2 means "no change".
+func (im *Image) changePartition(f []p.Value) error {
+	t, err := im.topicFor("PartitionChangeRecord", uuid(&f[fChangeTopic]))
+	if err != nil {
+		return err
+	}
+	id := int32(f[fChangeID].Int)
+	part := t.Partition(id)
+	if part == nil {
+		return fmt.Errorf("PartitionChangeRecord for partition %d of topic %s, which has no such partition", id, t.Name)
+	}
+	if l := f[fChangeLeader]; l.Present && l.Int != -2 {
+		part.Leader = int32(l.Int)
+	}
+	if isr := &f[fChangeISR]; isr.Present && !isr.Null {
+		part.ISR = int32s(isr)
+	}
+	dirs := &f[fChangeDirs]
+	if r := &f[fChangeReplicas]; r.Present && !r.Null {
+		old := part.Replicas
+		part.Replicas = int32s(r)
+		if part.Directories != nil && (!dirs.Present || dirs.Null) {
+			part.Directories = carryDirectories(part.Replicas, old, part.Directories)
+		}
+	}
+	if dirs.Present && !dirs.Null {
+		part.Directories = uuids(dirs)
+	}
+	return nil
+}
+
+// carryDirectories keeps the directory of each replica that stays, and
+// leaves new replicas unassigned (DirectoryId.createDirectoriesFrom).
+func carryDirectories(replicas, oldReplicas []int32, oldDirs []TopicID) []TopicID {
+	dirs := make([]TopicID, len(replicas))
+	for i, r := range replicas {
+		for j, o := range oldReplicas {
+			if o == r && j < len(oldDirs) {
+				dirs[i] = oldDirs[j]
+			}
+		}
+	}
+	return dirs
+}
+
+func uuid(v *p.Value) TopicID {
+	var id TopicID
+	copy(id[:], v.Raw)
+	return id
+}
+
+func uuids(v *p.Value) []TopicID {
+	ids := make([]TopicID, len(v.Items))
+	for i := range v.Items {
+		copy(ids[i][:], v.Items[i].Raw)
+	}
+	return ids
+}
+
+func int32s(v *p.Value) []int32 {
+	s := make([]int32, len(v.Items))
+	for i := range v.Items {
+		s[i] = int32(v.Items[i].Int)
+	}
+	return s
+}
+
+// int32Pair copies two lists into one allocation: a cluster has as many
+// partitions as records, and each holds both lists.
+func int32Pair(a, b *p.Value) ([]int32, []int32) {
+	s := make([]int32, len(a.Items)+len(b.Items))
+	for i := range a.Items {
+		s[i] = int32(a.Items[i].Int)
+	}
+	n := len(a.Items)
+	for i := range b.Items {
+		s[n+i] = int32(b.Items[i].Int)
+	}
+	return s[:n:n], s[n:]
+}
