@@ -1,0 +1,202 @@
+package topicconfig
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/logtool/logtool/clustermeta"
+	"github.com/logtool/logtool/logfmt"
+)
+
+// Value is one config as it applies to a topic.
+type Value struct {
+	Name   string `json:"-"`      // the topic config
+	Value  string `json:"value"`  // as Kafka describes it: retention.ms is in ms even when set in hours
+	Source Source `json:"source"` // where it comes from
+	// From is the config the value was set under when that is not Name:
+	// a broker synonym such as log.retention.hours.
+	From string `json:"from,omitempty"`
+}
+
+// Config is the effective configuration of one topic.
+type Config struct {
+	Topic string
+	// Known tells whether the configuration source describes the topic. A
+	// topic absent from the metadata (deleted, or never created there) or
+	// from the file gets the broker-level and default values.
+	Known bool
+
+	Compact, Delete        bool // cleanup.policy holds compact, delete (both, or neither)
+	MaxCompactionLagMs     int64
+	MinCompactionLagMs     int64
+	MinCleanableDirtyRatio float64
+	DeleteRetentionMs      int64
+	SegmentBytes           int32
+	SegmentMs              int64
+	SegmentIndexBytes      int32
+	IndexIntervalBytes     int32
+	RetentionMs            int64 // -1: no limit
+	RetentionBytes         int64 // negative: no limit
+	MaxMessageBytes        int32
+	TimestampType          logfmt.TimestampType // message.timestamp.type
+	MessageFormatVersion   string
+	RemoteStorageEnable    bool
+	LocalRetentionMs       int64 // -2: retention.ms
+	LocalRetentionBytes    int64 // -2: retention.bytes
+
+	// Values holds every config above, in Names order.
+	Values []Value
+}
+
+// Get returns the named config; ok is false for a name Config does not hold.
+func (c *Config) Get(name string) (v Value, ok bool) {
+	i, ok := defIndex[name]
+	if !ok {
+		return Value{}, false
+	}
+	return c.Values[i], true
+}
+
+// level is one layer of configuration: a topic's, a broker's.
+type level map[string]entry
+
+// resolve computes a topic's config from its own level, the broker levels
+// in precedence order, and the command line.
+func resolve(topic string, known bool, topicLevel level, brokers []level, overrides map[string]string) (*Config, error) {
+	c := &Config{Topic: topic, Known: known, Values: make([]Value, len(defs))}
+	for i := range defs {
+		d := &defs[i]
+		v, pv, err := pick(d, topicLevel, brokers, overrides)
+		if err != nil {
+			return nil, err
+		}
+		c.Values[i] = v
+		d.set(c, pv)
+	}
+	return c, nil
+}
+
+// pick finds the value in force for one config.
+func pick(d *def, topicLevel level, brokers []level, overrides map[string]string) (Value, value, error) {
+	if s, ok := overrides[d.name]; ok {
+		return check(d, Value{Name: d.name, Value: s, Source: CommandLine}, d.kind, 1, false)
+	}
+	if e, ok := topicLevel[d.name]; ok {
+		return check(d, Value{Name: d.name, Value: e.value, Source: e.source, From: e.from}, d.kind, 1, false)
+	}
+	// Within a broker level the first synonym set wins; a higher level's
+	// value hides all synonyms below it (DynamicBrokerConfig.overrideProps).
+	for _, l := range brokers {
+		for _, syn := range d.synonyms {
+			e, ok := l[syn.name]
+			if !ok {
+				continue
+			}
+			scale := max(syn.scale, 1)
+			from := syn.name
+			if e.from != "" {
+				from = e.from
+			}
+			v, pv, err := check(d, Value{Name: d.name, Value: e.value, Source: e.source, From: from}, syn.kind, scale, true)
+			if err != nil {
+				return v, pv, err
+			}
+			if scale != 1 || (d.name == RetentionMs && pv.i < 0) {
+				// KafkaConfig.logRetentionTimeMillis: a negative broker
+				// retention means none.
+				if d.name == RetentionMs && pv.i < 0 {
+					pv.i = -1
+				}
+				v.Value = strconv.FormatInt(pv.i, 10)
+			}
+			return v, pv, nil
+		}
+	}
+	v, pv, err := check(d, Value{Name: d.name, Value: d.def, Source: Default}, d.kind, 1, false)
+	if err != nil {
+		panic(err) // the defaults table is wrong
+	}
+	return v, pv, nil
+}
+
+// check parses a value as its kind and scale, then validates it as the
+// topic config; a broker's retention may be any number, negative ones
+// meaning none.
+func check(d *def, v Value, k kind, scale int64, broker bool) (Value, value, error) {
+	pv, err := parse(k, v.Value)
+	if err == nil && scale != 1 {
+		pv.i *= scale
+	}
+	if err == nil && d.valid != nil && !(broker && d.name == RetentionMs) {
+		err = d.valid(pv)
+	}
+	if err != nil {
+		name := d.name
+		if v.From != "" {
+			name = v.From
+		}
+		return v, pv, fmt.Errorf("invalid value %q for configuration %s (%s): %v", v.Value, name, v.Source, err)
+	}
+	return v, pv, nil
+}
+
+// Resolver gives the configuration of the topics of one log dir.
+type Resolver struct {
+	image     *clustermeta.Image // the metadata replayed, or nil
+	file      *FileConfig        // the --topic-config file, or nil
+	broker    int32              // the log dir's node.id or broker.id; -1 when unknown
+	overrides map[string]string
+}
+
+// Known tells whether a configuration source (metadata or file) is known
+// for the log dir; without one every topic gets Kafka's defaults and the
+// command line's values.
+func (r *Resolver) Known() bool { return r.image != nil || r.file != nil }
+
+// Image is the metadata replayed for the log dir, or nil.
+func (r *Resolver) Image() *clustermeta.Image { return r.image }
+
+// File is the --topic-config file in use, or nil.
+func (r *Resolver) File() *FileConfig { return r.file }
+
+// BrokerID is the id of the broker owning the log dir (meta.properties
+// node.id or broker.id), or -1 when unknown: then no per-broker dynamic
+// configuration applies.
+func (r *Resolver) BrokerID() int32 { return r.broker }
+
+// Topic returns the effective configuration of a topic. An error names a
+// config whose value Kafka would not accept.
+func (r *Resolver) Topic(name string) (*Config, error) {
+	var topicLevel level
+	var brokers []level
+	known := false
+	switch {
+	case r.file != nil:
+		var ok bool
+		topicLevel, ok = r.file.topics[name]
+		known = ok
+		if r.broker >= 0 {
+			brokers = append(brokers, r.file.brokers[strconv.Itoa(int(r.broker))])
+		}
+		brokers = append(brokers, r.file.brokers[""])
+	case r.image != nil:
+		known = r.image.Topic(name) != nil
+		topicLevel = fromImage(r.image.TopicConfig(name), DynamicTopic)
+		if r.broker >= 0 {
+			brokers = append(brokers, fromImage(r.image.BrokerConfig(strconv.Itoa(int(r.broker))), DynamicBroker))
+		}
+		brokers = append(brokers, fromImage(r.image.BrokerConfig(""), DynamicDefaultBroker))
+	}
+	return resolve(name, known, topicLevel, brokers, r.overrides)
+}
+
+func fromImage(m map[string]string, s Source) level {
+	if len(m) == 0 {
+		return nil
+	}
+	l := make(level, len(m))
+	for k, v := range m {
+		l[k] = entry{value: v, source: s}
+	}
+	return l
+}
