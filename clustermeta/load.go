@@ -154,11 +154,11 @@ func (l *loader) readSnapshot(path string) error {
 		if first {
 			return logfmt.Corruptf(path, b.Pos, "the snapshot does not start with a header batch")
 		}
-		pos := recordPos(b)
+		pos := positions(b)
 		for l.it.Next() {
 			r := l.it.Record()
 			l.im.Records++
-			if err := l.record(r, path, pos(r)); err != nil {
+			if err := l.record(r, path, pos.next(r)); err != nil {
 				return err
 			}
 		}
@@ -205,10 +205,10 @@ func (l *loader) readLog(segs []layout.Segment, from int64) error {
 		if err := l.reset(b, path); err != nil {
 			return err
 		}
-		pos := recordPos(b)
+		pos := positions(b)
 		for l.it.Next() {
 			r := l.it.Record()
-			at := pos(r)
+			at := pos.next(r)
 			if r.Offset < from {
 				continue
 			}
@@ -285,10 +285,10 @@ func (l *loader) replayTransaction(t *txnStart, end int64) error {
 		if err := it.Reset(b); err != nil {
 			return err
 		}
-		pos := recordPos(b)
+		pos := positions(b)
 		for it.Next() {
 			r := it.Record()
-			at := pos(r)
+			at := pos.next(r)
 			if r.Offset <= t.offset {
 				continue
 			}
@@ -319,7 +319,6 @@ func (l *loader) scan(segs []layout.Segment, seg int, pos int64, fn func(seg int
 		if err != nil {
 			return err
 		}
-		f.ReadAhead()
 		f.SeekTo(pos)
 		err = l.scanSegment(f, last, func(b *logfmt.Batch) error { return fn(seg, b) })
 		f.Close()
@@ -391,19 +390,27 @@ func (l *loader) reset(b *logfmt.Batch, path string) error {
 	return l.it.Reset(b)
 }
 
-// recordPos returns a function giving the file position of each record of
-// b, called for every record in order: exact in an uncompressed batch, the
-// batch's position in a compressed one.
-func recordPos(b *logfmt.Batch) func(r *logfmt.Record) int64 {
+// recordPos gives the file position of each record of a batch, asked for
+// every record in order: exact in an uncompressed batch, the batch's
+// position in a compressed one.
+type recordPos struct {
+	p          int64
+	compressed bool
+}
+
+func positions(b *logfmt.Batch) recordPos {
 	if b.Compression() != codec.None {
-		return func(*logfmt.Record) int64 { return b.Pos }
+		return recordPos{b.Pos, true}
 	}
-	p := b.Pos + logfmt.V2HeaderSize
-	return func(r *logfmt.Record) int64 {
-		at := p
-		p += int64(r.Size)
-		return at
+	return recordPos{b.Pos + logfmt.V2HeaderSize, false}
+}
+
+func (rp *recordPos) next(r *logfmt.Record) int64 {
+	at := rp.p
+	if !rp.compressed {
+		rp.p += int64(r.Size)
 	}
+	return at
 }
 
 // record decodes and applies a metadata record outside any transaction

@@ -154,12 +154,13 @@ func (im *Image) changePartition(f []p.Value) error {
 		part.Leader = int32(l.Int)
 	}
 	if isr := &f[fChangeISR]; isr.Present && !isr.Null {
-		part.ISR = int32s(isr)
+		// ISR changes are most of a busy cluster's log: reuse the room.
+		part.ISR = appendItems(part.ISR[:0], isr)
 	}
 	dirs := &f[fChangeDirs]
 	if r := &f[fChangeReplicas]; r.Present && !r.Null {
 		old := part.Replicas
-		part.Replicas = int32s(r)
+		part.Replicas = appendItems(nil, r)
 		if part.Directories != nil && (!dirs.Present || dirs.Null) {
 			part.Directories = carryDirectories(part.Replicas, old, part.Directories)
 		}
@@ -198,12 +199,11 @@ func uuids(v *p.Value) []TopicID {
 	return ids
 }
 
-func int32s(v *p.Value) []int32 {
-	s := make([]int32, len(v.Items))
+func appendItems(dst []int32, v *p.Value) []int32 {
 	for i := range v.Items {
-		s[i] = int32(v.Items[i].Int)
+		dst = append(dst, int32(v.Items[i].Int))
 	}
-	return s
+	return dst
 }
 
 // int32Pair copies two lists into one allocation: a cluster has as many

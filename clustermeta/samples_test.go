@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logtool/logtool/dump/metadata"
+	p "github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -373,3 +374,5 @@ func TestWriterAgainstDecoder(t *testing.T) {
 		}
 	}
 }
+
+func int32s(v *p.Value) []int32 { return appendItems(nil, v) }

@@ -201,14 +201,19 @@ func (d *decoder) taggedFields(s *Struct, v *Value) {
 			if !f.Tagged.Has(d.version) || f.Tag != tag || !f.Versions.Has(d.version) {
 				continue
 			}
-			sub := decoder{b: data, version: d.version, flexible: true, dec: d.dec}
-			v.Fields[j] = sub.field(f)
-			if sub.err == nil && sub.p != len(data) {
-				sub.fail("tagged field %s has %d bytes left over", f.Name, len(data)-sub.p)
+			// The field is read from its own bytes, positions counted
+			// from their start; the decoder is lent rather than copied,
+			// which would move a copy to the heap for every tagged field.
+			b, p := d.b, d.p
+			d.b, d.p = data, 0
+			v.Fields[j] = d.field(f)
+			if d.err == nil && d.p != len(data) {
+				d.fail("tagged field %s has %d bytes left over", f.Name, len(data)-d.p)
 			}
-			if sub.err != nil {
-				d.err = fmt.Errorf("tagged field %s: %w", f.Name, sub.err)
+			if d.err != nil {
+				d.err = fmt.Errorf("tagged field %s: %w", f.Name, d.err)
 			}
+			d.b, d.p = b, p
 		}
 	}
 }
