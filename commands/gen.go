@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -27,10 +28,16 @@ func genCommand() *cli.Command {
 			"builds them, .txnindex for aborted transactions, producer snapshots, leader-epoch-checkpoint and\n" +
 			"partition.metadata. Running it again on the same directory adds topics; a partition directory that\n" +
 			"already exists is refused (exit 4) before anything is written.\n\n" +
+			"With --kraft the log dir is a KRaft node's (meta.properties version 1, node.id 1) and holds\n" +
+			"__cluster_metadata-0: the metadata log that creates the topics, with the dynamic configs of\n" +
+			"--config (per topic) and --broker-config (the cluster-wide broker default).\n\n" +
 			"Examples:\n" +
 			"  logtool gen --out /tmp/gen-logs --topics 2 --partitions 3 --records 10000\n" +
 			"  logtool gen --out /tmp/old --magic 0 --compression snappy --topic legacy-events\n" +
-			"  logtool gen --out /tmp/txn --transactional-ratio 0.3 --abort-ratio 0.5 --tombstone-ratio 0.05",
+			"  logtool gen --out /tmp/txn --transactional-ratio 0.3 --abort-ratio 0.5 --tombstone-ratio 0.05\n" +
+			"  logtool gen --out /tmp/kraft --kraft --topic orders --topic clicks \\\n" +
+			"      --config orders:cleanup.policy=compact --config orders:max.compaction.lag.ms=3600000 \\\n" +
+			"      --broker-config log.retention.hours=48",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "log directory to write (required; created if missing)"},
 			&cli.IntFlag{Name: "topics", Value: 1, Usage: "number of topics (default names: orders, user-events, payments.v1, ...)"},
@@ -49,6 +56,9 @@ func genCommand() *cli.Command {
 			&cli.StringFlag{Name: "start-time", Value: "2024-01-01T00:00:00Z", Usage: "timestamp of the first record (ms or RFC 3339)"},
 			&cli.DurationFlag{Name: "time-step", Value: time.Second, Usage: "time between records"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "random seed; the same seed writes the same bytes"},
+			&cli.BoolFlag{Name: "kraft", Usage: "write a KRaft node's log dir, with a __cluster_metadata-0 that creates the topics"},
+			&cli.GenericFlag{Name: "config", Value: &wholeValues{}, Usage: "with --kraft: a dynamic topic config, TOPIC:NAME=VALUE (repeatable)"},
+			&cli.GenericFlag{Name: "broker-config", Value: &wholeValues{}, Usage: "with --kraft: a cluster-wide dynamic broker config, NAME=VALUE (repeatable)"},
 		},
 		Action: runGen,
 	}
@@ -79,6 +89,31 @@ func runGen(c *cli.Context) error {
 		Compression: comp, BatchRecords: c.Int("batch-records"), SegmentBytes: c.Int64("segment-bytes"),
 		TombstoneRatio: c.Float64("tombstone-ratio"), TransactionalRatio: c.Float64("transactional-ratio"),
 		AbortRatio: c.Float64("abort-ratio"), StartTime: start, TimeStep: c.Duration("time-step"), Seed: c.Int64("seed"),
+		KRaft: c.Bool("kraft"),
+	}
+	for _, kv := range *c.Generic("config").(*wholeValues) {
+		topic, nv, ok := strings.Cut(kv, ":")
+		name, value, ok2 := strings.Cut(nv, "=")
+		if !ok || !ok2 || topic == "" || name == "" {
+			return usageErr("--config %q: want TOPIC:NAME=VALUE", kv)
+		}
+		if o.TopicConfigs == nil {
+			o.TopicConfigs = map[string]map[string]string{}
+		}
+		if o.TopicConfigs[topic] == nil {
+			o.TopicConfigs[topic] = map[string]string{}
+		}
+		o.TopicConfigs[topic][name] = value
+	}
+	for _, kv := range *c.Generic("broker-config").(*wholeValues) {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return usageErr("--broker-config %q: want NAME=VALUE", kv)
+		}
+		if o.BrokerConfigs == nil {
+			o.BrokerConfigs = map[string]string{}
+		}
+		o.BrokerConfigs[name] = value
 	}
 	for _, name := range []string{"partitions", "topics", "batch-records"} {
 		if c.IsSet(name) && c.Int(name) < 1 {
@@ -140,3 +175,11 @@ func parseTime(s string) (int64, error) {
 	}
 	return t.UnixMilli(), nil
 }
+
+// wholeValues is a repeatable flag that keeps each value whole, where
+// StringSliceFlag splits at commas: a config value may hold them
+// (cleanup.policy=compact,delete).
+type wholeValues []string
+
+func (w *wholeValues) Set(s string) error { *w = append(*w, s); return nil }
+func (w *wholeValues) String() string     { return strings.Join(*w, " ") }

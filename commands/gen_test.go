@@ -57,3 +57,30 @@ func TestGenRefusesExistingPartition(t *testing.T) {
 		t.Error("new-0 was written before the refusal")
 	}
 }
+
+// gen --kraft writes a metadata log holding the topic and broker configs of
+// --config and --broker-config; malformed ones are usage errors.
+func TestGenKRaftFlags(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	code, _, errOut := runLogtool(t, "gen", "--out", dir, "--kraft", "--topic", "orders", "--records", "10",
+		"--config", "orders:cleanup.policy=compact,delete", "--broker-config", "log.retention.hours=48")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, out, _ := runLogtool(t, "dump", "--deep-iteration", "--cluster-metadata-decoder", filepath.Join(dir, "__cluster_metadata-0", "00000000000000000000.log"))
+	for _, want := range []string{`"name":"cleanup.policy","value":"compact,delete"`, `"resourceName":"","name":"log.retention.hours","value":"48"`, `"name":"orders"`} {
+		if code != ExitOK || !strings.Contains(out, want) {
+			t.Errorf("exit %d, metadata log lacks %s", code, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"--kraft", "--config", "orders=x"}, {"--kraft", "--config", "orders:x"}, {"--kraft", "--config", ":a=b"},
+		{"--kraft", "--broker-config", "x"}, {"--config", "orders:a=b"}, {"--kraft", "--config", "other:a=b"},
+	} {
+		out := filepath.Join(t.TempDir(), "logs")
+		code, _, errOut := runLogtool(t, append([]string{"gen", "--out", out, "--topic", "orders"}, args...)...)
+		if code != ExitUsage || !strings.Contains(errOut, "config") {
+			t.Errorf("%q: exit %d %q, want 2", args, code, errOut)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
@@ -46,6 +47,13 @@ type Options struct {
 	StartTime          int64   // ms since the epoch of the first record
 	TimeStep           time.Duration
 	Seed               int64
+	// KRaft writes the log dir of a KRaft node (meta.properties version 1,
+	// node.id 1) with a __cluster_metadata-0 that creates the topics with
+	// TopicConfigs (by topic, then config name) and sets BrokerConfigs as
+	// the cluster-wide dynamic broker configs.
+	KRaft         bool
+	TopicConfigs  map[string]map[string]string
+	BrokerConfigs map[string]string
 }
 
 // Defaults fills unset fields with the values `logtool gen` documents.
@@ -115,6 +123,13 @@ func (o *Options) validate() error {
 		return fmt.Errorf("--segment-bytes %d: want at least 1024", o.SegmentBytes)
 	case o.TransactionalRatio > 0 && o.Magic < 2:
 		return errors.New("--transactional-ratio: transactions need --magic 2")
+	case !o.KRaft && (len(o.TopicConfigs) > 0 || len(o.BrokerConfigs) > 0):
+		return errors.New("--config, --broker-config: configurations are written to a KRaft metadata log, which needs --kraft")
+	}
+	for topic := range o.TopicConfigs {
+		if !slices.Contains(o.topicNames(), topic) {
+			return fmt.Errorf("--config %s:...: %s is not a topic being generated", topic, topic)
+		}
 	}
 	for _, r := range []struct {
 		flag string
@@ -160,12 +175,18 @@ func Generate(o Options) ([]Partition, error) {
 	}
 	// Writing over a partition would leave its later segments and mix two
 	// logs in one directory: refuse before writing anything.
+	var dirs []string
 	for _, topic := range o.topicNames() {
 		for p := int32(0); p < int32(o.Partitions); p++ {
-			dir := filepath.Join(o.Out, layout.PartitionDirName(topic, p))
-			if _, err := os.Lstat(dir); err == nil {
-				return nil, &fs.PathError{Op: "gen", Path: dir, Err: ErrPartitionExists}
-			}
+			dirs = append(dirs, filepath.Join(o.Out, layout.PartitionDirName(topic, p)))
+		}
+	}
+	if o.KRaft {
+		dirs = append(dirs, filepath.Join(o.Out, clustermeta.PartitionDir))
+	}
+	for _, dir := range dirs {
+		if _, err := os.Lstat(dir); err == nil {
+			return nil, &fs.PathError{Op: "gen", Path: dir, Err: ErrPartitionExists}
 		}
 	}
 	var parts []Partition
@@ -177,6 +198,11 @@ func Generate(o Options) ([]Partition, error) {
 				return nil, err
 			}
 			parts = append(parts, res)
+		}
+	}
+	if o.KRaft {
+		if err := writeMetadata(&o); err != nil {
+			return nil, err
 		}
 	}
 	return parts, writeRoot(&o, parts)
@@ -514,6 +540,9 @@ func writeRoot(o *Options, parts []Partition) error {
 	metaPath := filepath.Join(o.Out, checkpoint.MetaPropertiesFile)
 	if _, err := os.Stat(metaPath); errors.Is(err, fs.ErrNotExist) {
 		m := checkpoint.MetaProperties{Version: 0, BrokerID: 0, NodeID: -1, ClusterID: clusterID(o.Seed)}
+		if o.KRaft {
+			m = checkpoint.MetaProperties{Version: 1, BrokerID: -1, NodeID: kraftNode, ClusterID: clusterID(o.Seed), DirectoryID: directoryID(o.Seed).String()}
+		}
 		if err := safefile.WriteFile(metaPath, checkpoint.AppendMetaProperties(nil, m, time.UnixMilli(o.StartTime).UTC()), 0o644); err != nil {
 			return err
 		}

@@ -1,0 +1,113 @@
+package gen
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/logtool/logtool/clustermeta"
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+)
+
+// KRaft log dirs: what a single node, controller and broker in one
+// (process.roles=broker,controller), leaves after creating the topics.
+const (
+	kraftNode  = 1
+	kraftEpoch = 1
+	// metadataVersion is the feature level of metadata.version 3.7-IV4, the
+	// first with the directories of PartitionRecord version 1.
+	metadataVersion = 19
+)
+
+// metadataTopicID is Kafka's Uuid.METADATA_TOPIC_ID, the topic ID of
+// __cluster_metadata.
+var metadataTopicID = checkpoint.TopicID{15: 1}
+
+func directoryID(seed int64) checkpoint.TopicID { return topicID(seed, "\x00directory") }
+
+// writeMetadata writes __cluster_metadata-0 as the controller appends it:
+// the leader change of its election, the bootstrap records, then one batch
+// per dynamic config of the cluster and one per topic with its configs and
+// partitions.
+func writeMetadata(o *Options) error {
+	dir := filepath.Join(o.Out, clustermeta.PartitionDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	w := &partitionWriter{o: o, dir: dir, ts: o.StartTime,
+		idem: producer{txnFirst: -1, lastOffset: -1}, txn: producer{txnFirst: -1, lastOffset: -1}}
+	if err := w.openSegment(0); err != nil {
+		return err
+	}
+	batch := func(control bool, ct logfmt.ControlType, values ...[]byte) error {
+		var err error
+		if w.buf, err = clustermeta.AppendBatch(w.buf[:0], w.offset, kraftEpoch, w.ts, control, ct, values...); err != nil {
+			return err
+		}
+		w.ts += 500 // the controller appends a batch at most every linger of 500 ms
+		return w.append(w.buf, int64(len(values)))
+	}
+	err := batch(true, logfmt.ControlLeaderChange, clustermeta.AppendLeaderChange(nil, kraftNode, []int32{kraftNode}))
+	if err == nil {
+		err = batch(false, 0, clustermeta.AppendBeginTransactionRecord(nil, "Bootstrap records"),
+			clustermeta.AppendFeatureLevelRecord(nil, "metadata.version", metadataVersion), clustermeta.AppendEndTransactionRecord(nil))
+	}
+	for _, name := range sortedKeys(o.BrokerConfigs) {
+		if err == nil {
+			v := o.BrokerConfigs[name]
+			err = batch(false, 0, clustermeta.AppendConfigRecord(nil, clustermeta.ResourceBroker, "", name, &v))
+		}
+	}
+	dirID := directoryID(o.Seed)
+	for _, topic := range o.topicNames() {
+		if err != nil {
+			break
+		}
+		id := topicID(o.Seed, topic)
+		recs := [][]byte{clustermeta.AppendTopicRecord(nil, topic, id)}
+		for _, name := range sortedKeys(o.TopicConfigs[topic]) {
+			v := o.TopicConfigs[topic][name]
+			recs = append(recs, clustermeta.AppendConfigRecord(nil, clustermeta.ResourceTopic, topic, name, &v))
+		}
+		for p := int32(0); p < int32(o.Partitions); p++ {
+			recs = append(recs, clustermeta.AppendPartitionRecord(nil, clustermeta.PartitionSpec{
+				Topic: id, Partition: p, Replicas: []int32{kraftNode}, ISR: []int32{kraftNode}, Leader: kraftNode,
+				Directories: []checkpoint.TopicID{dirID}, Version: 1,
+			}))
+		}
+		err = batch(false, 0, recs...)
+	}
+	if err == nil {
+		err = w.closeSegment()
+	}
+	if err != nil {
+		w.abort()
+		return err
+	}
+	if err := w.writeSnapshot(w.offset); err != nil {
+		return err
+	}
+	epochs := checkpoint.AppendLeaderEpochs(nil, []checkpoint.EpochEntry{{Epoch: kraftEpoch, StartOffset: 0}})
+	if err := safefile.WriteFile(filepath.Join(dir, checkpoint.LeaderEpoch), epochs, 0o644); err != nil {
+		return err
+	}
+	meta := checkpoint.AppendPartitionMetadata(nil, checkpoint.PartitionMetadata{Version: 0, TopicID: metadataTopicID})
+	if err := safefile.WriteFile(filepath.Join(dir, checkpoint.PartitionMetadataFile), meta, 0o644); err != nil {
+		return err
+	}
+	quorum := fmt.Sprintf(`{"clusterId":"","leaderId":%d,"leaderEpoch":%d,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":%d}],"data_version":0}`,
+		kraftNode, kraftEpoch, kraftNode)
+	return safefile.WriteFile(filepath.Join(dir, checkpoint.QuorumStateFile), []byte(quorum), 0o644)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
