@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -71,7 +70,7 @@ func writeLargeLog(dir string, n int) error {
 			topic(t, 1+rng.IntN(99))
 		}
 	}
-	return w.flush(true)
+	return w.flush()
 }
 
 func ptr(s string) *string { return &s }
@@ -109,14 +108,14 @@ func (w *segWriter) add(oneBatch bool, recs ...[]byte) {
 		w.records += n
 		recs = recs[n:]
 		if len(w.buf) >= 64<<20 {
-			if err := w.flush(false); err != nil {
+			if err := w.flush(); err != nil {
 				panic(err)
 			}
 		}
 	}
 }
 
-func (w *segWriter) flush(last bool) error {
+func (w *segWriter) flush() error {
 	err := os.WriteFile(filepath.Join(w.dir, layout.SegmentName(w.base, layout.LogExt)), w.buf, 0o644)
 	w.buf, w.base = w.buf[:0], w.next
 	return err
@@ -178,5 +177,4 @@ func BenchmarkReplay(b *testing.B) {
 			}
 		}
 	}
-	_ = logfmt.V2HeaderSize
 }

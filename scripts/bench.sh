@@ -112,6 +112,22 @@ PREP="rm -rf '$dir/up' && mkdir -p '$dir/up'" \
   row "upgrade --output (v0 -> v1)" warm "$lt" --no-progress upgrade --output "$dir/up" "$dir/v0/v0-0"
 rm -rf "$dir/up"
 
+# KRaft metadata replay (issue 17): the 1M-record log of a large cluster
+# (10,000 topics, 100,000 partitions, then ISR churn and NoOps), written and
+# replayed by clustermeta's test binary, the replay in a process of its own.
+meta="$dir/metadata/__cluster_metadata-0"
+go test -c -o "$dir/clustermeta.test" ./clustermeta
+if [ ! -f "$dir/metadata/.done" ]; then
+  rm -rf "$dir/metadata" && mkdir -p "$meta"
+  LOGTOOL_BENCH_METADATA_WRITE="$meta" "$dir/clustermeta.test" -test.run '^TestWriteBenchLog$' >/dev/null
+  touch "$dir/metadata/.done"
+fi
+inputs=("$meta"/*.log)
+header "KRaft metadata log, 1M records"
+row cat warm cat "${inputs[@]}"
+row "replay (clustermeta.Load)" warm env LOGTOOL_BENCH_METADATA="$meta" "$dir/clustermeta.test" \
+  -test.run '^$' -test.bench '^BenchmarkReplay$' -test.benchtime 1x
+
 echo
 echo "deep iteration against franz-go's kmsg, on the dump segment above (Go benchmarks):"
 LOGTOOL_BENCH_SEGMENT=$(ls "$dir"/dump/dump-0/*.log) go test -run '^$' -bench 'DumpDeep$|KmsgDecode|KmsgDump' -benchtime 3x ./dump/ |
