@@ -97,7 +97,7 @@ type loader struct {
 	it      logfmt.RecordIter
 	txn     *txnStart
 	unknown map[uint32]int   // record types not known, with counts
-	segs    []layout.Segment // the log segments, for reading a transaction again
+	segs    []layout.Segment // the log segments
 }
 
 // txnStart is where an open metadata transaction began.
@@ -192,7 +192,7 @@ func (l *loader) readLog(segs []layout.Segment, from int64) error {
 	}
 	l.segs = segs
 	next := segs[0].Base
-	return l.scan(segs, 0, 0, func(seg int, b *logfmt.Batch) error {
+	return l.scan(0, 0, func(seg int, b *logfmt.Batch) error {
 		path := segs[seg].Log
 		if base := b.Header().BaseOffset(); base != next {
 			return logfmt.Corruptf(path, b.Pos, "batch at offset %d where offset %d was expected", base, next)
@@ -235,12 +235,9 @@ func snapshotWords(snap string, end int64) string {
 // logRecord handles a record of the log, where metadata transactions
 // (KIP-868) gather records that apply together or not at all.
 func (l *loader) logRecord(seg int, batchPos int64, r *logfmt.Record, path string, pos int64) error {
-	if r.Value == nil {
-		return logfmt.Corruptf(path, pos, "metadata record at offset %d has no value", r.Offset)
-	}
-	typ, _, _, err := metadata.ParseFrame(r.Value)
+	typ, err := recordType(r, path, pos)
 	if err != nil {
-		return &logfmt.CorruptError{File: path, Pos: pos, Msg: fmt.Sprintf("metadata record at offset %d", r.Offset), Err: err}
+		return err
 	}
 	switch typ {
 	case typeBeginTransaction:
@@ -261,7 +258,7 @@ func (l *loader) logRecord(seg int, batchPos int64, r *logfmt.Record, path strin
 		if l.txn != nil {
 			return nil // applied when the transaction ends
 		}
-		return l.record(r, path, pos)
+		return l.applyRecord(r, typ, path, pos)
 	}
 	return nil
 }
@@ -270,17 +267,16 @@ func (l *loader) logRecord(seg int, batchPos int64, r *logfmt.Record, path strin
 // end, reading them again: a transaction can be as large as a whole
 // cluster's metadata (ZooKeeper migration), too large to hold.
 func (l *loader) replayTransaction(t *txnStart, end int64) error {
-	segs := l.segs
 	var it logfmt.RecordIter
 	stop := errors.New("end of transaction")
-	err := l.scan(segs, t.seg, t.pos, func(seg int, b *logfmt.Batch) error {
+	err := l.scan(t.seg, t.pos, func(seg int, b *logfmt.Batch) error {
 		if b.Header().BaseOffset() >= end {
 			return stop
 		}
 		if b.IsControl() || b.LastOffset() <= t.offset {
 			return nil
 		}
-		path := segs[seg].Log
+		path := l.segs[seg].Log
 		it.File = path
 		if err := it.Reset(b); err != nil {
 			return err
@@ -301,20 +297,20 @@ func (l *loader) replayTransaction(t *txnStart, end int64) error {
 		}
 		return it.Err()
 	})
-	if err == stop {
+	if errors.Is(err, stop) {
 		return nil
 	}
 	return err
 }
 
-// scan calls fn for each batch of the segments from segment seg, position
-// pos on, after checking its frame and checksum. The end of the last segment
+// scan calls fn for each batch of the log from segment seg, position pos
+// on, after checking its frame and checksum. The end of the last segment
 // may be torn by a crash: there, an entry cut short, zeros, or a bad batch
 // with nothing valid after it end the scan with a note, as Kafka's recovery
 // truncates them. Anywhere else they are errors.
-func (l *loader) scan(segs []layout.Segment, seg int, pos int64, fn func(seg int, b *logfmt.Batch) error) error {
-	for ; seg < len(segs); seg, pos = seg+1, 0 {
-		path, last := segs[seg].Log, seg == len(segs)-1
+func (l *loader) scan(seg int, pos int64, fn func(seg int, b *logfmt.Batch) error) error {
+	for ; seg < len(l.segs); seg, pos = seg+1, 0 {
+		path, last := l.segs[seg].Log, seg == len(l.segs)-1
 		f, err := logfmt.OpenSegment(path)
 		if err != nil {
 			return err
@@ -414,15 +410,30 @@ func (rp *recordPos) next(r *logfmt.Record) int64 {
 }
 
 // record decodes and applies a metadata record outside any transaction
-// logic: types the image does not keep are only counted when unknown.
+// logic.
 func (l *loader) record(r *logfmt.Record, path string, pos int64) error {
+	typ, err := recordType(r, path, pos)
+	if err != nil {
+		return err
+	}
+	return l.applyRecord(r, typ, path, pos)
+}
+
+// recordType reads the type in a metadata record's frame.
+func recordType(r *logfmt.Record, path string, pos int64) (uint32, error) {
 	if r.Value == nil {
-		return logfmt.Corruptf(path, pos, "metadata record at offset %d has no value", r.Offset)
+		return 0, logfmt.Corruptf(path, pos, "metadata record at offset %d has no value", r.Offset)
 	}
 	typ, _, _, err := metadata.ParseFrame(r.Value)
 	if err != nil {
-		return &logfmt.CorruptError{File: path, Pos: pos, Msg: fmt.Sprintf("metadata record at offset %d", r.Offset), Err: err}
+		return 0, &logfmt.CorruptError{File: path, Pos: pos, Msg: fmt.Sprintf("metadata record at offset %d", r.Offset), Err: err}
 	}
+	return typ, nil
+}
+
+// applyRecord decodes a record of type typ and applies it to the image; types the
+// image does not keep are not decoded, only counted when unknown.
+func (l *loader) applyRecord(r *logfmt.Record, typ uint32, path string, pos int64) error {
 	if !applies(typ) {
 		if _, ok := metadata.TypeNames[typ]; !ok {
 			l.unknown[typ]++
