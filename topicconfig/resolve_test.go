@@ -307,3 +307,26 @@ func TestCatalogSharesMetadata(t *testing.T) {
 		t.Error("bad metadata accepted")
 	}
 }
+
+// A topic deleted and created again keeps nothing of its old configs; a
+// deleted topic is not known.
+func TestRecreatedTopic(t *testing.T) {
+	var old clustermeta.TopicID
+	old[0], old[15] = 1, 1
+	dir := metaDir(t, 1, topicRec("t", 1), topicConf("t", "cleanup.policy", "compact"), topicRec("gone", 3),
+		clustermeta.AppendRemoveTopicRecord(nil, old), topicRec("t", 2), topicConf("t", "retention.ms", "5"))
+	r := resolver(t, Options{}, dir)
+	c := topicConfig(t, r, "t")
+	if c.Compact || !c.Delete || c.RetentionMs != 5 || !c.Known {
+		t.Errorf("re-created topic: %+v", c)
+	}
+	if id := r.Image().Topic("t").ID; id[0] != 2 {
+		t.Errorf("re-created topic has ID %s", id)
+	}
+	var gone clustermeta.TopicID
+	gone[0], gone[15] = 3, 1
+	dir = metaDir(t, 1, topicRec("gone", 3), topicConf("gone", "cleanup.policy", "compact"), clustermeta.AppendRemoveTopicRecord(nil, gone))
+	if c := topicConfig(t, resolver(t, Options{}, dir), "gone"); c.Known || c.Compact {
+		t.Errorf("deleted topic: %+v", c)
+	}
+}
