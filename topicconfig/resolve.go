@@ -101,12 +101,12 @@ func pick(d *def, topicLevel level, brokers []level, overrides map[string]string
 			if err != nil {
 				return v, pv, err
 			}
-			if scale != 1 || (d.name == RetentionMs && pv.i < 0) {
-				// KafkaConfig.logRetentionTimeMillis: a negative broker
-				// retention means none.
-				if d.name == RetentionMs && pv.i < 0 {
-					pv.i = -1
-				}
+			// KafkaConfig.logRetentionTimeMillis: the broker's retention in
+			// ms, a negative one meaning none.
+			if d.name == RetentionMs && pv.i < 0 {
+				pv.i = -1
+			}
+			if scale != 1 || d.name == RetentionMs {
 				v.Value = strconv.FormatInt(pv.i, 10)
 			}
 			return v, pv, nil

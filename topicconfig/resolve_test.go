@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 )
+
+var time0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // metaDir writes a log dir of broker node whose metadata log holds records.
 func metaDir(t *testing.T, node int32, records ...[]byte) string {
