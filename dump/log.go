@@ -21,7 +21,7 @@ import (
 
 // segState is what a segment dump carries from batch to batch.
 type segState struct {
-	prev        int64 // offset of the previous record, for Kafka's non-consecutive report
+	prev        int64 // offset of the previous record, -1 before the first, for Kafka's non-consecutive report
 	timeReached bool  // a batch reached FromTime; everything after it is shown
 	done        bool  // ToOffset passed
 	stats       bool  // the batches count in the summary row
@@ -374,7 +374,9 @@ func (d *dumper) records(b *logfmt.Batch, st *segState) {
 	meta := batchMeta(b)
 	for d.it.Next() {
 		r := d.it.Record()
-		if r.Offset != st.prev+1 {
+		// Kafka (0.11 to 4.2) compares from the second record of a file on,
+		// so a segment that starts past offset 0 is no gap.
+		if st.prev != -1 && r.Offset != st.prev+1 {
 			d.job.reports.gap(d.abs, st.prev, r.Offset)
 		}
 		st.prev = r.Offset
