@@ -318,6 +318,14 @@ var corruptions = []struct {
 		mustWrite(t, cp, []byte("0\n2\n0 0\n1 100000\n"))
 		return cp, 8
 	}},
+	{"every segment gone", v2, false, func(t testing.TB, fx fixture) (string, int64) {
+		for _, log := range segmentLogs(t, fx) {
+			if err := os.Remove(log); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return fx.part, -1
+	}},
 	{"leader epochs out of order", v1, false, func(t testing.TB, fx fixture) (string, int64) {
 		cp := fx.file("leader-epoch-checkpoint")
 		mustWrite(t, cp, []byte("0\n2\n3 0\n2 10\n"))

@@ -13,6 +13,7 @@ import (
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
 func (u *unit) run(p *Plan, o *Options) *Report {
@@ -145,10 +146,71 @@ func (v *partitionRun) run() error {
 			v.facts.logEnd = max(v.facts.logEnd, lastGood+1)
 		}
 	}
-	if !v.facts.hasLog {
-		c.info(part.Path, -1, "no segment has a .log: a broker starts the partition with an empty segment at its log start offset")
+	if !v.facts.hasLog && v.u.segments == nil {
+		if err := v.noLog(logStart); err != nil {
+			return err
+		}
 	}
 	return v.files()
+}
+
+// noLog judges a partition without any .log. A broker opens an empty
+// segment at the log start offset (LogLoader.recoverLog) and drops whatever
+// says the log went further; KRaft's metadata log then jumps to its latest
+// snapshot (KafkaMetadataLog.truncateToLatestSnapshot). Anything that says
+// the log held records past that offset means they are gone.
+func (v *partitionRun) noLog(start int64) error {
+	part := v.part
+	metadata := part.Dir.Topic == metadataTopic
+	if metadata {
+		for _, path := range part.Others {
+			if fn := layout.ParseFileName(filepath.Base(path)); fn.Kind == layout.KRaftSnapshot && fn.Leftover == "" {
+				start = max(start, fn.Base)
+			}
+		}
+	}
+	// end is the highest log end offset a file of the partition records,
+	// what says so in why.
+	end, why := start, ""
+	seen := func(off int64, format string, args ...any) {
+		if off > end {
+			end, why = off, fmt.Sprintf(format, args...)
+		}
+	}
+	if part.Dir.Kind == layout.Normal && !metadata {
+		for _, cp := range []struct{ name, what string }{
+			{checkpoint.Replication, "a high watermark"},
+			{checkpoint.RecoveryPoint, "a recovery point"},
+			{checkpoint.CleanerOffset, "a cleaner offset"},
+		} {
+			// An unreadable checkpoint is the root's finding.
+			if off, ok, err := reindex.RootOffset(part, cp.name); err == nil && ok {
+				seen(off, "%s gives it %s of %d", cp.name, cp.what, off)
+			}
+		}
+	}
+	for _, e := range v.epochEntries {
+		seen(e.StartOffset, "%s starts epoch %d at offset %d", checkpoint.LeaderEpoch, e.Epoch, e.StartOffset)
+	}
+	for _, path := range part.Snapshots {
+		if off, ok := snapshot.OffsetFromName(filepath.Base(path)); ok {
+			seen(off, "producer snapshot %s was taken at offset %d", filepath.Base(path), off)
+		}
+	}
+	restart := fmt.Sprintf("starts the partition empty at offset %d", start)
+	if metadata {
+		restart = fmt.Sprintf("restarts the metadata log at offset %d, the end of its latest snapshot", start)
+	}
+	if why == "" {
+		v.c.info(part.Path, -1, "no segment has a .log: a broker %s", restart)
+		return nil
+	}
+	lost := "as a follower it fetches them again from the leader, as the leader it gives their offsets to new records"
+	if metadata {
+		lost = "the other voters can send them again, a single voter has lost them"
+	}
+	v.c.problem(part.Path, -1, "no segment has a .log, yet %s: the records at offsets %d to %d are gone. A broker %s: %s", why, start, end-1, restart, lost)
+	return nil
 }
 
 // logEnd is the log end offset when it is known, else noOffset.

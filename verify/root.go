@@ -155,7 +155,8 @@ var checkpointRules = map[string]checkpointRule{
 		beyond:  "records the cluster had replicated are gone",
 		missing: "a broker starts them with a high watermark of 0"},
 	checkpoint.LogStart: {what: "log start offset",
-		beyond: "the records up to it are gone"},
+		// LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd
+		beyond: "records up to it are gone, and a broker deletes every segment of the partition when it loads it and starts it empty at that offset"},
 	checkpoint.CleanerOffset: {what: "cleaner offset",
 		below:  "the cleaner resets it to the log start and cleans the whole log again",
 		beyond: "the cleaner resets it to the log start and cleans the whole log again"},

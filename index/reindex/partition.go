@@ -140,14 +140,23 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 // log-start-offset-checkpoint of the log directory holding it, or 0 when
 // there is none. An unreadable checkpoint gives 0 and the error.
 func LogStartOffset(p *layout.Partition) (int64, error) {
+	off, _, err := RootOffset(p, checkpoint.LogStart)
+	return off, err
+}
+
+// RootOffset returns the partition's entry in the root offset checkpoint
+// name (checkpoint.LogStart, checkpoint.Replication, ...) of the log
+// directory holding it, and whether there is one. An absent file holds no
+// entry; an unreadable one gives none and the error.
+func RootOffset(p *layout.Partition, name string) (int64, bool, error) {
 	if p.Dir.Topic == "" {
-		return 0, nil
+		return 0, false, nil
 	}
 	// The file is read to its end even after the entry is found: a
 	// checkpoint that turns out malformed gives no offset.
 	var off int64
 	found := false
-	err := checkpoint.ScanOffsetsFile(filepath.Join(p.Path, "..", checkpoint.LogStart), func(e checkpoint.OffsetEntry) error {
+	err := checkpoint.ScanOffsetsFile(filepath.Join(p.Path, "..", name), func(e checkpoint.OffsetEntry) error {
 		if !found && e.Topic == p.Dir.Topic && e.Partition == p.Dir.Partition {
 			off, found = e.Offset, true
 		}
@@ -155,11 +164,11 @@ func LogStartOffset(p *layout.Partition) (int64, error) {
 	})
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return 0, nil
+		return 0, false, nil
 	case err != nil:
-		return 0, err
+		return 0, false, err
 	}
-	return off, nil
+	return off, found, nil
 }
 
 // run is the state of one Partition call.
