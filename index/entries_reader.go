@@ -94,6 +94,10 @@ func (s *entryScanner) skipZeros() int64 {
 	return s.size
 }
 
+// zeroEntry tells whether e is an entry, not the end of the file, and all
+// zero.
+func zeroEntry(e []byte) bool { return e != nil && isZero(e) }
+
 func isZero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {
@@ -253,9 +257,13 @@ func (r *OffsetReader) check(rel, pos int32) string {
 // negative timestamp, a timestamp not above the previous one or an offset
 // below the previous one, which Kafka's TimeIndex.maybeAppend never writes.
 //
-// An all-zero first entry is ambiguous, since timestamp 0 is legal: it is
-// taken as the entry (0, base) when the entry after it is not zero, and as the
-// start of a preallocated tail otherwise.
+// Timestamp 0 is legal, and Kafka appends (0, base) as a first entry (its
+// last entry starts at timestamp -1). Kafka counts every whole entry of a
+// file as an entry and trims an index to its entries when the segment rolls
+// or closes, so an all-zero first entry is the entry (0, base) unless zeros
+// follow it: only a preallocated file, the active segment's, holds two zero
+// entries in a row, and there an all-zero first entry is as likely padding,
+// which is what it is taken for.
 type TimeReader struct {
 	prefixScan
 	base int64
@@ -287,7 +295,7 @@ func (r *TimeReader) Next() bool {
 	}
 	ts, rel := timeFields(b)
 	zero := isZero(b) // b is not valid after peek
-	if why := r.check(ts, rel); why != "" || zero && r.n == 0 && isZero(r.s.peek()) {
+	if why := r.check(ts, rel); why != "" || zero && r.n == 0 && zeroEntry(r.s.peek()) {
 		r.reject(zero, why)
 		return false
 	}

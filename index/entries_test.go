@@ -284,7 +284,15 @@ func TestParseTimeIndex(t *testing.T) {
 	}{
 		{name: "empty"},
 		{name: "trimmed", b: good, entries: []TimeEntry{e1, e2, e3}, layout: Layout{ValidBytes: 36}},
-		{name: "one zero entry", b: make([]byte, 12), layout: Layout{ZeroTail: 12}},
+		// A file trimmed to one entry: (0, base), as Kafka appends for a
+		// first batch of timestamp 0 at the base offset.
+		{name: "one zero entry", b: make([]byte, 12), entries: []TimeEntry{{0, 1000}}, layout: Layout{ValidBytes: 12}},
+		{
+			name: "one zero entry, partial tail", b: make([]byte, 13), entries: []TimeEntry{{0, 1000}}, layout: Layout{ValidBytes: 12, PartialTail: 1},
+			probs: []Problem{{Pos: 12, Entry: 1, Msg: "1 bytes at the end do not make a whole entry of 12"}},
+		},
+		// Only a preallocated file has two zero entries in a row.
+		{name: "two zero entries", b: make([]byte, 24), layout: Layout{ZeroTail: 24}},
 		{name: "all zero", b: make([]byte, 120), layout: Layout{ZeroTail: 120}},
 		// Timestamp 0 is legal: a zero first entry followed by a real one is kept.
 		{
