@@ -264,8 +264,8 @@ func plan(path string, kind layout.PathKind, o *Options) ([]*job, error) {
 	for _, f := range ld.RootFiles {
 		n := layout.ParseFileName(filepath.Base(f))
 		switch {
-		case n.Kind == layout.Lock || n.Kind == layout.CleanShutdown:
-			continue // markers whose presence is all they say
+		case n.Kind == layout.Lock:
+			continue // a marker whose presence is all it says
 		case o.indexOnly():
 			continue
 		}

@@ -329,6 +329,11 @@ func (d *dumper) dumpItem(it *item) {
 		d.dumpMetaProperties()
 	case layout.QuorumState:
 		d.dumpQuorumState()
+	case layout.CleanShutdown:
+		d.dumpCleanShutdown()
+	case layout.Lock:
+		d.note(-1, "the broker's lock file: a running broker holds a lock on it; it has no content")
+		d.readable = true
 	case layout.Temp:
 		d.note(-1, "temporary file of a write that did not finish (Kafka writes checkpoints through .tmp files); not dumped")
 		d.readable = true

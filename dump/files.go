@@ -377,3 +377,36 @@ func (d *dumper) dumpQuorumState() {
 	}
 	d.textLine(line)
 }
+
+// dumpCleanShutdown prints a .kafka_cleanshutdown marker: the broker epoch
+// Kafka 3.7 and later record in it, or that it is the empty marker of older
+// versions.
+func (d *dumper) dumpCleanShutdown() {
+	b, ok := d.readSmall()
+	if !ok {
+		return
+	}
+	c, err := checkpoint.ReadCleanShutdown(b, d.file)
+	if err != nil {
+		d.problemErr(err)
+		return
+	}
+	d.readable = true
+	if d.o.JSON {
+		if !d.items() {
+			return
+		}
+		l := d.objStart(d.s.buf(), "clean-shutdown")
+		l = append(l, `,"version":`...)
+		l = appendNullable(l, int64(c.Version), !c.Empty)
+		l = append(l, `,"brokerEpoch":`...)
+		l = appendNullable(l, c.BrokerEpoch, !c.Empty)
+		d.s.set(append(l, "}\n"...))
+		return
+	}
+	if c.Empty {
+		d.textLine("empty: a clean shutdown marker without a broker epoch, as Kafka before 3.7 writes it")
+		return
+	}
+	d.textLine(fmt.Sprintf("version: %d brokerEpoch: %d", c.Version, c.BrokerEpoch))
+}

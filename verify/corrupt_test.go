@@ -326,6 +326,11 @@ var corruptions = []struct {
 		}
 		return fx.part, -1
 	}},
+	{"clean shutdown marker", v2, false, func(t testing.TB, fx fixture) (string, int64) {
+		m := filepath.Join(fx.dir, ".kafka_cleanshutdown")
+		mustWrite(t, m, []byte(`{"version":0,"brokerEpoch":"x"}`))
+		return m, 0
+	}},
 	{"leader epochs out of order", v1, false, func(t testing.TB, fx fixture) (string, int64) {
 		cp := fx.file("leader-epoch-checkpoint")
 		mustWrite(t, cp, []byte("0\n2\n3 0\n2 10\n"))

@@ -321,3 +321,22 @@ func (e *epochCheck) batch(log string, pos, base int64, epoch int32) {
 		e.c.problem(e.file, at, "entry says offsets from %d on belong to epoch %d, but %s", en.StartOffset, en.Epoch, batch)
 	}
 }
+
+// checkCleanShutdown checks that a .kafka_cleanshutdown marker is empty or
+// holds what Kafka 3.7 and later write.
+func checkCleanShutdown(c *collector, path string) error {
+	return checkSmall(c, path, ".kafka_cleanshutdown", func(b []byte) error {
+		_, err := checkpoint.ReadCleanShutdown(b, path)
+		ce, ok := logfmt.AsCorrupt(err)
+		if !ok {
+			return err
+		}
+		msg := ce.Msg
+		if ce.Err != nil {
+			msg += ": " + ce.Err.Error()
+		}
+		// LogManager checks only that the marker exists; the epoch is for
+		// the KRaft broker registration (KIP-966).
+		return logfmt.Corruptf(ce.File, ce.Pos, "%s; a broker still skips log recovery, but registers without its previous broker epoch, so the controller takes the restart for an unclean shutdown", msg)
+	})
+}

@@ -86,6 +86,7 @@ func (u *unit) rootFiles(c *collector, o *Options, rep *Report) error {
 			err = checkMetaProperties(c, path)
 		case layout.CleanShutdown:
 			clean = true
+			err = checkCleanShutdown(c, path)
 		case layout.RecoveryPointCheckpoint, layout.ReplicationOffsetCheckpoint, layout.LogStartOffsetCheckpoint,
 			layout.CleanerOffsetCheckpoint, layout.Lock:
 			// The checkpoints are judged against the partitions below.
@@ -497,7 +498,9 @@ func (u *unit) runFile(_ *Plan, o *Options) *Report {
 		err = checkMetaProperties(c, u.path)
 	case fn.Kind >= layout.RecoveryPointCheckpoint && fn.Kind <= layout.CleanerOffsetCheckpoint:
 		err = checkOffsets(c, u.path, offsetsScope{})
-	case fn.Kind == layout.Lock || fn.Kind == layout.CleanShutdown:
+	case fn.Kind == layout.CleanShutdown:
+		err = checkCleanShutdown(c, u.path)
+	case fn.Kind == layout.Lock:
 		c.info(u.path, -1, "a marker file: nothing to verify")
 	case fn.Kind == layout.Temp:
 		c.info(u.path, -1, "temporary file of a write that did not finish: the next write of the same file replaces it")

@@ -169,3 +169,14 @@ func FuzzQuorumState(f *testing.F) {
 		}
 	})
 }
+
+func FuzzCleanShutdown(f *testing.F) {
+	for _, s := range []string{"", `{"version":0,"brokerEpoch":53326}`, `{"brokerEpoch":"1"}`, "{", " x", `{"brokerEpoch":1}{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := ReadCleanShutdown(data, "fuzz"); err != nil {
+			checkFuzzError(t, err, len(data), true)
+		}
+	})
+}
