@@ -55,7 +55,7 @@ func TestUpdateRoot(t *testing.T) {
 			} else if string(got) != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+			if _, err := os.Stat(checkpoint.TempName(path)); !os.IsNotExist(err) {
 				t.Errorf("temporary file left: %v", err)
 			}
 		})

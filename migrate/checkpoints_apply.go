@@ -24,7 +24,15 @@ func (p *checkpointPlan) apply(workers int) error {
 	}
 	err := checkpointForEach(len(p.writes), workers, func(i int) error {
 		w := p.writes[i]
-		return safefile.WriteFile(w.path, checkpoint.AppendCleaner(nil, w.c), 0o644)
+		f, err := safefile.CreateAt(w.path, checkpoint.TempName(w.path), 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Abort()
+		if _, err := f.Write(checkpoint.AppendCleaner(nil, w.c)); err != nil {
+			return err
+		}
+		return f.Commit()
 	})
 	if err != nil {
 		return err

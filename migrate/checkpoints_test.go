@@ -597,7 +597,7 @@ func TestCheckpointsDryRun(t *testing.T) {
 		if reverse {
 			ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
 		}
-		ckWrite(t, dir, ckTree{"orders-0/" + ckCP + ".tmp": "junk"})
+		ckWrite(t, dir, ckTree{checkpoint.TempName("orders-0/" + ckCP): "junk"})
 		before := ckSnapshot(t, dir)
 		dry := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: reverse, DryRun: true})
 		ckCheck(t, dir, before)
@@ -612,26 +612,36 @@ func TestCheckpointsDryRun(t *testing.T) {
 	}
 }
 
+// TestCheckpointsTempsRemoved: the temporary files of an interrupted run are
+// removed; those of anything else, the broker's own
+// cleaner-offset-checkpoint.tmp first, are left alone.
 func TestCheckpointsTempsRemoved(t *testing.T) {
-	dir := ckBuild(t, ckWith(ckSampleMigrated, ckTree{
-		"orders-2/" + ckCP + ".tmp":     "1\n",
-		ckRoot + ".tmp":                 "0\n",
-		MigratedCheckpointFile + ".tmp": "",
-		"orders-0/" + ckCP + ".tmp/":    "", // a directory: not ours
-		"other-0/unrelated.tmp":         "x",
-		"stale-0.00112233445566778899aabbccddeeff-stray/" + ckCP + ".tmp": "x",
+	theirs := ckTree{
+		ckRoot + ".tmp":                      "0\n1\norders 0 99\n", // the broker's, cut by a crash
+		"orders-1/" + ckCP + ".tmp":          "1\n5 -1\n",           // compact's, or an older logtool's
+		"orders-0/" + ckCP + ".logtool.tmp/": "",                    // a directory
+		"other-0/unrelated.tmp":              "x",
+		"stale-0.00112233445566778899aabbccddeeff-stray/" + checkpoint.TempName(ckCP): "x",
+	}
+	dir := ckBuild(t, ckWith(ckWith(ckSampleMigrated, theirs), ckTree{
+		checkpoint.TempName("orders-2/" + ckCP):     "1\n",
+		checkpoint.TempName(ckRoot):                 "0\n",
+		checkpoint.TempName(MigratedCheckpointFile): "",
 	}))
 	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
 	d := rep.LogDirs[0]
 	if !d.Changed || len(d.TempsRemoved) != 3 {
 		t.Errorf("report %+v: want 3 temporary files removed", d)
 	}
-	ckCheck(t, dir, ckWith(ckSampleMigrated, ckTree{
-		"orders-0/" + ckCP + ".tmp/": "",
-		"other-0/":                   "",
-		"other-0/unrelated.tmp":      "x",
-		"stale-0.00112233445566778899aabbccddeeff-stray/" + ckCP + ".tmp": "x",
-	}))
+	ckCheck(t, dir, ckWith(ckWith(ckSampleMigrated, theirs), ckTree{"other-0/": ""}))
+	// Writing the root file back goes through a temporary file of its own.
+	ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
+	after := ckSnapshot(t, dir)
+	for name, want := range theirs {
+		if got, ok := after[name]; !ok || got != want {
+			t.Errorf("reverse: %s is %v, want %q", name, got, want)
+		}
+	}
 }
 
 func TestCheckpointsJBOD(t *testing.T) {

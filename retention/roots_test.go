@@ -76,7 +76,7 @@ func TestRootsChangedSinceRead(t *testing.T) {
 		if got, _ := os.ReadFile(path); string(got) != changed {
 			t.Errorf("%q: replaced by %q", changed, got)
 		}
-		if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+		if _, err := os.Stat(checkpoint.TempName(path)); !os.IsNotExist(err) {
 			t.Errorf("%q: temporary file left: %v", changed, err)
 		}
 	}
