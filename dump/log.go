@@ -180,10 +180,14 @@ func (d *dumper) batch(b *logfmt.Batch, st *segState) {
 	}
 	stored, computed := b.StoredCRC(), b.ComputeCRC()
 	valid := stored == computed
+	first, count := b.EntryOffset(), int64(-1) // a v2 batch's are in its header
+	if magic < 2 {
+		first, count = legacyRecords(b, &d.it, iterate, iterErr)
+	}
 	if d.items() {
 		l := newBatchLine(b, valid)
-		if magic < 2 && iterate && iterErr == nil {
-			l.base, l.count = d.it.BaseOffset(), int64(d.it.Count())
+		if magic < 2 {
+			l.base, l.count = first, count
 		}
 		if d.q != nil {
 			e := d.q.add()
@@ -203,7 +207,7 @@ func (d *dumper) batch(b *logfmt.Batch, st *segState) {
 		}
 	}
 	if st.stats {
-		d.row.addBatch(b, &d.it, iterate && iterErr == nil)
+		d.row.addBatch(b, first, count)
 	}
 	if iterErr != nil {
 		d.problemErr(iterErr)
@@ -212,6 +216,22 @@ func (d *dumper) batch(b *logfmt.Batch, st *segState) {
 	if o.deep() {
 		d.records(b, st)
 	}
+}
+
+// legacyRecords returns the first offset and the record count of a legacy
+// entry that the iterator was reset on when iterated, with error iterErr: a
+// wrapper's come from its inner messages, and its count is -1 when they
+// cannot be read.
+func legacyRecords(b *logfmt.Batch, it *logfmt.RecordIter, iterated bool, iterErr error) (first, count int64) {
+	switch {
+	case iterated && iterErr == nil:
+		return it.BaseOffset(), int64(it.Count())
+	case errors.Is(iterErr, logfmt.ErrNoInnerMessages):
+		return b.EntryOffset(), 0
+	case b.Compression() != codec.None:
+		return b.EntryOffset(), -1
+	}
+	return b.EntryOffset(), 1
 }
 
 func (d *dumper) formatBatch(bl *batchLine) {
@@ -323,7 +343,8 @@ func (d *dumper) batchJSON(b *logfmt.Batch, bl *batchLine) {
 	l = appendIntField(l, "size", bl.size)
 	l = appendIntField(l, "baseOffset", bl.base)
 	l = appendIntField(l, "lastOffset", b.LastOffset())
-	l = appendIntField(l, "count", bl.count)
+	l = append(l, `,"count":`...)
+	l = appendNullable(l, bl.count, bl.count >= 0)
 	l = appendIntField(l, "magic", int64(b.Magic()))
 	l = append(l, `,"compression":`...)
 	l = protocol.AppendString(l, b.Compression().String())

@@ -37,24 +37,22 @@ func newRow(name string) *row {
 	return &row{name: name, partition: -1, first: -1, last: -1, firstTs: noTs, lastTs: noTs}
 }
 
-// addBatch accounts for one valid-framed batch. iterated says whether it
-// holds the batch's records (Reset done), which legacy wrappers need for
-// their count and first offset.
-func (r *row) addBatch(b *logfmt.Batch, it *logfmt.RecordIter, iterated bool) {
+// addBatch accounts for one valid-framed batch. A legacy entry's first
+// offset and record count are legacyRecords'; an unreadable wrapper's
+// unknown count (-1) counts as one entry.
+func (r *row) addBatch(b *logfmt.Batch, first, count int64) {
 	r.batches++
 	r.magics |= 1 << uint(b.Magic()&7)
 	r.codecs |= 1 << uint(b.Compression()&7)
-	first, count := b.EntryOffset(), int64(1)
 	firstTs := b.MaxTimestamp()
-	switch {
-	case b.Magic() >= 2:
+	if b.Magic() >= 2 {
 		h := b.Header()
-		count = int64(max(h.RecordCount(), 0))
+		first, count = b.EntryOffset(), int64(max(h.RecordCount(), 0))
 		if !h.HasDeleteHorizon() && h.BaseTimestamp() >= 0 {
 			firstTs = h.BaseTimestamp()
 		}
-	case iterated:
-		first, count = it.BaseOffset(), int64(it.Count())
+	} else if count < 0 {
+		count = 1
 	}
 	r.records += count
 	if r.first < 0 {

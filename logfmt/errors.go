@@ -34,6 +34,12 @@ func (e *CorruptError) Error() string {
 
 func (e *CorruptError) Unwrap() error { return e.Err }
 
+// ErrNoInnerMessages is the cause of the CorruptError of a compressed legacy
+// wrapper whose inner message set is empty, which Kafka rejects ("invalid
+// compressed record set with no inner records"). Its record count is known:
+// zero.
+var ErrNoInnerMessages = errors.New("no inner messages")
+
 // Corruptf builds a CorruptError.
 func Corruptf(file string, pos int64, format string, args ...any) *CorruptError {
 	return &CorruptError{File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)}

@@ -163,7 +163,7 @@ func (it *RecordIter) resetLegacy() error {
 		p += len(inner)
 	}
 	if n == 0 {
-		return it.corrupt(-1, "compressed message set has no inner messages")
+		return &CorruptError{File: it.File, Pos: it.b.Pos, Msg: "invalid compressed message set", Err: ErrNoInnerMessages}
 	}
 	it.legacyCount = n
 	it.legacyBase = -1
