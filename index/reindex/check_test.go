@@ -2,6 +2,7 @@ package reindex
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -370,6 +371,24 @@ func TestCheckLegitimateDifferences(t *testing.T) {
 			}
 		},
 		msg: "absent; a broker rebuilds it",
+	}, {
+		name: "a missing .timeindex",
+		tamper: func(t *testing.T, log, idx, tidx string, bs []batchInfo) {
+			if err := os.Remove(tidx); err != nil {
+				t.Fatal(err)
+			}
+		},
+		msg: "absent; a broker creates it empty",
+	}, {
+		// The loader recovers a segment without its offset index, which
+		// rebuilds the time index too.
+		name: "a missing .index and .timeindex",
+		tamper: func(t *testing.T, log, idx, tidx string, bs []batchInfo) {
+			if err := errors.Join(os.Remove(idx), os.Remove(tidx)); err != nil {
+				t.Fatal(err)
+			}
+		},
+		msg: "absent, as is the offset index; a broker rebuilds both",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, log, idx, tidx, _ := checkFixture(t)
@@ -411,7 +430,7 @@ func TestCheckKafkaSamples(t *testing.T) {
 	if err != nil || len(dirs) == 0 {
 		t.Skipf("no Kafka samples under %s (%v)", root, err)
 	}
-	n := 0
+	n, both := 0, 0
 	for _, d := range dirs {
 		if st, err := os.Stat(d); err != nil || !st.IsDir() {
 			continue
@@ -425,6 +444,17 @@ func TestCheckKafkaSamples(t *testing.T) {
 		if rep.Counts[Problem] != 0 {
 			t.Errorf("%s:\n%s", d, findingsText(rep))
 		}
+		// Most samples lack the active segment's indexes: the broker
+		// recovers such a segment, so no time index is left empty.
+		if s := p.Segments[0]; s.Log != "" && s.Index == "" && s.TimeIndex == "" {
+			both++
+			if text := findingsText(rep); !strings.Contains(text, "rebuilds both") || strings.Contains(text, "creates it empty") {
+				t.Errorf("%s: both indexes absent:\n%s", d, text)
+			}
+		}
+	}
+	if both == 0 {
+		t.Error("no sample segment without its indexes")
 	}
 	if n < 20 {
 		t.Errorf("only %d sample partitions checked", n)

@@ -79,9 +79,10 @@
 //     zero-filled tail; the last stable offset in .txnindex reflects other
 //     producers as the broker saw them. Differences are summarised per kind
 //     with a count and the first entry concerned.
-//   - Note: information, such as a missing .index (a broker rebuilds it), a
-//     missing .timeindex (a broker creates it empty), index files without a
-//     .log, leftovers of interrupted operations.
+//   - Note: information, such as a missing .index (a broker recovers the
+//     segment, which rebuilds both indexes), a missing .timeindex next to an
+//     .index (a broker creates it empty), index files without a .log,
+//     leftovers of interrupted operations.
 //
 // Options.Strict turns every difference and missing file into a problem.
 //

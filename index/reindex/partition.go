@@ -464,8 +464,13 @@ func (r *run) check(s layout.Segment, sr *SegmentReport, res *rebuilt) error {
 		fr := FileReport{Kind: TimeIndex, Path: base + layout.TimeIndexExt, Entries: len(want), Before: -1, Action: Unchanged}
 		if tc := res.times; tc == nil {
 			fr.Action = Differs
-			r.c.add("missing", Finding{Severity: missingSev, File: fr.Path, Pos: -1, Entry: -1,
-				Msg: "absent; a broker creates it empty, and then takes the .log's modification time for the segment's largest timestamp"})
+			// LogSegment.sanityCheck: a missing offset index makes the
+			// loader recover the segment, which rebuilds both.
+			msg := "absent; a broker creates it empty, and then takes the .log's modification time for the segment's largest timestamp"
+			if s.Index == "" {
+				msg = "absent, as is the offset index; a broker rebuilds both when it loads the segment"
+			}
+			r.c.add("missing", Finding{Severity: missingSev, File: fr.Path, Pos: -1, Entry: -1, Msg: msg})
 		} else {
 			if tc.err != nil {
 				return tc.err
