@@ -48,7 +48,9 @@ func (r *row) addBatch(b *logfmt.Batch, first, count int64) {
 	if b.Magic() >= 2 {
 		h := b.Header()
 		first, count = b.EntryOffset(), int64(max(h.RecordCount(), 0))
-		if !h.HasDeleteHorizon() && h.BaseTimestamp() >= 0 {
+		// Under LogAppendTime every record's timestamp is the batch's
+		// maximum; the base timestamp is the producer's and shows nowhere.
+		if !h.HasDeleteHorizon() && h.BaseTimestamp() >= 0 && b.TimestampType() == logfmt.CreateTime {
 			firstTs = h.BaseTimestamp()
 		}
 	} else if count < 0 {
