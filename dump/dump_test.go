@@ -16,6 +16,7 @@ import (
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 const samples = "../../shared/kafka-samples"
@@ -155,13 +156,17 @@ func segmentOf(t *testing.T, n int) ([]byte, []int64) {
 	return seg, pos
 }
 
-func writeFile(t *testing.T, b []byte) string {
+func writeFile(t *testing.T, b []byte) string { return writeSegment(t, 0, b) }
+
+// writeSegment writes b as the segment with base offset base of a
+// partition directory t-0.
+func writeSegment(t *testing.T, base int64, b []byte) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "t-0")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, "00000000000000000000.log")
+	p := filepath.Join(dir, layout.SegmentName(base, layout.LogExt))
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package dump
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,14 +28,7 @@ func TestNonConsecutiveFromSecondRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := filepath.Join(t.TempDir(), "t-0")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "00000000000000001458.log")
-	if err := os.WriteFile(path, seg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeSegment(t, 1458, seg)
 	for _, deep := range []bool{true, false} {
 		o := DefaultOptions()
 		o.Deep = deep

@@ -331,12 +331,11 @@ func checkCleanShutdown(c *collector, path string) error {
 		if !ok {
 			return err
 		}
-		msg := ce.Msg
-		if ce.Err != nil {
-			msg += ": " + ce.Err.Error()
-		}
 		// LogManager checks only that the marker exists; the epoch is for
 		// the KRaft broker registration (KIP-966).
-		return logfmt.Corruptf(ce.File, ce.Pos, "%s; a broker still skips log recovery, but registers without its previous broker epoch, so the controller takes the restart for an unclean shutdown", msg)
+		cause := *ce
+		cause.File, cause.Pos = "", -1
+		return &logfmt.CorruptError{File: ce.File, Pos: ce.Pos, Err: &cause,
+			Msg: "a broker skips log recovery all the same, but cannot read the broker epoch it registers with, so the controller takes the restart for an unclean shutdown"}
 	})
 }

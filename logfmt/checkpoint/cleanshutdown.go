@@ -1,11 +1,6 @@
 package checkpoint
 
-import (
-	"encoding/json"
-	"errors"
-
-	"github.com/logtool/logtool/logfmt"
-)
+import "github.com/logtool/logtool/logfmt"
 
 // CleanShutdown is the content of a log directory's .kafka_cleanshutdown
 // marker. Its presence alone tells a broker to skip log recovery; since
@@ -28,18 +23,9 @@ func ReadCleanShutdown(b []byte, file string) (CleanShutdown, error) {
 	if len(b) == 0 {
 		return CleanShutdown{Empty: true}, nil
 	}
-	i := skipJSONSpace(b)
-	if i == len(b) || b[i] != '{' {
-		return CleanShutdown{}, logfmt.Corruptf(file, int64(i), "not a JSON object")
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
-		pos := int64(-1)
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			pos = se.Offset
-		}
-		return CleanShutdown{}, &logfmt.CorruptError{File: file, Pos: pos, Msg: "malformed JSON", Err: err}
+	fields, err := jsonFields(b, file)
+	if err != nil {
+		return CleanShutdown{}, err
 	}
 	var c CleanShutdown
 	raw, ok := fields["brokerEpoch"]

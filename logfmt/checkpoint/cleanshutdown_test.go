@@ -16,7 +16,7 @@ func TestReadCleanShutdown(t *testing.T) {
 		{in: `{"version":0,"brokerEpoch":53326}`, want: CleanShutdown{BrokerEpoch: 53326}},
 		{in: ` {"brokerEpoch":-1,"other":"x"}` + "\n", want: CleanShutdown{BrokerEpoch: -1}},
 		{in: `{"version":1,"brokerEpoch":7}`, want: CleanShutdown{Version: 1, BrokerEpoch: 7}},
-		{in: "\n", err: "not a JSON object"},
+		{in: "\n", err: "empty, want a JSON object"},
 		{in: `{"version":0}`, err: `no "brokerEpoch" field`},
 		{in: `{"brokerEpoch":"7"}`, err: `field "brokerEpoch" is "\"7\"", want an int64`},
 		{in: `{"brokerEpoch":7,"version":2147483648}`, err: `field "version"`},

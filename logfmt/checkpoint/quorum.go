@@ -34,19 +34,9 @@ type QuorumState struct {
 func ReadQuorumState(b []byte, file string) (QuorumState, error) {
 	var q QuorumState
 	line, _ := nextLine(b, 0)
-	if i := skipJSONSpace(line); i == len(line) {
-		return QuorumState{}, logfmt.Corruptf(file, 0, "empty, want a JSON object")
-	} else if line[i] != '{' {
-		return QuorumState{}, logfmt.Corruptf(file, int64(i), "not a JSON object")
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(line, &fields); err != nil {
-		pos := int64(-1)
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			pos = se.Offset
-		}
-		return QuorumState{}, &logfmt.CorruptError{File: file, Pos: pos, Msg: "malformed JSON", Err: err}
+	fields, err := jsonFields(line, file)
+	if err != nil {
+		return QuorumState{}, err
 	}
 
 	// Each known field is removed from fields once decoded; what is left is
@@ -138,6 +128,26 @@ func parseVoters(raw json.RawMessage) ([]int32, error) {
 		return nil, nil
 	}
 	return ids, nil
+}
+
+// jsonFields parses b, one JSON object and nothing else but white space,
+// into its fields.
+func jsonFields(b []byte, file string) (map[string]json.RawMessage, error) {
+	if i := skipJSONSpace(b); i == len(b) {
+		return nil, logfmt.Corruptf(file, 0, "empty, want a JSON object")
+	} else if b[i] != '{' {
+		return nil, logfmt.Corruptf(file, int64(i), "not a JSON object")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		pos := int64(-1)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			pos = se.Offset
+		}
+		return nil, &logfmt.CorruptError{File: file, Pos: pos, Msg: "malformed JSON", Err: err}
+	}
+	return fields, nil
 }
 
 // skipJSONSpace returns the index of the first byte of b that is not JSON
