@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -19,6 +18,7 @@ import (
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -265,24 +265,12 @@ func reindexLogBytes(j reindexJob) int64 {
 func reindexRun(jobs []reindexJob, o reindex.Options, workers int) ([]*reindex.PartitionReport, []error) {
 	reports := make([]*reindex.PartitionReport, len(jobs))
 	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(workers, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				jo := o
-				jo.Segments = jobs[i].segments
-				reports[i], errs[i] = reindex.Partition(jobs[i].dir, jo)
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel.Each(len(jobs), workers, func(i int) error {
+		jo := o
+		jo.Segments = jobs[i].segments
+		reports[i], errs[i] = reindex.Partition(jobs[i].dir, jo)
+		return nil
+	})
 	return reports, errs
 }
 

@@ -3,8 +3,8 @@ package compact
 import (
 	"fmt"
 	"path/filepath"
-	"sync"
 
+	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -36,32 +36,26 @@ func Run(dirs []string, o Options, workers int, done func()) ([]*Result, []error
 	if err := o.Check(); err != nil {
 		return failAll(err)
 	}
-	workers = max(1, min(workers, len(dirs)))
+	workers = parallel.Workers(workers, len(dirs))
 	per := o
 	per.OffsetMapMemory = o.OffsetMapMemory / int64(workers)
 	if _, err := mapSlots(per.OffsetMapMemory); err != nil {
 		return failAll(fmt.Errorf("%w when shared among %d workers", err, workers))
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := &cleaner{o: &per}
-			for i := range next {
-				results[i], errs[i] = c.compact(dirs[i])
-				if done != nil {
-					done()
-				}
-			}
-		}()
+	// One cleaner, and so one offset map, per worker goroutine.
+	cleaners := make(chan *cleaner, workers)
+	for range workers {
+		cleaners <- &cleaner{o: &per}
 	}
-	for i := range dirs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel.Each(len(dirs), workers, func(i int) error {
+		c := <-cleaners
+		defer func() { cleaners <- c }()
+		results[i], errs[i] = c.compact(dirs[i])
+		if done != nil {
+			done()
+		}
+		return nil
+	})
 	return results, errs
 }
 

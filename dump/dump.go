@@ -24,6 +24,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -175,25 +176,16 @@ func Run(paths []string, o Options, stdout, stderr io.Writer) (Result, error) {
 	for i := range jobs {
 		sinks[i] = newSink(free, &stop)
 	}
-	sem := make(chan struct{}, o.Workers)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
+	wg.Go(func() {
 		// Jobs start in order, so the job being written is always running
 		// or done and the writer never waits on a job that cannot start.
-		defer wg.Done()
-		for i, j := range jobs {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				d := newDumper(&o, sinks[i], &stop)
-				d.run(j)
-				sinks[i].close()
-			}()
-		}
-	}()
+		parallel.Each(len(jobs), o.Workers, func(i int) error {
+			newDumper(&o, sinks[i], &stop).run(jobs[i])
+			sinks[i].close()
+			return nil
+		})
+	})
 	var werr error
 	for _, s := range sinks {
 		drain(s, stdout, stderr, &werr)

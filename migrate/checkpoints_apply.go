@@ -3,9 +3,8 @@ package migrate
 import (
 	"errors"
 	"io/fs"
-	"sync"
-	"sync/atomic"
 
+	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 )
@@ -22,7 +21,7 @@ func (p *checkpointPlan) apply(workers int) error {
 			return err
 		}
 	}
-	err := checkpointForEach(len(p.writes), workers, func(i int) error {
+	err := parallel.Each(len(p.writes), workers, func(i int) error {
 		w := p.writes[i]
 		f, err := safefile.CreateAt(w.path, checkpoint.TempName(w.path), 0o644)
 		if err != nil {
@@ -52,7 +51,7 @@ func (p *checkpointPlan) apply(workers int) error {
 	if err != nil {
 		return err
 	}
-	if err := checkpointForEach(len(p.removes), workers, func(i int) error { return safefile.Remove(p.removes[i]) }); err != nil {
+	if err := parallel.Each(len(p.removes), workers, func(i int) error { return safefile.Remove(p.removes[i]) }); err != nil {
 		return err
 	}
 	if rep.RemovedMigrated {
@@ -65,35 +64,4 @@ func (p *checkpointPlan) apply(workers int) error {
 // entries, streamed into it from the files they come from.
 func (p *checkpointPlan) writeRoot(path string) error {
 	return checkpoint.WriteOffsetsFile(path, p.rootCount, p.rootEntries)
-}
-
-// checkpointForEach calls f(0) ... f(n-1), at most workers at a time, and returns the
-// first error. Once a call fails no new call starts, so that a failing disk
-// is not hammered with the rest of the batch.
-func checkpointForEach(n, workers int, f func(i int) error) error {
-	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		once   sync.Once
-		first  error
-		wg     sync.WaitGroup
-	)
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := f(i); err != nil {
-					once.Do(func() { first = err })
-					failed.Store(true)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }

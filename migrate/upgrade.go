@@ -14,9 +14,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt"
@@ -463,26 +463,16 @@ func (u *upgrader) run(jobs []upgradeJob) []UpgradePartition {
 	}
 	u.progress(0, total)
 	reps := make([]UpgradePartition, len(jobs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(max(u.opts.Workers, 1), max(len(jobs), 1)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
-					return
-				}
-				rep, err := u.partition(jobs[i])
-				if err != nil {
-					// What was read before the failure describes nothing
-					// that happened; what recovery did first still did.
-					rep = UpgradePartition{Dir: rep.Dir, Output: rep.Output, Recovered: rep.Recovered, Err: err}
-				}
-				reps[i] = rep
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Each(len(jobs), u.opts.Workers, func(i int) error {
+		rep, err := u.partition(jobs[i])
+		if err != nil {
+			// What was read before the failure describes nothing that
+			// happened; what recovery did first still did.
+			rep = UpgradePartition{Dir: rep.Dir, Output: rep.Output, Recovered: rep.Recovered, Err: err}
+		}
+		reps[i] = rep
+		return nil
+	})
 	return reps
 }
 

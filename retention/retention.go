@@ -78,8 +78,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sync"
 
+	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -205,11 +205,12 @@ func Run(logDir string, dirs []string, o Options) ([]*Result, error) {
 	}
 	results := make([]*Result, len(dirs))
 	plans := make([]*plan, len(dirs))
-	parallel(len(dirs), o.Workers, func(i int) {
+	parallel.Each(len(dirs), o.Workers, func(i int) error {
 		results[i], plans[i] = prepare(dirs[i], roots, o)
 		if o.DryRun && o.Done != nil {
 			o.Done(results[i])
 		}
+		return nil
 	})
 	if o.DryRun {
 		return results, nil
@@ -225,13 +226,14 @@ func Run(logDir string, dirs []string, o Options) ([]*Result, error) {
 		}
 		return results, err
 	}
-	parallel(len(dirs), o.Workers, func(i int) {
+	parallel.Each(len(dirs), o.Workers, func(i int) error {
 		if plans[i] != nil && results[i].Err == nil {
 			results[i].Err = plans[i].deleteFiles()
 		}
 		if o.Done != nil {
 			o.Done(results[i])
 		}
+		return nil
 	})
 	return results, nil
 }
@@ -266,27 +268,6 @@ func prepare(dir string, roots *rootCheckpoints, o Options) (*Result, *plan) {
 		}
 	}
 	return r, p
-}
-
-// parallel calls f(0..n-1) on at most workers goroutines.
-func parallel(n, workers int, f func(int)) {
-	workers = max(1, min(workers, n))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // rootCheckpoints are the log directory's offset checkpoints retention reads

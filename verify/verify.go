@@ -68,7 +68,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
+
+	"github.com/logtool/logtool/internal/parallel"
 )
 
 // Severity ranks a Finding.
@@ -187,59 +188,23 @@ type partitionFacts struct {
 // before it are done. It stops early only when emit fails, and returns that
 // error; failures of units are in their reports.
 func (p *Plan) Run(o Options, emit func(*Report) error) error {
-	workers := max(o.Workers, 1)
-	done := make([]chan *Report, len(p.units))
-	for i := range done {
-		done[i] = make(chan *Report, 1)
-	}
-	quit := make(chan struct{})
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				done[i] <- p.units[i].run(p, &o)
-			}
-		}()
-	}
-	go func() {
-		defer close(jobs)
-		for i, u := range p.units {
-			// Root units run below, in order, once the facts of their
-			// partitions are in.
-			if u.kind == RootUnit {
-				continue
-			}
-			select {
-			case jobs <- i:
-			case <-quit:
-				return
-			}
-		}
-	}()
 	facts := map[string]*partitionFacts{}
-	var err error
-	for i, u := range p.units {
-		var rep *Report
+	return parallel.Ordered(len(p.units), o.Workers, func(i int) *Report {
+		// Root units run at their turn to be emitted, once the facts of
+		// their partitions are in.
+		if p.units[i].kind == RootUnit {
+			return nil
+		}
+		return p.units[i].run(p, &o)
+	}, func(i int, rep *Report) error {
+		u := p.units[i]
 		if u.kind == RootUnit {
 			rep = u.runRoot(p, &o, facts)
-		} else {
-			rep = <-done[i]
-			if rep.facts != nil {
-				facts[u.path] = rep.facts
-			}
+		} else if rep.facts != nil {
+			facts[u.path] = rep.facts
 		}
-		if err = emit(rep); err != nil {
-			break
-		}
-	}
-	close(quit)
-	// Workers may still be busy with units whose reports nobody reads; the
-	// buffered channels let them finish.
-	wg.Wait()
-	return err
+		return emit(rep)
+	})
 }
 
 // maxListed is how many problems about one file a report lists; a corrupt

@@ -1,0 +1,108 @@
+// Package parallel is logtool's one worker pool: partitions (or any other
+// independent jobs) are processed by at most --workers goroutines, started in
+// input order, and their results are used in input order.
+//
+// Starting jobs in input order is what lets a caller stream the output of job
+// i while later jobs run: job i has always been taken by a worker before any
+// job after it.
+package parallel
+
+import "sync"
+
+// Workers is the number of goroutines a run of n jobs with the --workers
+// value w uses: w, but no more than there are jobs, and at least one. Work
+// that is itself parallel inside a job divides the machine by it, so that
+// jobs × inner workers stays within the cores.
+func Workers(w, n int) int { return max(1, min(w, n)) }
+
+// Each calls f(0), ..., f(n-1) on Workers(w, n) goroutines, taking the jobs in
+// index order, and waits for them. Once a call returns an error no new call
+// starts (a failing disk is not handed the rest of the batch), and Each
+// returns the error of the lowest index that failed. Callers whose jobs fail
+// independently record the failure in the job's result and return nil.
+func Each(n, w int, f func(i int) error) error {
+	if n <= 0 {
+		return nil
+	}
+	var (
+		mu     sync.Mutex
+		next   int
+		failed = n // lowest failed index
+		errs   = make(map[int]error)
+		wg     sync.WaitGroup
+	)
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= n || len(errs) > 0 {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
+	for range Workers(w, n) {
+		wg.Go(func() {
+			for {
+				i, ok := take()
+				if !ok {
+					return
+				}
+				if err := f(i); err != nil {
+					mu.Lock()
+					errs[i] = err
+					failed = min(failed, i)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errs[failed]
+}
+
+// Ordered calls f(0), ..., f(n-1) on Workers(w, n) goroutines and hands each
+// result to emit in index order, on the calling goroutine, as soon as it and
+// every result before it are in. When emit fails no new job starts, and
+// Ordered returns that error once the jobs already running have finished.
+// Results that are done but not yet emitted are held, so memory grows with
+// how far the fastest worker runs ahead of the slowest.
+func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) error {
+	if n <= 0 {
+		return nil
+	}
+	done := make([]chan T, n)
+	for i := range done {
+		done[i] = make(chan T, 1)
+	}
+	quit := make(chan struct{})
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range Workers(w, n) {
+		wg.Go(func() {
+			for i := range jobs {
+				done[i] <- f(i)
+			}
+		})
+	}
+	go func() {
+		defer close(jobs)
+		for i := range n {
+			select {
+			case jobs <- i:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	var err error
+	for i := range n {
+		if err = emit(i, <-done[i]); err != nil {
+			break
+		}
+	}
+	close(quit)
+	// The buffered channels let workers busy with a job nobody waits for
+	// finish it.
+	wg.Wait()
+	return err
+}

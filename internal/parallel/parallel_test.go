@@ -1,0 +1,143 @@
+package parallel
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestWorkers(t *testing.T) {
+	for _, c := range []struct{ w, n, want int }{{4, 10, 4}, {4, 2, 2}, {0, 5, 1}, {3, 0, 1}} {
+		if got := Workers(c.w, c.n); got != c.want {
+			t.Errorf("Workers(%d, %d) = %d, want %d", c.w, c.n, got, c.want)
+		}
+	}
+}
+
+// TestEachBounded: never more than w calls at once, and every index once.
+func TestEachBounded(t *testing.T) {
+	const n, w = 200, 3
+	var running, peak atomic.Int32
+	seen := make([]atomic.Int32, n)
+	err := Each(n, w, func(i int) error {
+		r := running.Add(1)
+		for {
+			p := peak.Load()
+			if r <= p || peak.CompareAndSwap(p, r) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Microsecond)
+		running.Add(-1)
+		seen[i].Add(1)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := peak.Load(); p > w {
+		t.Errorf("%d calls at once, want at most %d", p, w)
+	}
+	for i := range seen {
+		if seen[i].Load() != 1 {
+			t.Fatalf("index %d ran %d times", i, seen[i].Load())
+		}
+	}
+}
+
+// TestEachInOrder: jobs are taken in index order, so a job that waits for
+// the one before it (as dump's writer waits for the output of job i) never
+// waits for a job that no worker has taken.
+func TestEachInOrder(t *testing.T) {
+	const n = 300
+	finished := make([]chan struct{}, n)
+	for i := range finished {
+		finished[i] = make(chan struct{})
+	}
+	done := make(chan error)
+	go func() {
+		done <- Each(n, 2, func(i int) error {
+			if i > 0 {
+				<-finished[i-1]
+			}
+			close(finished[i])
+			return nil
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("deadlock: a job waits for one not taken")
+	}
+}
+
+// TestEachStopsOnError: after a failure no new call starts, and the error
+// returned is the lowest failed index's.
+func TestEachStopsOnError(t *testing.T) {
+	var calls atomic.Int32
+	errAt := func(i int) error { return errors.New("failed " + string(rune('0'+i))) }
+	err := Each(100, 1, func(i int) error {
+		calls.Add(1)
+		if i == 5 || i == 7 {
+			return errAt(i)
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "failed 5" {
+		t.Fatalf("err = %v, want failed 5", err)
+	}
+	if c := calls.Load(); c != 6 {
+		t.Errorf("%d calls, want 6 (none after the failure)", c)
+	}
+}
+
+// TestOrdered: results come out in index order although they finish out of
+// order, on the caller's goroutine, and an emit error stops new jobs.
+func TestOrdered(t *testing.T) {
+	const n = 50
+	var got []int
+	err := Ordered(n, 4, func(i int) int {
+		time.Sleep(time.Duration((n-i)%7) * 100 * time.Microsecond)
+		return i * i
+	}, func(i, v int) error {
+		if v != i*i {
+			t.Errorf("emit(%d, %d)", i, v)
+		}
+		got = append(got, i)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got {
+		if g != i {
+			t.Fatalf("emitted %v", got)
+		}
+	}
+	if len(got) != n {
+		t.Fatalf("emitted %d, want %d", len(got), n)
+	}
+
+	stop := errors.New("stop")
+	var ran atomic.Int32
+	err = Ordered(1000, 2, func(i int) int {
+		ran.Add(1)
+		time.Sleep(100 * time.Microsecond)
+		return i
+	}, func(i, _ int) error {
+		if i == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("err = %v", err)
+	}
+	if r := ran.Load(); r > 100 {
+		t.Errorf("%d jobs ran after emit failed at 3", r)
+	}
+}
