@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -100,7 +99,7 @@ func updateRoot(path, topic string, num int32, offset int64) error {
 // sameContent reports whether write writes exactly the content of the file
 // at path.
 func sameContent(path string, write func(io.Writer) error) (bool, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return false, err
 	}
@@ -151,7 +150,7 @@ func (w *sameWriter) Write(p []byte) (int, error) {
 }
 
 func writeIfChanged(path string, data []byte) error {
-	old, err := os.ReadFile(path)
+	old, err := safefile.ReadFile(path)
 	if err == nil && bytes.Equal(old, data) {
 		return nil
 	}

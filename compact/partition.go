@@ -3,10 +3,10 @@ package compact
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -133,7 +133,7 @@ func (p *partition) readCheckpoint() (dirtyCheckpoint, error) {
 		return dirtyCheckpoint{}, err
 	}
 	path := filepath.Join(p.dir, checkpoint.Cleaner)
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	switch {
 	case err == nil:
 		defer f.Close()
@@ -169,7 +169,7 @@ func loadAborted(segs []segment) ([]index.AbortedTxn, error) {
 }
 
 func readTxnIndex(path string) ([]index.AbortedTxn, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -3,9 +3,9 @@ package compact
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
@@ -37,7 +37,7 @@ func loadProducers(snapshots []string, segs []segment, leo, now, expirationMs in
 		if !ok || off > leo || off < from {
 			continue
 		}
-		b, err := os.ReadFile(snapshots[i])
+		b, err := safefile.ReadFile(snapshots[i])
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

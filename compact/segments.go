@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -156,7 +157,7 @@ func firstBatchTimestamp(s *segment) (int64, error) {
 func largestTimestamp(s *segment) (int64, error) {
 	ts := logfmt.NoTimestamp
 	if s.TimeIndex != "" {
-		f, err := os.Open(s.TimeIndex)
+		f, err := safefile.Open(s.TimeIndex)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return 0, err
 		}
@@ -214,7 +215,7 @@ func indexedStart(s *segment) int64 {
 	if s.Index == "" || s.offsetIdxBytes == 0 {
 		return 0
 	}
-	f, err := os.Open(s.Index)
+	f, err := safefile.Open(s.Index)
 	if err != nil {
 		return 0
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -375,7 +376,7 @@ func (d *dumper) dumpUnknown(it *item, size int64) {
 // whose entries frame exactly up to its end: one with a bad checksum must
 // still be dumped, to show it.
 func looksLikeLog(path string, size int64) bool {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return false
 	}

@@ -3,12 +3,12 @@ package dump
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/snapshot"
@@ -23,7 +23,7 @@ import (
 const maxSmallFile = 256 << 20
 
 func (d *dumper) readSmall() ([]byte, bool) {
-	f, err := os.Open(d.file)
+	f, err := safefile.Open(d.file)
 	if err != nil {
 		d.problemErr(err)
 		return nil, false
@@ -125,7 +125,7 @@ func appendNullable(l []byte, v int64, ok bool) []byte {
 // reporting a failure as the file's problem.
 func readText[T any](d *dumper, read func(io.Reader, string) (T, error)) (T, bool) {
 	var v T
-	f, err := os.Open(d.file)
+	f, err := safefile.Open(d.file)
 	if err != nil {
 		d.problemErr(err)
 		return v, false
@@ -143,7 +143,7 @@ func readText[T any](d *dumper, read func(io.Reader, string) (T, error)) (T, boo
 // as it is read, since the file may hold millions. A malformed file has its
 // entries up to the problem printed, then the problem, as a segment has.
 func (d *dumper) dumpOffsetCheckpoint() {
-	f, err := os.Open(d.file)
+	f, err := safefile.Open(d.file)
 	if err != nil {
 		d.problemErr(err)
 		return

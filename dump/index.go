@@ -2,10 +2,10 @@ package dump
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -19,7 +19,7 @@ import (
 // dumpOffsetIndex dumps an .index file.
 func (d *dumper) dumpOffsetIndex(it *item, size int64) {
 	d.indexFile = true
-	f, err := os.Open(it.path)
+	f, err := safefile.Open(it.path)
 	if err != nil {
 		d.problemErr(err)
 		return
@@ -157,7 +157,7 @@ func (d *dumper) indexEnd(probs []index.Problem, err error, lay index.Layout) {
 // dumpTimeIndex dumps a .timeindex file.
 func (d *dumper) dumpTimeIndex(it *item, size int64) {
 	d.indexFile = true
-	f, err := os.Open(it.path)
+	f, err := safefile.Open(it.path)
 	if err != nil {
 		d.problemErr(err)
 		return
@@ -351,7 +351,7 @@ func (f *batchFinder) find(d *dumper, offset, hint int64) bool {
 
 // dumpTxnIndex dumps a .txnindex file.
 func (d *dumper) dumpTxnIndex(it *item, size int64) {
-	f, err := os.Open(it.path)
+	f, err := safefile.Open(it.path)
 	if err != nil {
 		d.problemErr(err)
 		return

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"unicode/utf8"
@@ -14,6 +13,7 @@ import (
 	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/dump/txnlog"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -35,7 +35,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	if header != "" {
 		d.textLine(header)
 	}
-	f, err := os.Open(it.path)
+	f, err := safefile.Open(it.path)
 	if err != nil {
 		d.problemErr(err)
 		return

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -130,7 +131,7 @@ func lastIndexedTime(s *layout.Segment) (int64, bool) {
 }
 
 func openSized(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}

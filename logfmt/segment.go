@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/logtool/logtool/internal/safefile"
 )
 
 // End tells how a segment's data stopped.
@@ -87,7 +89,7 @@ type SegmentFile struct {
 
 // OpenSegment opens a segment file for streaming.
 func OpenSegment(path string) (*SegmentFile, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}

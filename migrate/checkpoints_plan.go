@@ -514,7 +514,7 @@ type rootReader struct {
 }
 
 func openRootReader(path string) (*rootReader, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -547,7 +547,7 @@ func checkpointFileExists(path string) (bool, error) {
 // readCleanerCheckpoint reads a per-partition cleaner checkpoint, reporting whether it
 // exists.
 func readCleanerCheckpoint(path string) (checkpoint.CleanerCheckpoint, bool, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return checkpoint.CleanerCheckpoint{}, false, nil
 	}
@@ -563,7 +563,7 @@ func readCleanerCheckpoint(path string) (checkpoint.CleanerCheckpoint, bool, err
 // starts, ending lines as the checkpoint reader does (at "\n", "\r" and
 // "\r\n"), or -1 if the file cannot be read that far.
 func checkpointLinePos(path string, n int) int64 {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return -1
 	}

@@ -703,7 +703,7 @@ func upgradeCopySegmentFiles(s layout.Segment, dir string, withLog bool) error {
 // time (retention and the append-time default read it). The copy gets the
 // mode a broker gives its files, whatever src had.
 func upgradeCopyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := safefile.Open(src)
 	if err != nil {
 		return err
 	}
@@ -801,7 +801,7 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Upgra
 		}
 		// The new file is read back through its own descriptor while it is
 		// written, by the verifier that follows the writer.
-		if back, err = os.Open(out.Name()); err != nil {
+		if back, err = safefile.Open(out.Name()); err != nil {
 			return nil, err
 		}
 		follow = newUpgradeFollower(newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base))

@@ -6,11 +6,12 @@ import (
 	"os"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 )
 
 func upgradeOpen(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}

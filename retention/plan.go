@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -294,7 +295,7 @@ func snapshotsBelow(snapshots []string, start int64) []string {
 // truncating from start, or nil when it would not write one (no file, or no
 // entry at or below start) or would write the same bytes.
 func trimEpochFile(path string, start int64) ([]byte, error) {
-	old, err := os.ReadFile(path)
+	old, err := safefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -26,7 +27,7 @@ func openView(path string) (view, func(), error) {
 	if path == "" {
 		return view{}, func() {}, nil
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return view{}, func() {}, nil
 	}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/snapshot"
@@ -28,7 +28,7 @@ var errTooLarge = errors.New("too large")
 
 // readSmall reads a whole file of at most limit bytes.
 func readSmall(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func checkSnapshot(c *collector, path string, logEnd int64) error {
 // checkCleaner checks logtool's per-partition cleaner-checkpoint, and its
 // offset against the log when the log end is known.
 func checkCleaner(c *collector, path string, logStart, logEnd int64) error {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func checkCleaner(c *collector, path string, logStart, logEnd int64) error {
 // false when the file is absent or has problems, so that nothing is judged
 // against it.
 func readEpochs(c *collector, path string) ([]checkpoint.EpochEntry, bool, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if isNotExist(err) {
 		return nil, false, nil
 	}
@@ -240,7 +240,7 @@ func linePositions(path string, lines []int) map[int]int64 {
 		out[l], want[l] = -1, true
 		maxLine = max(maxLine, l)
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return out
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -384,7 +385,7 @@ func (v *partitionRun) indexSanity() error {
 }
 
 func sanity(path string, base int64, check func(io.ReaderAt, int64, int64, string) error) error {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -417,7 +418,7 @@ func (x *entryIndex) repeated(fn func(line, before int)) {
 // lineCount returns at least the number of lines of the file at path, or 0
 // if it cannot be read.
 func lineCount(path string) int {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return 0
 	}

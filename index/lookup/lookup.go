@@ -29,10 +29,10 @@ package lookup
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -247,7 +247,7 @@ func (f *finder) offsetEntry(s layout.Segment, target int64) (index.OffsetEntry,
 // floorOffset reads the .index up to the greatest entry not above target.
 // why is set when the index cannot be trusted that far.
 func floorOffset(s layout.Segment, target int64) (e index.OffsetEntry, ok bool, why string) {
-	file, err := os.Open(s.Index)
+	file, err := safefile.Open(s.Index)
 	if err != nil {
 		return e, false, err.Error()
 	}
@@ -318,7 +318,7 @@ func (f *finder) timeEntry(s layout.Segment, keep func(index.TimeEntry) bool) (e
 	if s.TimeIndex == "" {
 		return e, false, "no .timeindex", nil
 	}
-	file, err := os.Open(s.TimeIndex)
+	file, err := safefile.Open(s.TimeIndex)
 	if err != nil {
 		return e, false, "", err
 	}

@@ -402,7 +402,7 @@ func (r *run) reportEnd(sr *SegmentReport, i int) {
 // openChecks opens the existing index files selected for checking.
 func (r *run) openChecks(s layout.Segment, res *rebuilt) error {
 	open := func(path string) (*os.File, int64, error) {
-		f, err := os.Open(path)
+		f, err := safefile.Open(path)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -488,7 +488,7 @@ func (r *run) check(s layout.Segment, sr *SegmentReport, res *rebuilt) error {
 	}
 	if r.o.Txn {
 		fr := FileReport{Kind: TxnIndex, Path: base + layout.TxnIndexExt, Entries: len(res.aborted), Before: -1, Action: Unchanged}
-		f, err := os.Open(fr.Path)
+		f, err := safefile.Open(fr.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if len(res.aborted) == 0 {
@@ -615,7 +615,7 @@ func (r *run) put(sr *SegmentReport, k Kind, path string, data []byte, entries i
 // sameContent reports whether the file at path holds exactly want, reading
 // it in pieces, and its size.
 func sameContent(path string, want []byte) (bool, int64, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return false, 0, err
 	}
@@ -677,7 +677,7 @@ func (r *run) truncate(sr *SegmentReport) error {
 
 // sameTail reports whether backup holds exactly bytes [from, to) of log.
 func sameTail(backup, log string, from, to int64) (bool, error) {
-	b, err := os.Open(backup)
+	b, err := safefile.Open(backup)
 	if err != nil {
 		return false, err
 	}
@@ -689,7 +689,7 @@ func sameTail(backup, log string, from, to int64) (bool, error) {
 	if st.Size() != to-from {
 		return false, nil
 	}
-	l, err := os.Open(log)
+	l, err := safefile.Open(log)
 	if err != nil {
 		return false, err
 	}
@@ -713,7 +713,7 @@ func sameTail(backup, log string, from, to int64) (bool, error) {
 
 // copyTail writes bytes [from, to) of log to backup through safefile.
 func copyTail(backup, log string, from, to int64) error {
-	l, err := os.Open(log)
+	l, err := safefile.Open(log)
 	if err != nil {
 		return err
 	}
@@ -765,7 +765,7 @@ func (r *run) stateFor(i int) error {
 		if !ok || off > base || off <= r.logStart {
 			continue
 		}
-		b, err := os.ReadFile(path)
+		b, err := safefile.ReadFile(path)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -76,7 +77,7 @@ func newScanner(r io.ReaderAt, size int64, file string, chunkLen int) *scanner {
 
 // openScanner opens a segment file for scanning from its first byte.
 func openScanner(path string) (*scanner, *os.File, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}

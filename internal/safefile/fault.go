@@ -13,12 +13,13 @@ type Step string
 // call), sync, rename and syncdir, in that order; remove is Abort's and
 // Remove's.
 const (
-	StepCreate  Step = "create"  // creating (truncating) a temporary file; path is the temporary file
-	StepWrite   Step = "write"   // each Write or WriteAt; path is the temporary file
-	StepSync    Step = "sync"    // fsync of a written file; path is the temporary file
-	StepRename  Step = "rename"  // a rename; path is the destination
-	StepSyncDir Step = "syncdir" // fsync of a directory; path is the directory
-	StepRemove  Step = "remove"  // a removal; path is the file removed
+	StepCreate   Step = "create"   // creating (truncating) a temporary file; path is the temporary file
+	StepWrite    Step = "write"    // each Write or WriteAt; path is the temporary file
+	StepSync     Step = "sync"     // fsync of a written file; path is the temporary file
+	StepRename   Step = "rename"   // a rename; path is the destination
+	StepSyncDir  Step = "syncdir"  // fsync of a directory; path is the directory
+	StepRemove   Step = "remove"   // a removal; path is the file removed
+	StepTruncate Step = "truncate" // an in-place truncation (Truncate); path is the file
 )
 
 var hook atomic.Pointer[func(Step, string) error]

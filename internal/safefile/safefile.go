@@ -10,9 +10,19 @@
 //
 // A crash between creating the temporary file and renaming it leaves
 // "<name>.tmp" behind. That is harmless: nothing reads it, the next write of
-// the same target truncates it, and Kafka's log loader only looks at names
-// ending in .log, .index, .timeindex, .txnindex, .snapshot, .cleaned, .swap
-// and .deleted, so it ignores a trailing .tmp.
+// the same target removes it first, and Kafka's log loader only looks at
+// names ending in .log, .index, .timeindex, .txnindex, .snapshot, .cleaned,
+// .swap and .deleted, so it ignores a trailing .tmp.
+//
+// Nothing here follows a symbolic link for a file it creates, replaces,
+// renames, truncates or removes: a link planted under a temporary name, or a
+// segment that is a link to another disk, would otherwise make logtool write
+// or delete outside the log directory. Such operations fail with an error
+// wrapping ErrSymlink instead. Temporary files are created exclusively
+// (O_EXCL), so a file that appears under the name in the meantime is never
+// written through either. Reading goes through Open, which opens only
+// regular files and never blocks on a FIFO or a device named like a Kafka
+// file.
 //
 // Every file-system step calls a fault hook first (SetFaultHook) so that crash
 // tests in any package can fail the N-th step.
@@ -71,8 +81,10 @@ const (
 	stateDone                    // renamed or removed: nothing left to clean up
 )
 
-// Create starts replacing path, writing to path+TempSuffix. An existing file
-// of that name is a leftover of an earlier crash and is truncated.
+// Create starts replacing path, writing to path+TempSuffix. An existing
+// regular file of that name is a leftover of an earlier crash and is removed
+// first; anything else under that name (a symbolic link, a directory, a
+// FIFO) is refused.
 func Create(path string, perm fs.FileMode) (*File, error) {
 	return CreateAt(path, path+TempSuffix, perm)
 }
@@ -87,12 +99,15 @@ func CreateAt(path, tmp string, perm fs.FileMode) (*File, error) {
 	if filepath.Clean(tmp) == filepath.Clean(path) {
 		return nil, fmt.Errorf("safefile: temporary file and target are both %s", path)
 	}
+	if err := RemoveLeftover(tmp); err != nil {
+		return nil, err
+	}
 	if err := fault(StepCreate, tmp); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
 	if err != nil {
-		return nil, err
+		return nil, symlinkErr(err, tmp)
 	}
 	return &File{f: f, tmp: tmp, path: path}, nil
 }
@@ -145,6 +160,9 @@ func (f *File) Commit() error {
 	if err := f.f.Close(); err != nil {
 		return err
 	}
+	if err := NoSymlinks(f.path); err != nil {
+		return err
+	}
 	if err := fault(StepRename, f.path); err != nil {
 		return err
 	}
@@ -186,8 +204,11 @@ func (f *File) closedErr(op string) error {
 
 // Rename renames oldpath to newpath and fsyncs the directory of each, so the
 // rename survives a power loss. Like os.Rename it replaces an existing
-// newpath atomically.
+// newpath atomically. Neither may be a symbolic link.
 func Rename(oldpath, newpath string) error {
+	if err := NoSymlinks(oldpath, newpath); err != nil {
+		return err
+	}
 	if err := fault(StepRename, newpath); err != nil {
 		return err
 	}
@@ -204,8 +225,13 @@ func Rename(oldpath, newpath string) error {
 	return nil
 }
 
-// Remove removes path and fsyncs its directory.
+// Remove removes path and fsyncs its directory. A symbolic link is refused:
+// removing the link would leave the file it names, which the caller meant to
+// delete.
 func Remove(path string) error {
+	if err := NoSymlinks(path); err != nil {
+		return err
+	}
 	if err := fault(StepRemove, path); err != nil {
 		return err
 	}

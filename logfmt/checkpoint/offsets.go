@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/logtool/logtool/logfmt"
@@ -136,7 +135,7 @@ func ScanOffsets(r io.Reader, file string, fn func(OffsetEntry) error) error {
 // error satisfying errors.Is(err, fs.ErrNotExist); Kafka would create it
 // empty.
 func ScanOffsetsFile(path string, fn func(OffsetEntry) error) error {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return err
 	}
@@ -162,7 +161,7 @@ func ReadOffsets(r io.Reader, file string) ([]OffsetEntry, error) {
 // ReadOffsetsFile is ReadOffsets on the file at path. A missing file is an
 // error satisfying errors.Is(err, fs.ErrNotExist).
 func ReadOffsetsFile(path string) ([]OffsetEntry, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}

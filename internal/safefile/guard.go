@@ -1,0 +1,151 @@
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// ErrSymlink is wrapped by the errors of operations refused because a path
+// they would write, rename, truncate or remove is a symbolic link.
+var ErrSymlink = errors.New("is a symbolic link, which logtool never writes, truncates, renames or deletes through")
+
+// ErrNotRegular is wrapped by the errors of Open and ReadFile for a path that
+// is not a regular file (a FIFO, socket, device or directory). Kafka loads
+// only regular files; opening a FIFO for reading would block.
+var ErrNotRegular = errors.New("not a regular file")
+
+// NoSymlinks fails with an error wrapping ErrSymlink for the first path that
+// is a symbolic link. Absent paths are fine. Writers call it on every file of
+// a plan before they change anything, so that a refusal leaves everything
+// as it was.
+func NoSymlinks(paths ...string) error {
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return &fs.PathError{Op: "refuse", Path: p, Err: ErrSymlink}
+		}
+	}
+	return nil
+}
+
+// RemoveLeftover removes path when it is a regular file: a temporary file
+// of logtool's own that a crash left. It does nothing when path is absent,
+// and refuses anything else (a symbolic link planted under the name is not
+// followed, nor removed).
+func RemoveLeftover(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &fs.PathError{Op: "refuse", Path: path, Err: ErrSymlink}
+	case !fi.Mode().IsRegular():
+		return &fs.PathError{Op: "refuse", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileType(fi.Mode()))}
+	}
+	if err := fault(StepRemove, path); err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Open opens path for reading if it is a regular file, following symbolic
+// links as Kafka does for the files it reads. Anything else fails with an
+// error wrapping ErrNotRegular without being opened, and the open itself
+// does not block should the file be swapped for a FIFO in between.
+func Open(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular(path, fi.Mode())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		err = notRegular(path, fi.Mode())
+	}
+	if err == nil {
+		err = blocking(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadFile reads a whole regular file, as os.ReadFile does, through Open.
+func ReadFile(path string) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// Truncate cuts the regular file path to size in place and fsyncs it; a
+// symbolic link is refused. In-place truncation is what Kafka's own recovery
+// does (FileRecords.truncateTo), and it is atomic for a crash: the file has
+// either length.
+func Truncate(path string, size int64) error {
+	if err := NoSymlinks(path); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|noFollow|nonBlock, 0)
+	if err != nil {
+		return symlinkErr(err, path)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return notRegular(path, fi.Mode())
+	}
+	if err := fault(StepTruncate, path); err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func notRegular(path string, m fs.FileMode) error {
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s); Kafka loads only regular files", ErrNotRegular, fileType(m))}
+}
+
+// fileType names the kind of a file that is not regular.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
