@@ -263,6 +263,9 @@ func plan(path string, kind layout.PathKind, o *Options) ([]*job, error) {
 		}
 		root.files = append(root.files, item{path: f, name: n})
 	}
+	for _, f := range ld.Irregular {
+		root.files = append(root.files, item{path: f, name: layout.ParseFileName(filepath.Base(f))})
+	}
 	for _, d := range ld.NotPartitions {
 		root.files = append(root.files, item{path: d, name: layout.FileName{Kind: layout.Unknown, Base: -1, Epoch: -1}})
 	}
@@ -300,7 +303,7 @@ func partitionJob(p *layout.Partition, o *Options) *job {
 			add(f, s, skip)
 		}
 	}
-	for _, list := range [][]string{p.Snapshots, p.Others, p.Leftovers} {
+	for _, list := range [][]string{p.Snapshots, p.Others, p.Leftovers, p.Irregular} {
 		for _, f := range list {
 			add(f, nil, false)
 		}

@@ -288,6 +288,13 @@ func (d *dumper) dumpItem(it *item) {
 		d.endFile()
 		return
 	}
+	if err == nil && !fi.Mode().IsRegular() {
+		// Kafka loads only regular files, and a FIFO would block the read.
+		d.beginFile(it.path, it.name.Kind.String(), -1)
+		d.problem(-1, "not a regular file ("+safefile.FileType(fi.Mode())+"): Kafka does not load it; not opened")
+		d.endFile()
+		return
+	}
 	size := int64(-1)
 	if fi != nil {
 		size = fi.Size()

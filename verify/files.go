@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -43,9 +44,23 @@ func readSmall(path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// irregular says why a file that is not regular is a problem.
+func irregular(path string) string {
+	what := "a dangling symbolic link"
+	if fi, err := os.Stat(path); err == nil {
+		what = safefile.FileType(fi.Mode())
+	}
+	return "not a regular file (" + what + "): Kafka does not load it, and logtool does not open it"
+}
+
 // corruptFinding reports a parser's CorruptError as a problem about the
-// file it names, or else file, and returns any other error.
+// file it names, or else file, and returns any other error. A file that is
+// not regular is a problem too, not a failure to verify.
 func corruptFinding(c *collector, err error, file string) error {
+	if errors.Is(err, safefile.ErrNotRegular) {
+		c.problem(file, -1, "%s", irregular(file))
+		return nil
+	}
 	ce, ok := logfmt.AsCorrupt(err)
 	if !ok {
 		return err

@@ -90,6 +90,9 @@ type partitionRun struct {
 
 func (v *partitionRun) run() error {
 	c, part := v.c, v.part
+	for _, f := range part.Irregular {
+		c.problem(f, -1, "%s", irregular(f))
+	}
 	for _, l := range part.Leftovers {
 		c.problem(l, 0, "leftover of an interrupted cleaning, segment split or deletion (%s): the broker completes or removes it when it next loads the partition", leftoverKind(l))
 	}

@@ -72,8 +72,9 @@ func (u *unit) rootFiles(c *collector, o *Options, rep *Report) error {
 	for _, e := range entries {
 		path := filepath.Join(u.path, e.Name())
 		fi, err := os.Stat(path)
-		if err != nil {
-			return err
+		if err != nil || !fi.Mode().IsRegular() && !fi.IsDir() {
+			c.problem(path, -1, "%s", irregular(path))
+			continue
 		}
 		if fi.IsDir() {
 			if _, err := layout.ParsePartitionDir(e.Name()); err != nil {
@@ -179,6 +180,9 @@ func checkOffsets(c *collector, path string, s offsetsScope) error {
 	}
 	if err != nil {
 		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil // rootFiles reports it
 	}
 	if fi.Size() > maxCheckpoint {
 		c.problem(path, maxCheckpoint, "%d bytes, more entries than any broker holds (about %d partitions fit the %d bytes read here): not read", fi.Size(), maxCheckpoint/40, maxCheckpoint)

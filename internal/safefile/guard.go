@@ -45,7 +45,7 @@ func RemoveLeftover(path string) error {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return &fs.PathError{Op: "refuse", Path: path, Err: ErrSymlink}
 	case !fi.Mode().IsRegular():
-		return &fs.PathError{Op: "refuse", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileType(fi.Mode()))}
+		return &fs.PathError{Op: "refuse", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, FileType(fi.Mode()))}
 	}
 	if err := fault(StepRemove, path); err != nil {
 		return err
@@ -128,11 +128,12 @@ func Truncate(path string, size int64) error {
 }
 
 func notRegular(path string, m fs.FileMode) error {
-	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s); Kafka loads only regular files", ErrNotRegular, fileType(m))}
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s); Kafka loads only regular files", ErrNotRegular, FileType(m))}
 }
 
-// fileType names the kind of a file that is not regular.
-func fileType(m fs.FileMode) string {
+// FileType names the kind of a file that is not regular, for messages: "a
+// FIFO", "a socket", "a directory".
+func FileType(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeSymlink != 0:
 		return "a symbolic link"

@@ -32,6 +32,11 @@ type Partition struct {
 	Snapshots []string  // producer state snapshots, sorted by offset
 	Leftovers []string  // offset-named files with a CleanedSuffix, SwapSuffix, DeletedSuffix or PartSuffix, sorted
 	Others    []string  // every other entry (checkpoints, partition.metadata, KRaft snapshots, unknown files, directories), sorted
+	// Irregular are the entries that are neither regular files nor
+	// directories, links followed: FIFOs, sockets, devices, dangling links.
+	// Kafka loads none of them (File.isFile), and opening a FIFO would block,
+	// so they are in no other list, whatever their names say.
+	Irregular []string
 }
 
 // ReadPartition lists a partition directory.
@@ -49,8 +54,12 @@ func ReadPartition(dir string) (*Partition, error) {
 	segs := map[int64]*Segment{}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
-		if isDir(path, e) {
+		switch fileKind(path, e) {
+		case dirEntry:
 			p.Others = append(p.Others, path)
+			continue
+		case irregularEntry:
+			p.Irregular = append(p.Irregular, path)
 			continue
 		}
 		fn := ParseFileName(e.Name())
@@ -94,9 +103,12 @@ type LogDir struct {
 	// Partitions holds every directory whose name parses as a partition
 	// directory, of every DirKind, sorted by topic, partition, kind, name.
 	Partitions []*Partition
-	// RootFiles are the entries that are not directories: meta.properties,
-	// the offset checkpoints, .lock, .kafka_cleanshutdown and anything else.
+	// RootFiles are the regular files: meta.properties, the offset
+	// checkpoints, .lock, .kafka_cleanshutdown and anything else.
 	RootFiles []string
+	// Irregular are the entries that are neither regular files nor
+	// directories (see Partition.Irregular).
+	Irregular []string
 	// NotPartitions are the directories whose names are not partition
 	// directory names. A broker refuses to start on such a log directory.
 	NotPartitions []string
@@ -111,8 +123,12 @@ func ReadLogDir(dir string) (*LogDir, error) {
 	ld := &LogDir{Path: dir}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
-		if !isDir(path, e) {
+		switch fileKind(path, e) {
+		case regularEntry:
 			ld.RootFiles = append(ld.RootFiles, path)
+			continue
+		case irregularEntry:
+			ld.Irregular = append(ld.Irregular, path)
 			continue
 		}
 		if _, err := ParsePartitionDir(e.Name()); err != nil {
@@ -138,11 +154,36 @@ func ReadLogDir(dir string) (*LogDir, error) {
 
 // isDir follows a symbolic link, as Kafka's File.isDirectory does.
 func isDir(path string, e fs.DirEntry) bool {
-	if e.Type()&fs.ModeSymlink == 0 {
-		return e.IsDir()
+	return fileKind(path, e) == dirEntry
+}
+
+type entryKind int
+
+const (
+	regularEntry entryKind = iota
+	dirEntry
+	irregularEntry
+)
+
+// fileKind tells a regular file from a directory and from anything else,
+// following a symbolic link as Kafka's File.isFile and isDirectory do. Only
+// links cost a stat.
+func fileKind(path string, e fs.DirEntry) entryKind {
+	mode := e.Type()
+	if mode&fs.ModeSymlink != 0 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return irregularEntry
+		}
+		mode = fi.Mode().Type()
 	}
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
+	switch {
+	case mode.IsDir():
+		return dirEntry
+	case mode.IsRegular():
+		return regularEntry
+	}
+	return irregularEntry
 }
 
 // baseName is the name of the directory path denotes, also for "." and "..".
