@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Segment is the files of one segment, as full paths; a path is "" when its
@@ -116,11 +117,36 @@ type LogDir struct {
 
 // ReadLogDir lists a log directory and each of its partition directories.
 func ReadLogDir(dir string) (*LogDir, error) {
-	entries, err := os.ReadDir(dir)
+	ld, names, err := readRoot(dir)
 	if err != nil {
 		return nil, err
 	}
+	for _, name := range names {
+		p, err := ReadPartition(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		ld.Partitions = append(ld.Partitions, p)
+	}
+	slices.SortFunc(ld.Partitions, func(a, b *Partition) int { return ComparePartitionDirs(a.Dir, b.Dir) })
+	return ld, nil
+}
+
+// ReadRoot lists a log directory without reading its partition
+// directories: LogDir.Partitions is left empty.
+func ReadRoot(dir string) (*LogDir, error) {
+	ld, _, err := readRoot(dir)
+	return ld, err
+}
+
+// readRoot lists dir, returning the names of its partition directories.
+func readRoot(dir string) (*LogDir, []string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	ld := &LogDir{Path: dir}
+	var names []string
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		switch fileKind(path, e) {
@@ -135,21 +161,20 @@ func ReadLogDir(dir string) (*LogDir, error) {
 			ld.NotPartitions = append(ld.NotPartitions, path)
 			continue
 		}
-		p, err := ReadPartition(path)
-		if err != nil {
-			return nil, err
-		}
-		ld.Partitions = append(ld.Partitions, p)
+		names = append(names, e.Name())
 	}
-	slices.SortFunc(ld.Partitions, func(a, b *Partition) int {
-		return cmp.Or(
-			strings.Compare(a.Dir.Topic, b.Dir.Topic),
-			cmp.Compare(a.Dir.Partition, b.Dir.Partition),
-			cmp.Compare(a.Dir.Kind, b.Dir.Kind),
-			strings.Compare(a.Dir.Name, b.Dir.Name),
-		)
-	})
-	return ld, nil
+	return ld, names, nil
+}
+
+// ComparePartitionDirs orders partition directories as ReadLogDir lists
+// them: by topic, partition, kind and name.
+func ComparePartitionDirs(a, b PartitionDir) int {
+	return cmp.Or(
+		strings.Compare(a.Topic, b.Topic),
+		cmp.Compare(a.Partition, b.Partition),
+		cmp.Compare(a.Kind, b.Kind),
+		strings.Compare(a.Name, b.Name),
+	)
 }
 
 // isDir follows a symbolic link, as Kafka's File.isDirectory does.
@@ -201,6 +226,7 @@ const (
 	KindFile         PathKind = iota // a regular file
 	KindPartitionDir                 // a partition directory
 	KindLogDir                       // a log directory
+	KindLogDirs                      // a directory holding log directories, each with meta.properties
 )
 
 func (k PathKind) String() string {
@@ -211,6 +237,8 @@ func (k PathKind) String() string {
 		return "partition directory"
 	case KindLogDir:
 		return "log directory"
+	case KindLogDirs:
+		return "directory of log directories"
 	}
 	return fmt.Sprintf("PathKind(%d)", int(k))
 }
@@ -226,7 +254,11 @@ var ErrUnrecognizedPath = errors.New("not a file, partition directory or log dir
 //     (meta.properties, the offset checkpoints, .lock, .kafka_cleanshutdown,
 //     bootstrap.checkpoint);
 //   - a partition directory holds segments, snapshots or the other files of
-//     a partition directory, or is empty and named like one.
+//     a partition directory, or is empty and named like one;
+//   - a directory holding no Kafka file of its own but subdirectories with a
+//     meta.properties is a directory of log directories (KindLogDirs), as
+//     the volume that holds a JBOD broker's log.dirs often is: such log
+//     directories are often named like partitions ("kafka-logs-1").
 //
 // A directory holding both kinds of evidence, or neither and not named like a
 // partition, is an error wrapping ErrUnrecognizedPath; so is anything that is
@@ -247,11 +279,13 @@ func Classify(path string) (PathKind, error) {
 	if err != nil {
 		return 0, err
 	}
-	var rootSign, partitionSign string
+	var rootSign, partitionSign, childSign string
+	var dirs []string
 	for _, e := range entries {
 		if isDir(filepath.Join(path, e.Name()), e) {
-			if _, err := ParsePartitionDir(e.Name()); err == nil && rootSign == "" {
-				rootSign = e.Name()
+			dirs = append(dirs, e.Name())
+			if _, err := ParsePartitionDir(e.Name()); err == nil && childSign == "" {
+				childSign = e.Name()
 			}
 			continue
 		}
@@ -261,6 +295,16 @@ func Classify(path string) (PathKind, error) {
 		case k.inPartition() && partitionSign == "":
 			partitionSign = e.Name()
 		}
+	}
+	if rootSign == "" && partitionSign == "" {
+		// Only then are the subdirectories looked into: a log directory
+		// has root files, and may hold thousands of partitions.
+		if logDirs, err := logDirsIn(path, dirs); err != nil || len(logDirs) > 0 {
+			return KindLogDirs, err
+		}
+	}
+	if rootSign == "" {
+		rootSign = childSign
 	}
 	switch {
 	case rootSign != "" && partitionSign != "":
@@ -275,6 +319,37 @@ func Classify(path string) (PathKind, error) {
 		return KindPartitionDir, nil
 	}
 	return 0, fmt.Errorf("%s: %w: the directory holds no Kafka files", path, ErrUnrecognizedPath)
+}
+
+// LogDirsIn returns the log directories in dir, a KindLogDirs directory:
+// its subdirectories holding a meta.properties, in name order.
+func LogDirsIn(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range entries {
+		if isDir(filepath.Join(dir, e.Name()), e) {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	return logDirsIn(dir, dirs)
+}
+
+func logDirsIn(dir string, names []string) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		sub := filepath.Join(dir, n)
+		fi, err := os.Stat(filepath.Join(sub, MetaPropertiesFile))
+		switch {
+		case err == nil && fi.Mode().IsRegular():
+			out = append(out, sub)
+		case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // LogDirOf returns the log directory that holds path, a path of the given
