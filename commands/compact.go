@@ -2,12 +2,9 @@ package commands
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +13,8 @@ import (
 
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/internal/human"
-	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -76,28 +73,15 @@ func runCompact(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var topic *regexp.Regexp
-	if s := c.String("topic"); s != "" {
-		if topic, err = regexp.Compile("^(?:" + s + ")$"); err != nil {
-			return usageErr("--topic: %v", err)
-		}
-	}
-	dirs, logDirs, err := compactTargets(c.Args().Slice(), topic)
+	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "compact", Takes: target.Partitions | target.LogDirs,
+		Topic: c.String("topic"), Skip: compactSkip}, writeAccess(o.DryRun))
 	if err != nil {
 		return err
 	}
-	for _, ld := range logDirs {
-		if o.DryRun {
-			if held, err := lockfile.Held(ld); err == nil && held {
-				g.Warnf("%s: a running broker holds the lock; the plan may be out of date by the time it prints", ld)
-			}
-			continue
-		}
-		lk, err := lockfile.Acquire(ld)
-		if err != nil {
-			return err
-		}
-		defer lk.Release()
+	defer release()
+	var dirs []string
+	for _, p := range set.Partitions() {
+		dirs = append(dirs, p.Path)
 	}
 
 	bar := newProgress(g, "compacting", int64(len(dirs)), false)
@@ -170,57 +154,25 @@ func compactOptions(c *cli.Context) (compact.Options, error) {
 	return o, nil
 }
 
-// compactTargets expands the paths into partition directories, and the log
-// directories that hold them (whose locks a writer must take).
-func compactTargets(paths []string, topic *regexp.Regexp) (dirs, logDirs []string, err error) {
-	seen := map[string]bool{}
-	addLogDir := func(d string) {
-		if abs, err := filepath.Abs(d); err == nil {
-			d = abs
-		}
-		if !seen[d] {
-			seen[d] = true
-			logDirs = append(logDirs, d)
-		}
+// compactSkip leaves out what Kafka's cleaner never cleans: the KRaft
+// metadata log and renamed (-delete, -future, -stray) directories.
+func compactSkip(p *target.Partition) (bool, string) {
+	switch {
+	case p.Dir.Kind != layout.Normal:
+		return true, note(p.Named, "skipped: a "+p.Dir.Kind.String()+" partition directory, which Kafka's cleaner never cleans")
+	case p.Dir.Topic == "__cluster_metadata":
+		return true, note(p.Named, "skipped: the KRaft metadata log is not compacted by the log cleaner")
 	}
-	wanted := func(pd layout.PartitionDir) bool {
-		if pd.Topic == "" {
-			return topic == nil
-		}
-		return pd.Kind == layout.Normal && pd.Topic != "__cluster_metadata" && (topic == nil || topic.MatchString(pd.Topic))
+	return false, ""
+}
+
+// note is a skip note for a partition named on the command line, and
+// nothing for one found in a log directory: the user asked for that one.
+func note(named bool, s string) string {
+	if named {
+		return s
 	}
-	for _, path := range paths {
-		kind, err := layout.Classify(path)
-		switch {
-		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-			return nil, nil, usageErr("%w", err)
-		case err != nil:
-			return nil, nil, err
-		case kind == layout.KindFile:
-			return nil, nil, usageErr("%s is a file; compact takes log directories and partition directories", path)
-		case kind == layout.KindPartitionDir:
-			pd, perr := layout.ParsePartitionDir(filepath.Base(filepath.Clean(path)))
-			if perr != nil {
-				pd = layout.PartitionDir{}
-			}
-			if wanted(pd) {
-				dirs = append(dirs, path)
-				addLogDir(layout.LogDirOf(path, kind))
-			}
-		default:
-			ld, err := layout.ReadLogDir(path)
-			if err != nil {
-				return nil, nil, err
-			}
-			addLogDir(path)
-			for _, p := range ld.Partitions {
-				if wanted(p.Dir) {
-					dirs = append(dirs, p.Path)
-				}
-			}
-		}
-	}
-	return dirs, logDirs, nil
+	return ""
 }
 
 func writeCompactJSON(w io.Writer, results []*compact.Result) error {

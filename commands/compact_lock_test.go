@@ -22,7 +22,7 @@ func TestCompactLocked(t *testing.T) {
 	}
 	// A dry run only reads: it warns and plans.
 	code, out, errOut := compactRun(t, "compact", "--dry-run", "--max-lag", "1h", dir)
-	if code != ExitOK || !strings.Contains(errOut, "holds the lock") || !strings.Contains(out, "PARTITION") {
+	if code != ExitOK || !strings.Contains(errOut, "is locked by a running broker") || !strings.Contains(out, "PARTITION") {
 		t.Errorf("dry run: exit %d, stderr %q", code, errOut)
 	}
 	if compactDigest(t, dir) != sum {

@@ -1,15 +1,15 @@
 package commands
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/dump"
-	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -71,16 +71,16 @@ func runDump(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	paths := c.Args().Slice()
+	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "dump",
+		Takes: target.Files | target.Partitions | target.LogDirs}, target.Read)
+	if err != nil {
+		return err
+	}
+	defer release()
 	anyDir, anyLogDir := false, false
-	for _, p := range paths {
-		kind, err := layout.Classify(p)
-		if err != nil {
-			continue // dump.Run reports it
-		}
-		anyDir = anyDir || kind != layout.KindFile
-		anyLogDir = anyLogDir || kind == layout.KindLogDir
-		warnIfLocked(g, layout.LogDirOf(p, kind))
+	for _, it := range set.Items {
+		anyDir = anyDir || it.File == nil
+		anyLogDir = anyLogDir || it.Root != nil
 	}
 	if c.IsSet("summary") {
 		o.SummaryOnly = c.Bool("summary")
@@ -92,16 +92,13 @@ func runDump(c *cli.Context) error {
 	o.Summary = (o.SummaryOnly || anyDir) && !o.VerifyIndexOnly && !o.IndexSanityCheck
 
 	stderr := g.Stderr
-	if bar := dumpProgress(g, paths, o.SummaryOnly); bar != nil {
+	if bar := dumpProgress(g, set, o.SummaryOnly); bar != nil {
 		o.Progress = bar.Add
 		stderr = &barWriter{w: g.Stderr, bar: bar}
 		defer bar.Finish()
 	}
-	res, err := dump.Run(paths, o, g.Stdout, stderr)
-	var pe *dump.PathError
+	res, err := dump.Run(set, o, g.Stdout, stderr)
 	switch {
-	case errors.As(err, &pe) && (errors.Is(err, layout.ErrUnrecognizedPath) || errors.Is(err, fs.ErrNotExist)):
-		return usageErr("%v", err)
 	case err != nil:
 		return err
 	case res.Readable == 0 && res.Files > 0:
@@ -184,54 +181,50 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 	return o, nil
 }
 
-// warnIfLocked warns that a broker is running on the log directory: dump
-// only reads, so it goes on, but the active segment may change under it.
-func warnIfLocked(g Global, logDir string) {
-	held, err := lockfile.Held(logDir)
-	if err == nil && held {
-		g.Warnf("%s is locked by a running broker: its active segments may change while they are read", logDir)
-	}
-}
-
-// dumpProgress returns the progress bar over the segment bytes under
-// paths, or nil when none should be drawn: see newProgress, and not while
+// dumpProgress returns the progress bar over the segment bytes of the
+// targets, or nil when none should be drawn: see newProgress, and not while
 // dump lines go to the same terminal.
-func dumpProgress(g Global, paths []string, summaryOnly bool) *progress {
+func dumpProgress(g Global, set *target.Set, summaryOnly bool) *progress {
 	if isTerminal(g.Stdout) && !summaryOnly {
 		return nil
 	}
 	bar := newProgress(g, "dump", 0, true)
 	if bar != nil {
 		var total int64
-		for _, p := range paths {
-			total += segmentBytes(p)
+		for _, it := range set.Items {
+			switch {
+			case it.Partition != nil:
+				total += segmentBytes(it.Partition.Path)
+			case it.Root != nil:
+				total += segmentBytes(it.Root.Path)
+			case it.File != nil:
+				total += segmentBytes(it.File.Path)
+			}
 		}
 		bar.Set(0, total)
 	}
 	return bar
 }
 
-// segmentBytes adds up the sizes of the segment files under path, down to
-// partition directories.
+// segmentBytes adds up the sizes of the segment files at path: in a
+// partition directory or log directory (not below), or a file.
 func segmentBytes(path string) int64 {
 	var n int64
-	filepath.WalkDir(path, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if e.IsDir() {
-			if p != path && filepath.Dir(filepath.Dir(p)) == filepath.Clean(path) {
-				return fs.SkipDir // deeper than a partition directory
-			}
-			return nil
-		}
-		switch layout.ParseFileName(e.Name()).Kind {
+	add := func(name string, info func() (fs.FileInfo, error)) {
+		switch layout.ParseFileName(name).Kind {
 		case layout.Log, layout.KRaftSnapshot, layout.BootstrapCheckpoint:
-			if fi, err := e.Info(); err == nil {
+			if fi, err := info(); err == nil && fi.Mode().IsRegular() {
 				n += fi.Size()
 			}
 		}
-		return nil
-	})
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		add(filepath.Base(path), func() (fs.FileInfo, error) { return os.Stat(path) })
+		return n
+	}
+	for _, e := range entries {
+		add(e.Name(), e.Info)
+	}
 	return n
 }

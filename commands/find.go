@@ -2,9 +2,7 @@ package commands
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strconv"
 	"strings"
 
@@ -12,8 +10,7 @@ import (
 
 	offsetlookup "github.com/logtool/logtool/index/lookup"
 	"github.com/logtool/logtool/internal/human"
-	"github.com/logtool/logtool/internal/lockfile"
-	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/internal/target"
 )
 
 func findCommand() *cli.Command {
@@ -54,19 +51,12 @@ func runFind(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return usageErr("want one PARTITION_DIR, got %d argument(s)", c.NArg())
 	}
-	dir := c.Args().First()
-	kind, err := layout.Classify(dir)
-	switch {
-	case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-		return usageErr("%w", err)
-	case err != nil:
+	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "find", Takes: target.Partitions}, target.Read)
+	if err != nil {
 		return err
-	case kind != layout.KindPartitionDir:
-		return usageErr("%s is a %s; find takes a partition directory", dir, kind)
 	}
-	if held, err := lockfile.Held(layout.LogDirOf(dir, kind)); err == nil && held {
-		g.Warnf("%s is locked by a running broker: its active segment may change while it is read", dir)
-	}
+	defer release()
+	dir := set.Partitions()[0].Path
 	var res *offsetlookup.Result
 	if off != "" {
 		n, perr := strconv.ParseInt(off, 10, 64)

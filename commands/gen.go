@@ -3,7 +3,6 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,8 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/gen"
-	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -125,14 +124,12 @@ func runGen(c *cli.Context) error {
 	}
 	// gen adds topics to an existing log directory: never to one a broker
 	// is running on.
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return err
-	}
-	lock, err := lockfile.Acquire(o.Out)
+	set, release, err := targets(g, nil, target.Options{Command: "gen", Output: o.Out}, target.Write)
 	if err != nil {
 		return err
 	}
-	defer lock.Release()
+	defer release()
+	o.Out = set.Output.Path
 	parts, err := gen.Generate(o)
 	if errors.Is(err, gen.ErrPartitionExists) {
 		return &ExitError{Code: ExitRefused, Err: err}

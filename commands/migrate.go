@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/migrate"
 )
@@ -68,7 +68,7 @@ func runMigrate(c *cli.Context) error {
 		return usageErr("no LOGDIR given")
 	}
 	opts := migrate.CheckpointOptions{
-		LogDirs: c.Args().Slice(), Reverse: c.Bool("reverse"), KeepOld: c.Bool("keep-old"),
+		Reverse: c.Bool("reverse"), KeepOld: c.Bool("keep-old"),
 		Overwrite: c.Bool("overwrite"), DryRun: c.Bool("dry-run"), Workers: g.Workers,
 	}
 	if opts.Reverse && c.IsSet("clean-time") {
@@ -81,15 +81,20 @@ func runMigrate(c *cli.Context) error {
 		g.Warnf("--clean-time file-mtime: the root file's modification time can be later than a partition's last " +
 			"cleaning, which makes its tombstones expire too early")
 	}
-	for _, dir := range opts.LogDirs {
-		kind, err := layout.Classify(dir)
-		switch {
-		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-			return usageErr("%w", err)
-		case err != nil:
-			return err
-		case kind != layout.KindLogDir:
-			return usageErr("%s is a %v; migrate-checkpoints takes log directories", dir, kind)
+	// A dry run changes nothing but plans what a run would do: it refuses
+	// a log directory a broker holds, as the run would.
+	access := target.Write
+	if opts.DryRun {
+		access = target.Stable
+	}
+	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "migrate-checkpoints", Takes: target.LogDirs}, access)
+	if err != nil {
+		return err
+	}
+	defer release()
+	for _, it := range set.Items {
+		if it.Root != nil {
+			opts.LogDirs = append(opts.LogDirs, it.Root.Path)
 		}
 	}
 

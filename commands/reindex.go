@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,9 +16,9 @@ import (
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/human"
-	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -69,13 +68,6 @@ func reindexCommand() *cli.Command {
 	}
 }
 
-// reindexJob is one partition directory, optionally limited to segments.
-type reindexJob struct {
-	dir      string
-	logDir   string
-	segments []int64 // nil: all
-}
-
 func runReindex(c *cli.Context) error {
 	g, err := global(c)
 	if err != nil {
@@ -88,29 +80,17 @@ func runReindex(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usageErr("no PATH given")
 	}
-	jobs, err := reindexJobs(c.Args().Slice())
+	access := target.Write
+	if o.Mode != reindex.Write {
+		access = target.Read
+	}
+	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "reindex",
+		Takes: target.Segments | target.Partitions | target.LogDirs, Skip: reindexSkip}, access)
 	if err != nil {
 		return err
 	}
-	var logDirs []string
-	for _, j := range jobs {
-		if !slices.Contains(logDirs, j.logDir) {
-			logDirs = append(logDirs, j.logDir)
-		}
-	}
-	for _, ld := range logDirs {
-		if o.Mode != reindex.Write {
-			if held, err := lockfile.Held(ld); err == nil && held {
-				g.Warnf("%s is locked by a running broker: its active segments may change while they are read", ld)
-			}
-			continue
-		}
-		lk, err := lockfile.Acquire(ld)
-		if err != nil {
-			return err
-		}
-		defer lk.Release()
-	}
+	defer release()
+	jobs := set.Partitions()
 
 	// The total costs a stat of every segment: only for a bar.
 	if bar := newProgress(g, "reindex", 0, true); bar != nil {
@@ -187,70 +167,22 @@ func reindexOptions(c *cli.Context) (reindex.Options, error) {
 	return o, nil
 }
 
-// reindexJobs turns the paths into partition jobs: every partition of a log
-// directory, a partition directory, or the segment a file belongs to.
-func reindexJobs(paths []string) ([]reindexJob, error) {
-	var jobs []reindexJob
-	byDir := map[string]int{}
-	add := func(dir, logDir string, base int64, whole bool) {
-		key := filepath.Clean(dir)
-		i, ok := byDir[key]
-		if !ok {
-			i = len(jobs)
-			byDir[key] = i
-			jobs = append(jobs, reindexJob{dir: dir, logDir: logDir, segments: []int64{}})
-		}
-		j := &jobs[i]
-		switch {
-		case whole:
-			j.segments = nil
-		case j.segments != nil && !slices.Contains(j.segments, base):
-			j.segments = append(j.segments, base)
-		}
-	}
-	for _, path := range paths {
-		kind, err := layout.Classify(path)
-		switch {
-		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-			return nil, usageErr("%w", err)
-		case err != nil:
-			return nil, err
-		}
-		switch kind {
-		case layout.KindFile:
-			fn := layout.ParseFileName(filepath.Base(path))
-			if fn.Leftover != "" || fn.Kind < layout.Log || fn.Kind > layout.TxnIndex {
-				return nil, usageErr("%s is not a segment file (.log, .index, .timeindex or .txnindex)", path)
-			}
-			add(filepath.Dir(path), layout.LogDirOf(path, kind), fn.Base, false)
-		case layout.KindPartitionDir:
-			add(path, layout.LogDirOf(path, kind), 0, true)
-		default:
-			ld, err := layout.ReadLogDir(path)
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range ld.Partitions {
-				// Kafka does not recover a directory pending deletion.
-				if p.Dir.Kind != layout.Delete {
-					add(p.Path, path, 0, true)
-				}
-			}
-		}
-	}
-	return jobs, nil
+// reindexSkip leaves out the directories of deleted topics found in a log
+// directory: Kafka does not recover them.
+func reindexSkip(p *target.Partition) (bool, string) {
+	return !p.Named && p.Dir.Kind == layout.Delete, ""
 }
 
 // reindexLogBytes is the size of the .log files a job reads, for the
 // progress bar.
-func reindexLogBytes(j reindexJob) int64 {
-	p, err := layout.ReadPartition(j.dir)
+func reindexLogBytes(j *target.Partition) int64 {
+	p, err := layout.ReadPartition(j.Path)
 	if err != nil {
 		return 0
 	}
 	var n int64
 	for _, s := range p.Segments {
-		if s.Log == "" || j.segments != nil && !slices.Contains(j.segments, s.Base) {
+		if s.Log == "" || j.Segments != nil && !slices.Contains(j.Segments, s.Base) {
 			continue
 		}
 		if fi, err := os.Stat(s.Log); err == nil {
@@ -262,13 +194,13 @@ func reindexLogBytes(j reindexJob) int64 {
 
 // reindexRun processes the jobs on up to workers goroutines and returns
 // their reports and errors in job order.
-func reindexRun(jobs []reindexJob, o reindex.Options, workers int) ([]*reindex.PartitionReport, []error) {
+func reindexRun(jobs []*target.Partition, o reindex.Options, workers int) ([]*reindex.PartitionReport, []error) {
 	reports := make([]*reindex.PartitionReport, len(jobs))
 	errs := make([]error, len(jobs))
 	parallel.Each(len(jobs), workers, func(i int) error {
 		jo := o
-		jo.Segments = jobs[i].segments
-		reports[i], errs[i] = reindex.Partition(jobs[i].dir, jo)
+		jo.Segments = jobs[i].Segments
+		reports[i], errs[i] = reindex.Partition(jobs[i].Path, jo)
 		return nil
 	})
 	return reports, errs

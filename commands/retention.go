@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -15,8 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
-	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/retention"
 )
@@ -76,41 +74,18 @@ func runRetention(c *cli.Context) error {
 			return usageErr("--now: %v", err)
 		}
 	}
-	var topic *regexp.Regexp
-	if s := c.String("topic"); s != "" {
-		if topic, err = regexp.Compile(`^(?:` + s + `)$`); err != nil {
-			return usageErr("--topic: %v", err)
-		}
-	}
 	if c.NArg() == 0 {
 		return usageErr("no PATH given: name partition directories or log directories")
 	}
-	groups, err := retentionTargets(g, c.Args().Slice(), topic)
+	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "retention", Takes: target.Partitions | target.LogDirs,
+		Topic: c.String("topic"), Skip: retentionSkip(c.String("topic") != "")}, writeAccess(o.DryRun))
 	if err != nil {
 		return err
 	}
-	if !o.DryRun {
-		// Every lock is taken before anything changes, so a refusal leaves
-		// every log directory as it was.
-		for _, grp := range groups {
-			lock, err := lockfile.Acquire(grp.logDir)
-			if err != nil {
-				return err
-			}
-			defer lock.Release()
-		}
-	} else {
-		for _, grp := range groups {
-			if held, err := lockfile.Held(grp.logDir); err == nil && held {
-				g.Warnf("%s: a running broker holds the lock; the data may change while it is read", grp.logDir)
-			}
-		}
-	}
+	defer release()
+	groups := set.Groups()
 
-	total := 0
-	for _, grp := range groups {
-		total += len(grp.dirs)
-	}
+	total := len(set.Partitions())
 	if total == 0 {
 		g.Warnf("no partition selected")
 		return nil
@@ -122,7 +97,11 @@ func runRetention(c *cli.Context) error {
 	var results []*retention.Result
 	var failures []error
 	for _, grp := range groups {
-		res, err := retention.Run(grp.logDir, grp.dirs, o)
+		var dirs []string
+		for _, p := range grp.Partitions {
+			dirs = append(dirs, p.Path)
+		}
+		res, err := retention.Run(grp.LogDir.Path, dirs, o)
 		if err != nil {
 			failures = append(failures, err)
 		}
@@ -166,83 +145,19 @@ func runRetention(c *cli.Context) error {
 	return nil
 }
 
-// retentionGroup is the partition directories of one log directory.
-type retentionGroup struct {
-	logDir string
-	dirs   []string
-}
-
-// retentionTargets resolves the paths into partition directories grouped
-// by log directory, in the order given.
-func retentionTargets(g Global, paths []string, topic *regexp.Regexp) ([]*retentionGroup, error) {
-	var groups []*retentionGroup
-	byDir := map[string]*retentionGroup{}
-	seen := map[string]bool{}
-	add := func(logDir, dir string) error {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return err
-		}
-		if seen[abs] {
-			return nil
-		}
-		seen[abs] = true
-		key, err := filepath.Abs(logDir)
-		if err != nil {
-			return err
-		}
-		grp := byDir[key]
-		if grp == nil {
-			grp = &retentionGroup{logDir: logDir}
-			byDir[key] = grp
-			groups = append(groups, grp)
-		}
-		grp.dirs = append(grp.dirs, dir)
-		return nil
-	}
-	for _, path := range paths {
-		kind, err := layout.Classify(path)
+// retentionSkip leaves out the directories a broker applies no retention
+// to (-delete, -future, -stray), and, in a log directory, internal topics
+// unless --topic chose them.
+func retentionSkip(topic bool) func(p *target.Partition) (bool, string) {
+	return func(p *target.Partition) (bool, string) {
 		switch {
-		case errors.Is(err, layout.ErrUnrecognizedPath) || errors.Is(err, fs.ErrNotExist):
-			return nil, usageErr("%w", err)
-		case err != nil:
-			return nil, err
-		case kind == layout.KindFile:
-			return nil, usageErr("%s: retention works on partition directories and log directories, not files", path)
-		case kind == layout.KindPartitionDir:
-			pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Clean(path)))
-			if err == nil && pd.Kind != layout.Normal {
-				g.Warnf("%s: skipped: a %s partition directory, which a broker does not apply retention to", path, pd.Kind)
-				continue
-			}
-			if err == nil && topic != nil && !topic.MatchString(pd.Topic) {
-				continue
-			}
-			if err := add(layout.LogDirOf(path, kind), path); err != nil {
-				return nil, err
-			}
-		case kind == layout.KindLogDir:
-			ld, err := layout.ReadLogDir(path)
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range ld.Partitions {
-				switch {
-				case p.Dir.Kind != layout.Normal:
-					g.Warnf("%s: skipped: a %s partition directory, which a broker does not apply retention to", p.Path, p.Dir.Kind)
-					continue
-				case topic == nil && strings.HasPrefix(p.Dir.Topic, "__"):
-					continue
-				case topic != nil && !topic.MatchString(p.Dir.Topic):
-					continue
-				}
-				if err := add(path, p.Path); err != nil {
-					return nil, err
-				}
-			}
+		case p.Dir.Kind != layout.Normal:
+			return true, "skipped: a " + p.Dir.Kind.String() + " partition directory, which a broker does not apply retention to"
+		case !topic && !p.Named && strings.HasPrefix(p.Dir.Topic, "__"):
+			return true, ""
 		}
+		return false, ""
 	}
-	return groups, nil
 }
 
 // retentionRules names the rules that deleted segments, "none" for none.

@@ -33,7 +33,7 @@ func TestRetentionLocked(t *testing.T) {
 	}
 	// A dry run reads it, with a warning.
 	code, _, errOut = runRetentionCmd(t, append(retentionArgs, "--dry-run", dir)...)
-	if code != ExitOK || !strings.Contains(errOut, "running broker holds the lock") {
+	if code != ExitOK || !strings.Contains(errOut, "is locked by a running broker") {
 		t.Errorf("dry run: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 
@@ -13,9 +12,9 @@ import (
 
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
-	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/migrate"
 )
 
@@ -78,16 +77,21 @@ func runUpgrade(c *cli.Context) error {
 		return err
 	}
 	opts.Workers = g.Workers
-	for _, path := range opts.Paths {
-		kind, err := layout.Classify(path)
-		switch {
-		case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-			return usageErr("%w", err)
-		case err != nil:
-			return err
-		case kind == layout.KindFile:
-			return usageErr("%s is a file; upgrade takes partition directories and log directories", path)
-		}
+	// In place the log directories are written; with --output the sources
+	// must not change while they are copied, and the output is written.
+	access := writeAccess(opts.DryRun)
+	if opts.Output != "" && !opts.DryRun {
+		access = target.Stable
+	}
+	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "upgrade", Takes: target.Partitions | target.LogDirs,
+		Output: opts.Output}, access)
+	if err != nil {
+		return err
+	}
+	defer release()
+	opts.Targets = set
+	if set.Output != nil {
+		opts.Output = set.Output.Path
 	}
 	if bar := newProgress(g, "upgrading", 0, true); bar != nil {
 		opts.Progress = bar.Set
@@ -95,9 +99,6 @@ func runUpgrade(c *cli.Context) error {
 	}
 	rep, err := migrate.Upgrade(opts)
 	if rep == nil {
-		if errors.Is(err, migrate.ErrUpgradePath) {
-			return usageErr("%w", err)
-		}
 		if errors.Is(err, migrate.ErrUpgradeRefused) {
 			return &ExitError{Code: ExitRefused, Err: err}
 		}
@@ -151,8 +152,8 @@ func runUpgrade(c *cli.Context) error {
 
 // upgradeOptions reads and checks the command's flags.
 func upgradeOptions(c *cli.Context) (migrate.UpgradeOptions, error) {
-	o := migrate.UpgradeOptions{Paths: c.Args().Slice(), Output: c.String("output"), DryRun: c.Bool("dry-run")}
-	if len(o.Paths) == 0 {
+	o := migrate.UpgradeOptions{Output: c.String("output"), DryRun: c.Bool("dry-run")}
+	if c.NArg() == 0 {
 		return o, usageErr("no PATH given")
 	}
 	switch m := c.Int("to-magic"); m {

@@ -30,7 +30,7 @@ func TestUpgradeLocked(t *testing.T) {
 		t.Error("--output wrote while the source was locked")
 	}
 	code, report, errOut := upgradeRun(t, "upgrade", "--dry-run", dir)
-	if code != ExitOK || !strings.Contains(errOut, "holds this log directory's lock") || !strings.Contains(report, "would upgrade") {
+	if code != ExitOK || !strings.Contains(errOut, "locked by a running broker (process") || !strings.Contains(report, "would upgrade") {
 		t.Errorf("dry run: exit %d, stderr %q", code, errOut)
 	}
 	if upgradeDigest(t, dir) != before {

@@ -81,13 +81,13 @@ func TestUsageErrors(t *testing.T) {
 		{"retention", []string{empty}, empty},
 
 		// The wrong kind of path.
-		{"find", []string{"--offset", "1", s}, "partition directory"},
-		{"find", []string{"--offset", "1", seg}, "partition directory"},
+		{"find", []string{"--offset", "1", s}, "find takes partition directories"},
+		{"find", []string{"--offset", "1", seg}, "find takes partition directories"},
 		{"reindex", []string{filepath.Join(s, "meta.properties")}, "not a segment file"},
 		{"upgrade", []string{seg}, "is a file"},
 		{"migrate-checkpoints", []string{part}, "takes log directories"},
 		{"compact", []string{seg}, "is a file"},
-		{"retention", []string{seg}, "not files"},
+		{"retention", []string{seg}, "is a file; retention takes partition directories and log directories"},
 		{"completion", []string{"fish"}, `"fish"`},
 		{"gen", []string{"--out", gen, "extra"}, `"extra"`},
 

@@ -2,15 +2,13 @@ package commands
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
-	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/verify"
 )
 
@@ -60,16 +58,13 @@ func runVerify(c *cli.Context) error {
 		return usageErr("no PATH given")
 	}
 	paths := c.Args().Slice()
-	plan, err := verify.NewPlan(paths)
-	switch {
-	case errors.Is(err, layout.ErrUnrecognizedPath), errors.Is(err, fs.ErrNotExist):
-		return usageErr("%w", err)
-	case err != nil:
+	set, release, err := targets(g, paths, target.Options{Command: "verify",
+		Takes: target.Files | target.Segments | target.Partitions | target.LogDirs}, target.Read)
+	if err != nil {
 		return err
 	}
-	for _, d := range plan.Locked() {
-		g.Warnf("%s is locked by a running broker: verify reads it as it changes, and takes the end of each active segment for a write in progress", d)
-	}
+	defer release()
+	plan := verify.NewPlan(set)
 	o := verify.Options{Deep: c.Bool("deep"), StrictIndexes: c.Bool("strict"), Workers: g.Workers}
 	// The total costs a stat of every segment: only for a bar.
 	bar := newProgress(g, "verify", 0, true)

@@ -45,7 +45,7 @@ func benchDump(b *testing.B, o Options) {
 	b.ResetTimer()
 	defer reportCPU(b)()
 	for i := 0; i < b.N; i++ {
-		res, err := Run([]string{path}, o, io.Discard, io.Discard)
+		res, err := Run(resolve(b, path), o, io.Discard, io.Discard)
 		if err != nil || res.Problems != 0 {
 			b.Fatal(err, res)
 		}

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 
 	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -131,8 +132,8 @@ type Result struct {
 	IndexProblems int
 }
 
-// PathError is returned by Run, before anything is printed, for a path that
-// does not exist or is not a file, partition directory or log directory.
+// PathError is returned by Run, before anything is printed, for a partition
+// or log directory that cannot be listed.
 type PathError struct {
 	Path string
 	Err  error
@@ -148,9 +149,10 @@ func (e *PathError) Error() string {
 
 func (e *PathError) Unwrap() error { return e.Err }
 
-// Run dumps paths, writing to stdout and stderr. Paths are checked first: a
+// Run dumps the targets (as target.Resolve gives them), writing to stdout
+// and stderr. Partitions and log directories are listed first: a
 // *PathError means nothing was printed. Other errors are write errors.
-func Run(paths []string, o Options, stdout, stderr io.Writer) (Result, error) {
+func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 	if o.Workers < 1 {
 		o.Workers = 1
 	}
@@ -158,14 +160,10 @@ func Run(paths []string, o Options, stdout, stderr io.Writer) (Result, error) {
 		o.MaxMessageSize = 5 << 20
 	}
 	var jobs []*job
-	for _, p := range paths {
-		kind, err := layout.Classify(p)
+	for _, it := range set.Items {
+		js, err := plan(it, &o)
 		if err != nil {
-			return Result{}, &PathError{Path: p, Err: err}
-		}
-		js, err := plan(p, kind, &o)
-		if err != nil {
-			return Result{}, &PathError{Path: p, Err: err}
+			return Result{}, err
 		}
 		jobs = append(jobs, js...)
 	}
@@ -235,23 +233,22 @@ type item struct {
 	skipped bool            // filtered out by offset or time
 }
 
-// plan turns a command-line path into jobs.
-func plan(path string, kind layout.PathKind, o *Options) ([]*job, error) {
-	switch kind {
-	case layout.KindFile:
-		return []*job{{single: true, files: []item{{path: path, name: layout.ParseFileName(filepath.Base(path))}}}}, nil
-	case layout.KindPartitionDir:
-		p, err := layout.ReadPartition(path)
+// plan turns a target into jobs.
+func plan(it target.Item, o *Options) ([]*job, error) {
+	switch {
+	case it.File != nil:
+		return []*job{{single: true, files: []item{{path: it.File.Path, name: it.File.Name}}}}, nil
+	case it.Partition != nil:
+		p, err := layout.ReadPartition(it.Partition.Path)
 		if err != nil {
-			return nil, err
+			return nil, &PathError{Path: it.Partition.Path, Err: err}
 		}
 		return []*job{partitionJob(p, o)}, nil
 	}
-	ld, err := layout.ReadLogDir(path)
+	ld, err := layout.ReadRoot(it.Root.Path)
 	if err != nil {
-		return nil, err
+		return nil, &PathError{Path: it.Root.Path, Err: err}
 	}
-	var jobs []*job
 	root := &job{}
 	for _, f := range ld.RootFiles {
 		n := layout.ParseFileName(filepath.Base(f))
@@ -269,13 +266,10 @@ func plan(path string, kind layout.PathKind, o *Options) ([]*job, error) {
 	for _, d := range ld.NotPartitions {
 		root.files = append(root.files, item{path: d, name: layout.FileName{Kind: layout.Unknown, Base: -1, Epoch: -1}})
 	}
-	if len(root.files) > 0 {
-		jobs = append(jobs, root)
+	if len(root.files) == 0 {
+		return nil, nil
 	}
-	for _, p := range ld.Partitions {
-		jobs = append(jobs, partitionJob(p, o))
-	}
-	return jobs, nil
+	return []*job{root}, nil
 }
 
 // partitionJob lists a partition's files in dump order: segment by segment

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -33,7 +34,7 @@ func runJSON(t *testing.T, o Options, paths ...string) (Result, []object) {
 	t.Helper()
 	o.JSON = true
 	var out, errOut bytes.Buffer
-	res, err := Run(paths, o, &out, &errOut)
+	res, err := Run(resolve(t, paths...), o, &out, &errOut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +100,13 @@ func TestKafkaSamples(t *testing.T) {
 			// The same in text, where Kafka's index reports count as damage
 			// only when the entry is wrong for lookups.
 			o.JSON = false
-			res, err := Run([]string{path}, o, io.Discard, io.Discard)
+			res, err := Run(resolve(t, path), o, io.Discard, io.Discard)
 			if err != nil || res.Problems != 0 {
 				t.Fatalf("text: %v %+v", err, res)
 			}
 			o = DefaultOptions()
 			o.VerifyIndexOnly = true
-			if res, err := Run([]string{path}, o, io.Discard, io.Discard); err != nil || res.IndexProblems != 0 {
+			if res, err := Run(resolve(t, path), o, io.Discard, io.Discard); err != nil || res.IndexProblems != 0 {
 				t.Fatalf("--verify-index-only: %v %+v", err, res)
 			}
 		})
@@ -242,29 +243,20 @@ func equal(a, b []int64) bool {
 // the command turns into exit status 1.
 func TestNothingReadable(t *testing.T) {
 	path := writeFile(t, bytes.Repeat([]byte{0x5a}, 100))
-	res, err := Run([]string{path}, DefaultOptions(), io.Discard, io.Discard)
+	res, err := Run(resolve(t, path), DefaultOptions(), io.Discard, io.Discard)
 	if err != nil || res.Readable != 0 || res.Problems != 1 || res.Files != 1 {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
 
-func TestPathErrors(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
-	for _, p := range []string{filepath.Join(dir, "missing"), dir} {
-		var out bytes.Buffer
-		_, err := Run([]string{p}, DefaultOptions(), &out, &out)
-		var pe *PathError
-		if !asPathError(err, &pe) || out.Len() != 0 {
-			t.Errorf("%s: %v, output %q", p, err, out.String())
-		}
+// resolve resolves paths as logtool dump does.
+func resolve(t testing.TB, paths ...string) *target.Set {
+	t.Helper()
+	set, err := target.Resolve(paths, target.Options{Command: "dump", Takes: target.Files | target.Partitions | target.LogDirs})
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func asPathError(err error, pe **PathError) bool {
-	p, ok := err.(*PathError)
-	*pe = p
-	return ok
+	return set
 }
 
 // generated writes a log directory with gen.
@@ -286,7 +278,7 @@ func TestWorkersKeepOrder(t *testing.T) {
 		o := DefaultOptions()
 		o.Deep, o.Summary, o.Workers = true, true, workers
 		var out, errOut bytes.Buffer
-		if _, err := Run([]string{dir}, o, &out, &errOut); err != nil {
+		if _, err := Run(resolve(t, dir), o, &out, &errOut); err != nil {
 			t.Fatal(err)
 		}
 		return out.String() + "\n--\n" + errOut.String()
@@ -312,7 +304,7 @@ func TestMemoryFlat(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if _, err := Run([]string{filepath.Join(dir, "m-0", "00000000000000000000.log")}, o, io.Discard, io.Discard); err != nil {
+		if _, err := Run(resolve(t, filepath.Join(dir, "m-0", "00000000000000000000.log")), o, io.Discard, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		runtime.ReadMemStats(&after)
@@ -381,7 +373,7 @@ func FuzzDumpSegment(f *testing.F) {
 		}
 		o := DefaultOptions()
 		o.Deep, o.PrintData = true, true
-		if _, err := Run([]string{p}, o, io.Discard, io.Discard); err != nil {
+		if _, err := Run(resolve(t, p), o, io.Discard, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		runJSON(t, o, p)
@@ -416,7 +408,7 @@ func TestDeepTextMatchesJSON(t *testing.T) {
 		want = append(want, line)
 	}
 	var out, errOut bytes.Buffer
-	if _, err := Run([]string{path}, o, &out, &errOut); err != nil {
+	if _, err := Run(resolve(t, path), o, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

@@ -103,7 +103,7 @@ func TestKmsgDumpMatches(t *testing.T) {
 	}
 	o := DefaultOptions()
 	o.Deep = true
-	if _, err := Run([]string{path}, o, &got, io.Discard); err != nil {
+	if _, err := Run(resolve(t, path), o, &got, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	// logtool starts with Kafka's two header lines.

@@ -7,9 +7,7 @@ package migrate
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 
-	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -86,9 +84,7 @@ type CheckpointOptions struct {
 	// nothing and fails with ErrCheckpointConflict.
 	Overwrite bool
 
-	// DryRun plans and reports without writing anything, not even a lock
-	// file. It still refuses a log directory that a broker has locked, as
-	// the real run would.
+	// DryRun plans and reports without writing anything.
 	DryRun bool
 
 	// Workers is how many per-partition files are written or removed at
@@ -235,32 +231,16 @@ type CheckpointSkippedDir struct {
 //
 // Both directions leave partition directories without an entry alone and
 // never touch -delete, -future or -stray directories. Before writing, every
-// log directory is locked and read in full: a malformed file, an invalid
-// topic name or a conflict stops the run with nothing written anywhere.
-// Malformed files give a *logfmt.CorruptError; a broker's lock gives an
-// error wrapping lockfile.ErrLocked.
+// log directory is read in full: a malformed file, an invalid topic name or
+// a conflict stops the run with nothing written anywhere. Malformed files
+// give a *logfmt.CorruptError.
+//
+// The log directories must be distinct real paths (target.Resolve gives
+// them), and the caller holds their locks (target.Set.Lock), unless DryRun.
 func MigrateCheckpoints(opts CheckpointOptions) (rep *CheckpointReport, err error) {
 	if err := checkOptions(opts); err != nil {
 		return nil, err
 	}
-	for _, dir := range opts.LogDirs {
-		if opts.DryRun {
-			held, err := lockfile.Held(dir)
-			if err != nil {
-				return nil, err
-			}
-			if held {
-				return nil, fmt.Errorf("%s: %w", dir, lockfile.ErrLocked)
-			}
-			continue
-		}
-		lk, err := lockfile.Acquire(dir)
-		if err != nil {
-			return nil, err
-		}
-		defer func() { err = errors.Join(err, lk.Release()) }()
-	}
-
 	plans := make([]*checkpointPlan, len(opts.LogDirs))
 	for i, dir := range opts.LogDirs {
 		if plans[i], err = planCheckpoints(dir, opts); err != nil {
@@ -288,20 +268,6 @@ func checkOptions(opts CheckpointOptions) error {
 	}
 	if opts.CleanTime == CleanTimeFixed && opts.CleanTimeMs < 0 {
 		return fmt.Errorf("clean time %d ms is before 1970", opts.CleanTimeMs)
-	}
-	seen := make(map[string]string)
-	for _, dir := range opts.LogDirs {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return err
-		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = real
-		}
-		if first, ok := seen[abs]; ok {
-			return fmt.Errorf("log directory %s given twice (also as %s)", dir, first)
-		}
-		seen[abs] = dir
 	}
 	return nil
 }

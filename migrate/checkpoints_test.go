@@ -685,7 +685,6 @@ func TestCheckpointsBadArguments(t *testing.T) {
 		want string
 	}{
 		{"no dirs", CheckpointOptions{}, "no log directory"},
-		{"twice", CheckpointOptions{LogDirs: []string{dir, dir + "/."}}, "given twice"},
 		{"negative time", CheckpointOptions{LogDirs: []string{dir}, CleanTime: CleanTimeFixed, CleanTimeMs: -2}, "before 1970"},
 		{"bad source", CheckpointOptions{LogDirs: []string{dir}, CleanTime: 7}, "unknown clean time source"},
 		{"two dirs for one partition", CheckpointOptions{LogDirs: []string{dir}}, "t-01 and t-1"},

@@ -15,20 +15,21 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
-// UpgradeOptions configures Upgrade. The zero value of each field but Paths
-// and Workers is the default of `logtool upgrade`.
+// UpgradeOptions configures Upgrade. The zero value of each field but
+// Targets and Workers is the default of `logtool upgrade`.
 type UpgradeOptions struct {
-	// Paths are partition directories or log directories.
-	Paths []string
+	// Targets are the partitions to convert and the log directories named
+	// whole, as target.Resolve gives them.
+	Targets *target.Set
 
 	// ToMagic is the message format to reach: 1 (the default, also for 0)
 	// or 2.
@@ -73,10 +74,6 @@ type UpgradeOptions struct {
 	// segments read so far and the total to read, never concurrently.
 	Progress func(done, total int64)
 }
-
-// ErrUpgradePath is wrapped by the error for a path that is not a partition
-// directory or log directory: a usage error.
-var ErrUpgradePath = errors.New("upgrade needs a partition directory or a log directory")
 
 // ErrUpgradeRefused is wrapped by the error of a run that would overwrite
 // something it must not (an existing output partition directory) or copy a
@@ -188,10 +185,11 @@ type UpgradeSegment struct {
 // a *logfmt.CorruptError naming the file and byte position. Either way that
 // partition is left exactly as it was.
 //
-// In place, the log directory is locked as a broker locks it (an error
-// wrapping lockfile.ErrLocked when a broker holds it) and each partition is
-// first brought back to a consistent state with segswap.Recover, in case an
-// earlier run crashed. Its rewritten segments are then written as
+// The caller holds the locks (target.Set.Lock): in place, of the log
+// directories written; with Output, of Output, and the certainty that no
+// broker holds the sources. In place, each partition is first brought back
+// to a consistent state with segswap.Recover, in case an earlier run
+// crashed. Its rewritten segments are then written as
 // ".cleaned" files, fsynced, verified, and installed together by
 // segswap.Replace, Kafka's .cleaned → .swap → rename protocol: after a crash
 // at any moment, Recover (or a broker's log loader) yields either every old
@@ -230,9 +228,10 @@ func Upgrade(opts UpgradeOptions) (*UpgradeReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	release, err := u.lock(rep)
-	if err != nil {
-		return nil, err
+	if opts.Output != "" && !opts.DryRun {
+		if err := os.MkdirAll(opts.Output, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	if u.rootSource != "" {
 		rep.RootFiles, err = upgradeCopyRootFiles(u.rootSource, opts.Output, opts.DryRun)
@@ -244,7 +243,7 @@ func Upgrade(opts UpgradeOptions) (*UpgradeReport, error) {
 			errs = append(errs, p.Err)
 		}
 	}
-	return rep, errors.Join(append(errs, release())...)
+	return rep, errors.Join(errs...)
 }
 
 // upgrader is one run of Upgrade.
@@ -255,8 +254,6 @@ type upgrader struct {
 	recompress  bool
 	// rootSource is the log directory whose root files go to Output.
 	rootSource string
-	// logDirs are the log directories holding the partitions.
-	logDirs []string
 
 	progressMu  sync.Mutex
 	done, total int64
@@ -268,8 +265,8 @@ func newUpgrader(opts UpgradeOptions) (*upgrader, error) {
 		u.toMagic = 1
 	}
 	switch {
-	case len(opts.Paths) == 0:
-		return nil, fmt.Errorf("no path given: %w", ErrUpgradePath)
+	case opts.Targets == nil:
+		return nil, errors.New("no targets given")
 	case u.toMagic != 1 && u.toMagic != 2:
 		return nil, fmt.Errorf("target magic %d: want 1 or 2", opts.ToMagic)
 	case opts.TimestampType != logfmt.CreateTime && opts.TimestampType != logfmt.LogAppendTime:
@@ -294,156 +291,52 @@ type upgradeJob struct {
 // output would be overwritten before anything is written.
 func (u *upgrader) plan(rep *UpgradeReport) ([]upgradeJob, error) {
 	var jobs []upgradeJob
-	seen := map[string]bool{}
 	outNames := map[string]string{}
-	add := func(p *layout.Partition) error {
-		abs, err := filepath.Abs(p.Path)
+	for _, it := range u.opts.Targets.Items {
+		if d := it.Root; d != nil {
+			ld, err := layout.ReadRoot(d.Path)
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range ld.NotPartitions {
+				rep.Notes = append(rep.Notes, n+": left alone: not a partition directory")
+			}
+			if u.opts.Output != "" && u.rootSource == "" {
+				if _, err := os.Stat(filepath.Join(u.opts.Output, layout.MetaPropertiesFile)); errors.Is(err, fs.ErrNotExist) {
+					u.rootSource = d.Path
+				}
+			}
+			continue
+		}
+		tp := it.Partition
+		if tp == nil {
+			continue
+		}
+		if tp.Dir.Kind == layout.Delete {
+			rep.Notes = append(rep.Notes, tp.Path+": left alone: Kafka is deleting this partition")
+			continue
+		}
+		p, err := layout.ReadPartition(tp.Path)
 		if err != nil {
-			return err
-		}
-		if seen[abs] {
-			return nil
-		}
-		seen[abs] = true
-		if p.Dir.Kind == layout.Delete {
-			rep.Notes = append(rep.Notes, p.Path+": left alone: Kafka is deleting this partition")
-			return nil
+			return nil, err
 		}
 		j := upgradeJob{part: p}
 		if u.opts.Output != "" {
-			name := filepath.Base(abs)
+			name := filepath.Base(tp.Real)
 			if first, ok := outNames[name]; ok {
-				return fmt.Errorf("%s: %w: %s and %s would both be written there", filepath.Join(u.opts.Output, name), ErrUpgradeRefused, first, p.Path)
+				return nil, fmt.Errorf("%s: %w: %s and %s would both be written there", filepath.Join(u.opts.Output, name), ErrUpgradeRefused, first, p.Path)
 			}
 			outNames[name] = p.Path
 			j.output = filepath.Join(u.opts.Output, name)
 			if _, err := os.Lstat(j.output); err == nil {
-				return fmt.Errorf("%s: %w: the directory already exists", j.output, ErrUpgradeRefused)
+				return nil, fmt.Errorf("%s: %w: the directory already exists", j.output, ErrUpgradeRefused)
 			} else if !errors.Is(err, fs.ErrNotExist) {
-				return err
+				return nil, err
 			}
 		}
 		jobs = append(jobs, j)
-		return nil
-	}
-	dirs := map[string]bool{}
-	for _, path := range u.opts.Paths {
-		kind, err := layout.Classify(path)
-		if err != nil {
-			if errors.Is(err, layout.ErrUnrecognizedPath) {
-				return nil, fmt.Errorf("%w: %w", err, ErrUpgradePath)
-			}
-			return nil, err
-		}
-		switch kind {
-		case layout.KindFile:
-			return nil, fmt.Errorf("%s: is a file: %w", path, ErrUpgradePath)
-		case layout.KindLogDir:
-			ld, err := layout.ReadLogDir(path)
-			if err != nil {
-				return nil, err
-			}
-			for _, d := range ld.NotPartitions {
-				rep.Notes = append(rep.Notes, d+": left alone: not a partition directory")
-			}
-			for _, p := range ld.Partitions {
-				if err := add(p); err != nil {
-					return nil, err
-				}
-			}
-			if u.opts.Output != "" && u.rootSource == "" {
-				if _, err := os.Stat(filepath.Join(u.opts.Output, layout.MetaPropertiesFile)); errors.Is(err, fs.ErrNotExist) {
-					u.rootSource = path
-				}
-			}
-		case layout.KindPartitionDir:
-			p, err := layout.ReadPartition(path)
-			if err != nil {
-				return nil, err
-			}
-			if err := add(p); err != nil {
-				return nil, err
-			}
-		}
-		if d := layout.LogDirOf(path, kind); !dirs[d] {
-			dirs[d] = true
-			u.logDirs = append(u.logDirs, d)
-		}
 	}
 	return jobs, nil
-}
-
-// lock takes what the run needs: in place, each log directory's broker
-// lock; with Output, the output's lock and the certainty that no broker
-// writes the sources; a dry run only notes a broker's presence.
-func (u *upgrader) lock(rep *UpgradeReport) (_ func() error, err error) {
-	var locks []*lockfile.Lock
-	release := func() error {
-		var errs []error
-		for _, l := range locks {
-			errs = append(errs, l.Release())
-		}
-		return errors.Join(errs...)
-	}
-	defer func() {
-		if err != nil {
-			release()
-		}
-	}()
-	if !u.opts.DryRun && u.opts.Output == "" {
-		for _, d := range upgradeDistinct(u.logDirs) {
-			l, err := lockfile.Acquire(d)
-			if err != nil {
-				return nil, err
-			}
-			locks = append(locks, l)
-		}
-		return release, nil
-	}
-	for _, d := range u.logDirs {
-		held, err := lockfile.Held(d)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case held && u.opts.DryRun:
-			rep.Notes = append(rep.Notes, d+": a broker holds this log directory's lock; the figures may be stale by the time it stops")
-		case held:
-			return nil, fmt.Errorf("%s: %w; its segments would change under the copy", d, lockfile.ErrLocked)
-		}
-	}
-	if u.opts.DryRun {
-		return release, nil
-	}
-	if err := os.MkdirAll(u.opts.Output, 0o755); err != nil {
-		return nil, err
-	}
-	l, err := lockfile.Acquire(u.opts.Output)
-	if err != nil {
-		return nil, err
-	}
-	locks = append(locks, l)
-	return release, nil
-}
-
-// upgradeDistinct drops directories that resolve to one already listed, so
-// that one log directory is locked once however the paths spell it.
-func upgradeDistinct(dirs []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, d := range dirs {
-		k, err := filepath.Abs(d)
-		if err == nil {
-			if r, err := filepath.EvalSymlinks(k); err == nil {
-				k = r
-			}
-		}
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // run converts the partitions, Workers at a time. A failed partition is

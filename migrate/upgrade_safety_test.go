@@ -49,7 +49,7 @@ func TestUpgradeVerifyCatchesTamperedWriter(t *testing.T) {
 					}
 				}
 				defer func() { upgradeTamper = nil }()
-				_, err := Upgrade(UpgradeOptions{Paths: []string{dir}, ToMagic: tc.to, Output: out})
+				_, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: tc.to, Output: out})
 				if !errors.Is(err, ErrUpgradeVerify) {
 					t.Fatalf("got %v, want a verification failure", err)
 				}
@@ -155,7 +155,7 @@ func TestUpgradeCorruptInput(t *testing.T) {
 			}
 			pos := tc.damage(t, last)
 			snap := upgradeSnapshot(t, logDir)
-			_, err = Upgrade(UpgradeOptions{Paths: []string{logDir}})
+			_, err = Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir)})
 			ce, ok := logfmt.AsCorrupt(err)
 			if !ok {
 				t.Fatalf("got %v, want a CorruptError", err)
@@ -252,7 +252,7 @@ func upgradeCrashTest(t *testing.T, opts UpgradeOptions) {
 		testutil.CopyTree(t, src, logDir)
 		dir = filepath.Join(logDir, "legacy-0")
 		o = opts
-		o.Paths = []string{logDir}
+		o.Targets = upgradeTargets(t, logDir)
 		if o.Output != "" {
 			o.Output = filepath.Join(root, o.Output)
 		}

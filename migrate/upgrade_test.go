@@ -19,10 +19,21 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 )
+
+// upgradeTargets resolves paths as logtool upgrade does.
+func upgradeTargets(t testing.TB, paths ...string) *target.Set {
+	t.Helper()
+	set, err := target.Resolve(paths, target.Options{Command: "upgrade", Takes: target.Partitions | target.LogDirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
 
 // upgradeRecord is what a reader sees of one record: what upgrade must keep.
 type upgradeRecord struct {
@@ -240,7 +251,7 @@ func upgradeCheckFixture(t *testing.T, from int8, c codec.Type, to int8, typ log
 		mtimes[s.Base] = fi.ModTime().UnixMilli()
 	}
 
-	rep, err := Upgrade(UpgradeOptions{Paths: []string{logDir}, ToMagic: to, TimestampType: typ, Workers: 2})
+	rep, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: to, TimestampType: typ, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +308,7 @@ func upgradeCheckFixture(t *testing.T, from int8, c codec.Type, to int8, typ log
 	}
 	// A second run finds nothing to do.
 	again := upgradeSnapshot(t, dir)
-	rep, err = Upgrade(UpgradeOptions{Paths: []string{dir}, ToMagic: to, TimestampType: typ})
+	rep, err = Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: to, TimestampType: typ})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +504,7 @@ func TestUpgradeKeepsHoles(t *testing.T) {
 					logfmt.AppendLegacyMessage(nil, 0, 110, 0, -1, nil, nil))
 				dir, log := upgradeWritePartition(t, 99, data)
 				before := upgradeReadSegment(t, log)
-				if _, err := Upgrade(UpgradeOptions{Paths: []string{dir}, ToMagic: to}); err != nil {
+				if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: to}); err != nil {
 					t.Fatal(err)
 				}
 				after := upgradeReadSegment(t, log)
@@ -557,7 +568,7 @@ func TestUpgradeMessageBytes(t *testing.T) {
 		ts   int64
 	}{{logfmt.CreateTime, 0, -1}, {logfmt.LogAppendTime, 0x08, 1_500_000_000_123}} {
 		dir, log := upgradeWritePartition(t, 5, v0)
-		if _, err := Upgrade(UpgradeOptions{Paths: []string{dir}, TimestampType: tc.typ, AppendTime: tc.ts}); err != nil {
+		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), TimestampType: tc.typ, AppendTime: tc.ts}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(log)
@@ -589,7 +600,7 @@ func TestUpgradeOutput(t *testing.T) {
 	snap := upgradeSnapshot(t, logDir)
 	before := upgradeReadPartition(t, dir)
 	out := filepath.Join(t.TempDir(), "new-logs")
-	rep, err := Upgrade(UpgradeOptions{Paths: []string{logDir}, Output: out})
+	rep, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), Output: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +638,7 @@ func TestUpgradeOutput(t *testing.T) {
 
 	// Again: every partition directory exists, nothing is written.
 	outSnap := upgradeSnapshot(t, out)
-	if _, err := Upgrade(UpgradeOptions{Paths: []string{dir}, Output: out}); !errors.Is(err, ErrUpgradeRefused) {
+	if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), Output: out}); !errors.Is(err, ErrUpgradeRefused) {
 		t.Fatalf("second run: %v", err)
 	}
 	upgradeSameSnapshot(t, "refused output", upgradeSnapshot(t, out), outSnap)
@@ -635,7 +646,7 @@ func TestUpgradeOutput(t *testing.T) {
 	// Into an existing log directory: the partition only, root files kept.
 	other, _ := upgradeGen(t, gen.Options{Magic: 2, Topics: []string{"c"}})
 	rootBefore := upgradeRootFiles(t, other)
-	rep, err = Upgrade(UpgradeOptions{Paths: []string{logDir}, Output: other})
+	rep, err = Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), Output: other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -652,12 +663,12 @@ func TestUpgradeDryRun(t *testing.T) {
 	for _, to := range []int8{1, 2} {
 		logDir, _ := upgradeGen(t, gen.Options{Magic: 0, Compression: codec.LZ4})
 		snap := upgradeSnapshot(t, logDir)
-		dry, err := Upgrade(UpgradeOptions{Paths: []string{logDir}, ToMagic: to, DryRun: true, TimestampType: logfmt.LogAppendTime})
+		dry, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: to, DryRun: true, TimestampType: logfmt.LogAppendTime})
 		if err != nil {
 			t.Fatal(err)
 		}
 		upgradeSameSnapshot(t, "dry run", upgradeSnapshot(t, logDir), snap)
-		real, err := Upgrade(UpgradeOptions{Paths: []string{logDir}, ToMagic: to, TimestampType: logfmt.LogAppendTime})
+		real, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: to, TimestampType: logfmt.LogAppendTime})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -694,7 +705,7 @@ func TestUpgradeMixedSegment(t *testing.T) {
 	for _, to := range []int8{1, 2} {
 		dir, log := upgradeWritePartition(t, 0, slices.Concat(entries...))
 		before := upgradeReadSegment(t, log)
-		if _, err := Upgrade(UpgradeOptions{Paths: []string{dir}, ToMagic: to}); err != nil {
+		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: to}); err != nil {
 			t.Fatal(err)
 		}
 		after := upgradeReadSegment(t, log)
@@ -787,7 +798,7 @@ func TestUpgradeGrouping(t *testing.T) {
 	} {
 		dir, log := upgradeWritePartition(t, 0, data)
 		before := upgradeReadSegment(t, log)
-		if _, err := Upgrade(UpgradeOptions{Paths: []string{dir}, ToMagic: tc.to, Compression: tc.comp}); err != nil {
+		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: tc.to, Compression: tc.comp}); err != nil {
 			t.Fatal(err)
 		}
 		if after := upgradeReadSegment(t, log); !slices.Equal(after, upgradeExpect(before, tc.to, logfmt.CreateTime, nil)) {
@@ -823,7 +834,7 @@ func TestUpgradeEmptyIsNotNull(t *testing.T) {
 		} {
 			dir, log := upgradeWritePartition(t, 0, m)
 			before := upgradeReadSegment(t, log)
-			if _, err := Upgrade(UpgradeOptions{Paths: []string{dir}, ToMagic: tc.to, Compression: tc.comp}); err != nil {
+			if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: tc.to, Compression: tc.comp}); err != nil {
 				t.Fatal(err)
 			}
 			if after := upgradeReadSegment(t, log); !slices.Equal(after, upgradeExpect(before, tc.to, logfmt.CreateTime, nil)) {
@@ -847,7 +858,7 @@ func TestUpgradeOutputLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, err := Upgrade(UpgradeOptions{Paths: []string{dir}, Output: out}); err != nil {
+	if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), Output: out}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, filepath.Base(dir), filepath.Base(deleted))); err == nil {
@@ -858,7 +869,7 @@ func TestUpgradeOutputLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = t.TempDir()
-	if _, err := Upgrade(UpgradeOptions{Paths: []string{dir}, Output: out}); !errors.Is(err, ErrUpgradeRefused) || !strings.Contains(err.Error(), filepath.Base(swap)) {
+	if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), Output: out}); !errors.Is(err, ErrUpgradeRefused) || !strings.Contains(err.Error(), filepath.Base(swap)) {
 		t.Fatalf("source with a .swap file: %v", err)
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {

@@ -5,23 +5,22 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // Plan is the work a set of paths makes: partition directories, files, and
 // the root files of log directories, in the order they will be reported.
 type Plan struct {
-	units  []*unit
-	locked map[string]bool // log directory → a running broker holds it
-	dirs   []string        // log directories involved, in order
+	units []*unit
 }
 
 // unit is one piece of work.
 type unit struct {
 	kind   UnitKind
 	path   string
-	logDir string // the log directory holding it, by the path's text
+	logDir string // the log directory holding it
+	live   bool   // a running broker holds that log directory
 
 	// PartitionUnit: the base offsets of the segments to verify; nil means
 	// all of them, and only then are facts for the checkpoints collected.
@@ -43,114 +42,57 @@ type tp struct {
 
 func (t tp) String() string { return layout.PartitionDirName(t.topic, t.partition) }
 
-// NewPlan works out what verifying paths means. A path that does not exist
-// or is neither a file, a partition directory nor a log directory gives an
-// error wrapping fs.ErrNotExist or layout.ErrUnrecognizedPath.
-func NewPlan(paths []string) (*Plan, error) {
-	p := &Plan{locked: map[string]bool{}}
-	parts := map[string]*unit{} // partition units by path
-	wholeDirs := map[string]bool{}
-	scoped := map[string]*unit{} // root units for partitions given alone, by log dir
-	var pending []*unit          // partitions given alone, for their scoped roots
-	addPartition := func(dir, logDir string, base int64, whole bool) *unit {
-		key := filepath.Clean(dir)
-		u := parts[key]
-		if u == nil {
-			u = &unit{kind: PartitionUnit, path: key, logDir: logDir, segments: []int64{}}
-			parts[key] = u
-			p.units = append(p.units, u)
+// NewPlan works out what verifying the targets means (target.Resolve with
+// Files, Segments, Partitions and LogDirs). A log directory that a running
+// broker holds (target.LogDir.Held, set by target.Set.Lock) is verified as
+// live: the end of each active segment may be a write in progress.
+func NewPlan(set *target.Set) *Plan {
+	p := &Plan{}
+	var open *unit               // the root unit of the log directory whose partitions are being listed
+	var scopedRoots []*unit      // root units for partitions given alone, last
+	scoped := map[string]*unit{} // those by log dir
+	closeRoot := func() {
+		if open != nil {
+			p.units = append(p.units, open)
+			open = nil
 		}
-		switch {
-		case whole:
-			u.segments = nil
-		case u.segments != nil && !slices.Contains(u.segments, base):
-			u.segments = append(u.segments, base)
-		}
-		return u
 	}
-	for _, path := range paths {
-		kind, err := layout.Classify(path)
-		if err != nil {
-			return nil, err
-		}
-		logDir := layout.LogDirOf(path, kind)
-		switch kind {
-		case layout.KindLogDir:
-			key := filepath.Clean(path)
-			if wholeDirs[key] {
+	for _, it := range set.Items {
+		switch {
+		case it.Root != nil:
+			// Placed after its partitions, whose facts it is judged on.
+			closeRoot()
+			open = &unit{kind: RootUnit, path: it.Root.Path, logDir: it.Root.Path, live: it.Root.Held != nil, whole: true}
+		case it.Partition != nil:
+			part := it.Partition
+			if open != nil && part.LogDir.Path != open.path {
+				closeRoot()
+			}
+			u := &unit{kind: PartitionUnit, path: part.Path, logDir: part.LogDir.Path, live: part.LogDir.Held != nil,
+				segments: part.Segments, deleted: part.Dir.Kind == layout.Delete}
+			p.units = append(p.units, u)
+			// Partitions given alone are judged against the checkpoints of
+			// the log directory holding them, unless that directory is
+			// verified whole.
+			if !part.Named || part.LogDir.Whole || part.Segments != nil || part.Dir.Kind != layout.Normal || part.Dir.Topic == "" {
 				continue
 			}
-			wholeDirs[key] = true
-			ld, err := layout.ReadLogDir(path)
-			if err != nil {
-				return nil, err
+			r := scoped[u.logDir]
+			if r == nil {
+				r = &unit{kind: RootUnit, path: u.logDir, logDir: u.logDir, live: u.live, scope: map[tp]string{}}
+				scoped[u.logDir] = r
+				scopedRoots = append(scopedRoots, r)
 			}
-			for _, part := range ld.Partitions {
-				u := addPartition(part.Path, key, 0, true)
-				u.deleted = part.Dir.Kind == layout.Delete
-			}
-			p.units = append(p.units, &unit{kind: RootUnit, path: key, logDir: key, whole: true})
-			p.addDir(key)
-		case layout.KindPartitionDir:
-			pending = append(pending, addPartition(path, logDir, 0, true))
-			p.addDir(logDir)
-		default:
-			fn := layout.ParseFileName(filepath.Base(path))
-			if fn.Leftover == "" && fn.Kind >= layout.Log && fn.Kind <= layout.TxnIndex {
-				addPartition(filepath.Dir(path), logDir, fn.Base, false)
-			} else {
-				p.units = append(p.units, &unit{kind: FileUnit, path: filepath.Clean(path), logDir: logDir})
-			}
-			p.addDir(logDir)
+			r.scope[tp{part.Dir.Topic, part.Dir.Partition}] = u.path
+		case it.File != nil:
+			closeRoot()
+			p.units = append(p.units, &unit{kind: FileUnit, path: it.File.Path, logDir: it.File.LogDir.Path, live: it.File.LogDir.Held != nil})
 		}
 	}
-	// Partitions given alone are judged against the checkpoints of the log
-	// directory holding them, unless that directory is verified whole.
-	for _, u := range pending {
-		if wholeDirs[u.logDir] || u.segments != nil {
-			continue
-		}
-		pd, err := layout.ParsePartitionDir(filepath.Base(u.path))
-		if err != nil || pd.Kind != layout.Normal {
-			continue
-		}
-		r := scoped[u.logDir]
-		if r == nil {
-			r = &unit{kind: RootUnit, path: filepath.Clean(u.logDir), logDir: u.logDir, scope: map[tp]string{}}
-			scoped[u.logDir] = r
-			p.units = append(p.units, r)
-		}
-		r.scope[tp{pd.Topic, pd.Partition}] = u.path
-	}
-	for _, d := range p.dirs {
-		if held, err := lockfile.Held(d); err == nil && held {
-			p.locked[d] = true
-		}
-	}
-	return p, nil
+	closeRoot()
+	p.units = append(p.units, scopedRoots...)
+	return p
 }
-
-func (p *Plan) addDir(d string) {
-	d = filepath.Clean(d)
-	if !slices.Contains(p.dirs, d) {
-		p.dirs = append(p.dirs, d)
-	}
-}
-
-// Locked returns the log directories that a running broker holds: verify
-// reads them while they change.
-func (p *Plan) Locked() []string {
-	var out []string
-	for _, d := range p.dirs {
-		if p.locked[d] {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// live reports whether the log directory holding u is in use by a broker.
-func (p *Plan) live(u *unit) bool { return p.locked[filepath.Clean(u.logDir)] }
 
 // LogBytes is the size of the .log-shaped files the plan reads (segments,
 // KRaft snapshots, record sets), which Options.Progress counts, for a

@@ -11,18 +11,22 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/lockfile/locktest"
-
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/codec"
-	"github.com/logtool/logtool/logfmt/layout"
 )
 
-func TestPlanPaths(t *testing.T) {
-	if _, err := NewPlan([]string{filepath.Join(t.TempDir(), "absent")}); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("absent path: %v, want fs.ErrNotExist", err)
+// plan resolves paths as logtool verify does, with the holders of their
+// locks, and plans them.
+func plan(t testing.TB, paths ...string) (*Plan, *target.Set) {
+	t.Helper()
+	set, err := target.Resolve(paths, target.Options{Command: "verify", Takes: target.Files | target.Segments | target.Partitions | target.LogDirs})
+	if err != nil {
+		t.Fatalf("Resolve(%v): %v", paths, err)
 	}
-	if _, err := NewPlan([]string{t.TempDir()}); !errors.Is(err, layout.ErrUnrecognizedPath) {
-		t.Errorf("empty directory: %v, want layout.ErrUnrecognizedPath", err)
+	if _, err := set.Lock(target.Read); err != nil {
+		t.Fatal(err)
 	}
+	return NewPlan(set), set
 }
 
 func kinds(r result) []string {
@@ -118,12 +122,9 @@ func TestRunningBroker(t *testing.T) {
 	locktest.Hold(t, fx.dir)
 	before := listing(t, fx.dir)
 
-	p, err := NewPlan([]string{fx.dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := p.Locked(); len(got) != 1 || got[0] != filepath.Clean(fx.dir) {
-		t.Errorf("Locked() = %q, want %q", got, fx.dir)
+	_, set := plan(t, fx.dir)
+	if len(set.LogDirs) != 1 || set.LogDirs[0].Held == nil {
+		t.Errorf("the broker holding %s was not seen", fx.dir)
 	}
 	r := run(t, Options{}, fx.dir)
 	if len(r.problemsAbout(active)) != 0 || len(r.problemsAbout(older)) != 1 {
@@ -164,10 +165,7 @@ func TestProgress(t *testing.T) {
 			paths = append(paths, d)
 		}
 	}
-	p, err := NewPlan(paths)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := plan(t, paths...)
 	var got atomic.Int64
 	if err := p.Run(Options{Workers: 3, Progress: func(n int64) { got.Add(n) }}, func(*Report) error { return nil }); err != nil {
 		t.Fatal(err)
@@ -180,13 +178,10 @@ func TestProgress(t *testing.T) {
 // TestRunStopsOnEmitError checks that a failing writer ends the run with
 // its error, however many units are left.
 func TestRunStopsOnEmitError(t *testing.T) {
-	p, err := NewPlan([]string{"../testdata/kafka-logs"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := plan(t, "../testdata/kafka-logs")
 	stop := errors.New("stdout closed")
 	calls := 0
-	err = p.Run(Options{Workers: 1}, func(*Report) error { calls++; return stop })
+	err := p.Run(Options{Workers: 1}, func(*Report) error { calls++; return stop })
 	if !errors.Is(err, stop) || calls != 1 {
 		t.Errorf("Run = %v after %d calls, want %v after 1", err, calls, stop)
 	}

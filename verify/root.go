@@ -25,7 +25,7 @@ func (u *unit) runRoot(p *Plan, o *Options, facts map[string]*partitionFacts) *R
 	s := offsetsScope{parts: map[tp]*partitionFacts{}, only: u.scope, whole: u.whole}
 	// A running broker rewrites the checkpoints as it goes; the marker is
 	// about its last shutdown, not about now.
-	if _, err := os.Stat(filepath.Join(u.path, layout.CleanShutdownFile)); err == nil && !p.live(u) {
+	if _, err := os.Stat(filepath.Join(u.path, layout.CleanShutdownFile)); err == nil && !u.live {
 		s.cleanShutdown = true
 	}
 	if u.whole {

@@ -47,15 +47,12 @@ func (r result) problemsAbout(file string) []Finding {
 
 func run(t testing.TB, o Options, paths ...string) result {
 	t.Helper()
-	p, err := NewPlan(paths)
-	if err != nil {
-		t.Fatalf("NewPlan(%v): %v", paths, err)
-	}
+	p, _ := plan(t, paths...)
 	if o.Workers == 0 {
 		o.Workers = 2
 	}
 	var r result
-	err = p.Run(o, func(rep *Report) error {
+	err := p.Run(o, func(rep *Report) error {
 		r.reports = append(r.reports, rep)
 		r.problems += rep.Problems
 		r.infos += rep.Infos

@@ -21,8 +21,8 @@ func Acquire(logDir string) (*Lock, error) {
 func (l *Lock) Release() error { return nil }
 
 // Held fails: on this system logtool cannot see a broker's lock.
-func Held(logDir string) (bool, error) {
-	return false, unsupported(logDir)
+func Held(logDir string) (*Holder, error) {
+	return nil, unsupported(logDir)
 }
 
 func unsupported(logDir string) error {

@@ -137,7 +137,10 @@ func lockExists(t *testing.T, dir string) bool {
 	return err == nil
 }
 
-func TestAcquireCreatesAndRemoves(t *testing.T) {
+// TestAcquireCreatesAndKeeps: the lock file is created and, unlike the lock,
+// outlives the run: a process that opened it just before an unlink would
+// lock a file nobody else can find.
+func TestAcquireCreatesAndKeeps(t *testing.T) {
 	dir := t.TempDir()
 	l, err := Acquire(dir)
 	if err != nil {
@@ -149,8 +152,8 @@ func TestAcquireCreatesAndRemoves(t *testing.T) {
 	if tryLock(t, dir) {
 		t.Fatalf("another process took the lock Acquire holds")
 	}
-	if h, err := Held(dir); err != nil || h {
-		t.Errorf("Held on our own lock = %v, %v; want false", h, err)
+	if h, err := Held(dir); err != nil || h != nil {
+		t.Errorf("Held on our own lock = %v, %v; want nil", h, err)
 	}
 	// Held opened no descriptor of its own that could drop our lock on close.
 	if tryLock(t, dir) {
@@ -159,8 +162,8 @@ func TestAcquireCreatesAndRemoves(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if lockExists(t, dir) {
-		t.Errorf("Release left the %s it created", FileName)
+	if !lockExists(t, dir) {
+		t.Errorf("Release removed the %s it created", FileName)
 	}
 	if err := l.Release(); err != nil {
 		t.Errorf("second Release = %v", err)
@@ -170,14 +173,56 @@ func TestAcquireCreatesAndRemoves(t *testing.T) {
 	}
 }
 
+// TestAcquireReplacedFile: when .lock is replaced between Acquire's open
+// and its lock (a run or a broker that deleted its own), Acquire holds the
+// file at the path in the end, not the orphan.
+func TestAcquireReplacedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	replaced := 0
+	afterLock = func(p string) {
+		if replaced < 2 {
+			replaced++
+			os.Remove(p)
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer func() { afterLock = nil }()
+	l, err := Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if replaced != 2 {
+		t.Fatalf("the hook ran %d times", replaced)
+	}
+	if tryLock(t, dir) {
+		t.Errorf("another process could lock the %s at the path: Acquire kept the lock of a replaced file", path)
+	}
+
+	// A file replaced at every attempt: Acquire gives up instead of holding
+	// a lock that protects nothing.
+	l.Release()
+	afterLock = func(p string) {
+		os.Remove(p)
+		os.WriteFile(p, nil, 0o644)
+	}
+	if l2, err := Acquire(dir); err == nil {
+		l2.Release()
+		t.Errorf("Acquire succeeded although %s was replaced at every attempt", FileName)
+	}
+}
+
 func TestStaleLockFile(t *testing.T) {
 	dir := t.TempDir()
 	// A broker that crashed leaves an unlocked .lock behind.
 	if err := os.WriteFile(filepath.Join(dir, FileName), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if h, err := Held(dir); err != nil || h {
-		t.Errorf("Held on a stale %s = %v, %v; want false", FileName, h, err)
+	if h, err := Held(dir); err != nil || h != nil {
+		t.Errorf("Held on a stale %s = %v, %v; want nil", FileName, h, err)
 	}
 	l, err := Acquire(dir)
 	if err != nil {
@@ -199,19 +244,19 @@ func TestLockedByOtherProcess(t *testing.T) {
 	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("Acquire = %v, want ErrLocked", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, dir) || !strings.Contains(msg, strconv.Itoa(pid)) {
-		t.Errorf("error %q does not name the directory and process %d", msg, pid)
+	if msg := err.Error(); !strings.Contains(msg, dir) || !strings.Contains(msg, strconv.Itoa(pid)) || !strings.Contains(msg, "running broker") {
+		t.Errorf("error %q does not name the directory, a broker and process %d", msg, pid)
 	}
 	if !lockExists(t, dir) {
 		t.Errorf("a failed Acquire removed the holder's %s", FileName)
 	}
-	if h, err := Held(dir); err != nil || !h {
-		t.Errorf("Held = %v, %v; want true", h, err)
+	if h, err := Held(dir); err != nil || h == nil || h.PID != pid || h.Logtool {
+		t.Errorf("Held = %v, %v; want a broker, process %d", h, err, pid)
 	}
 
 	stop()
-	if h, err := Held(dir); err != nil || h {
-		t.Errorf("Held after the holder exited = %v, %v; want false", h, err)
+	if h, err := Held(dir); err != nil || h != nil {
+		t.Errorf("Held after the holder exited = %v, %v; want nil", h, err)
 	}
 	l, err := Acquire(dir)
 	if err != nil {
@@ -248,8 +293,8 @@ func TestAcquireTwiceInProcess(t *testing.T) {
 
 func TestMissingDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gone")
-	if h, err := Held(dir); err != nil || h {
-		t.Errorf("Held on a missing directory = %v, %v; want false, nil", h, err)
+	if h, err := Held(dir); err != nil || h != nil {
+		t.Errorf("Held on a missing directory = %v, %v; want nil, nil", h, err)
 	}
 	if _, err := Acquire(dir); err == nil || errors.Is(err, ErrLocked) {
 		t.Errorf("Acquire on a missing directory = %v, want an I/O error", err)

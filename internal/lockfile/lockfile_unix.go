@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -18,10 +19,9 @@ import (
 // dropped without Release loses the lock whenever the garbage collector
 // closes its file.
 type Lock struct {
-	key     string // entry in held
-	path    string
-	f       *os.File // the one descriptor of the .lock file; closing it drops the lock
-	created bool
+	key  string // entry in held
+	path string
+	f    *os.File // the one descriptor of the .lock file; closing it drops the lock
 }
 
 // held records the directories this process has locked, by resolved path, so
@@ -46,11 +46,19 @@ func key(logDir string) (string, error) {
 	return abs, nil
 }
 
+// attempts bounds how often Acquire starts again when .lock is replaced
+// between its open and its lock.
+const attempts = 5
+
+// afterLock, when set by a test, runs between taking the lock and checking
+// that the locked file is still the one at the path.
+var afterLock func(path string)
+
 // Acquire takes the broker's lock on logDir: an fcntl write lock over the
 // whole of logDir/.lock, creating the file if it is absent as a broker would.
 // While the Lock is held no broker can start on the directory. If another
-// process holds the lock, the error wraps ErrLocked and names the directory
-// and, when the kernel tells, the holder's process id.
+// process holds the lock, the error is a *LockedError (wrapping ErrLocked)
+// naming the directory and, when the kernel tells, the holder.
 func Acquire(logDir string) (*Lock, error) {
 	k, err := key(logDir)
 	if err != nil {
@@ -62,50 +70,76 @@ func Acquire(logDir string) (*Lock, error) {
 		return nil, fmt.Errorf("%s: lock is already held by this process", logDir)
 	}
 	path := filepath.Join(logDir, FileName)
-	f, created, err := openOrCreate(path)
-	if err != nil {
-		return nil, err
-	}
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
-		var pid int32
-		// The file stays in place even if we created it: the process that
-		// beat us to the lock has it open.
-		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
-			q := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
-			if unix.FcntlFlock(f.Fd(), unix.F_GETLK, &q) == nil && q.Type != unix.F_UNLCK {
-				pid = q.Pid
-			}
-			f.Close()
-			if pid > 0 {
-				return nil, fmt.Errorf("%s: %w (process %d holds %s)", logDir, ErrLocked, pid, FileName)
-			}
-			return nil, fmt.Errorf("%s: %w", logDir, ErrLocked)
+	for range attempts {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
 		}
+		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
+		if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
+			defer f.Close()
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+				return nil, &LockedError{Dir: logDir, Holder: holder(f)}
+			}
+			return nil, &os.PathError{Op: "fcntl F_SETLK", Path: path, Err: err}
+		}
+		if afterLock != nil {
+			afterLock(path)
+		}
+		same, err := samePath(f, path)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if same {
+			held[k] = true
+			return &Lock{key: k, path: path, f: f}, nil
+		}
+		// Replaced (or removed) after our open: we locked an inode nobody
+		// else will look at. Closing drops that lock; try the new file.
 		f.Close()
-		return nil, &os.PathError{Op: "fcntl F_SETLK", Path: path, Err: err}
 	}
-	held[k] = true
-	return &Lock{key: k, path: path, f: f, created: created}, nil
+	return nil, fmt.Errorf("%s: %s was replaced %d times while it was being locked; giving up", logDir, FileName, attempts)
 }
 
-func openOrCreate(path string) (f *os.File, created bool, err error) {
-	f, err = os.OpenFile(path, os.O_RDWR, 0)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return f, false, err
+// samePath tells whether f is still the file at path.
+func samePath(f *os.File, path string) (bool, error) {
+	var fd, ps unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &fd); err != nil {
+		return false, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		// Another process created it between our two opens.
-		f, err = os.OpenFile(path, os.O_RDWR, 0)
-		return f, false, err
+	err := unix.Stat(path, &ps)
+	if errors.Is(err, unix.ENOENT) {
+		return false, nil
 	}
-	return f, err == nil, err
+	if err != nil {
+		return false, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return fd.Dev == ps.Dev && fd.Ino == ps.Ino, nil
 }
 
-// Release gives up the lock and closes the file. A .lock that Acquire
-// created is deleted, as a broker deletes its own on shutdown; one that was
-// already there stays. Release after the first call does nothing.
+// holder asks the kernel who holds the lock on f.
+func holder(f *os.File) Holder {
+	q := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
+	if unix.FcntlFlock(f.Fd(), unix.F_GETLK, &q) != nil || q.Type == unix.F_UNLCK || q.Pid <= 0 {
+		return Holder{}
+	}
+	return Holder{PID: int(q.Pid), Logtool: isLogtool(int(q.Pid))}
+}
+
+// isLogtool tells whether process pid runs logtool, from its command name or
+// executable (Linux's /proc; elsewhere the holder is taken for a broker).
+func isLogtool(pid int) bool {
+	proc := "/proc/" + strconv.Itoa(pid)
+	if b, err := os.ReadFile(proc + "/comm"); err == nil && strings.TrimSpace(string(b)) == "logtool" {
+		return true
+	}
+	exe, err := os.Readlink(proc + "/exe")
+	return err == nil && filepath.Base(strings.TrimSuffix(exe, " (deleted)")) == "logtool"
+}
+
+// Release gives up the lock and closes the file, which stays in place (see
+// the package documentation). Release after the first call does nothing.
 func (l *Lock) Release() error {
 	mu.Lock()
 	defer mu.Unlock()
@@ -113,11 +147,6 @@ func (l *Lock) Release() error {
 		return nil
 	}
 	var errs []error
-	if l.created {
-		// Deleted while still locked, so that no other process can lock the
-		// file in the moment before it disappears.
-		errs = append(errs, os.Remove(l.path))
-	}
 	unlock := unix.Flock_t{Type: unix.F_UNLCK, Whence: io.SeekStart}
 	if err := unix.FcntlFlock(l.f.Fd(), unix.F_SETLK, &unlock); err != nil {
 		errs = append(errs, &os.PathError{Op: "fcntl F_SETLK", Path: l.path, Err: err})
@@ -128,33 +157,40 @@ func (l *Lock) Release() error {
 	return errors.Join(errs...)
 }
 
-// Held reports whether another process holds the lock on logDir, without
-// taking it and without creating .lock; read-only commands use it to warn
-// that they may see a directory in mid-change. A missing .lock means no
-// broker is running there, and a directory locked by this process is not
-// held by another.
-func Held(logDir string) (bool, error) {
+// Held returns the process that holds the lock on logDir, or nil when none
+// does, without taking it and without creating .lock; read-only commands use
+// it to warn that they may see a directory in mid-change. A missing .lock
+// means no broker is running there, and a directory locked by this process
+// is not held by another.
+func Held(logDir string) (*Holder, error) {
 	k, err := key(logDir)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if held[k] {
-		return false, nil
+		return nil, nil
 	}
 	path := filepath.Join(logDir, FileName)
 	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	defer f.Close()
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
-		return false, &os.PathError{Op: "fcntl F_GETLK", Path: path, Err: err}
+		return nil, &os.PathError{Op: "fcntl F_GETLK", Path: path, Err: err}
 	}
-	return lk.Type != unix.F_UNLCK, nil
+	if lk.Type == unix.F_UNLCK {
+		return nil, nil
+	}
+	h := Holder{}
+	if lk.Pid > 0 {
+		h = Holder{PID: int(lk.Pid), Logtool: isLogtool(int(lk.Pid))}
+	}
+	return &h, nil
 }

@@ -22,12 +22,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const env = "LOGTOOL_LOCKTEST_HOLD"
+const (
+	env     = "LOGTOOL_LOCKTEST_HOLD"
+	envComm = "LOGTOOL_LOCKTEST_COMM"
+)
 
 func init() {
 	dir := os.Getenv(env)
 	if dir == "" {
 		return
+	}
+	if comm := os.Getenv(envComm); comm != "" {
+		// The name a holder's process goes by (Linux).
+		if err := os.WriteFile("/proc/self/comm", []byte(comm), 0); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
 	}
 	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err == nil {
@@ -42,11 +52,27 @@ func init() {
 	os.Exit(0)
 }
 
-// Hold starts a process that holds logDir's lock until the test ends.
+// Hold starts a process that holds logDir's lock until the test ends, as a
+// broker would.
 func Hold(t testing.TB, logDir string) {
+	t.Helper()
+	hold(t, logDir, "")
+}
+
+// HoldLogtool is Hold by a process named logtool, as another run of logtool
+// holds the lock (Linux only: elsewhere the name cannot be set).
+func HoldLogtool(t testing.TB, logDir string) {
+	t.Helper()
+	hold(t, logDir, "logtool")
+}
+
+func hold(t testing.TB, logDir, comm string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), env+"="+logDir)
+	if comm != "" {
+		cmd.Env = append(cmd.Env, envComm+"="+comm)
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -1,0 +1,43 @@
+package commands
+
+import (
+	"errors"
+
+	"github.com/logtool/logtool/internal/target"
+)
+
+// targets is the step every command shares: it resolves the paths (real
+// paths, duplicates removed, log directory of each partition) and applies
+// the lock policy for a run of access a. Notes about what was left out and,
+// for a reader, the log directories a broker holds are printed as warnings.
+// release must be called when the run ends, unless err is not nil.
+func targets(g Global, paths []string, o target.Options, a target.Access) (set *target.Set, release func() error, err error) {
+	set, err = target.Resolve(paths, o)
+	var ue *target.UsageError
+	if errors.As(err, &ue) {
+		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range set.Notes {
+		g.Warnf("%s", n)
+	}
+	if release, err = set.Lock(a); err != nil {
+		return nil, nil, err
+	}
+	for _, d := range set.LogDirs {
+		if d.Held != nil {
+			g.Warnf("%s is locked by %s: what is read may change while it is read", d.Path, d.Held)
+		}
+	}
+	return set, release, nil
+}
+
+// writeAccess is the access of a command that writes unless dryRun.
+func writeAccess(dryRun bool) target.Access {
+	if dryRun {
+		return target.Read
+	}
+	return target.Write
+}

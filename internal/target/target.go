@@ -1,0 +1,532 @@
+// Package target turns the PATH arguments of a command into what it works
+// on, in the one way every command shares, and applies the one lock policy.
+//
+// Resolve evaluates each path once to its real path (symbolic links
+// followed), says what it is (a file, a partition directory, a log directory
+// or a directory of log directories), expands directories into their
+// partitions, and removes duplicates: a partition named twice, spelled
+// "D/./orders-0/", reached through a symbolic link, or named together with
+// its log directory is one partition. The log directory of each partition is
+// the parent of its real path. Everything after Resolve uses the paths it
+// returns, which never go through a symbolic link.
+//
+// Set.Lock then takes what the run needs of every log directory involved:
+// writers lock each log directory they write into (Kafka's .lock, in the
+// order of their real paths); readers only look and report a holder.
+package target
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// Takes says which kinds of path a command accepts.
+type Takes uint8
+
+const (
+	// Files: any file, worked on as a file of its own (dump, verify).
+	Files Takes = 1 << iota
+	// Segments: a segment file (.log, .index, .timeindex, .txnindex)
+	// selects its segment of its partition (reindex, verify). With Files
+	// too, segment files go this way and other files stay files.
+	Segments
+	// Partitions: partition directories.
+	Partitions
+	// LogDirs: log directories, and directories of log directories.
+	LogDirs
+)
+
+// Options shape Resolve.
+type Options struct {
+	// Command names the command in messages about paths it does not take.
+	Command string
+	Takes   Takes
+	// Topic, when not "", keeps only the partitions whose whole topic name
+	// matches this regular expression, as the user typed it (--topic).
+	Topic string
+	// Skip, when set, is asked about each partition the topic filter kept:
+	// skip leaves it out, and a note, when not "", says why (Set.Notes).
+	Skip func(p *Partition) (skip bool, note string)
+	// Output is a directory the run writes into besides the paths (upgrade
+	// --output, gen --out); it need not exist yet.
+	Output string
+}
+
+// Set is what a command works on.
+type Set struct {
+	// Items are the partitions, files and log-directory roots in the order
+	// the paths name them; each occurs once. The root of a log directory
+	// named whole comes before its partitions.
+	Items []Item
+	// LogDirs are all the log directories involved, sorted by real path:
+	// those holding the partitions and files, those through which a
+	// symbolic link reached a partition, and those named whole.
+	LogDirs []*LogDir
+	// Output is the resolved Options.Output, nil without one.
+	Output *LogDir
+	// Notes say what was left out and why.
+	Notes []string
+}
+
+// Item is one thing to work on; exactly one field is set.
+type Item struct {
+	Partition *Partition
+	File      *File
+	// Root is a log directory named whole: its own files (meta.properties,
+	// the root checkpoints) belong to the run.
+	Root *LogDir
+}
+
+// Partition is a partition directory to work on.
+type Partition struct {
+	// Path is where to find it: the path as the user spelled it (cleaned)
+	// when no symbolic link is on the way, else the real path.
+	Path string
+	Real string              // absolute real path, which identifies it
+	Dir  layout.PartitionDir // what its name says; Topic "" and Partition -1 when it is not a partition name
+	// LogDir holds it: the parent of its real path.
+	LogDir *LogDir
+	// Named is true when a path named the partition (or one of its
+	// segments) rather than a log directory holding it.
+	Named bool
+	// Segments, when not nil, are the base offsets of the only segments
+	// to work on (segment files were named).
+	Segments []int64
+}
+
+// File is a file worked on as a file of its own.
+type File struct {
+	Path   string // as for Partition.Path; its last element is never followed
+	Real   string
+	Name   layout.FileName
+	LogDir *LogDir // the log directory holding it (layout.LogDirOf)
+}
+
+// LogDir is a log directory involved in the run.
+type LogDir struct {
+	Path string // as for Partition.Path
+	Real string
+	// Whole is true when the log directory was named (itself, or through
+	// a directory of log directories).
+	Whole bool
+	// Held is the process holding its lock, found by Set.Lock(Read); nil
+	// when none does.
+	Held *lockfile.Holder
+}
+
+// UsageError is a path or option the command cannot take: exit 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usage(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// Partitions returns the partitions of the set, in order.
+func (s *Set) Partitions() []*Partition {
+	var out []*Partition
+	for _, it := range s.Items {
+		if it.Partition != nil {
+			out = append(out, it.Partition)
+		}
+	}
+	return out
+}
+
+// Group is the partitions of one log directory.
+type Group struct {
+	LogDir     *LogDir
+	Partitions []*Partition
+}
+
+// Groups returns the partitions by log directory, in order of first
+// appearance: what shares root checkpoints.
+func (s *Set) Groups() []Group {
+	var out []Group
+	at := map[*LogDir]int{}
+	for _, p := range s.Partitions() {
+		i, ok := at[p.LogDir]
+		if !ok {
+			i = len(out)
+			at[p.LogDir] = i
+			out = append(out, Group{LogDir: p.LogDir})
+		}
+		out[i].Partitions = append(out[i].Partitions, p)
+	}
+	return out
+}
+
+// resolver is one run of Resolve.
+type resolver struct {
+	o       Options
+	topic   *regexp.Regexp
+	set     *Set
+	dirs    map[string]*LogDir    // by real path
+	parts   map[string]*Partition // by real path
+	files   map[string]*File      // by real path
+	pending []*File               // files, placed once every directory is known
+}
+
+// Resolve resolves the paths (see the package documentation). Paths that do
+// not exist, are of a kind the command does not take, or are neither files
+// nor Kafka directories, and a bad topic pattern, give a *UsageError.
+func Resolve(paths []string, o Options) (*Set, error) {
+	r := &resolver{o: o, set: &Set{}, dirs: map[string]*LogDir{}, parts: map[string]*Partition{}, files: map[string]*File{}}
+	if o.Topic != "" {
+		// Compiled alone first, so that an error shows the pattern as
+		// typed rather than the anchored one.
+		if _, err := regexp.Compile(o.Topic); err != nil {
+			return nil, usage("--topic %q: %v", o.Topic, err)
+		}
+		r.topic = regexp.MustCompile("^(?:" + o.Topic + ")$")
+	}
+	for _, p := range paths {
+		if err := r.path(p); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range r.pending {
+		r.addFile(f)
+	}
+	if o.Output != "" {
+		out, err := r.output(o.Output)
+		if err != nil {
+			return nil, err
+		}
+		r.set.Output = out
+	}
+	for _, d := range r.dirs {
+		r.set.LogDirs = append(r.set.LogDirs, d)
+	}
+	slices.SortFunc(r.set.LogDirs, func(a, b *LogDir) int { return cmp.Compare(a.Real, b.Real) })
+	return r.set, nil
+}
+
+// resolve resolves path: its absolute real path, and the path to use for
+// it. Links are followed before any ".." after them, as the kernel does;
+// the path as spelled is used only when cleaning it lexically leads to the
+// same place without a link.
+func resolve(path string) (realPath, use string, err error) {
+	r, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", "", err
+	}
+	if realPath, err = filepath.Abs(r); err != nil {
+		return "", "", err
+	}
+	clean := filepath.Clean(path)
+	if abs, err := filepath.Abs(clean); err == nil && abs == realPath {
+		return realPath, clean, nil
+	}
+	return realPath, realPath, nil
+}
+
+// split cuts path into the directory that holds its last element, as
+// spelled, and that element.
+func split(path string) (dir, base string) {
+	path = strings.TrimRight(path, string(filepath.Separator))
+	if path == "" {
+		return string(filepath.Separator), ""
+	}
+	i := strings.LastIndexByte(path, filepath.Separator)
+	switch {
+	case i < 0:
+		return ".", path
+	case i == 0:
+		return string(filepath.Separator), path[1:]
+	}
+	return path[:i], path[i+1:]
+}
+
+func (r *resolver) path(arg string) error {
+	fi, err := os.Lstat(arg)
+	if err != nil {
+		return usage("%w", err)
+	}
+	if fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0 && !isDir(arg) {
+		return r.file(arg)
+	}
+	realPath, use, err := resolve(arg)
+	if err != nil {
+		return usage("%w", err)
+	}
+	kind, err := layout.Classify(use)
+	switch {
+	case errors.Is(err, layout.ErrUnrecognizedPath):
+		return &UsageError{Err: err}
+	case err != nil:
+		return err
+	}
+	switch kind {
+	case layout.KindPartitionDir:
+		if r.o.Takes&Partitions == 0 {
+			return r.refuse(arg, kind)
+		}
+		return r.partition(use, realPath, parentOf(arg), true, nil)
+	case layout.KindLogDir:
+		if r.o.Takes&LogDirs == 0 {
+			return r.refuse(arg, kind)
+		}
+		return r.logDir(use, realPath)
+	case layout.KindLogDirs:
+		if r.o.Takes&LogDirs == 0 {
+			return r.refuse(arg, kind)
+		}
+		subs, err := layout.LogDirsIn(realPath)
+		if err != nil {
+			return err
+		}
+		for _, sub := range subs {
+			if err := r.path(filepath.Join(use, filepath.Base(sub))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return r.refuse(arg, kind)
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// file resolves a file argument. Its directory is resolved, not the file
+// itself: a segment that is a symbolic link still belongs to the partition
+// it is in, and writers refuse it there.
+func (r *resolver) file(arg string) error {
+	dir, base := split(arg)
+	dirReal, dirUse, err := resolve(dir)
+	if err != nil {
+		return usage("%w", err)
+	}
+	realPath, use := filepath.Join(dirReal, base), filepath.Join(dirUse, base)
+	fi, err := os.Stat(realPath)
+	if err != nil {
+		return usage("%w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return usage("%s: %w", arg, layout.ErrUnrecognizedPath)
+	}
+	name := layout.ParseFileName(base)
+	segment := name.Leftover == "" && name.Kind >= layout.Log && name.Kind <= layout.TxnIndex
+	switch {
+	case segment && r.o.Takes&Segments != 0:
+		return r.partition(dirUse, dirReal, parentOf(dir), true, &name.Base)
+	case r.o.Takes&Files != 0:
+		r.pending = append(r.pending, &File{Path: use, Real: realPath, Name: name,
+			LogDir: r.logDirAt(layout.LogDirOf(use, layout.KindFile), layout.LogDirOf(realPath, layout.KindFile), false)})
+		return nil
+	case r.o.Takes&Segments != 0:
+		return usage("%s is not a segment file (.log, .index, .timeindex or .txnindex)", arg)
+	}
+	return r.refuse(arg, layout.KindFile)
+}
+
+// refuse is the usage error for a path of a kind the command does not take.
+func (r *resolver) refuse(arg string, kind layout.PathKind) error {
+	var takes []string
+	for _, k := range []struct {
+		t    Takes
+		name string
+	}{{Files | Segments, "files"}, {Partitions, "partition directories"}, {LogDirs, "log directories"}} {
+		if r.o.Takes&k.t != 0 {
+			takes = append(takes, k.name)
+		}
+	}
+	what := ""
+	switch len(takes) {
+	case 1:
+		what = takes[0]
+	case 2:
+		what = takes[0] + " and " + takes[1]
+	default:
+		what = "files, partition directories and log directories"
+	}
+	return usage("%s is a %s; %s takes %s", arg, kind, r.o.Command, what)
+}
+
+// logDirAt returns the log directory at realPath, adding it once.
+func (r *resolver) logDirAt(use, realPath string, whole bool) *LogDir {
+	d := r.dirs[realPath]
+	if d == nil {
+		d = &LogDir{Path: use, Real: realPath}
+		r.dirs[realPath] = d
+	}
+	if whole && !d.Whole {
+		d.Whole = true
+		r.set.Items = append(r.set.Items, Item{Root: d})
+	}
+	return d
+}
+
+// logDir adds a log directory named whole, and its partitions.
+func (r *resolver) logDir(use, realPath string) error {
+	if d := r.dirs[realPath]; d != nil && d.Whole {
+		return nil
+	}
+	r.logDirAt(use, realPath, true)
+	entries, err := os.ReadDir(realPath)
+	if err != nil {
+		return err
+	}
+	type child struct {
+		dir       layout.PartitionDir
+		use, real string
+	}
+	var children []child
+	for _, e := range entries {
+		pd, err := layout.ParsePartitionDir(e.Name())
+		if err != nil {
+			continue
+		}
+		c := child{dir: pd, use: filepath.Join(use, e.Name()), real: filepath.Join(realPath, e.Name())}
+		if e.Type()&fs.ModeSymlink != 0 {
+			// The partition lives where the link points, and is locked
+			// there as well as here.
+			if c.real, err = filepath.EvalSymlinks(c.real); err != nil || !isDir(c.real) {
+				continue // a dangling link is no partition, as for Kafka
+			}
+			c.use = c.real
+		} else if !e.IsDir() {
+			continue
+		}
+		children = append(children, c)
+	}
+	slices.SortFunc(children, func(a, b child) int { return layout.ComparePartitionDirs(a.dir, b.dir) })
+	for _, c := range children {
+		if err := r.partition(c.use, c.real, "", false, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parentOf is the real path of the directory that holds path as spelled:
+// the log directory through which it was reached ("" when path ends in "."
+// or "..", or does not resolve).
+func parentOf(path string) string {
+	dir, base := split(path)
+	if base == "" || base == "." || base == ".." {
+		return ""
+	}
+	via, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	if via, err = filepath.Abs(via); err != nil {
+		return ""
+	}
+	return via
+}
+
+// partition adds the partition directory at realPath. via is the real path
+// of the directory the path given went through to reach it ("" for a
+// partition found in a log directory named whole, which is in the set
+// already). segment, when not nil, limits it to that segment unless it is
+// also wanted whole.
+func (r *resolver) partition(use, realPath, via string, named bool, segment *int64) error {
+	p := r.parts[realPath]
+	if p == nil {
+		name := filepath.Base(realPath)
+		pd, err := layout.ParsePartitionDir(name)
+		if err != nil {
+			pd = layout.PartitionDir{Name: name, Partition: -1}
+		}
+		p = &Partition{Path: use, Real: realPath, Dir: pd, Named: named}
+		if segment != nil {
+			p.Segments = []int64{*segment}
+		}
+		// A directory not named <topic>-<partition> has no topic to match.
+		if r.topic != nil && (pd.Topic == "" || !r.topic.MatchString(pd.Topic)) {
+			return nil
+		}
+		if r.o.Skip != nil {
+			if skip, note := r.o.Skip(p); skip {
+				if note != "" {
+					r.set.Notes = append(r.set.Notes, use+": "+note)
+				}
+				return nil
+			}
+		}
+		p.LogDir = r.logDirAt(filepath.Dir(use), filepath.Dir(realPath), false)
+		r.parts[realPath] = p
+		r.set.Items = append(r.set.Items, Item{Partition: p})
+	} else {
+		p.Named = p.Named || named
+		switch {
+		case segment == nil:
+			p.Segments = nil
+		case p.Segments != nil && !slices.Contains(p.Segments, *segment):
+			p.Segments = append(p.Segments, *segment)
+		}
+	}
+	// A broker on the log directory holding the link uses the partition
+	// too: it is locked as well as the partition's own.
+	if via != "" && via != filepath.Dir(realPath) {
+		r.logDirAt(via, via, false)
+	}
+	return nil
+}
+
+// addFile adds a file unless the run already covers it: a file of a whole
+// partition, or a root file of a log directory named whole.
+func (r *resolver) addFile(f *File) {
+	if r.files[f.Real] != nil {
+		return
+	}
+	if p := r.parts[filepath.Dir(f.Real)]; p != nil && p.Segments == nil {
+		return
+	}
+	if d := r.dirs[filepath.Dir(f.Real)]; d != nil && d.Whole {
+		return
+	}
+	r.files[f.Real] = f
+	r.set.Items = append(r.set.Items, Item{File: f})
+}
+
+// output resolves a directory the run writes into, which need not exist:
+// the real path of its deepest existing ancestor, and the rest.
+func (r *resolver) output(dir string) (*LogDir, error) {
+	abs, err := filepath.Abs(filepath.Clean(dir))
+	if err != nil {
+		return nil, err
+	}
+	rest := ""
+	at := abs
+	for {
+		realPath, err := filepath.EvalSymlinks(at)
+		if err == nil {
+			realPath = filepath.Join(realPath, rest)
+			if fi, err := os.Stat(realPath); err == nil && !fi.IsDir() {
+				return nil, usage("%s is not a directory", dir)
+			}
+			use := filepath.Clean(dir)
+			if realPath != abs {
+				use = realPath
+			}
+			return r.logDirAt(use, realPath, false), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		parent := filepath.Dir(at)
+		if parent == at {
+			return nil, err
+		}
+		rest = filepath.Join(filepath.Base(at), rest)
+		at = parent
+	}
+}
