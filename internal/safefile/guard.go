@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // ErrSymlink is wrapped by the errors of operations refused because a path
@@ -27,6 +28,22 @@ func NoSymlinks(paths ...string) error {
 		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			return &fs.PathError{Op: "refuse", Path: p, Err: ErrSymlink}
 		}
+	}
+	return nil
+}
+
+// replaceable refuses to replace or move path when it is a symbolic link,
+// or anything but a regular file or a directory: a FIFO or device named
+// like a Kafka file is not logtool's to remove.
+func replaceable(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return nil // absent, or the operation itself will say
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &fs.PathError{Op: "refuse", Path: path, Err: ErrSymlink}
+	case !fi.Mode().IsRegular() && !fi.IsDir():
+		return &fs.PathError{Op: "refuse", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, FileType(fi.Mode()))}
 	}
 	return nil
 }
@@ -149,4 +166,26 @@ func FileType(m fs.FileMode) string {
 		return "a device"
 	}
 	return "not a regular file"
+}
+
+// RemoveTemps removes the temporary files in dir that own says are
+// logtool's, as RemoveLeftover does (a link or anything else under such a
+// name is left alone), and returns their paths.
+func RemoveTemps(dir string, own func(name string) bool) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !own(e.Name()) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if err := RemoveLeftover(path); err != nil {
+			return removed, err
+		}
+		removed = append(removed, path)
+	}
+	return removed, nil
 }

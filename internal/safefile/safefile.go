@@ -160,7 +160,7 @@ func (f *File) Commit() error {
 	if err := f.f.Close(); err != nil {
 		return err
 	}
-	if err := NoSymlinks(f.path); err != nil {
+	if err := replaceable(f.path); err != nil {
 		return err
 	}
 	if err := fault(StepRename, f.path); err != nil {
@@ -204,10 +204,12 @@ func (f *File) closedErr(op string) error {
 
 // Rename renames oldpath to newpath and fsyncs the directory of each, so the
 // rename survives a power loss. Like os.Rename it replaces an existing
-// newpath atomically. Neither may be a symbolic link.
+// newpath atomically. Neither may be a symbolic link, a FIFO or a device.
 func Rename(oldpath, newpath string) error {
-	if err := NoSymlinks(oldpath, newpath); err != nil {
-		return err
+	for _, p := range []string{oldpath, newpath} {
+		if err := replaceable(p); err != nil {
+			return err
+		}
 	}
 	if err := fault(StepRename, newpath); err != nil {
 		return err
@@ -225,11 +227,11 @@ func Rename(oldpath, newpath string) error {
 	return nil
 }
 
-// Remove removes path and fsyncs its directory. A symbolic link is refused:
-// removing the link would leave the file it names, which the caller meant to
-// delete.
+// Remove removes path and fsyncs its directory. A symbolic link is refused
+// (removing the link would leave the file it names, which the caller meant
+// to delete), and so is a FIFO or a device.
 func Remove(path string) error {
-	if err := NoSymlinks(path); err != nil {
+	if err := replaceable(path); err != nil {
 		return err
 	}
 	if err := fault(StepRemove, path); err != nil {

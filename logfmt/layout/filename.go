@@ -111,6 +111,29 @@ func (k FileKind) String() string {
 	return "FileKind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// OwnTemp reports whether name is a temporary file only logtool writes, so
+// that a writer may remove it when a crash left it: name ends in TempSuffix
+// and what precedes it is a segment file (leftover suffixes such as .cleaned
+// included), a reindex backup of a cut tail ("<segment>.log.truncated-N"),
+// logtool's cleaner-checkpoint or the .migrated root file. Kafka writes none
+// of these through a temporary name. The temporary files of the offset
+// checkpoints, leader-epoch-checkpoint and partition.metadata are Kafka's
+// own names too, and never logtool's alone to remove.
+func OwnTemp(name string) bool {
+	stem, ok := strings.CutSuffix(name, TempSuffix)
+	if !ok {
+		return false
+	}
+	if stem == CleanerCheckpointFile || stem == CleanerOffsetCheckpointFile+".migrated" {
+		return true
+	}
+	if log, _, ok := strings.Cut(stem, LogExt+".truncated-"); ok {
+		stem = log + LogExt
+	}
+	fn := ParseFileName(stem)
+	return fn.Kind >= Log && fn.Kind <= TxnIndex
+}
+
 // atRoot reports whether files of kind k live at the log-dir root.
 func (k FileKind) atRoot() bool { return k >= RecoveryPointCheckpoint && k <= CleanShutdown }
 

@@ -120,3 +120,32 @@ func TestFileKindPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnTemp: logtool's own temporary files, which a writer removes after
+// a crash, and the broker's, which it never touches.
+func TestOwnTemp(t *testing.T) {
+	for name, want := range map[string]bool{
+		"00000000000000000000.log.cleaned.tmp":           true,
+		"00000000000000000000.index.tmp":                 true,
+		"00000000000000000100.timeindex.cleaned.tmp":     true,
+		"00000000000000000000.txnindex.swap.tmp":         true,
+		"00000000000000000000.log.truncated-4096.tmp":    true,
+		"cleaner-checkpoint.tmp":                         true,
+		"cleaner-offset-checkpoint.migrated.tmp":         true,
+		"cleaner-offset-checkpoint.tmp":                  false,
+		"recovery-point-offset-checkpoint.tmp":           false,
+		"replication-offset-checkpoint.tmp":              false,
+		"log-start-offset-checkpoint.tmp":                false,
+		"leader-epoch-checkpoint.tmp":                    false,
+		"partition.metadata.tmp":                         false,
+		"quorum-state.tmp":                               false,
+		"00000000000000000000.log.cleaned":               false,
+		"00000000000000000000.snapshot.tmp":              false,
+		"notes.tmp":                                      false,
+		"00000000000000000000-0000000001.checkpoint.tmp": false,
+	} {
+		if got := OwnTemp(name); got != want {
+			t.Errorf("OwnTemp(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
