@@ -8,8 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -233,6 +235,18 @@ func newPlan(dir string, roots *rootCheckpoints, o Options, r *Result) (*plan, e
 		return nil, err
 	}
 	r.SnapshotsDeleted, r.EpochsTrimmed = p.snapshots, p.epochs != nil
+	// Refused now rather than half way through the deletions: a file that
+	// is a link is never deleted, nor rewritten through.
+	files := slices.Clone(p.snapshots)
+	if p.epochs != nil {
+		files = append(files, p.epochPath)
+	}
+	for _, d := range r.Deleted {
+		files = append(files, d.Segment.Log, d.Segment.Index, d.Segment.TimeIndex, d.Segment.TxnIndex)
+	}
+	if err := safefile.NoSymlinks(files...); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -244,6 +258,11 @@ func (p *plan) changes() bool {
 // logEndOffset is one past the last offset of the last segment, its base
 // when it is empty. Like LogSegment.readNextOffset it starts reading at the
 // last offset index entry, and from the start when that finds no batch.
+//
+// A last batch cut short stops the partition: the log end offset, and so
+// the base of a rolled segment, is then a matter for a broker's recovery,
+// which truncates the tear, or for reindex --truncate-corrupt-tail. Retention
+// must neither guess it nor delete around the torn bytes.
 func logEndOffset(s *segment) (int64, error) {
 	if s.size == 0 {
 		return s.Base, nil
@@ -265,6 +284,9 @@ func logEndOffset(s *segment) (int64, error) {
 	}
 	if err != nil {
 		return 0, err
+	}
+	if sc.end == logfmt.EndTorn {
+		return 0, logfmt.Corruptf(s.Log, sc.endPos, "the last segment ends in a torn batch (%s): recover the partition first (a broker's start, or logtool reindex --truncate-corrupt-tail)", sc.endMsg)
 	}
 	if sc.batches == 0 {
 		return s.Base, nil

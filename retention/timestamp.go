@@ -149,6 +149,9 @@ type scanned struct {
 	max      int64 // greatest batch max timestamp; -1 when none has one
 	last     int64 // last offset of the last batch; -1 when there was none
 	atTarget int64 // max timestamp of the first batch reaching the target offset; -2 when none did
+	end      logfmt.End
+	endPos   int64 // where the data ended
+	endMsg   string
 }
 
 // scanBatches reads the batches of a segment from byte pos to the end,
@@ -174,5 +177,6 @@ func scanBatches(v view, base, pos, target int64) (scanned, error) {
 		sc.max, sc.last = max(sc.max, ts), last
 		sc.batches++
 	}
+	sc.end, sc.endPos, sc.endMsg = seg.End(), seg.Pos(), seg.EndDetail()
 	return sc, seg.Err()
 }
