@@ -403,12 +403,13 @@ func reindexSegmentJSON(dir string, s reindex.SegmentReport) any {
 		Stop       *string          `json:"stop"`
 		Overflow   bool             `json:"overflow"`
 		Backup     *string          `json:"backup"`
+		ZerosCut   int64            `json:"zerosCut"`
 		Index      *reindexFileJSON `json:"index,omitempty"`
 		TimeIndex  *reindexFileJSON `json:"timeindex,omitempty"`
 		TxnIndex   *reindexFileJSON `json:"txnindex,omitempty"`
 	}
 	out := segment{Type: "reindex-segment", File: s.Log, Partition: dir, BaseOffset: s.Base, Size: s.Size,
-		ValidBytes: s.ValidBytes, Batches: s.Batches, End: s.End.String(), Overflow: s.Overflow}
+		ValidBytes: s.ValidBytes, Batches: s.Batches, End: s.End.String(), Overflow: s.Overflow, ZerosCut: s.ZerosCut}
 	if s.Stop != nil {
 		msg := s.Stop.Error()
 		out.Stop, out.End = &msg, "corrupt"

@@ -88,6 +88,13 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 	c := newCollector(rep)
 	defer c.flush()
 	if o.Mode == Write {
+		removed, err := safefile.RemoveTemps(dir, layout.OwnTemp)
+		for _, f := range removed {
+			c.note(f, "removed: a temporary file an interrupted run of logtool left")
+		}
+		if err != nil {
+			return rep, err
+		}
 		actions, err := segswap.Recover(dir)
 		for _, a := range actions {
 			c.note(dir, "completed an interrupted segment replacement as a broker would at load: "+a)
@@ -649,6 +656,29 @@ func (r *run) truncate(sr *SegmentReport) error {
 	if !r.o.TruncateCorruptTail || sr.Overflow || sr.Tail() <= 0 {
 		return nil
 	}
+	// The cut is made in place: never through a link, to a file that may
+	// not even be in the log directory.
+	if err := safefile.NoSymlinks(sr.Log); err != nil {
+		return err
+	}
+	zeros, err := zeroTail(sr.Log, sr.ValidBytes, sr.Size)
+	if err != nil {
+		return err
+	}
+	if zeros {
+		// A backup would be a file of zeros as long as the tail, which may
+		// be gigabytes of a sparse file: its length says it all.
+		if r.o.Mode == DryRun {
+			r.c.note(sr.Log, fmt.Sprintf("would cut the %d bytes from byte %d; all zeros, so no backup is needed", sr.Tail(), sr.ValidBytes))
+			return nil
+		}
+		if err := safefile.Truncate(sr.Log, sr.ValidBytes); err != nil {
+			return err
+		}
+		sr.ZerosCut = sr.Tail()
+		r.c.note(sr.Log, fmt.Sprintf("cut the %d bytes from byte %d; all zeros, so no backup was kept", sr.Tail(), sr.ValidBytes))
+		return nil
+	}
 	backup := BackupName(sr.Log, sr.ValidBytes)
 	same, err := sameTail(backup, sr.Log, sr.ValidBytes, sr.Size)
 	switch {
@@ -667,7 +697,7 @@ func (r *run) truncate(sr *SegmentReport) error {
 			return err
 		}
 	}
-	if err := cutFile(sr.Log, sr.ValidBytes); err != nil {
+	if err := safefile.Truncate(sr.Log, sr.ValidBytes); err != nil {
 		return err
 	}
 	sr.Backup = backup
@@ -727,27 +757,6 @@ func copyTail(backup, log string, from, to int64) error {
 		return err
 	}
 	return w.Commit()
-}
-
-// cutFile truncates path to size and makes that durable. safefile has no
-// truncation: replacing a segment through a copy would cost a rewrite of
-// the whole .log, and an in-place truncation is what Kafka's own recovery
-// does (FileRecords.truncateTo). It is atomic for a crash: the file has
-// either length.
-func cutFile(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	if err := f.Truncate(size); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // stateFor makes r.state the producer state at the base of the i-th

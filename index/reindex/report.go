@@ -144,8 +144,12 @@ type SegmentReport struct {
 	Overflow bool
 	Files    []FileReport
 	// Backup is the file holding the bytes TruncateCorruptTail removed from
-	// the .log; "" when nothing was removed.
+	// the .log; "" when nothing was removed, or when they were all zeros.
 	Backup string
+	// ZerosCut is the number of bytes TruncateCorruptTail removed without a
+	// backup because every one was zero: a preallocated or sparse tail,
+	// where a backup would hold nothing but its length.
+	ZerosCut int64
 }
 
 // Tail is the number of bytes after the valid batches.
