@@ -66,6 +66,9 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	if len(p.segs) == 0 {
 		return p, nil
 	}
+	if err := noSymlinks(listing); err != nil {
+		return nil, err
+	}
 	last := &p.segs[len(p.segs)-1]
 	if p.leo, err = nextOffset(last); err != nil {
 		return nil, err
@@ -94,6 +97,16 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	}
 	p.cp, err = p.readCheckpoint()
 	return p, err
+}
+
+// noSymlinks refuses a partition with a segment file that is a symbolic
+// link: cleaning replaces and deletes segment files, never through a link.
+func noSymlinks(listing *layout.Partition) error {
+	var files []string
+	for _, s := range listing.Segments {
+		files = append(files, s.Log, s.Index, s.TimeIndex, s.TxnIndex)
+	}
+	return safefile.NoSymlinks(files...)
 }
 
 // rootOffset reads the partition's first entry of a root offset checkpoint.

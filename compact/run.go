@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -84,6 +85,13 @@ func (c *cleaner) clean(dir string) (*Result, error) {
 	o := c.o
 	res := &Result{Dir: dir, DryRun: o.DryRun}
 	if !o.DryRun {
+		removed, err := safefile.RemoveTemps(dir, layout.OwnTemp)
+		for _, f := range removed {
+			res.Warnings = append(res.Warnings, "removed "+filepath.Base(f)+", left by an interrupted run")
+		}
+		if err != nil {
+			return nil, err
+		}
 		actions, err := segswap.Recover(dir)
 		if err != nil {
 			return nil, err

@@ -7,11 +7,13 @@ package migrate
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -196,15 +198,16 @@ type UpgradeSegment struct {
 // segment of the partition or every new one. The disk needs room for the
 // rewritten segments of the partitions being converted at once.
 //
-// With Output, each partition is built in Output/<name>.upgrade.tmp from
-// converted segments and copies of everything else (unchanged segments and
-// their indexes, producer snapshots, leader-epoch-checkpoint,
-// partition.metadata, cleaner-checkpoint, other files; modification times
-// kept; ".deleted" files are not copied), and renamed to Output/<name> once
-// complete, so Output/<name> either does not exist or is whole. A crash
-// leaves the staging directory, which the next run removes; a broker
-// refuses to start on a log directory holding it, rather than load half a
-// partition. An existing Output/<name> is never overwritten, nor a source
+// With Output, each partition is built in a staging directory of Output
+// (upgradeStageName: a name a broker takes for a deleted topic's directory
+// and deletes) from converted segments and copies of everything else
+// (unchanged segments and their indexes, producer snapshots,
+// leader-epoch-checkpoint, partition.metadata, cleaner-checkpoint, other
+// files; modification times kept; ".deleted" files are not copied), and
+// renamed to Output/<name> once complete, so Output/<name> either does not
+// exist or is whole. A crash leaves the staging directory, which the next
+// run into Output removes first, and which a broker started on Output in
+// the meantime deletes without loading it as a partition. An existing Output/<name> is never overwritten, nor a source
 // holding ".cleaned" or ".swap" files of an interrupted swap copied
 // (ErrUpgradeRefused). When a path is a whole log directory and
 // Output has no meta.properties yet, the log directory's root files are
@@ -224,14 +227,21 @@ func Upgrade(opts UpgradeOptions) (*UpgradeReport, error) {
 		return nil, err
 	}
 	rep := &UpgradeReport{ToMagic: u.toMagic, DryRun: opts.DryRun}
-	parts, err := u.plan(rep)
-	if err != nil {
-		return nil, err
-	}
 	if opts.Output != "" && !opts.DryRun {
 		if err := os.MkdirAll(opts.Output, 0o755); err != nil {
 			return nil, err
 		}
+		stages, err := upgradeRemoveStages(opts.Output)
+		for _, s := range stages {
+			rep.Notes = append(rep.Notes, s+": removed the staging directory of an interrupted run")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	parts, err := u.plan(rep)
+	if err != nil {
+		return nil, err
 	}
 	if u.rootSource != "" {
 		rep.RootFiles, err = upgradeCopyRootFiles(u.rootSource, opts.Output, opts.DryRun)
@@ -388,6 +398,15 @@ func (u *upgrader) progress(n, total int64) {
 func (u *upgrader) partition(j upgradeJob) (UpgradePartition, error) {
 	p := j.part
 	rep := UpgradePartition{Dir: p.Path, Output: j.output}
+	if j.output == "" {
+		// Refused before anything is written: the swap would replace a
+		// segment file that is a symbolic link.
+		for _, s := range p.Segments {
+			if err := safefile.NoSymlinks(s.Log, s.Index, s.TimeIndex, s.TxnIndex); err != nil {
+				return rep, err
+			}
+		}
+	}
 	switch {
 	case u.opts.DryRun:
 		if len(p.Leftovers) > 0 {
@@ -408,8 +427,10 @@ func (u *upgrader) partition(j upgradeJob) (UpgradePartition, error) {
 		if err != nil {
 			return rep, err
 		}
-		removed, err := upgradeRemoveTemps(p.Path)
-		rep.Recovered = append(rep.Recovered, removed...)
+		removed, err := safefile.RemoveTemps(p.Path, layout.OwnTemp)
+		for _, f := range removed {
+			rep.Recovered = append(rep.Recovered, "removed unfinished "+filepath.Base(f))
+		}
 		if err != nil {
 			return rep, err
 		}
@@ -437,29 +458,6 @@ func (u *upgrader) partition(j upgradeJob) (UpgradePartition, error) {
 		rep.BytesAfter += s.BytesAfter
 	}
 	return rep, nil
-}
-
-// upgradeRemoveTemps removes the "<segment>.cleaned.tmp" files that a crash
-// while writing a ".cleaned" file leaves (safefile writes through a
-// temporary name). Kafka ignores them; a re-run cleans them up.
-func upgradeRemoveTemps(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var removed []string
-	for _, e := range entries {
-		name := e.Name()
-		cleaned, ok := strings.CutSuffix(name, safefile.TempSuffix)
-		if !ok || layout.ParseFileName(cleaned).Leftover != layout.CleanedSuffix {
-			continue
-		}
-		if err := safefile.Remove(filepath.Join(dir, name)); err != nil {
-			return removed, err
-		}
-		removed = append(removed, "removed unfinished "+name)
-	}
-	return removed, nil
 }
 
 // partitionInPlace converts the segments to ".cleaned" files, verifies them
@@ -512,7 +510,7 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Upg
 	if u.opts.DryRun {
 		return u.partitionInPlace(p, rep)
 	}
-	stage := final + ".upgrade" + safefile.TempSuffix
+	stage := filepath.Join(filepath.Dir(final), upgradeStageName(filepath.Base(final)))
 	if err := upgradeRemoveStage(stage); err != nil {
 		return err
 	}
@@ -558,7 +556,63 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Upg
 	return safefile.Rename(stage, final)
 }
 
-// upgradeRemoveStage removes a staging directory left by a crashed run.
+// upgradeStageID starts the unique id of a staging directory's name.
+const upgradeStageID = "logtoolupgrade"
+
+// upgradeStageName is the staging directory of the output partition name:
+// "<topic>-<partition>.logtoolupgrade<hash>-delete". Kafka's LogManager
+// parses every directory of a log directory and refuses to start on a name
+// that is not a partition's, such as the "<name>.upgrade.tmp" of earlier
+// versions; a "-delete" name it loads and deletes as the directory of a
+// deleted topic (LocalLog.parseTopicPartitionName, LogManager.loadLog), so a
+// staging directory a crash leaves behind trips no broker. The hash of the
+// whole name keeps the stages of long topic names, cut as Kafka cuts them
+// to fit 255 bytes, apart.
+func upgradeStageName(name string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	suffix := fmt.Sprintf(".%s%08x%s", upgradeStageID, h.Sum32(), "-delete")
+	pd, err := layout.ParsePartitionDir(name)
+	if err != nil {
+		return name + suffix
+	}
+	tail := "-" + strconv.Itoa(int(pd.Partition)) + suffix
+	return pd.Topic[:min(len(pd.Topic), 255-len(tail))] + tail
+}
+
+// isUpgradeStage tells a staging directory of this or an earlier version by
+// its name.
+func isUpgradeStage(name string) bool {
+	if strings.HasSuffix(name, ".upgrade"+safefile.TempSuffix) {
+		return true
+	}
+	pd, err := layout.ParsePartitionDir(name)
+	return err == nil && pd.Kind == layout.Delete && strings.HasPrefix(pd.UniqueID, upgradeStageID)
+}
+
+// upgradeRemoveStages removes the staging directories that killed runs left
+// in dir, the output log directory, whose lock the caller holds.
+func upgradeRemoveStages(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		if e.IsDir() && isUpgradeStage(e.Name()) {
+			path := filepath.Join(dir, e.Name())
+			if err := upgradeRemoveStage(path); err != nil {
+				return removed, err
+			}
+			removed = append(removed, path)
+		}
+	}
+	return removed, nil
+}
+
+// upgradeRemoveStage removes a staging directory left by a crashed run. It
+// holds only the regular files upgrade writes; anything else in it is
+// refused rather than followed or removed.
 func upgradeRemoveStage(stage string) error {
 	entries, err := os.ReadDir(stage)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -568,7 +622,7 @@ func upgradeRemoveStage(stage string) error {
 		return err
 	}
 	for _, e := range entries {
-		if err := safefile.Remove(filepath.Join(stage, e.Name())); err != nil {
+		if err := safefile.RemoveLeftover(filepath.Join(stage, e.Name())); err != nil {
 			return err
 		}
 	}

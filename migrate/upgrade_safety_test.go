@@ -328,8 +328,14 @@ func upgradeCrashTest(t *testing.T, opts UpgradeOptions) {
 		}
 		upgradeSameSnapshot(t, fmt.Sprintf("re-run after a crash at step %d", n), upgradePartitionFiles(t, final), newFiles)
 		if o.Output != "" {
-			if _, err := os.Stat(final + ".upgrade" + safefile.TempSuffix); err == nil {
-				t.Fatalf("step %d: the staging directory survived the re-run", n)
+			entries, err := os.ReadDir(o.Output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if isUpgradeStage(e.Name()) {
+					t.Fatalf("step %d: the staging directory %s survived the re-run", n, e.Name())
+				}
 			}
 			upgradeSameSnapshot(t, fmt.Sprintf("root files after a re-run after step %d", n), upgradeRootFiles(t, o.Output), newRoot)
 		}

@@ -876,3 +876,64 @@ func TestUpgradeOutputLeftovers(t *testing.T) {
 		t.Fatalf("output holds %v", entries)
 	}
 }
+
+// TestUpgradeStageName: the staging directory of --output has a name a
+// broker loads as a deleted topic's directory (and deletes) instead of
+// refusing to start; only logtool's own are taken for stages.
+func TestUpgradeStageName(t *testing.T) {
+	long := strings.Repeat("t", layout.MaxTopicLength)
+	for _, name := range []string{"orders-0", "legacy.events-v0-12", long + "-2147483647"} {
+		stage := upgradeStageName(name)
+		pd, err := layout.ParsePartitionDir(stage)
+		want, _ := layout.ParsePartitionDir(name)
+		if err != nil || pd.Kind != layout.Delete || pd.Partition != want.Partition || !strings.HasPrefix(want.Topic, pd.Topic) ||
+			len(stage) > 255 || !isUpgradeStage(stage) {
+			t.Errorf("%s: stage %q (%+v, %v)", name, stage, pd, err)
+		}
+	}
+	if upgradeStageName(long+"1-0") == upgradeStageName(long+"2-0") {
+		t.Error("two long topics share a stage")
+	}
+	for name, want := range map[string]bool{
+		"orders-0.upgrade.tmp":                             true,  // earlier versions
+		"orders-0.0123456789abcdef0123456789abcdef-delete": false, // Kafka's
+		"orders-0": false,
+	} {
+		if isUpgradeStage(name) != want {
+			t.Errorf("isUpgradeStage(%q) = %v", name, !want)
+		}
+	}
+}
+
+// TestUpgradeOutputRemovesStages: the staging directories a killed run left
+// in the output are removed by the next run, and only those.
+func TestUpgradeOutputRemovesStages(t *testing.T) {
+	logDir, _ := upgradeGen(t, gen.Options{Magic: 0, Compression: codec.None, Records: 20})
+	out := t.TempDir()
+	kafkas := "orders-0.0123456789abcdef0123456789abcdef-delete"
+	for _, d := range []string{upgradeStageName("legacy-0"), upgradeStageName("gone-3"), "legacy-0.upgrade.tmp", kafkas} {
+		if err := os.MkdirAll(filepath.Join(out, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, d, "00000000000000000000.log"), []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(out)
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	if !slices.Equal(dirs, []string{"legacy-0", kafkas}) {
+		t.Errorf("output holds %q", dirs)
+	}
+	if len(rep.Notes) != 3 {
+		t.Errorf("notes %q", rep.Notes)
+	}
+}

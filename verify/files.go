@@ -77,7 +77,12 @@ func corruptFinding(c *collector, err error, file string) error {
 }
 
 // isNotExist tells an absent optional file from one that cannot be read.
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+// isNotExist is true for a file that is absent, or not a regular file: a
+// FIFO or device under a Kafka name is reported where the listing finds it
+// (Partition.Irregular) and otherwise taken for absent, as Kafka does.
+func isNotExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, safefile.ErrNotRegular)
+}
 
 // checkSmall reads a small file and reports what parse says of it.
 func checkSmall(c *collector, path, what string, parse func([]byte) error) error {
