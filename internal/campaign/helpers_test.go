@@ -152,7 +152,8 @@ func matrixOptions(f format) gen.Options {
 }
 
 // digest maps every file under dir (by relative path) to a hash of its
-// content. The .lock file is left out: taking the lock creates it.
+// content, and every symbolic link to its target. The .lock file is left
+// out: taking the lock creates it.
 func digest(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -160,12 +161,17 @@ func digest(t testing.TB, dir string) map[string]string {
 		if err != nil || d.IsDir() || d.Name() == ".lock" {
 			return err
 		}
+		rel, _ := filepath.Rel(dir, path)
+		if d.Type()&fs.ModeSymlink != 0 {
+			to, err := os.Readlink(path)
+			out[rel] = "-> " + to
+			return err
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
 		sum := sha256.Sum256(b)
-		rel, _ := filepath.Rel(dir, path)
 		out[rel] = hex.EncodeToString(sum[:8])
 		return nil
 	})
