@@ -80,6 +80,7 @@ import (
 	"path/filepath"
 
 	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -246,8 +247,16 @@ func prepare(dir string, roots *rootCheckpoints, o Options) (*Result, *plan) {
 	if !o.DryRun {
 		// Plan on the partition a loader would see: finish or roll back
 		// what an interrupted run, of logtool or a broker, left.
+		removed, err := safefile.RemoveTemps(dir, layout.OwnTemp)
+		for _, f := range removed {
+			r.Recovered = append(r.Recovered, "removed "+filepath.Base(f))
+		}
+		if err != nil {
+			r.Err = err
+			return r, nil
+		}
 		actions, err := segswap.Recover(dir)
-		r.Recovered = actions
+		r.Recovered = append(r.Recovered, actions...)
 		if err != nil {
 			r.Err = err
 			return r, nil
