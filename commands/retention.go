@@ -39,7 +39,8 @@ func retentionCommand() *cli.Command {
 			"then removed, so a crash leaves what a broker loads, and running again finishes the job.\n\n" +
 			"Topic configurations are not on disk: select delete-policy topics with --topic. Internal topics (names\n" +
 			"starting with __) are skipped in a log directory unless --topic names them. A segment whose batches cannot\n" +
-			"be read stops its partition (exit 1) with nothing deleted there. Exit 4 when a broker holds the lock.\n\n" +
+			"be read stops its partition (exit 1) with nothing deleted there, and so does a last segment ending in a\n" +
+			"torn batch: where the log ends is for a broker's recovery to say. Exit 4 when a broker holds the lock.\n\n" +
 			"Examples:\n" +
 			"  logtool retention --dry-run --now 2024-01-02T00:00:00Z --retention-ms 1h testdata/kafka-logs\n" +
 			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && \\\n" +

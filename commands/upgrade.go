@@ -42,7 +42,9 @@ func upgradeCommand() *cli.Command {
 			"and installed with Kafka's .cleaned -> .swap -> rename swap, all segments of a partition at once: a crash\n" +
 			"at any moment leaves the old or the new partition, for a broker and for a re-run, which completes it. The\n" +
 			"disk needs room for a copy of the segments being rewritten. With --output DIR each partition is built\n" +
-			"next to DIR/<partition dir name> and renamed there when complete, with copies of every other file\n" +
+			"in DIR/<topic>-<partition>.logtoolupgrade<hash>-delete (a name a broker takes for a deleted topic's and\n" +
+			"deletes, where it would refuse to start on another; the next run removes it) and renamed to\n" +
+			"DIR/<partition dir name> when complete, with copies of every other file\n" +
 			"(checkpoints, snapshots, leader-epoch-checkpoint, partition.metadata); the source is not modified and an\n" +
 			"existing DIR/<partition> is never overwritten (exit 4). When PATH is a log directory and DIR has no\n" +
 			"meta.properties, its meta.properties, four offset checkpoints and .kafka_cleanshutdown are copied too.\n" +

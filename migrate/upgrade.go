@@ -91,8 +91,9 @@ type UpgradeReport struct {
 	ToMagic    int8
 	DryRun     bool
 	Partitions []UpgradePartition // in the order the paths name them, failed ones included
-	// Notes are things left alone and why: -delete directories, directories
-	// that are not partitions, a broker's lock seen by a dry run.
+	// Notes are things left alone and why (-delete directories, directories
+	// that are not partitions), and staging directories of killed runs
+	// removed from Output.
 	Notes []string
 	// RootFiles are the log-dir root files copied into Output.
 	RootFiles []string
