@@ -2,8 +2,11 @@ package commands
 
 import (
 	"errors"
+	"io/fs"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // targets is the step every command shares: it resolves the paths (real
@@ -25,6 +28,21 @@ func targets(g Global, paths []string, o target.Options, a target.Access) (set *
 	}
 	if release, err = set.Lock(a); err != nil {
 		return nil, nil, err
+	}
+	if a == target.Write {
+		// The temporary files a killed run left at the root of a log
+		// directory now locked; each partition's are the libraries' to
+		// remove, as they recover it.
+		for _, d := range set.LogDirs {
+			removed, err := safefile.RemoveTemps(d.Path, layout.OwnTemp)
+			for _, f := range removed {
+				g.Warnf("%s: removed, left by an interrupted run", f)
+			}
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				release()
+				return nil, nil, err
+			}
+		}
 	}
 	for _, d := range set.LogDirs {
 		if d.Held != nil {

@@ -24,7 +24,7 @@ func TestCleanShutdownMarker(t *testing.T) {
 		{zk, "empty: a clean shutdown marker without a broker epoch, as Kafka before 3.7 writes it\n", nil, nil},
 	} {
 		var out, errOut bytes.Buffer
-		res, err := Run([]string{c.path}, DefaultOptions(), &out, &errOut)
+		res, err := Run(resolve(t, c.path), DefaultOptions(), &out, &errOut)
 		if err != nil || res.Readable != 1 || res.Problems != 0 || errOut.Len() != 0 {
 			t.Fatalf("%s: %+v %v %s", c.path, res, err, errOut.String())
 		}
@@ -44,7 +44,7 @@ func TestCleanShutdownMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if res, err := Run([]string{bad}, DefaultOptions(), &out, &out); err != nil || res.Problems != 1 || res.Readable != 0 {
+	if res, err := Run(resolve(t, bad), DefaultOptions(), &out, &out); err != nil || res.Problems != 1 || res.Readable != 0 {
 		t.Errorf("malformed marker: %+v %v\n%s", res, err, out.String())
 	}
 }
@@ -56,7 +56,7 @@ func TestLockFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	res, err := Run([]string{lock}, DefaultOptions(), &out, &errOut)
+	res, err := Run(resolve(t, lock), DefaultOptions(), &out, &errOut)
 	if err != nil || res.Readable != 1 || res.Problems != 0 || bytes.Contains(errOut.Bytes(), []byte("unknown")) {
 		t.Errorf("%+v %v\n%s%s", res, err, out.String(), errOut.String())
 	}

@@ -33,7 +33,7 @@ func TestNonConsecutiveFromSecondRecord(t *testing.T) {
 		o := DefaultOptions()
 		o.Deep = deep
 		var out, errOut bytes.Buffer
-		if _, err := Run([]string{path}, o, &out, &errOut); err != nil {
+		if _, err := Run(resolve(t, path), o, &out, &errOut); err != nil {
 			t.Fatal(err)
 		}
 		want := ""

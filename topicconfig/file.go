@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -45,7 +45,7 @@ type entry struct {
 
 // ParseFile reads a --topic-config file.
 func ParseFile(path string) (*FileConfig, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

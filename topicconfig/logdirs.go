@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/logtool/logtool/clustermeta"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 )
 
@@ -63,7 +64,7 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 			continue
 		}
 		d := &dirInfo{dir: dir, node: -1}
-		b, err := os.ReadFile(filepath.Join(dir, checkpoint.MetaPropertiesFile))
+		b, err := safefile.ReadFile(filepath.Join(dir, checkpoint.MetaPropertiesFile))
 		switch {
 		case err == nil:
 			m, err := checkpoint.ReadMetaProperties(b, filepath.Join(dir, checkpoint.MetaPropertiesFile))

@@ -269,6 +269,8 @@ func TestOwnLeftoversRemoved(t *testing.T) {
 			filepath.Join(part, layout.SegmentName(base, layout.LogExt+layout.CleanedSuffix+safefile.TempSuffix)),
 			filepath.Join(part, layout.SegmentName(base, layout.IndexExt+safefile.TempSuffix)),
 			filepath.Join(part, "cleaner-checkpoint.tmp"),
+			filepath.Join(part, "cleaner-checkpoint.logtool.tmp"),
+			filepath.Join(dir, "recovery-point-offset-checkpoint.logtool.tmp"),
 		}
 		// Kafka's temporary names of files these runs do not rewrite (a
 		// file logtool rewrites goes through the same name, as it does

@@ -113,16 +113,20 @@ func (k FileKind) String() string {
 
 // OwnTemp reports whether name is a temporary file only logtool writes, so
 // that a writer may remove it when a crash left it: name ends in TempSuffix
-// and what precedes it is a segment file (leftover suffixes such as .cleaned
+// and what precedes it is ".logtool" (the checkpoints logtool writes through
+// checkpoint.TempName), a segment file (leftover suffixes such as .cleaned
 // included), a reindex backup of a cut tail ("<segment>.log.truncated-N"),
 // logtool's cleaner-checkpoint or the .migrated root file. Kafka writes none
-// of these through a temporary name. The temporary files of the offset
-// checkpoints, leader-epoch-checkpoint and partition.metadata are Kafka's
-// own names too, and never logtool's alone to remove.
+// of these through a temporary name. "<checkpoint>.tmp" of the offset
+// checkpoints, leader-epoch-checkpoint and partition.metadata is the broker's,
+// and never logtool's to remove.
 func OwnTemp(name string) bool {
 	stem, ok := strings.CutSuffix(name, TempSuffix)
 	if !ok {
 		return false
+	}
+	if strings.HasSuffix(stem, ".logtool") {
+		return true
 	}
 	if stem == CleanerCheckpointFile || stem == CleanerOffsetCheckpointFile+".migrated" {
 		return true

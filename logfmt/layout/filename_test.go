@@ -132,6 +132,8 @@ func TestOwnTemp(t *testing.T) {
 		"00000000000000000000.log.truncated-4096.tmp":    true,
 		"cleaner-checkpoint.tmp":                         true,
 		"cleaner-offset-checkpoint.migrated.tmp":         true,
+		"recovery-point-offset-checkpoint.logtool.tmp":   true,
+		"cleaner-checkpoint.logtool.tmp":                 true,
 		"cleaner-offset-checkpoint.tmp":                  false,
 		"recovery-point-offset-checkpoint.tmp":           false,
 		"replication-offset-checkpoint.tmp":              false,
