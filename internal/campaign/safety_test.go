@@ -62,7 +62,8 @@ func TestSamePartitionTwice(t *testing.T) {
 }
 
 // runWithin runs logtool and fails the test if it takes longer than a
-// minute; unblock is then called so that the run can end.
+// minute; unblock is then called every second, so that a run blocked on a
+// FIFO can end, and the test stops if that does not help either.
 func runWithin(t *testing.T, unblock func(), args ...string) result {
 	t.Helper()
 	done := make(chan result, 1)
@@ -72,9 +73,17 @@ func runWithin(t *testing.T, unblock func(), args ...string) result {
 		return r
 	case <-time.After(time.Minute):
 		t.Errorf("%s: still running after a minute", strings.Join(args, " "))
-		unblock()
-		return <-done
 	}
+	for range 60 {
+		unblock()
+		select {
+		case r := <-done:
+			return r
+		case <-time.After(time.Second):
+		}
+	}
+	t.Fatalf("%s: blocked for good", strings.Join(args, " "))
+	return result{}
 }
 
 // TestFIFONamedLikeSegment: a FIFO, a socket or a device named like a file
