@@ -1,6 +1,8 @@
 package reindex
 
 import (
+	"maps"
+
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/snapshot"
@@ -35,6 +37,11 @@ func (p *ProducerState) Load(entries []snapshot.Entry) {
 
 // Open returns the number of open transactions.
 func (p *ProducerState) Open() int { return len(p.open) }
+
+// Ongoing returns, for each producer with an open transaction, the offset
+// it began at: what a broker counts as ongoing, and what holds the last
+// stable offset back.
+func (p *ProducerState) Ongoing() map[int64]int64 { return maps.Clone(p.open) }
 
 // Apply updates the state with one batch, as ProducerAppendInfo.append does
 // for a replicated batch during recovery, and returns the entry .txnindex

@@ -1,0 +1,158 @@
+package export
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/logtool/logtool/fetch"
+)
+
+// Encoding is how keys, values and header values are written.
+type Encoding int
+
+const (
+	// Base64 writes every byte string in standard base64, padded.
+	Base64 Encoding = iota
+	// UTF8 writes a byte string that is valid UTF-8 as a JSON string and
+	// any other as {"base64": "..."}, so nothing is lost either way.
+	UTF8
+)
+
+// ParseEncoding parses the --encoding names.
+func ParseEncoding(s string) (Encoding, error) {
+	switch s {
+	case "base64":
+		return Base64, nil
+	case "utf8":
+		return UTF8, nil
+	}
+	return 0, fmt.Errorf("want base64 or utf8, got %q", s)
+}
+
+// Encoder appends the JSON line of a record. It writes by hand, with
+// strconv and base64 appends, because reflection would cost more than
+// reading the log; every field is written whatever its value, in a fixed
+// order, so lines differ only where records do.
+type Encoder struct {
+	enc    Encoding
+	marks  bool   // read_uncommitted: say what became of transactions
+	prefix []byte // {"topic":...,"partition":N,"offset":
+}
+
+// NewEncoder returns the encoder of one partition's records. Under
+// read_uncommitted each transactional record says what became of its
+// transaction ("transaction": committed, aborted or ongoing) and a control
+// record says what it is ("control": {"type", "coordinatorEpoch"}), which
+// read_committed leaves out.
+func NewEncoder(topic string, partition int32, enc Encoding, iso fetch.Isolation) *Encoder {
+	p := append([]byte(`{"topic":`), appendString(nil, []byte(topic))...)
+	p = append(p, `,"partition":`...)
+	p = strconv.AppendInt(p, int64(partition), 10)
+	p = append(p, `,"offset":`...)
+	return &Encoder{enc: enc, marks: iso == fetch.ReadUncommitted, prefix: p}
+}
+
+// Append appends r's line, newline included, to dst.
+func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
+	dst = append(dst, e.prefix...)
+	dst = strconv.AppendInt(dst, r.Offset, 10)
+	dst = append(dst, `,"timestamp":`...)
+	dst = strconv.AppendInt(dst, r.Timestamp, 10)
+	dst = append(dst, `,"timestampType":"`...)
+	dst = append(dst, r.TimestampType.String()...)
+	dst = append(dst, `","key":`...)
+	dst = e.appendBytes(dst, r.Key)
+	dst = append(dst, `,"value":`...)
+	dst = e.appendBytes(dst, r.Value)
+	dst = append(dst, `,"headers":[`...)
+	for i, h := range r.Headers {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"key":`...)
+		if utf8.Valid(h.Key) {
+			dst = appendString(dst, h.Key)
+		} else {
+			dst = appendMarked(dst, h.Key)
+		}
+		dst = append(dst, `,"value":`...)
+		dst = e.appendBytes(dst, h.Value)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"producerId":`...)
+	dst = strconv.AppendInt(dst, r.ProducerID, 10)
+	dst = append(dst, `,"producerEpoch":`...)
+	dst = strconv.AppendInt(dst, int64(r.ProducerEpoch), 10)
+	dst = append(dst, `,"sequence":`...)
+	dst = strconv.AppendInt(dst, int64(r.Sequence), 10)
+	dst = append(dst, `,"isTransactional":`...)
+	dst = strconv.AppendBool(dst, r.Transactional)
+	dst = append(dst, `,"leaderEpoch":`...)
+	dst = strconv.AppendInt(dst, int64(r.LeaderEpoch), 10)
+	if e.marks && r.Transactional && !r.Control {
+		dst = append(dst, `,"transaction":"`...)
+		dst = append(dst, r.Txn.String()...)
+		dst = append(dst, '"')
+	}
+	if r.Control {
+		dst = append(dst, `,"control":{"type":"`...)
+		dst = append(dst, r.ControlType.String()...)
+		dst = append(dst, `","coordinatorEpoch":`...)
+		dst = strconv.AppendInt(dst, int64(r.CoordinatorEpoch), 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, "}\n"...)
+}
+
+func (e *Encoder) appendBytes(dst, b []byte) []byte {
+	switch {
+	case b == nil:
+		return append(dst, "null"...)
+	case e.enc == UTF8 && utf8.Valid(b):
+		return appendString(dst, b)
+	case e.enc == UTF8:
+		return appendMarked(dst, b)
+	}
+	dst = append(dst, '"')
+	dst = base64.StdEncoding.AppendEncode(dst, b)
+	return append(dst, '"')
+}
+
+// appendMarked writes bytes that are not UTF-8 where text was asked for.
+func appendMarked(dst, b []byte) []byte {
+	dst = append(dst, `{"base64":"`...)
+	dst = base64.StdEncoding.AppendEncode(dst, b)
+	return append(dst, `"}`...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends valid UTF-8 as a JSON string, escaping what JSON
+// requires (quote, backslash, control characters) and nothing else.
+func appendString(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i, c := range s {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
