@@ -11,7 +11,6 @@ import (
 	"slices"
 	"testing"
 
-
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/kafkatest"
