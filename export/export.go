@@ -50,115 +50,162 @@ var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize+64<<1
 
 // Partition writes the records of one partition directory to w.
 func Partition(w io.Writer, p *layout.Partition, o Options) (fetch.Stats, error) {
-	return encode(p, o, func(b []byte) error {
-		_, err := w.Write(b)
-		return err
-	})
-}
-
-// encode reads p and passes its lines to emit in chunks of about chunkSize.
-func encode(p *layout.Partition, o Options, emit func([]byte) error) (fetch.Stats, error) {
-	r, err := fetch.Open(p, o.Fetch)
+	pt, err := fetch.Open(p, o.Fetch)
 	if err != nil {
 		return fetch.Stats{}, err
 	}
-	defer r.Close()
+	st := pt.Stats()
+	st.Read, err = encode(pt.Reader(), encoder(p, o), func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	})
+	return st, err
+}
+
+func encoder(p *layout.Partition, o Options) *Encoder {
 	topic := p.Dir.Topic
 	if topic == "" {
 		topic = p.Dir.Name
 	}
-	enc := NewEncoder(topic, p.Dir.Partition, o.Encoding, o.Fetch.Isolation)
+	return NewEncoder(topic, p.Dir.Partition, o.Encoding, o.Fetch.Isolation)
+}
+
+// encode reads r and passes its lines to emit in chunks of about chunkSize.
+func encode(r *fetch.Reader, enc *Encoder, emit func([]byte) error) (fetch.Read, error) {
+	defer r.Close()
 	bp := chunkPool.Get().(*[]byte)
 	defer func() { chunkPool.Put(bp) }()
 	buf := (*bp)[:0]
+	defer func() { *bp = buf }()
 	for r.Next() {
 		buf = enc.Append(buf, r.Record())
 		if len(buf) >= chunkSize {
 			if err := emit(buf); err != nil {
-				return r.Stats(), err
+				return r.Read(), err
 			}
 			buf = buf[:0]
 		}
 	}
 	if err := r.Err(); err != nil {
-		return r.Stats(), err
+		return r.Read(), err
 	}
-	*bp = buf
 	if len(buf) > 0 {
 		if err := emit(buf); err != nil {
-			return r.Stats(), err
+			return r.Read(), err
 		}
 	}
-	return r.Stats(), nil
+	return r.Read(), nil
 }
 
-// errStopped ends the workers after the writer failed.
+// errStopped ends the workers after a failure.
 var errStopped = errors.New("export stopped")
 
-// Run writes the partitions to w in order, encoding up to o.Workers of them
-// at once. done is called with each partition's result, in order, once its
-// lines are written. Run stops at the first failure, of a partition or of
-// w, and returns it.
+// job is one unit of a partition (fetch.Partition.Unit) to encode.
+type job struct {
+	res    *Result // shared by the jobs of a partition
+	r      *fetch.Reader
+	enc    *Encoder
+	chunks chan []byte
+	read   fetch.Read
+	err    error
+	last   bool // the partition's last job
+}
+
+// Run writes the partitions to w in order. Partitions are opened (their
+// transactions resolved) one after the other, and their units, slices of
+// about 16 MiB of log, are encoded by o.Workers goroutines at once while
+// the lines are written in order. done is called with each partition's
+// result, in order, once its lines are written. Run stops at the first
+// failure, of a partition or of w, and returns it.
 func Run(w io.Writer, parts []*layout.Partition, o Options, done func(Result)) error {
-	type job struct {
-		chunks chan []byte
-		res    Result
-	}
-	jobs := make([]*job, len(parts))
-	for i := range jobs {
-		jobs[i] = &job{chunks: make(chan []byte, chunksAhead), res: Result{Partition: parts[i]}}
-	}
+	workers := max(1, o.Workers)
+	ordered := make(chan *job, 2*workers) // the writer's order
+	work := make(chan *job, 2*workers)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	go func() {
-		// Workers start in the order the writer drains them, so the one it
-		// waits for always holds a slot.
-		slots := make(chan struct{}, max(1, o.Workers))
-		for _, j := range jobs {
+		defer close(work)
+		defer close(ordered)
+		send := func(j *job) bool {
 			select {
-			case slots <- struct{}{}:
+			case ordered <- j:
 			case <-stop:
-				close(j.chunks)
-				continue
+				return false
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-slots }()
-				j.res.Stats, j.res.Err = encode(j.res.Partition, o, func(b []byte) error {
-					c := chunkPool.Get().(*[]byte)
-					*c = append((*c)[:0], b...)
-					select {
-					case j.chunks <- *c:
-						return nil
-					case <-stop:
-						chunkPool.Put(c)
-						return errStopped
-					}
-				})
+			if j.r == nil {
 				close(j.chunks)
-			}()
+				return true
+			}
+			work <- j
+			return true
+		}
+		for _, p := range parts {
+			res := &Result{Partition: p}
+			pt, err := fetch.Open(p, o.Fetch)
+			if err != nil {
+				send(&job{res: res, err: err, last: true, chunks: make(chan []byte)})
+				return
+			}
+			res.Stats = pt.Stats()
+			enc := encoder(p, o)
+			if pt.Units() == 0 && !send(&job{res: res, last: true, chunks: make(chan []byte)}) {
+				return
+			}
+			for i := range pt.Units() {
+				j := &job{res: res, r: pt.Unit(i), enc: enc, chunks: make(chan []byte, chunksAhead), last: i == pt.Units()-1}
+				if !send(j) {
+					return
+				}
+			}
 		}
 	}()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				select {
+				case <-stop:
+					j.err = errStopped
+				default:
+					j.read, j.err = encode(j.r, j.enc, func(b []byte) error {
+						c := chunkPool.Get().(*[]byte)
+						*c = append((*c)[:0], b...)
+						select {
+						case j.chunks <- *c:
+							return nil
+						case <-stop:
+							chunkPool.Put(c)
+							return errStopped
+						}
+					})
+				}
+				close(j.chunks)
+			}
+		}()
+	}
 	var err error
-	for _, j := range jobs {
+	for j := range ordered {
 		for c := range j.chunks {
 			if err == nil {
-				_, err = w.Write(c)
-				if err != nil {
+				if _, err = w.Write(c); err != nil {
 					close(stop)
 				}
 			}
 			chunkPool.Put(&c)
 		}
 		if err != nil {
-			continue // drain the rest so every worker ends
+			continue // drain, so that every goroutine ends
 		}
-		if j.res.Err != nil {
-			err = j.res.Err
+		j.res.Stats.Read.Add(j.read)
+		if j.err != nil {
+			j.res.Err, err = j.err, j.err
 			close(stop)
+			continue
 		}
-		done(j.res)
+		if j.last {
+			done(*j.res)
+		}
 	}
 	wg.Wait()
 	return err

@@ -6,12 +6,17 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/logtool/logtool/fetch"
+	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/kafkatest"
 	"github.com/logtool/logtool/logfmt"
@@ -234,6 +239,13 @@ func TestRoundTrip(t *testing.T) {
 						o.Fetch.Isolation = iso
 						out, _ := exportDir(t, dir, o)
 						sameLines(t, iso.String(), parseLines(t, out, false), expected(t, dir, iso == fetch.ReadCommitted, 0))
+						// In small units on several goroutines: the same bytes.
+						o.Workers, o.Fetch.UnitBytes = 3, 700
+						p, _ := layout.ReadPartition(dir)
+						var par bytes.Buffer
+						if err := Run(&par, []*layout.Partition{p}, o, func(Result) {}); err != nil || !bytes.Equal(par.Bytes(), out) {
+							t.Fatalf("%s in units: %v, %d bytes, want %d", iso, err, par.Len(), len(out))
+						}
 					}
 				})
 			}
@@ -340,4 +352,200 @@ func TestTransactions(t *testing.T) {
 	if want := []int64{8, 9}; !slices.Equal(offsetsOf(got), want) {
 		t.Errorf("from offset 5: %v, want %v", offsetsOf(got), want)
 	}
+}
+
+// TestUTF8: valid UTF-8 is written as text, escaped as JSON needs, and
+// anything else is marked, so both decode back to the same bytes.
+func TestUTF8(t *testing.T) {
+	vals := [][]byte{[]byte("plain"), []byte("quote \" back \\ nl \n tab \t nul \x00 del \x7f é ✓"), {0xff, 0xfe, 'x'}, {}, nil}
+	var recs []logfmt.Record
+	for i, v := range vals {
+		recs = append(recs, logfmt.Record{Offset: int64(i), Timestamp: 5, Key: v, Value: v,
+			Headers: []logfmt.Header{{Key: v, Value: v}}})
+	}
+	recs[4].Headers[0].Key = []byte{}
+	data, err := logfmt.AppendBatch(nil, logfmt.DefaultBatchOptions(0), recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "text-0")
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, layout.SegmentName(0, ".log")), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range []Encoding{Base64, UTF8} {
+		out, _ := exportDir(t, dir, Options{Fetch: fetch.DefaultOptions(), Encoding: enc})
+		if !jsonLines(out) {
+			t.Fatalf("encoding %d: invalid JSON:\n%s", enc, out)
+		}
+		sameLines(t, fmt.Sprint("encoding ", enc), parseLines(t, out, enc == UTF8), expected(t, dir, true, 0))
+		if enc == UTF8 && !bytes.Contains(out, []byte(`"value":"quote \" back \\ nl \n tab \t nul \u0000 del `+"\x7f é ✓\"")) ||
+			enc == UTF8 && !bytes.Contains(out, []byte(`"value":{"base64":"//54"}`)) {
+			t.Errorf("utf8 encoding:\n%s", out)
+		}
+	}
+}
+
+func jsonLines(out []byte) bool {
+	for _, l := range bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n")) {
+		if !json.Valid(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRanges: offset and time bounds give the contiguous offset range a
+// consumer seeking with offsetsForTimes reads.
+func TestRanges(t *testing.T) {
+	dir := genPartition(t, gen.Options{Topics: []string{"events"}, Records: 500, Keys: 20, ValueBytes: 40, BatchRecords: 7,
+		SegmentBytes: 4000, Magic: 2, Compression: codec.LZ4, TransactionalRatio: 0.3, AbortRatio: 0.5, Seed: 3})
+	all := expected(t, dir, true, 0)
+	for _, tc := range []struct {
+		from, to int64
+		fromT    int64
+		toT      int64
+	}{
+		{from: 100, to: 250, fromT: fetch.NoTime, toT: fetch.NoTime},
+		{from: fetch.NoOffset, to: fetch.NoOffset, fromT: all[50].Timestamp, toT: all[300].Timestamp},
+		{from: 400, to: fetch.NoOffset, fromT: fetch.NoTime, toT: fetch.NoTime},
+		{from: 10_000, to: fetch.NoOffset, fromT: fetch.NoTime, toT: fetch.NoTime},
+	} {
+		o := Options{Fetch: fetch.DefaultOptions()}
+		o.Fetch.FromOffset, o.Fetch.ToOffset, o.Fetch.FromTime, o.Fetch.ToTime = tc.from, tc.to, tc.fromT, tc.toT
+		out, _ := exportDir(t, dir, o)
+		// The range in offsets, from an independent scan of the timestamps.
+		lo, hi := int64(0), int64(1<<62)
+		if tc.from != fetch.NoOffset {
+			lo = tc.from
+		}
+		if tc.to != fetch.NoOffset {
+			hi = tc.to + 1
+		}
+		if tc.fromT != fetch.NoTime {
+			lo = max(lo, firstAtOrAfter(all, tc.fromT))
+		}
+		if tc.toT != fetch.NoTime {
+			hi = min(hi, firstAtOrAfter(all, tc.toT+1))
+		}
+		var want []line
+		for _, l := range all {
+			if l.Offset >= lo && l.Offset < hi {
+				want = append(want, l)
+			}
+		}
+		sameLines(t, fmt.Sprintf("%+v", tc), parseLines(t, out, false), want)
+	}
+}
+
+// firstAtOrAfter is the offset ListOffsets gives for ts; the records given
+// are those a consumer sees, which holds that offset in generated data.
+func firstAtOrAfter(all []line, ts int64) int64 {
+	for _, l := range all {
+		if l.Timestamp >= ts {
+			return l.Offset
+		}
+	}
+	return 1 << 62
+}
+
+// TestOutput: a file is written only when the export succeeds, and a .zst
+// name gets zstd of the same lines.
+func TestOutput(t *testing.T) {
+	dirs := []string{
+		genPartition(t, gen.Options{Topics: []string{"a"}, Records: 300, Keys: 10, Magic: 2, Seed: 1}),
+		genPartition(t, gen.Options{Topics: []string{"b"}, Records: 300, Keys: 10, Magic: 1, Compression: codec.Gzip, Seed: 2}),
+	}
+	var parts []*layout.Partition
+	var want []byte
+	for _, d := range dirs {
+		p, _ := layout.ReadPartition(d)
+		parts = append(parts, p)
+		out, _ := exportDir(t, d, Options{Fetch: fetch.DefaultOptions()})
+		want = append(want, out...)
+	}
+	tmp := t.TempDir()
+	for _, name := range []string{"out.jsonl", "out.jsonl.zst"} {
+		path := filepath.Join(tmp, name)
+		out, err := Create(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var done []string
+		// Small units, so that partitions are encoded in several pieces at once.
+		o := Options{Fetch: fetch.DefaultOptions(), Workers: 3}
+		o.Fetch.UnitBytes = 2000
+		err = Run(out, parts, o, func(r Result) { done = append(done, r.Partition.Dir.Topic) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path); err == nil {
+			t.Fatalf("%s visible before Commit", name)
+		}
+		if err := out.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".zst") {
+			zr, err := zstd.NewReader(bytes.NewReader(got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err = io.ReadAll(zr)
+			zr.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(got, want) || !slices.Equal(done, []string{"a", "b"}) {
+			t.Errorf("%s: %d bytes (want %d), done %v", name, len(got), len(want), done)
+		}
+	}
+	// A failed run leaves nothing behind.
+	logPath := filepath.Join(dirs[1], layout.SegmentName(0, ".log"))
+	b, _ := os.ReadFile(logPath)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(logPath, b, 0o644)
+	path := filepath.Join(tmp, "failed.jsonl")
+	out, _ := Create(path, nil)
+	err := Run(out, parts, Options{Fetch: fetch.DefaultOptions(), Workers: 2}, func(Result) {})
+	if _, ok := logfmt.AsCorrupt(err); !ok {
+		t.Fatalf("damaged log: %v, want a CorruptError", err)
+	}
+	out.Abort()
+	if left, _ := filepath.Glob(filepath.Join(tmp, "failed*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestSamples exports real brokers' partitions and compares with kmsg.
+func TestSamples(t *testing.T) {
+	const samples = "../../shared/kafka-samples/logdirs"
+	dirs, _ := filepath.Glob(filepath.Join(samples, "*", "*-[0-9]*"))
+	if len(dirs) == 0 {
+		t.Skip("no samples at " + samples)
+	}
+	n := 0
+	for _, dir := range dirs {
+		if strings.Contains(dir, "__cluster_metadata") {
+			continue
+		}
+		p, err := layout.ReadPartition(dir)
+		if err != nil || len(p.Segments) == 0 {
+			continue
+		}
+		logStart, _ := reindex.LogStartOffset(p)
+		for _, iso := range []fetch.Isolation{fetch.ReadCommitted, fetch.ReadUncommitted} {
+			o := Options{Fetch: fetch.DefaultOptions()}
+			o.Fetch.Isolation = iso
+			out, _ := exportDir(t, dir, o)
+			got := parseLines(t, out, false)
+			n += len(got)
+			sameLines(t, dir+" "+iso.String(), got, expected(t, dir, iso == fetch.ReadCommitted, max(logStart, p.Segments[0].Base)))
+		}
+	}
+	t.Logf("%d records from %d partitions", n, len(dirs))
 }

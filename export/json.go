@@ -1,7 +1,6 @@
 package export
 
 import (
-	"encoding/base64"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -57,9 +56,9 @@ func NewEncoder(topic string, partition int32, enc Encoding, iso fetch.Isolation
 // Append appends r's line, newline included, to dst.
 func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 	dst = append(dst, e.prefix...)
-	dst = strconv.AppendInt(dst, r.Offset, 10)
+	dst = appendInt(dst, r.Offset)
 	dst = append(dst, `,"timestamp":`...)
-	dst = strconv.AppendInt(dst, r.Timestamp, 10)
+	dst = appendInt(dst, r.Timestamp)
 	dst = append(dst, `,"timestampType":"`...)
 	dst = append(dst, r.TimestampType.String()...)
 	dst = append(dst, `","key":`...)
@@ -82,15 +81,15 @@ func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"producerId":`...)
-	dst = strconv.AppendInt(dst, r.ProducerID, 10)
+	dst = appendInt(dst, r.ProducerID)
 	dst = append(dst, `,"producerEpoch":`...)
-	dst = strconv.AppendInt(dst, int64(r.ProducerEpoch), 10)
+	dst = appendInt(dst, int64(r.ProducerEpoch))
 	dst = append(dst, `,"sequence":`...)
-	dst = strconv.AppendInt(dst, int64(r.Sequence), 10)
+	dst = appendInt(dst, int64(r.Sequence))
 	dst = append(dst, `,"isTransactional":`...)
 	dst = strconv.AppendBool(dst, r.Transactional)
 	dst = append(dst, `,"leaderEpoch":`...)
-	dst = strconv.AppendInt(dst, int64(r.LeaderEpoch), 10)
+	dst = appendInt(dst, int64(r.LeaderEpoch))
 	if e.marks && r.Transactional && !r.Control {
 		dst = append(dst, `,"transaction":"`...)
 		dst = append(dst, r.Txn.String()...)
@@ -100,10 +99,22 @@ func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 		dst = append(dst, `,"control":{"type":"`...)
 		dst = append(dst, r.ControlType.String()...)
 		dst = append(dst, `","coordinatorEpoch":`...)
-		dst = strconv.AppendInt(dst, int64(r.CoordinatorEpoch), 10)
+		dst = appendInt(dst, int64(r.CoordinatorEpoch))
 		dst = append(dst, '}')
 	}
 	return append(dst, "}\n"...)
+}
+
+// appendInt is strconv.AppendInt with a shortcut for -1 to 9, the values
+// of most producer, sequence and epoch fields.
+func appendInt(dst []byte, v int64) []byte {
+	switch {
+	case v == -1:
+		return append(dst, '-', '1')
+	case v >= 0 && v <= 9:
+		return append(dst, byte('0'+v))
+	}
+	return strconv.AppendInt(dst, v, 10)
 }
 
 func (e *Encoder) appendBytes(dst, b []byte) []byte {
@@ -116,14 +127,14 @@ func (e *Encoder) appendBytes(dst, b []byte) []byte {
 		return appendMarked(dst, b)
 	}
 	dst = append(dst, '"')
-	dst = base64.StdEncoding.AppendEncode(dst, b)
+	dst = appendBase64(dst, b)
 	return append(dst, '"')
 }
 
 // appendMarked writes bytes that are not UTF-8 where text was asked for.
 func appendMarked(dst, b []byte) []byte {
 	dst = append(dst, `{"base64":"`...)
-	dst = base64.StdEncoding.AppendEncode(dst, b)
+	dst = appendBase64(dst, b)
 	return append(dst, `"}`...)
 }
 

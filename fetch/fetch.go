@@ -31,9 +31,10 @@
 package fetch
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/lookup"
@@ -84,8 +85,11 @@ type Options struct {
 	// timestamp is later than ToTime. Both in ms since the epoch.
 	FromTime, ToTime int64
 	// Progress, when set, is called with the number of .log bytes the
-	// second pass has read since its last call.
+	// second pass has read since its last call, from the reading goroutines.
 	Progress func(n int64)
+	// UnitBytes is about how much of a segment one unit covers (see
+	// Partition); 0 means 16 MiB.
+	UnitBytes int64
 }
 
 // DefaultOptions reads everything read_committed.
@@ -138,37 +142,237 @@ type Stats struct {
 	LastStableOffset int64
 	// OngoingProducer is the producer of that transaction.
 	OngoingProducer int64
-	// StoppedAtLSO is true when read_committed reading ended at the last
+	// StoppedAtLSO is true when read_committed reading ends at the last
 	// stable offset rather than at the end of the log or the range.
 	StoppedAtLSO bool
+	// Notes tell of segments whose data ends before their file does (a
+	// torn last batch, a zero-filled tail): reading goes on with the next
+	// segment, as the data holds nothing more.
+	Notes []string
 
+	Read
+}
+
+// Read counts what Readers did.
+type Read struct {
 	Records        int64 // returned
 	AbortedRecords int64 // left out as aborted (read_committed)
 	ControlRecords int64 // left out (read_committed)
-	Bytes          int64 // .log bytes read by the second pass
-	// Notes tell of segments whose data ends before their file does (a
-	// torn last batch, a zero-filled tail): reading went on with the next
-	// segment, as the data holds nothing more.
-	Notes []string
+	Bytes          int64 // .log bytes read
 }
 
-// Reader streams the records of one partition directory.
-type Reader struct {
-	o    Options
-	p    *layout.Partition
-	segs []layout.Segment
+// Add adds the counts of o.
+func (r *Read) Add(o Read) {
+	r.Records += o.Records
+	r.AbortedRecords += o.AbortedRecords
+	r.ControlRecords += o.ControlRecords
+	r.Bytes += o.Bytes
+}
+
+// defaultUnitBytes is how much of a segment a unit covers by default:
+// enough that a unit's start costs nothing next to its reading, small
+// enough that a large segment is read by several goroutines at once.
+const defaultUnitBytes = 16 << 20
+
+// unit is a run of whole batches of one segment: [start, end).
+type unit struct {
+	seg        int
+	start, end int64
+}
+
+// Partition is a partition directory opened for reading: its transactions
+// resolved, its range found, its data cut into units that Readers read
+// independently, in any number at once.
+type Partition struct {
+	o     Options
+	p     *layout.Partition
+	segs  []layout.Segment
+	stats Stats
 
 	aborted map[int64][]index.AbortedTxn // producer → its aborted transactions, by offset
 	ongoing map[int64]int64              // producer → first offset of its open transaction
 	from    int64                        // first offset to return
 	end     int64                        // offsets at or above it are not returned
-	stats   Stats
+	units   []unit
+}
 
-	si       int // segment being read
-	startPos int64
+// Open resolves the transactions of the whole log, finds where the range
+// starts, and cuts what follows into units.
+func Open(p *layout.Partition, o Options) (*Partition, error) {
+	pt := &Partition{o: o, p: p, end: math.MaxInt64}
+	pt.stats.LastStableOffset, pt.stats.OngoingProducer = -1, -1
+	for _, s := range p.Segments {
+		if s.Log != "" {
+			pt.segs = append(pt.segs, s)
+		}
+	}
+	if len(pt.segs) == 0 {
+		return pt, nil
+	}
+	if err := pt.resolveTxns(); err != nil {
+		return nil, err
+	}
+	logStart, err := reindex.LogStartOffset(p)
+	if err != nil {
+		return nil, err
+	}
+	pt.stats.LogStartOffset = max(logStart, pt.segs[0].Base)
+	if err := pt.bounds(); err != nil {
+		return nil, err
+	}
+	return pt, nil
+}
+
+// Stats are the partition's figures; the Read part is left to Readers.
+func (pt *Partition) Stats() Stats { return pt.stats }
+
+// Units is the number of units to read.
+func (pt *Partition) Units() int { return len(pt.units) }
+
+// Unit returns a reader of unit i alone.
+func (pt *Partition) Unit(i int) *Reader { return &Reader{pt: pt, units: pt.units[i : i+1]} }
+
+// Reader returns a reader of every unit in turn.
+func (pt *Partition) Reader() *Reader { return &Reader{pt: pt, units: pt.units} }
+
+// resolveTxns is the first pass: the aborted transactions of the log, the
+// ongoing ones at its end, its end offset, and the units.
+func (pt *Partition) resolveTxns() error {
+	ps := reindex.NewProducerState()
+	pt.aborted = map[int64][]index.AbortedTxn{}
+	var it logfmt.RecordIter
+	leo := pt.segs[0].Base
+	unitBytes := cmp.Or(pt.o.UnitBytes, defaultUnitBytes)
+	for i, s := range pt.segs {
+		leo = max(leo, s.Base)
+		u := unit{seg: i}
+		seg, err := logfmt.OpenSegment(s.Log)
+		if err != nil {
+			return err
+		}
+		for seg.Next() {
+			b := seg.Batch()
+			if b.Pos-u.start >= unitBytes {
+				u.end = b.Pos
+				pt.units = append(pt.units, u)
+				u.start = b.Pos
+			}
+			leo = max(leo, b.LastOffset()+1)
+			if b.Magic() < 2 {
+				continue
+			}
+			h := b.Header()
+			// Only transactional batches and markers change what a
+			// consumer sees; idempotent ones are skipped unread.
+			if h.ProducerID() < 0 || !h.IsTransactional() && !h.IsControl() && ps.Open() == 0 {
+				continue
+			}
+			it.File = s.Log
+			t, ok, err := ps.Apply(b, &it)
+			if err != nil {
+				seg.Close()
+				return logfmt.WithFile(err, s.Log, 0)
+			}
+			if ok {
+				pt.aborted[t.ProducerID] = append(pt.aborted[t.ProducerID], t)
+			}
+		}
+		u.end = seg.Pos()
+		err = seg.Err()
+		if e := seg.End(); err == nil && e != logfmt.EndClean {
+			pt.stats.Notes = append(pt.stats.Notes, fmt.Sprintf("%s: %s: %s; reading goes on with the next segment", s.Log, e, seg.EndDetail()))
+		}
+		seg.Close()
+		if err != nil {
+			return err
+		}
+		pt.units = append(pt.units, u)
+	}
+	pt.stats.LogEndOffset = leo
+	pt.ongoing = ps.Ongoing()
+	for pid, first := range pt.ongoing {
+		if pt.stats.LastStableOffset < 0 || first < pt.stats.LastStableOffset {
+			pt.stats.LastStableOffset, pt.stats.OngoingProducer = first, pid
+		}
+	}
+	return nil
+}
+
+// bounds turns the options into the first offset to return, the units to
+// read, and the offset to stop before.
+func (pt *Partition) bounds() error {
+	o := pt.o
+	pt.from = pt.stats.LogStartOffset
+	if o.FromOffset != NoOffset {
+		pt.from = max(pt.from, o.FromOffset)
+	}
+	if o.FromTime != NoTime {
+		res, err := lookup.Timestamp(pt.p.Path, o.FromTime)
+		if err != nil {
+			return err
+		}
+		if !res.Found {
+			pt.units = nil
+			return nil
+		}
+		pt.from = max(pt.from, res.Offset)
+	}
+	if o.ToOffset != NoOffset {
+		pt.end = min(pt.end, o.ToOffset+1)
+	}
+	if o.ToTime != NoTime && o.ToTime < math.MaxInt64 {
+		res, err := lookup.Timestamp(pt.p.Path, o.ToTime+1)
+		if err != nil {
+			return err
+		}
+		if res.Found {
+			pt.end = min(pt.end, res.Offset)
+		}
+	}
+	if lso := pt.stats.LastStableOffset; pt.o.Isolation == ReadCommitted && lso >= 0 && lso < pt.end {
+		pt.end, pt.stats.StoppedAtLSO = lso, true
+	}
+	if pt.from >= pt.end {
+		pt.units = nil
+		return nil
+	}
+	// Units after the end are not read.
+	for i, u := range pt.units {
+		if pt.segs[u.seg].Base >= pt.end && i > 0 {
+			pt.units = pt.units[:i]
+			break
+		}
+	}
+	if pt.from == pt.segs[0].Base {
+		return nil
+	}
+	res, err := lookup.Offset(pt.p.Path, pt.from)
+	if err != nil {
+		return err
+	}
+	if !res.Found {
+		pt.units = nil
+		return nil
+	}
+	for i, u := range pt.units {
+		if pt.segs[u.seg].Log == res.Segment && res.Batch.Position < u.end {
+			pt.units = pt.units[i:]
+			pt.units[0].start = max(u.start, res.Batch.Position)
+			return nil
+		}
+	}
+	return nil
+}
+
+// Reader streams the records of some units of a partition.
+type Reader struct {
+	pt    *Partition
+	units []unit
+	read  Read
+
 	seg      *logfmt.SegmentFile
+	segEnd   int64
 	reported int64
-	batch    *logfmt.Batch
 	bh       batchInfo
 	it       logfmt.RecordIter
 	inBatch  bool
@@ -187,154 +391,8 @@ type batchInfo struct {
 	txn         TxnState
 }
 
-// Open prepares reading the partition: it resolves the transactions of the
-// whole log and finds where the range starts.
-func Open(p *layout.Partition, o Options) (*Reader, error) {
-	r := &Reader{o: o, p: p, from: 0, end: math.MaxInt64}
-	r.stats.LastStableOffset, r.stats.OngoingProducer = -1, -1
-	for _, s := range p.Segments {
-		if s.Log != "" {
-			r.segs = append(r.segs, s)
-		}
-	}
-	if len(r.segs) == 0 {
-		r.done = true
-		return r, nil
-	}
-	if err := r.resolveTxns(); err != nil {
-		return nil, err
-	}
-	logStart, err := reindex.LogStartOffset(p)
-	if err != nil {
-		return nil, err
-	}
-	r.stats.LogStartOffset = max(logStart, r.segs[0].Base)
-	if err := r.bounds(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// resolveTxns is the first pass: the aborted transactions of the log, the
-// ongoing ones at its end, and its end offset.
-func (r *Reader) resolveTxns() error {
-	ps := reindex.NewProducerState()
-	r.aborted = map[int64][]index.AbortedTxn{}
-	var it logfmt.RecordIter
-	leo := r.segs[0].Base
-	for _, s := range r.segs {
-		leo = max(leo, s.Base)
-		err := eachBatch(s.Log, func(b *logfmt.Batch) error {
-			leo = max(leo, b.LastOffset()+1)
-			if b.Magic() < 2 {
-				return nil
-			}
-			h := b.Header()
-			// Only transactional batches and markers change what a
-			// consumer sees; idempotent ones are skipped unread.
-			if h.ProducerID() < 0 || !h.IsTransactional() && !h.IsControl() && ps.Open() == 0 {
-				return nil
-			}
-			it.File = s.Log
-			t, ok, err := ps.Apply(b, &it)
-			if err != nil {
-				return logfmt.WithFile(err, s.Log, 0)
-			}
-			if ok {
-				r.aborted[t.ProducerID] = append(r.aborted[t.ProducerID], t)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	r.stats.LogEndOffset = leo
-	r.ongoing = ps.Ongoing()
-	for pid, first := range r.ongoing {
-		if r.stats.LastStableOffset < 0 || first < r.stats.LastStableOffset {
-			r.stats.LastStableOffset, r.stats.OngoingProducer = first, pid
-		}
-	}
-	return nil
-}
-
-// eachBatch calls fn with every batch of a segment, up to where its data
-// ends; the pass reads headers only, so checksums are left to the second.
-func eachBatch(path string, fn func(*logfmt.Batch) error) error {
-	seg, err := logfmt.OpenSegment(path)
-	if err != nil {
-		return err
-	}
-	defer seg.Close()
-	seg.MapWindows()
-	var ferr error
-	err = seg.CatchFault(func() {
-		for seg.Next() {
-			if ferr = fn(seg.Batch()); ferr != nil {
-				return
-			}
-		}
-	})
-	return errors.Join(err, ferr, seg.Err())
-}
-
-// bounds turns the options into the first offset to return, the segment
-// and byte to start at, and the offset to stop before.
-func (r *Reader) bounds() error {
-	o := r.o
-	r.from = r.stats.LogStartOffset
-	if o.FromOffset != NoOffset {
-		r.from = max(r.from, o.FromOffset)
-	}
-	if o.FromTime != NoTime {
-		res, err := lookup.Timestamp(r.p.Path, o.FromTime)
-		if err != nil {
-			return err
-		}
-		if !res.Found {
-			r.done = true
-			return nil
-		}
-		r.from = max(r.from, res.Offset)
-	}
-	if o.ToOffset != NoOffset {
-		r.end = min(r.end, o.ToOffset+1)
-	}
-	if o.ToTime != NoTime && o.ToTime < math.MaxInt64 {
-		res, err := lookup.Timestamp(r.p.Path, o.ToTime+1)
-		if err != nil {
-			return err
-		}
-		if res.Found {
-			r.end = min(r.end, res.Offset)
-		}
-	}
-	if r.from >= r.end {
-		r.done = true
-		return nil
-	}
-	if r.from == r.segs[0].Base {
-		return nil
-	}
-	res, err := lookup.Offset(r.p.Path, r.from)
-	if err != nil {
-		return err
-	}
-	if !res.Found {
-		r.done = true
-		return nil
-	}
-	for i, s := range r.segs {
-		if s.Log == res.Segment {
-			r.si, r.startPos = i, res.Batch.Position
-		}
-	}
-	return nil
-}
-
-// Stats describe what was read so far; complete once Next returned false.
-func (r *Reader) Stats() Stats { return r.stats }
+// Read counts what the reader did; complete once Next returned false.
+func (r *Reader) Read() Read { return r.read }
 
 // Record is the current record, valid until the next call to Next.
 func (r *Reader) Record() *Record { return &r.rec }
@@ -356,23 +414,20 @@ func (r *Reader) Close() error {
 
 // Next advances to the next record to return.
 func (r *Reader) Next() bool {
+	pt := r.pt
 	for !r.done {
 		if r.inBatch {
 			if r.it.Next() {
 				rec := r.it.Record()
 				switch {
-				case rec.Offset < r.from:
+				case rec.Offset < pt.from:
 					continue
-				case rec.Offset >= r.end:
-					r.stop()
-					return false
-				case r.o.Isolation == ReadCommitted && r.stats.LastStableOffset >= 0 && rec.Offset >= r.stats.LastStableOffset:
-					r.stats.StoppedAtLSO = true
+				case rec.Offset >= pt.end:
 					r.stop()
 					return false
 				}
 				r.fill(rec)
-				r.stats.Records++
+				r.read.Records++
 				return true
 			}
 			if err := r.it.Err(); err != nil {
@@ -398,31 +453,30 @@ func (r *Reader) fail(err error) {
 
 // nextBatch moves to the next batch whose records may be returned.
 func (r *Reader) nextBatch() {
+	pt := r.pt
 	for {
 		if r.seg == nil {
-			if r.si >= len(r.segs) {
+			if len(r.units) == 0 {
 				r.stop()
 				return
 			}
-			seg, err := logfmt.OpenSegment(r.segs[r.si].Log)
+			u := r.units[0]
+			r.units = r.units[1:]
+			seg, err := logfmt.OpenSegment(pt.segs[u.seg].Log)
 			if err != nil {
 				r.fail(err)
 				return
 			}
 			seg.ReadAhead()
-			seg.SeekTo(r.startPos)
-			r.seg, r.reported, r.startPos = seg, r.startPos, 0
+			seg.SeekTo(u.start)
+			r.seg, r.reported, r.segEnd = seg, u.start, u.end
 		}
-		if !r.seg.Next() {
+		if r.seg.Pos() >= r.segEnd || !r.seg.Next() {
 			if err := r.seg.Err(); err != nil {
 				r.fail(err)
 				return
 			}
-			if e := r.seg.End(); e != logfmt.EndClean {
-				r.stats.Notes = append(r.stats.Notes, fmt.Sprintf("%s: %s: %s; the next segment follows", r.seg.File(), e, r.seg.EndDetail()))
-			}
 			r.Close()
-			r.si++
 			continue
 		}
 		b := r.seg.Batch()
@@ -433,10 +487,10 @@ func (r *Reader) nextBatch() {
 			r.fail(logfmt.WithFile(err, r.seg.File(), 0))
 			return
 		}
-		if b.LastOffset() < r.from {
+		if b.LastOffset() < pt.from {
 			continue
 		}
-		if b.Magic() >= 2 && b.Header().BaseOffset() >= r.end {
+		if b.Magic() >= 2 && b.Header().BaseOffset() >= pt.end {
 			r.stop()
 			return
 		}
@@ -448,7 +502,7 @@ func (r *Reader) nextBatch() {
 			r.fail(err)
 			return
 		}
-		r.batch, r.inBatch = b, true
+		r.inBatch = true
 		return
 	}
 }
@@ -457,9 +511,9 @@ func (r *Reader) nextBatch() {
 func (r *Reader) report() {
 	n := r.seg.Pos() - r.reported
 	r.reported = r.seg.Pos()
-	r.stats.Bytes += n
-	if r.o.Progress != nil && n > 0 {
-		r.o.Progress(n)
+	r.read.Bytes += n
+	if r.pt.o.Progress != nil && n > 0 {
+		r.pt.o.Progress(n)
 	}
 }
 
@@ -473,42 +527,31 @@ func (r *Reader) admit(b *logfmt.Batch) bool {
 	h := b.Header()
 	r.bh = batchInfo{pid: h.ProducerID(), epoch: h.ProducerEpoch(), leaderEpoch: h.PartitionLeaderEpoch(),
 		txnal: h.IsTransactional(), control: h.IsControl()}
-	committed := r.o.Isolation == ReadCommitted
-	if r.bh.control {
-		if committed {
-			r.stats.ControlRecords += int64(h.RecordCount())
-			return false
-		}
-		return true
-	}
-	if !r.bh.txnal {
-		return true
-	}
-	r.bh.txn = r.txnState(h.ProducerID(), h.BaseOffset())
+	committed := r.pt.o.Isolation == ReadCommitted
 	switch {
-	case r.bh.txn == Aborted && committed:
-		r.stats.AbortedRecords += int64(h.RecordCount())
+	case r.bh.control && committed:
+		r.read.ControlRecords += int64(h.RecordCount())
 		return false
-	case r.bh.txn == Ongoing && committed:
-		// At or past the last stable offset: Next stops at its first record.
+	case r.bh.control || !r.bh.txnal:
 		return true
+	}
+	r.bh.txn = r.pt.txnState(h.ProducerID(), h.BaseOffset())
+	if r.bh.txn == Aborted && committed {
+		r.read.AbortedRecords += int64(h.RecordCount())
+		return false
 	}
 	return true
 }
 
 // txnState resolves the transaction of a transactional batch of producer
-// pid at offset base. Batches come in offset order, so each producer's
-// aborted transactions are dropped once passed.
-func (r *Reader) txnState(pid, base int64) TxnState {
-	q := r.aborted[pid]
-	for len(q) > 0 && q[0].LastOffset < base {
-		q = q[1:]
-	}
-	r.aborted[pid] = q
-	if len(q) > 0 && q[0].FirstOffset <= base {
+// pid at offset base: the producer's first marker after it decides.
+func (pt *Partition) txnState(pid, base int64) TxnState {
+	q := pt.aborted[pid]
+	i, _ := slices.BinarySearchFunc(q, base, func(t index.AbortedTxn, o int64) int { return cmp.Compare(t.LastOffset, o) })
+	if i < len(q) && q[i].FirstOffset <= base {
 		return Aborted
 	}
-	if first, ok := r.ongoing[pid]; ok && base >= first {
+	if first, ok := pt.ongoing[pid]; ok && base >= first {
 		return Ongoing
 	}
 	return Committed

@@ -1,0 +1,87 @@
+package export
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/logtool/logtool/fetch"
+	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// benchPartition is an uncompressed v2 partition as gen writes it by
+// default (100-byte values, batches of up to 10), the shape of issue 20's
+// 300 MB/s target.
+func benchPartition(b *testing.B) (*layout.Partition, int64) {
+	b.Helper()
+	parts, err := gen.Generate(gen.Options{Out: b.TempDir(), Topics: []string{"bench"}, Records: 300_000, Keys: 100_000, Magic: 2, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := layout.ReadPartition(parts[0].Dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	for _, s := range p.Segments {
+		fi, err := os.Stat(s.Log)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size += fi.Size()
+	}
+	return p, size
+}
+
+// BenchmarkExport is export's speed in MB/s of .log input, JSON encoding
+// included; BenchmarkExportCat reads the same files as cat would, for the
+// ratio.
+func BenchmarkExport(b *testing.B) {
+	p, size := benchPartition(b)
+	b.SetBytes(size)
+	b.ResetTimer()
+	defer testutil.ReportCPU(b, size)()
+	for range b.N {
+		if _, err := Partition(io.Discard, p, Options{Fetch: fetch.DefaultOptions()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExportCat(b *testing.B) {
+	p, size := benchPartition(b)
+	b.SetBytes(size)
+	buf := make([]byte, 128<<10)
+	b.ResetTimer()
+	defer testutil.ReportCPU(b, size)()
+	for range b.N {
+		for _, s := range p.Segments {
+			f, err := os.Open(s.Log)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{f}, buf); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	}
+}
+
+// BenchmarkExportParallel is the same export run as the command runs it:
+// the partition's 16 MiB units encoded by one goroutine per CPU.
+func BenchmarkExportParallel(b *testing.B) {
+	p, size := benchPartition(b)
+	b.SetBytes(size)
+	b.ResetTimer()
+	defer testutil.ReportCPU(b, size)()
+	for range b.N {
+		o := Options{Fetch: fetch.DefaultOptions(), Workers: runtime.GOMAXPROCS(0)}
+		if err := Run(io.Discard, []*layout.Partition{p}, o, func(Result) {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
