@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/logtool/logtool/logfmt"
-	"github.com/logtool/logtool/logfmt/codec"
 )
 
 // logCheck checks one .log-shaped file: a segment, a record set, a KRaft
@@ -108,48 +107,20 @@ func (l *logCheck) end(pos int64, format string, args ...any) {
 // batch checks one batch. ok is false when it failed a check, in which case
 // its offsets are not trusted for the checks of the batches after it.
 func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bool, last int64) {
-	if err := b.Validate(); err != nil {
+	first, last, err := CheckBatch(b)
+	if err != nil {
 		l.corrupt(err, b.Pos)
 		return false, 0
 	}
-	var first int64
-	if b.Magic() >= 2 {
-		h := b.Header()
-		if d := h.LastOffsetDelta(); d < 0 {
-			l.c.problem(l.file, b.Pos+23, "record batch has a negative last offset delta %d", d)
-			return false, 0
-		}
-		if n, span := int64(h.RecordCount()), int64(h.LastOffsetDelta())+1; n > span {
-			l.c.problem(l.file, b.Pos+57, "record batch declares %d records but spans only %d offsets", n, span)
-			return false, 0
-		}
-		if c := h.Compression(); !c.ValidFor(2) {
-			l.c.problem(l.file, b.Pos+21, "record batch uses compression type id %d, which Kafka never assigned", int(c))
-			return false, 0
-		}
-		// The leader epoch lies outside the checksum; brokers write -1 for
-		// none and never another negative number.
-		if e := h.PartitionLeaderEpoch(); e < logfmt.NoLeaderEpoch {
-			l.c.problem(l.file, b.Pos+12, "record batch has a negative partition leader epoch %d (only -1, for none, is valid)", e)
-			return false, 0
-		}
-		first, last = h.BaseOffset(), h.LastOffset()
-		if l.epochs != nil {
-			l.epochs.batch(l.file, b.Pos, first, h.PartitionLeaderEpoch())
-		}
-	} else {
-		m := b.Legacy()
-		if c := m.Compression(); !c.ValidFor(m.Magic()) {
-			l.c.problem(l.file, b.Pos+17, "message uses compression type %s, which magic %d does not allow", c, m.Magic())
-			return false, 0
-		}
-		// Shallowly a compressed wrapper shows only its last offset; the
-		// first comes out of decompression below.
-		first, last = m.Offset(), m.Offset()
+	if l.epochs != nil && b.Magic() >= 2 {
+		l.epochs.batch(l.file, b.Pos, first, b.Header().PartitionLeaderEpoch())
 	}
 	if l.o.Deep {
-		var ok bool
-		if ok, first = l.records(b, first, last, res); !ok {
+		var n int64
+		first, n, err = CheckRecords(b, l.it, first, last)
+		res.records += n
+		if err != nil {
+			l.corrupt(err, b.Pos)
 			return false, 0
 		}
 	}
@@ -172,66 +143,6 @@ func (l *logCheck) offsets(b *logfmt.Batch, first, last, prevLast int64) bool {
 		return true
 	}
 	return false
-}
-
-// records parses every record of the batch as a consumer would. It returns
-// the batch's first offset as the records give it.
-func (l *logCheck) records(b *logfmt.Batch, first, last int64, res *logResult) (bool, int64) {
-	it := l.it
-	if err := it.Reset(b); err != nil {
-		l.corrupt(err, b.Pos)
-		return false, first
-	}
-	first = it.BaseOffset()
-	magic := b.Magic()
-	inner := magic < 2 && b.Compression() != codec.None
-	prev := int64(noOffset)
-	for it.Next() {
-		r := it.Record()
-		res.records++
-		switch {
-		case r.Offset <= prev:
-			l.c.problem(l.file, b.Pos, "record at offset %d follows offset %d in the same batch: offsets must increase", r.Offset, prev)
-			return false, first
-		case magic >= 2 && (r.Offset < first || r.Offset > last):
-			l.c.problem(l.file, b.Pos, "record offset %d lies outside its batch's offsets %d to %d", r.Offset, first, last)
-			return false, first
-		case inner && !r.CRCValid:
-			l.c.problem(l.file, b.Pos, "inner message at offset %d: checksum mismatch: stored %d", r.Offset, r.CRC)
-			return false, first
-		case inner && r.Magic != magic:
-			l.c.problem(l.file, b.Pos, "inner message at offset %d has magic %d inside a magic %d wrapper", r.Offset, r.Magic, magic)
-			return false, first
-		}
-		if b.IsControl() && !l.control(b, r) {
-			return false, first
-		}
-		prev = r.Offset
-	}
-	if err := it.Err(); err != nil {
-		l.corrupt(err, b.Pos)
-		return false, first
-	}
-	if inner && prev != last {
-		l.c.problem(l.file, b.Pos, "wrapper offset %d is not the offset %d of its last inner message", last, prev)
-		return false, first
-	}
-	return true, first
-}
-
-// control checks a control record: a key naming its type and, for the
-// transaction markers that read_committed consumers act on, a readable value.
-// Types Kafka added later are left alone.
-func (l *logCheck) control(b *logfmt.Batch, r *logfmt.Record) bool {
-	_, t, err := logfmt.ParseControlKey(r.Key)
-	if err == nil && t.IsTxnMarker() {
-		_, err = logfmt.ParseEndTxnMarker(r.Value)
-	}
-	if err != nil {
-		l.c.problem(l.file, b.Pos, "control record at offset %d: %v", r.Offset, err)
-		return false
-	}
-	return true
 }
 
 // corrupt reports a parser's error about the batch at pos.
