@@ -320,7 +320,7 @@ func (r *run) scan(sc *scanner, s layout.Segment, sr *SegmentReport) (*rebuilt, 
 			if ok {
 				res.aborted = append(res.aborted, t)
 			} else if err == nil && b.IsControl() {
-				if t, ok, _ := markerType(b, r.it); ok && t == logfmt.ControlAbort {
+				if m, ok, _ := readMarker(b, r.it); ok && m.t == logfmt.ControlAbort {
 					if res.cleaned == nil {
 						res.cleaned = map[int64]int64{}
 					}
