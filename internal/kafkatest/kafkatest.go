@@ -71,6 +71,9 @@ func Decode(entry []byte) (Batch, error) {
 	if len(entry) < 17 {
 		return Batch{}, errors.New("short entry")
 	}
+	if int(int32(binary.BigEndian.Uint32(entry[8:])))+12 != len(entry) {
+		return Batch{}, errors.New("the size field does not frame the entry")
+	}
 	switch entry[16] {
 	case 2:
 		return decodeV2(entry)

@@ -1,0 +1,638 @@
+// Package salvage copies what is sound in a damaged partition directory into
+// a new one that a broker loads cleanly, and says exactly what was left
+// behind.
+//
+// Every batch that passes verify's checks (verify.CheckBatch and
+// CheckRecords: framing, checksum, header fields, every record, inner
+// messages, control records) is copied byte for byte, into a segment with
+// the base offset of the segment it came from. Damage is skipped with the
+// segment reader's resync: after a batch whose frame or checksum fails,
+// the next position where a frame with a valid checksum starts; a batch
+// whose checksum holds but whose content does not is skipped whole. A torn
+// or zero-filled end is left out too.
+//
+// Offsets are never reused or invented. A batch is kept only when its
+// offsets lie above every offset kept before it, at or above its segment's
+// base offset, below the next segment's base, and within 2^31 of its base.
+// One refinement tells a batch whose base offset (outside the checksum)
+// jumped ahead from the batches after it: when a batch leaves a gap after
+// what was kept, and the next sound batch overlaps it and starts exactly
+// where it would end had it followed what was kept, that batch is the
+// damaged one and is left out instead of those that follow. The log end offset is kept too: when the last segments
+// lost their tail, an empty segment at the highest end offset the source
+// shows (the base of its last segment, the high watermark and recovery point
+// of its log directory's checkpoints) keeps a broker from giving the lost
+// offsets to new records.
+//
+// The new directory gets .index and .timeindex as Kafka's recovery writes
+// them (index.Recovery), a .txnindex where a transaction was aborted, and a
+// producer snapshot at the log end, both from the producer-state rules of
+// recovery (reindex.ProducerState) over the kept batches. leader-epoch-
+// checkpoint and partition.metadata are carried over when they parse: the
+// leader epochs without entries at or past the new log end, plus one for
+// each newer epoch the kept batches carry (as recovery adds it); without a
+// readable source file, the epochs are rebuilt from the batches alone.
+//
+// The output is written in a staging directory next to it, named like a
+// partition directory Kafka deletes ("<name>.salvage<digits>-delete"),
+// every file and the directory fsynced, then renamed into place without
+// replacing anything; a crash leaves the staging directory, which a broker
+// removes and a re-run ignores.
+package salvage
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/index/reindex"
+	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/snapshot"
+	"github.com/logtool/logtool/verify"
+)
+
+// ErrExists is wrapped by the error when the output already exists.
+var ErrExists = errors.New("the output directory already exists; salvage writes a new one and never replaces anything")
+
+// Options shape a salvage.
+type Options struct {
+	// Progress, when set, is called with the number of source .log bytes
+	// read since its last call.
+	Progress func(n int64)
+}
+
+// Lost is a byte range of a source segment that was not copied.
+type Lost struct {
+	Segment  string // the source .log
+	Position int64  // first byte
+	End      int64  // the byte after the last
+	Batches  int    // batches that framed in it and were refused (0: no frame)
+	// FromOffset and ToOffset bound the offsets no kept batch holds around
+	// the range, within its segment: lost to the damage, or removed before
+	// by compaction. FromOffset is -1 when there are none; ToOffset is -1
+	// when the range ends the log and its end is not known.
+	FromOffset, ToOffset int64
+	Reason               string // why its first byte was refused
+}
+
+// Segment is what became of one source segment.
+type Segment struct {
+	Source      string
+	Base        int64
+	Bytes       int64 // source size
+	KeptBatches int64
+	KeptRecords int64
+	KeptBytes   int64
+	LostBytes   int64
+}
+
+// Report is what a salvage did.
+type Report struct {
+	Source, Out    string
+	Segments       []Segment
+	Lost           []Lost
+	LogStartOffset int64
+	LogEndOffset   int64
+	// EmptyEndSegment is true when an empty segment was added at the log
+	// end offset, which the source's damaged end would otherwise lose.
+	EmptyEndSegment bool
+	LeaderEpochs    string // what became of leader-epoch-checkpoint
+	PartitionMeta   string // what became of partition.metadata
+	// Skipped are source files that were neither copied nor rebuilt.
+	Skipped []string
+
+	KeptBatches, KeptRecords, KeptBytes, LostBytes int64
+}
+
+// Partition salvages the partition directory src into the new directory out.
+func Partition(src, out string, o Options) (*Report, error) {
+	p, err := layout.ReadPartition(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuse(p, out); err != nil {
+		return nil, err
+	}
+	parent, name := filepath.Dir(filepath.Clean(out)), filepath.Base(filepath.Clean(out))
+	stage, err := os.MkdirTemp(parent, name+".salvage*-delete")
+	if err != nil {
+		return nil, err
+	}
+	s := &salvager{o: o, p: p, stage: stage, rep: &Report{Source: src, Out: out}, state: reindex.NewProducerState(), lastKept: -1}
+	if err := s.run(); err != nil {
+		os.RemoveAll(stage)
+		return s.rep, err
+	}
+	if err := safefile.SyncDir(stage); err != nil {
+		os.RemoveAll(stage)
+		return s.rep, err
+	}
+	if err := renameNoReplace(stage, out); err != nil {
+		os.RemoveAll(stage)
+		if errors.Is(err, fs.ErrExist) {
+			return s.rep, fmt.Errorf("%s: %w", out, ErrExists)
+		}
+		return s.rep, err
+	}
+	return s.rep, safefile.SyncDir(parent)
+}
+
+// refuse checks what must hold before anything is written: the source is
+// not a broker's live data, the output does not exist, and its parent, when
+// a log directory, is not a running broker's.
+func refuse(p *layout.Partition, out string) error {
+	if p.Dir.Partition >= 0 {
+		if held, err := lockfile.Held(filepath.Join(p.Path, "..")); err == nil && held {
+			return fmt.Errorf("%s: %w: salvage needs the source unchanged while it reads it", filepath.Dir(p.Path), lockfile.ErrLocked)
+		}
+	}
+	if _, err := os.Lstat(out); err == nil {
+		return fmt.Errorf("%s: %w", out, ErrExists)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(filepath.Clean(out))
+	if _, err := os.Stat(filepath.Join(parent, layout.MetaPropertiesFile)); err == nil {
+		if held, err := lockfile.Held(parent); err == nil && held {
+			return fmt.Errorf("%s: %w", parent, lockfile.ErrLocked)
+		}
+	}
+	// A .swap file with no .cleaned beside it is a finished replacement
+	// that a broker's loader completes: its data may be the only copy.
+	var swap, cleaned bool
+	for _, l := range p.Leftovers {
+		switch layout.ParseFileName(filepath.Base(l)).Leftover {
+		case layout.SwapSuffix:
+			swap = true
+		case layout.CleanedSuffix:
+			cleaned = true
+		}
+	}
+	if swap && !cleaned {
+		return fmt.Errorf("%s: an interrupted segment replacement (.swap files) holds data a broker would load; copy the directory and run logtool reindex on the copy, which completes it, then salvage the copy", p.Path)
+	}
+	return nil
+}
+
+// salvager is the state of one Partition call.
+type salvager struct {
+	o     Options
+	p     *layout.Partition
+	stage string
+	rep   *Report
+	it    logfmt.RecordIter
+	peekI logfmt.RecordIter
+	state *reindex.ProducerState
+
+	lastKept int64   // last offset kept, -1 before any
+	pending  []int   // indexes in rep.Lost waiting for the next kept offset
+	epochs   []checkpoint.EpochEntry
+	aborted  []index.AbortedTxn // of the segment being written
+}
+
+func (s *salvager) run() error {
+	var logs []layout.Segment
+	for _, seg := range s.p.Segments {
+		if seg.Log != "" {
+			logs = append(logs, seg)
+		}
+	}
+	s.readEpochs()
+	for i, seg := range logs {
+		next := int64(math.MaxInt64)
+		if i+1 < len(logs) {
+			next = logs[i+1].Base
+		}
+		if err := s.segment(seg, next); err != nil {
+			return err
+		}
+	}
+	if len(logs) > 0 {
+		s.rep.LogStartOffset = logs[0].Base
+		s.rep.LogEndOffset = max(s.lastKept+1, logs[len(logs)-1].Base)
+		if hint := s.endHint(); hint > s.rep.LogEndOffset {
+			s.rep.LogEndOffset, s.rep.EmptyEndSegment = hint, true
+			if err := s.emptySegment(hint); err != nil {
+				return err
+			}
+		}
+	}
+	for _, i := range s.pending {
+		s.rep.Lost[i].ToOffset = -1
+	}
+	if err := s.writeEpochs(); err != nil {
+		return err
+	}
+	if err := s.copyMetadata(); err != nil {
+		return err
+	}
+	if len(logs) > 0 {
+		snap := filepath.Join(s.stage, layout.SegmentName(s.rep.LogEndOffset, layout.SnapshotExt))
+		if err := writeNew(snap, snapshot.Append(nil, s.state.Snapshot())); err != nil {
+			return err
+		}
+	}
+	for _, f := range append(slices.Clone(s.p.Others), s.p.Leftovers...) {
+		switch filepath.Base(f) {
+		case checkpoint.LeaderEpoch, checkpoint.PartitionMetadataFile:
+		default:
+			s.rep.Skipped = append(s.rep.Skipped, f)
+		}
+	}
+	return nil
+}
+
+// segment copies the sound batches of one source segment.
+func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
+	src, err := logfmt.OpenSegment(seg.Log)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	src.ReadAhead()
+	peek, err := os.Open(seg.Log)
+	if err != nil {
+		return err
+	}
+	defer peek.Close()
+	w, err := s.create(seg.Base)
+	if err != nil {
+		return err
+	}
+	defer w.abort()
+	sr := Segment{Source: seg.Log, Base: seg.Base, Bytes: src.Size()}
+	s.it.File, s.peekI.File = seg.Log, seg.Log
+	var lost *Lost
+	drop := func(pos int64, reason string, batch bool) {
+		if lost == nil {
+			s.rep.Lost = append(s.rep.Lost, Lost{Segment: seg.Log, Position: pos, Reason: reason,
+				FromOffset: max(s.lastKept+1, seg.Base), ToOffset: nextBase - 1})
+			s.pending = append(s.pending, len(s.rep.Lost)-1)
+			lost = &s.rep.Lost[len(s.rep.Lost)-1]
+		}
+		if batch {
+			lost.Batches++
+		}
+	}
+	// resync drops from pos to the next frame whose checksum holds, or to
+	// the end. The range stays open: what is found there may be refused
+	// too (a message of a compressed wrapper stored verbatim frames well).
+	resync := func(pos int64, reason string) bool {
+		drop(pos, reason, false)
+		src.SeekTo(pos)
+		ok := src.Resync()
+		lost.End = src.Pos()
+		return ok
+	}
+	reported := int64(0)
+	for {
+		if s.o.Progress != nil && src.Pos()-reported >= 1<<20 {
+			s.o.Progress(src.Pos() - reported)
+			reported = src.Pos()
+		}
+		if !src.Next() {
+			pos := src.Pos()
+			if err := src.Err(); err != nil {
+				ce, ok := logfmt.AsCorrupt(err)
+				if !ok {
+					return err
+				}
+				if resync(pos, ce.Msg) {
+					continue
+				}
+			} else {
+				switch src.End() {
+				case logfmt.EndZeroTail:
+					drop(pos, src.EndDetail(), false)
+				case logfmt.EndTorn:
+					if resync(pos, "torn last batch: "+src.EndDetail()) {
+						continue
+					}
+				}
+			}
+			if lost != nil {
+				lost.End = src.Size()
+			}
+			break
+		}
+		b := src.Batch()
+		if err := b.Validate(); err != nil {
+			// The frame itself is in doubt: look for the next one.
+			if resync(b.Pos, message(err)) {
+				continue
+			}
+			lost.End = src.Size()
+			break
+		}
+		first, last, n, why, err := s.check(b, &s.it, seg.Base, nextBase)
+		if err != nil {
+			return err
+		}
+		if why == "" && first > s.lastKept+1 && first != seg.Base {
+			if why, err = s.outlier(peek, src.Size(), b, seg.Base, nextBase, first, last); err != nil {
+				return err
+			}
+		}
+		if why == "" {
+			if why, err = s.keep(w, b, first, last, n, &sr); err != nil {
+				return err
+			}
+		}
+		if why != "" {
+			// Its frame is sound but its bytes may still hold sound
+			// frames: look inside too.
+			drop(b.Pos, why, true)
+			if resync(b.Pos, why) {
+				continue
+			}
+			break
+		}
+		lost = nil
+	}
+	if s.o.Progress != nil {
+		s.o.Progress(src.Size() - reported)
+	}
+	for _, l := range s.rep.Lost {
+		if l.Segment == seg.Log {
+			sr.LostBytes += l.End - l.Position
+		}
+	}
+	s.rep.LostBytes += sr.LostBytes
+	s.rep.Segments = append(s.rep.Segments, sr)
+	return w.finish(s.aborted)
+}
+
+// check applies verify's rules and the offset rules to a batch whose
+// checksum holds, and returns why it cannot be kept ("" when it can). A
+// batch too large to check is not damage, and stops the salvage rather than
+// be dropped unread.
+func (s *salvager) check(b *logfmt.Batch, it *logfmt.RecordIter, base, nextBase int64) (first, last, records int64, why string, fatal error) {
+	first, last, err := verify.CheckBatch(b)
+	if err == nil {
+		first, records, err = verify.CheckRecords(b, it, first, last)
+	}
+	switch {
+	case errors.Is(err, codec.ErrTooLarge):
+		return 0, 0, 0, "", logfmt.WithFile(fmt.Errorf("%w; its checksum holds, and salvage drops no batch it cannot check", err), it.File, 0)
+	case err != nil:
+		return 0, 0, 0, message(err), nil
+	case first <= s.lastKept:
+		why = fmt.Sprintf("batch of offsets %d to %d goes back to or before offset %d, already kept", first, last, s.lastKept)
+	case first < base:
+		why = fmt.Sprintf("batch of offsets %d to %d starts below its segment's base offset %d", first, last, base)
+	case last >= nextBase:
+		why = fmt.Sprintf("batch of offsets %d to %d reaches the next segment's base offset %d", first, last, nextBase)
+	case last-base > math.MaxInt32:
+		why = fmt.Sprintf("batch ends at offset %d, beyond the 2^31 offsets an index of a segment based at %d holds", last, base)
+	}
+	return first, last, records, why, nil
+}
+
+// outlier looks at the sound batch after b, which leaves a gap after what
+// was kept: when that batch overlaps b and starts exactly where b would end
+// if b followed what was kept, b's base offset (outside the checksum) is
+// the damaged one, and keeping b would drop the batches after it.
+func (s *salvager) outlier(f *os.File, size int64, b *logfmt.Batch, base, nextBase, first, last int64) (string, error) {
+	r := logfmt.NewSegmentReader(f, size, "")
+	r.SeekTo(b.Pos + int64(b.Size()))
+	if !r.Next() || r.Batch().Validate() != nil {
+		return "", nil
+	}
+	next, _, _, why, err := s.check(r.Batch(), &s.peekI, base, nextBase)
+	if err != nil || why != "" || next > last || next != max(s.lastKept+1, base)+last-first+1 {
+		return "", err
+	}
+	return fmt.Sprintf("batch of offsets %d to %d jumps ahead of offset %d kept: the batch after it starts at offset %d, where this one would end if it followed what was kept",
+		first, last, s.lastKept, next), nil
+}
+
+// keep copies a batch and feeds the rules that rebuild the other files. A
+// batch the producer state refuses, as recovery would (a non-transactional
+// batch of a producer whose transaction's marker was lost), is not kept:
+// why says so.
+func (s *salvager) keep(w *segWriter, b *logfmt.Batch, first, last, records int64, sr *Segment) (why string, err error) {
+	t, aborted, err := s.state.Apply(b, &s.it)
+	if err != nil {
+		if _, ok := logfmt.AsCorrupt(err); ok {
+			return message(err), nil
+		}
+		return "", err
+	}
+	if aborted {
+		s.aborted = append(s.aborted, t)
+	}
+	if err := w.write(b); err != nil {
+		return "", err
+	}
+	for _, i := range s.pending {
+		s.rep.Lost[i].ToOffset = min(s.rep.Lost[i].ToOffset, first-1)
+		if s.rep.Lost[i].ToOffset < s.rep.Lost[i].FromOffset {
+			s.rep.Lost[i].FromOffset, s.rep.Lost[i].ToOffset = -1, -1
+		}
+	}
+	s.pending = s.pending[:0]
+	s.lastKept = last
+	sr.KeptBatches++
+	sr.KeptBytes += int64(b.Size())
+	s.rep.KeptBatches++
+	s.rep.KeptBytes += int64(b.Size())
+	if b.Magic() >= 2 {
+		h := b.Header()
+		if e := h.PartitionLeaderEpoch(); e >= 0 && (len(s.epochs) == 0 || e > s.epochs[len(s.epochs)-1].Epoch) {
+			s.epochs = append(s.epochs, checkpoint.EpochEntry{Epoch: e, StartOffset: first})
+		}
+	}
+	sr.KeptRecords += records
+	s.rep.KeptRecords += records
+	return "", nil
+}
+
+// endHint is the highest log end offset the source's log directory knows
+// of for this partition: its high watermark and recovery point.
+func (s *salvager) endHint() int64 {
+	hint := int64(-1)
+	if s.p.Dir.Topic == "" {
+		return hint
+	}
+	for _, name := range []string{checkpoint.Replication, checkpoint.RecoveryPoint} {
+		checkpoint.ScanOffsetsFile(filepath.Join(s.p.Path, "..", name), func(e checkpoint.OffsetEntry) error {
+			if e.Topic == s.p.Dir.Topic && e.Partition == s.p.Dir.Partition {
+				hint = max(hint, e.Offset)
+			}
+			return nil
+		})
+	}
+	return hint
+}
+
+func (s *salvager) emptySegment(base int64) error {
+	w, err := s.create(base)
+	if err != nil {
+		return err
+	}
+	defer w.abort()
+	return w.finish(nil)
+}
+
+// readEpochs takes the source's leader epochs when they read and increase
+// as Kafka keeps them.
+func (s *salvager) readEpochs() {
+	path := filepath.Join(s.p.Path, checkpoint.LeaderEpoch)
+	f, err := os.Open(path)
+	if err != nil {
+		s.rep.LeaderEpochs = "rebuilt from the batches (no leader-epoch-checkpoint)"
+		return
+	}
+	defer f.Close()
+	entries, err := checkpoint.ReadLeaderEpochs(f, path)
+	for i, e := range entries {
+		if err == nil && (e.Epoch < 0 || e.StartOffset < 0 || i > 0 && (e.Epoch <= entries[i-1].Epoch || e.StartOffset <= entries[i-1].StartOffset)) {
+			err = fmt.Errorf("entry %d (epoch %d, start offset %d) breaks the order Kafka keeps", i, e.Epoch, e.StartOffset)
+		}
+	}
+	if err != nil {
+		s.rep.LeaderEpochs = "rebuilt from the batches (the source's does not read: " + message(err) + ")"
+		return
+	}
+	s.epochs = entries
+	s.rep.LeaderEpochs = "carried over"
+}
+
+func (s *salvager) writeEpochs() error {
+	n := len(s.epochs)
+	s.epochs = slices.DeleteFunc(s.epochs, func(e checkpoint.EpochEntry) bool { return e.StartOffset >= s.rep.LogEndOffset })
+	if len(s.epochs) < n {
+		s.rep.LeaderEpochs += fmt.Sprintf(", %d entries at or past the log end offset %d removed", n-len(s.epochs), s.rep.LogEndOffset)
+	}
+	return writeNew(filepath.Join(s.stage, checkpoint.LeaderEpoch), checkpoint.AppendLeaderEpochs(nil, s.epochs))
+}
+
+func (s *salvager) copyMetadata() error {
+	path := filepath.Join(s.p.Path, checkpoint.PartitionMetadataFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.rep.PartitionMeta = "none in the source"
+		return nil
+	}
+	if err == nil {
+		_, err = checkpoint.ReadPartitionMetadata(b, path)
+	}
+	if err != nil {
+		s.rep.PartitionMeta = "not carried over: " + message(err)
+		return nil
+	}
+	s.rep.PartitionMeta = "carried over"
+	return writeNew(filepath.Join(s.stage, checkpoint.PartitionMetadataFile), b)
+}
+
+// message is an error's text without a file name the report gives anyway.
+func message(err error) string {
+	if ce, ok := logfmt.AsCorrupt(err); ok {
+		m := ce.Msg
+		if ce.Err != nil {
+			m += ": " + ce.Err.Error()
+		}
+		return m
+	}
+	return err.Error()
+}
+
+// segWriter writes one output segment and its indexes.
+type segWriter struct {
+	dir  string
+	base int64
+	f    *os.File
+	bw   *bufio.Writer
+	rec  *index.Recovery
+}
+
+func (s *salvager) create(base int64) (*segWriter, error) {
+	s.aborted = s.aborted[:0]
+	f, err := createNew(filepath.Join(s.stage, layout.SegmentName(base, layout.LogExt)))
+	if err != nil {
+		return nil, err
+	}
+	return &segWriter{dir: s.stage, base: base, f: f, bw: bufio.NewWriterSize(f, 1<<20), rec: index.NewRecovery(base, index.DefaultIntervalBytes)}, nil
+}
+
+func (w *segWriter) write(b *logfmt.Batch) error {
+	if _, err := w.bw.Write(b.Data); err != nil {
+		return err
+	}
+	w.rec.Add(b.LastOffset(), b.MaxTimestamp(), b.Size())
+	return nil
+}
+
+// finish makes the segment durable and writes its indexes.
+func (w *segWriter) finish(aborted []index.AbortedTxn) error {
+	if err := w.bw.Flush(); err != nil {
+		return err
+	}
+	if err := w.f.Sync(); err != nil {
+		return err
+	}
+	err := w.f.Close()
+	w.f = nil
+	if err != nil {
+		return err
+	}
+	w.rec.Finish()
+	ib, err := w.rec.OffsetIndexBytes()
+	if err != nil {
+		return err
+	}
+	tb, err := w.rec.TimeIndexBytes()
+	if err != nil {
+		return err
+	}
+	name := func(ext string) string { return filepath.Join(w.dir, layout.SegmentName(w.base, ext)) }
+	if err := writeNew(name(layout.IndexExt), ib); err != nil {
+		return err
+	}
+	if err := writeNew(name(layout.TimeIndexExt), tb); err != nil {
+		return err
+	}
+	if len(aborted) == 0 {
+		return nil
+	}
+	var xb []byte
+	for _, t := range aborted {
+		xb = index.AppendAbortedTxn(xb, t)
+	}
+	return writeNew(name(layout.TxnIndexExt), xb)
+}
+
+func (w *segWriter) abort() {
+	if w.f != nil {
+		w.f.Close()
+	}
+}
+
+// createNew creates a file that must not exist, never through a symbolic
+// link: the staging directory is new and only salvage writes in it.
+func createNew(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
+}
+
+func writeNew(path string, b []byte) error {
+	f, err := createNew(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}

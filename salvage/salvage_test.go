@@ -1,0 +1,156 @@
+package salvage
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// writeBatches writes a partition of one segment based at 0, one v2 batch
+// of n records per entry of counts, and returns it and each batch's byte
+// position.
+func writeBatches(t *testing.T, counts ...int) (string, []int64) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "src", "orders-0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	var pos []int64
+	off := int64(0)
+	for _, n := range counts {
+		var recs []logfmt.Record
+		for i := range n {
+			recs = append(recs, logfmt.Record{Offset: off + int64(i), Timestamp: 1000 + off + int64(i), Value: []byte("v")})
+		}
+		o := logfmt.DefaultBatchOptions(off)
+		o.PartitionLeaderEpoch = 0
+		pos = append(pos, int64(len(data)))
+		var err error
+		if data, err = logfmt.AppendBatch(data, o, recs); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(n)
+	}
+	if err := os.WriteFile(filepath.Join(dir, layout.SegmentName(0, ".log")), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, pos
+}
+
+// setBase changes a batch's base offset, which its checksum does not cover.
+func setBase(t *testing.T, dir string, pos, base int64) {
+	t.Helper()
+	path := filepath.Join(dir, layout.SegmentName(0, ".log"))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.BigEndian.PutUint64(b[pos:], uint64(base))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func keptOffsets(t *testing.T, dir string) []int64 {
+	t.Helper()
+	seg, err := logfmt.OpenSegment(filepath.Join(dir, layout.SegmentName(0, ".log")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	var out []int64
+	for seg.Next() {
+		out = append(out, seg.Batch().Header().BaseOffset())
+	}
+	return out
+}
+
+// TestOffsets: a batch whose base offset jumped ahead is left out, not the
+// batches after it; one that went back is left out; the report gives the
+// offsets no kept batch holds.
+func TestOffsets(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		batch    int
+		base     int64
+		kept     []int64
+		from, to int64
+	}{
+		{"ahead", 5, 7, []int64{0, 1, 2, 3, 4, 6, 7, 8, 9}, 5, 5},
+		{"back", 6, 3, []int64{0, 1, 2, 3, 4, 5, 7, 8, 9}, 6, 6},
+		{"far-ahead", 5, 1000, []int64{0, 1, 2, 3, 4, 6, 7, 8, 9}, 5, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, pos := writeBatches(t, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+			setBase(t, dir, pos[tc.batch], tc.base)
+			out := filepath.Join(t.TempDir(), "orders-0")
+			rep, err := Partition(dir, out, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keptOffsets(t, out); !slices.Equal(got, tc.kept) {
+				t.Errorf("kept %v, want %v", got, tc.kept)
+			}
+			if len(rep.Lost) != 1 || rep.Lost[0].Position != pos[tc.batch] || rep.Lost[0].End != pos[tc.batch+1] ||
+				rep.Lost[0].FromOffset != tc.from || rep.Lost[0].ToOffset != tc.to {
+				t.Errorf("lost %+v", rep.Lost)
+			}
+			if rep.LogEndOffset != 10 || rep.KeptBatches != 9 {
+				t.Errorf("report %+v", rep)
+			}
+		})
+	}
+}
+
+// TestEndKept: when the last batches are lost, an empty segment at the high
+// watermark keeps their offsets from being given again.
+func TestEndKept(t *testing.T) {
+	dir, pos := writeBatches(t, 2, 2, 2)
+	path := filepath.Join(dir, layout.SegmentName(0, ".log"))
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, b[:pos[2]+10], 0o644) // the last batch torn
+	if err := os.WriteFile(filepath.Join(dir, "..", "replication-offset-checkpoint"), []byte("0\n1\norders 0 6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "orders-0")
+	rep, err := Partition(dir, out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.LogEndOffset != 6 || !rep.EmptyEndSegment || len(rep.Lost) != 1 || rep.Lost[0].FromOffset != 4 || rep.Lost[0].ToOffset != -1 {
+		t.Errorf("report %+v, lost %+v", rep, rep.Lost)
+	}
+	p, err := layout.ReadPartition(out)
+	if err != nil || len(p.Segments) != 2 || p.Segments[1].Base != 6 {
+		t.Errorf("output segments %+v (%v)", p.Segments, err)
+	}
+	if fi, err := os.Stat(p.Segments[1].Log); err != nil || fi.Size() != 0 {
+		t.Errorf("end segment: %v", err)
+	}
+}
+
+// TestRefusals: an existing output is never replaced, and nothing is left
+// behind.
+func TestRefusals(t *testing.T) {
+	dir, _ := writeBatches(t, 1)
+	out := filepath.Join(t.TempDir(), "orders-0")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Partition(dir, out, Options{}); !errors.Is(err, ErrExists) {
+		t.Errorf("existing output: %v", err)
+	}
+	if err := renameNoReplace(t.TempDir(), out); err == nil {
+		t.Error("renameNoReplace replaced an empty directory")
+	}
+	if left, _ := filepath.Glob(out + ".salvage*"); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
