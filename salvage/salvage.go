@@ -195,8 +195,8 @@ type salvager struct {
 	peekI logfmt.RecordIter
 	state *reindex.ProducerState
 
-	lastKept int64   // last offset kept, -1 before any
-	pending  []int   // indexes in rep.Lost waiting for the next kept offset
+	lastKept int64 // last offset kept, -1 before any
+	pending  []int // indexes in rep.Lost waiting for the next kept offset
 	epochs   []checkpoint.EpochEntry
 	aborted  []index.AbortedTxn // of the segment being written
 }
