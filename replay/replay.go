@@ -1,0 +1,497 @@
+// Package replay produces the records of partition directories to a live
+// Kafka cluster with franz-go's kgo client, so that data that survives only
+// in a dead broker's log directory can be given back to consumers.
+//
+// What is sent is what package fetch reads, as a consumer would see it
+// (read_committed by default; control records are never sent, being the
+// broker's own): keys, values, headers and timestamps, which arrive as
+// CreateTime (a record without one, magic 0, gets the time it is sent).
+// Each source partition goes to the partition of the same number of its
+// topic (or of the topic --topic-map names), or to the partition the key's
+// hash picks, as Kafka's default partitioner does (murmur2; records
+// without a key are spread).
+//
+// The producer is idempotent with acks=all: every record is written to all
+// in-sync replicas before it counts as sent, and retries never duplicate or
+// reorder within a producer session. Order within a partition is kept: the
+// records of a source partition are produced in offset order by one
+// goroutine, and kgo keeps the order of the records of a partition across
+// up to five requests in flight, the broker rejecting any batch out of
+// sequence (idempotence), as the Java producer does.
+//
+// Resuming. With a resume file, each acknowledgement moves the partition's
+// position to the offset after the last record acknowledged with all the
+// records before it, and the file is rewritten crash-safely with the new
+// positions as soon as the previous write is done. A re-run with the same
+// file starts each partition at its position. Nothing is skipped: the file
+// only names offsets below which every record was acknowledged. Records
+// may be sent twice: those acknowledged after the file's last write and
+// those in flight when the run stopped; the client holds at most
+// MaxInFlight records unacknowledged. (Idempotence does not remove them,
+// since a new run is a new producer.)
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/logtool/logtool/fetch"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+// Partitioning is how records find their destination partition.
+type Partitioning int
+
+const (
+	SamePartition Partitioning = iota // the source partition's number
+	KeyHash                           // murmur2 of the key, as Kafka's default partitioner
+)
+
+// ParsePartitioning reads the --partition values.
+func ParsePartitioning(s string) (Partitioning, error) {
+	switch s {
+	case "same":
+		return SamePartition, nil
+	case "key-hash":
+		return KeyHash, nil
+	}
+	return 0, fmt.Errorf("want same or key-hash, got %q", s)
+}
+
+// DefaultMaxInFlight bounds the records the client holds unacknowledged.
+const DefaultMaxInFlight = 10_000
+
+// DefaultRetries is how many times a record is tried, with kgo's backoff
+// (250 ms growing to 2.5 s): about 20 seconds of a failing cluster.
+const DefaultRetries = 10
+
+// Options shape a replay.
+type Options struct {
+	Brokers      []string
+	Security     Security
+	TopicMap     map[string]string // source topic → destination topic
+	Partitioning Partitioning
+	// Fetch selects the records; FromOffset is raised, per partition, to
+	// the resume file's position.
+	Fetch fetch.Options
+	// Rate limits the bytes of keys, values and headers sent per second;
+	// 0 means no limit.
+	Rate int64
+	// DryRun counts what would be sent, connecting to nothing.
+	DryRun bool
+	// ResumeFile, when set, is read at the start and kept up to date.
+	ResumeFile string
+	// Workers is the number of source partitions read at once.
+	Workers int
+	// MaxInFlight bounds the records sent and not yet acknowledged; 0 means
+	// DefaultMaxInFlight.
+	MaxInFlight int
+	// Retries is how many times a record is tried before the replay fails;
+	// 0 means DefaultRetries. (kgo measures a delivery timeout from the
+	// record's timestamp, which here is the source's: a limit on tries is
+	// the one that means something.)
+	Retries int
+	// Progress, when set, is called with records and bytes acknowledged
+	// (counted, in a dry run) since its last call, from several goroutines.
+	Progress func(records, bytes int64)
+	// ClientOpts are added to the client's options.
+	ClientOpts []kgo.Opt
+}
+
+// Result is what became of one source partition.
+type Result struct {
+	Partition     *layout.Partition
+	Topic         string // destination
+	DestPartition int32  // -1 with KeyHash
+	// From is the first source offset read: the range's start or the resume
+	// file's position; Resumed tells which.
+	From    int64
+	Resumed bool
+	// Next is the source offset after the last record acknowledged (with
+	// every record before it): where a re-run resumes. From when nothing
+	// was acknowledged.
+	Next           int64
+	Records, Bytes int64 // acknowledged (counted, in a dry run)
+	Skipped        int64 // control records, never sent
+	Stats          fetch.Stats
+	Err            error
+	FailedAtOffset int64 // the source offset of the record that failed, with Err
+}
+
+// Run replays the partitions. It returns one result per partition, in
+// order; the error is the first failure, after which the other partitions
+// stop too.
+func Run(ctx context.Context, parts []*layout.Partition, o Options) ([]Result, error) {
+	res := make([]Result, len(parts))
+	for i, p := range parts {
+		res[i] = Result{Partition: p, Topic: o.destTopic(p), DestPartition: -1, From: -1, Next: -1, FailedAtOffset: -1}
+		if o.Partitioning == SamePartition {
+			if p.Dir.Partition < 0 {
+				return res, fmt.Errorf("%s: the directory's name gives no partition number; use --partition key-hash", p.Path)
+			}
+			res[i].DestPartition = p.Dir.Partition
+		}
+	}
+	r := &replayer{o: o, limit: newLimiter(o.Rate)}
+	if !o.DryRun {
+		if o.ResumeFile != "" {
+			resume, err := OpenResume(o.ResumeFile)
+			if err != nil {
+				return res, err
+			}
+			r.resume = resume
+		}
+		cl, err := r.client()
+		if err != nil {
+			return res, r.closeResume(err)
+		}
+		defer cl.Close()
+		r.cl = cl
+		if err := r.checkDestinations(ctx, res); err != nil {
+			return res, r.closeResume(err)
+		}
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, o.Workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				if r.partition(ctx, &res[i]); res[i].Err != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range parts {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	// The first failure is the one to report; the partitions it stopped
+	// report a cancellation.
+	err := parent.Err()
+	for i := range res {
+		if res[i].Err != nil && !errors.Is(res[i].Err, context.Canceled) {
+			err = res[i].Err
+			break
+		}
+	}
+	return res, r.closeResume(err)
+}
+
+func (o *Options) destTopic(p *layout.Partition) string {
+	t := p.Dir.Topic
+	if t == "" {
+		t = p.Dir.Name
+	}
+	if to, ok := o.TopicMap[t]; ok {
+		return to
+	}
+	return t
+}
+
+type replayer struct {
+	o      Options
+	cl     *kgo.Client
+	resume *Resume
+	limit  *limiter
+}
+
+func (r *replayer) closeResume(err error) error {
+	if r.resume == nil {
+		return err
+	}
+	return errors.Join(err, r.resume.Close())
+}
+
+func (r *replayer) client() (*kgo.Client, error) {
+	o := r.o
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(o.Brokers...),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.MaxBufferedRecords(max(1, cmpOr(o.MaxInFlight, DefaultMaxInFlight))),
+		kgo.RecordRetries(cmpOr(o.Retries, DefaultRetries)),
+		kgo.ProducerLinger(5 * time.Millisecond),
+		kgo.ClientID("logtool-replay"),
+	}
+	if o.Partitioning == SamePartition {
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	} else {
+		opts = append(opts, kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))
+	}
+	sec, err := o.Security.Opts()
+	if err != nil {
+		return nil, err
+	}
+	return kgo.NewClient(append(append(opts, sec...), o.ClientOpts...)...)
+}
+
+func cmpOr[T comparable](a, b T) T {
+	var zero T
+	if a != zero {
+		return a
+	}
+	return b
+}
+
+// checkDestinations fails early, and clearly, when a destination topic is
+// missing or has too few partitions for SamePartition.
+func (r *replayer) checkDestinations(ctx context.Context, res []Result) error {
+	need := map[string]int32{}
+	for _, x := range res {
+		need[x.Topic] = max(need[x.Topic], x.DestPartition+1)
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	for t := range need {
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, mt)
+	}
+	resp, err := req.RequestWith(ctx, r.cl)
+	if err != nil {
+		return fmt.Errorf("cannot reach the cluster at %v: %w", r.o.Brokers, err)
+	}
+	for _, t := range resp.Topics {
+		name := ""
+		if t.Topic != nil {
+			name = *t.Topic
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return fmt.Errorf("destination topic %s: %w (create it first, with as many partitions as the source)", name, err)
+		}
+		if n := int32(len(t.Partitions)); n < need[name] {
+			return fmt.Errorf("destination topic %s has %d partitions; --partition same needs %d", name, n, need[name])
+		}
+	}
+	return nil
+}
+
+// partition replays one source partition.
+func (r *replayer) partition(ctx context.Context, res *Result) {
+	o := r.o
+	p := res.Partition
+	fo := o.Fetch
+	if r.resume != nil {
+		if next, ok := r.resume.Next(p.Dir.Topic, p.Dir.Partition); ok {
+			if fo.FromOffset == fetch.NoOffset || next > fo.FromOffset {
+				fo.FromOffset, res.Resumed = next, true
+			}
+		}
+	}
+	pt, err := fetch.Open(p, fo)
+	if err != nil {
+		res.Err = err
+		return
+	}
+	res.Stats = pt.Stats()
+	res.From = max(res.Stats.LogStartOffset, fo.FromOffset)
+	res.Next = res.From
+	rd := pt.Reader()
+	defer rd.Close()
+	tr := &tracker{res: res, resume: r.resume, progress: o.Progress, topic: p.Dir.Topic, partition: p.Dir.Partition}
+	var wg sync.WaitGroup
+	for rd.Next() && !tr.failed() {
+		rec := rd.Record()
+		if rec.Control {
+			res.Skipped++
+			continue
+		}
+		kr, n := toRecord(rec, res.Topic, res.DestPartition)
+		if err := r.limit.wait(ctx, n); err != nil {
+			tr.fail(err, rec.Offset)
+			break
+		}
+		if o.DryRun {
+			res.Records++
+			res.Bytes += n
+			res.Next = rec.Offset + 1
+			if o.Progress != nil {
+				o.Progress(1, n)
+			}
+			continue
+		}
+		seq := tr.add(rec.Offset, n)
+		wg.Add(1)
+		r.cl.Produce(ctx, kr, func(_ *kgo.Record, err error) {
+			tr.ack(seq, err)
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	res.Stats.Read = rd.Read()
+	if err := rd.Err(); err != nil && res.Err == nil {
+		res.Err = err
+	}
+}
+
+// toRecord copies a record, whose bytes the reader reuses, into one
+// allocation, keeping null keys and values null.
+func toRecord(rec *fetch.Record, topic string, partition int32) (*kgo.Record, int64) {
+	n := len(rec.Key) + len(rec.Value)
+	for _, h := range rec.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	buf := make([]byte, 0, n)
+	clone := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		start := len(buf)
+		buf = append(buf, b...)
+		return buf[start:len(buf):len(buf)]
+	}
+	kr := &kgo.Record{Topic: topic, Partition: partition, Key: clone(rec.Key), Value: clone(rec.Value)}
+	if rec.Timestamp >= 0 {
+		kr.Timestamp = time.UnixMilli(rec.Timestamp)
+	}
+	if len(rec.Headers) > 0 {
+		kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
+		for i, h := range rec.Headers {
+			kr.Headers[i] = kgo.RecordHeader{Key: string(h.Key), Value: clone(h.Value)}
+		}
+	}
+	return kr, int64(n)
+}
+
+// tracker follows the records of one source partition from Produce to
+// acknowledgement, and moves the partition's position past each record
+// acknowledged with all those before it.
+type tracker struct {
+	res       *Result
+	resume    *Resume
+	progress  func(records, bytes int64)
+	topic     string
+	partition int32
+
+	mu      sync.Mutex
+	pending []pending // in production order, from index head on
+	head    int
+	base    int // sequence number of pending[0]
+	err     error
+}
+
+type pending struct {
+	offset, size int64
+	done         bool
+}
+
+func (t *tracker) add(offset, size int64) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.head > 4096 && t.head > len(t.pending)/2 {
+		n := copy(t.pending, t.pending[t.head:])
+		t.pending, t.base, t.head = t.pending[:n], t.base+t.head, 0
+	}
+	t.pending = append(t.pending, pending{offset: offset, size: size})
+	return t.base + len(t.pending) - 1
+}
+
+func (t *tracker) ack(seq int, err error) {
+	t.mu.Lock()
+	p := &t.pending[seq-t.base]
+	if err != nil {
+		if t.err == nil {
+			t.err = err
+			t.res.Err = fmt.Errorf("producing offset %d of %s to %s: %w", p.offset, t.res.Partition.Path, destName(t.res), err)
+			t.res.FailedAtOffset = p.offset
+		}
+		t.mu.Unlock()
+		return
+	}
+	p.done = true
+	var recs, bytes int64
+	for t.head < len(t.pending) && t.pending[t.head].done {
+		q := t.pending[t.head]
+		t.res.Next = q.offset + 1
+		recs++
+		bytes += q.size
+		t.head++
+	}
+	t.res.Records += recs
+	t.res.Bytes += bytes
+	next := t.res.Next
+	t.mu.Unlock()
+	if recs > 0 {
+		if t.resume != nil {
+			t.resume.Set(t.topic, t.partition, next)
+		}
+		if t.progress != nil {
+			t.progress(recs, bytes)
+		}
+	}
+}
+
+func (t *tracker) fail(err error, offset int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil {
+		t.err, t.res.Err, t.res.FailedAtOffset = err, err, offset
+	}
+}
+
+func (t *tracker) failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err != nil
+}
+
+func destName(res *Result) string {
+	if res.DestPartition < 0 {
+		return res.Topic
+	}
+	return fmt.Sprintf("%s-%d", res.Topic, res.DestPartition)
+}
+
+// limiter spreads the bytes sent evenly over time.
+type limiter struct {
+	rate  int64
+	mu    sync.Mutex
+	start time.Time
+	sent  int64
+}
+
+func newLimiter(rate int64) *limiter {
+	if rate <= 0 {
+		return nil
+	}
+	return &limiter{rate: rate, start: time.Now()}
+}
+
+func (l *limiter) wait(ctx context.Context, n int64) error {
+	if l == nil {
+		return ctx.Err()
+	}
+	l.mu.Lock()
+	l.sent += n
+	due := l.start.Add(time.Duration(float64(l.sent) / float64(l.rate) * float64(time.Second)))
+	l.mu.Unlock()
+	d := time.Until(due)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
