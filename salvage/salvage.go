@@ -52,7 +52,6 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
-	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -148,25 +147,15 @@ func Partition(src, out string, o Options) (*Report, error) {
 	return s.rep, safefile.SyncDir(parent)
 }
 
-// refuse checks what must hold before anything is written: the source is
-// not a broker's live data, the output does not exist, and its parent, when
-// a log directory, is not a running broker's.
+// refuse checks what must hold before anything is written: the output does
+// not exist, and the source holds no finished segment replacement. Locks
+// are the caller's (internal/target): the source must not change while it
+// is read.
 func refuse(p *layout.Partition, out string) error {
-	if p.Dir.Partition >= 0 {
-		if held, err := lockfile.Held(filepath.Join(p.Path, "..")); err == nil && held {
-			return fmt.Errorf("%s: %w: salvage needs the source unchanged while it reads it", filepath.Dir(p.Path), lockfile.ErrLocked)
-		}
-	}
 	if _, err := os.Lstat(out); err == nil {
 		return fmt.Errorf("%s: %w", out, ErrExists)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
-	}
-	parent := filepath.Dir(filepath.Clean(out))
-	if _, err := os.Stat(filepath.Join(parent, layout.MetaPropertiesFile)); err == nil {
-		if held, err := lockfile.Held(parent); err == nil && held {
-			return fmt.Errorf("%s: %w", parent, lockfile.ErrLocked)
-		}
 	}
 	// A .swap file with no .cleaned beside it is a finished replacement
 	// that a broker's loader completes: its data may be the only copy.
@@ -261,7 +250,7 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 	}
 	defer src.Close()
 	src.ReadAhead()
-	peek, err := os.Open(seg.Log)
+	peek, err := safefile.Open(seg.Log)
 	if err != nil {
 		return err
 	}
@@ -489,7 +478,7 @@ func (s *salvager) emptySegment(base int64) error {
 // as Kafka keeps them.
 func (s *salvager) readEpochs() {
 	path := filepath.Join(s.p.Path, checkpoint.LeaderEpoch)
-	f, err := os.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		s.rep.LeaderEpochs = "rebuilt from the batches (no leader-epoch-checkpoint)"
 		return
@@ -520,7 +509,7 @@ func (s *salvager) writeEpochs() error {
 
 func (s *salvager) copyMetadata() error {
 	path := filepath.Join(s.p.Path, checkpoint.PartitionMetadataFile)
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.rep.PartitionMeta = "none in the source"
 		return nil
