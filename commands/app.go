@@ -102,7 +102,11 @@ func lookup[T any](c *cli.Context, name string, get func(*cli.Context, string) T
 	return get(c, name)
 }
 
-func global(c *cli.Context) (Global, error) {
+func global(c *cli.Context) (Global, error) { return globalArgs(c, c.Args().Slice()) }
+
+// globalArgs is global for a command that took its own flags out of the
+// arguments first (salvage PARTITION_DIR --out DIR, as the contract writes it).
+func globalArgs(c *cli.Context, args []string) (Global, error) {
 	g := Global{
 		Format:     lookup(c, "format", (*cli.Context).String),
 		Workers:    lookup(c, "workers", (*cli.Context).Int),
@@ -120,7 +124,7 @@ func global(c *cli.Context) (Global, error) {
 	// The parser stops at the first path and takes what follows for more
 	// paths: "dump DIR --format json" would look for a file named
 	// "--format". Say so rather than fail on a missing file.
-	for _, a := range c.Args().Slice() {
+	for _, a := range args {
 		if len(a) > 1 && a[0] == '-' {
 			return g, usageErr("%s after a path: flags go before the paths (logtool %s [flags] PATH...)", a, c.Command.Name)
 		}
@@ -178,6 +182,9 @@ func NewApp() *cli.App {
 		migrateCommand(),
 		compactCommand(),
 		retentionCommand(),
+		exportCommand(),
+		salvageCommand(),
+		replayCommand(),
 		genCommand(),
 		completionCommand(),
 		manCommand(),

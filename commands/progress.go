@@ -125,3 +125,17 @@ func (b *barWriter) Write(p []byte) (int, error) {
 	b.bar.Clear()
 	return b.w.Write(p)
 }
+
+// Describe replaces the bar's description, for figures that change as the
+// work goes (replay's records/s and MiB/s).
+func (p *progress) Describe(s string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.desc = s
+	if p.bar != nil {
+		p.bar.Describe(s)
+	}
+}

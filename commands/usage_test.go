@@ -244,6 +244,7 @@ func TestHelpGroups(t *testing.T) {
 		"inspect":            {"dump", "find", "verify"},
 		"repair and convert": {"reindex", "upgrade", "migrate-checkpoints", "compact", "retention"},
 		"tools":              {"gen", "completion", "man"},
+		"rescue":             {"export", "salvage", "replay"},
 	}
 	for _, cmd := range NewApp().Commands {
 		want := ""

@@ -124,6 +124,9 @@ func Partition(src, out string, o Options) (*Report, error) {
 		return nil, err
 	}
 	parent, name := filepath.Dir(filepath.Clean(out)), filepath.Base(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
 	stage, err := os.MkdirTemp(parent, name+".salvage*-delete")
 	if err != nil {
 		return nil, err

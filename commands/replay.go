@@ -1,0 +1,249 @@
+package commands
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/replay"
+	"github.com/logtool/logtool/retention"
+)
+
+func replayCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "replay",
+		Category:  "rescue",
+		Usage:     "produce the records of log directories to a live cluster, resumably",
+		ArgsUsage: "PATH...",
+		Description: "Produces every record a read_committed consumer would see (or, with --isolation read_uncommitted, every\n" +
+			"record but the control records) to the cluster at --bootstrap-server, with franz-go's client: idempotent,\n" +
+			"acks=all, keys, values, headers and timestamps kept (as CreateTime), order kept within each partition. Each\n" +
+			"partition goes to the partition of the same number of its topic, or of the topic --topic-map names\n" +
+			"(--partition key-hash: the partition Kafka's default partitioner gives the key). Destination topics must\n" +
+			"exist, with enough partitions.\n\n" +
+			"--resume FILE keeps, for each source partition, the offset below which every record was acknowledged,\n" +
+			"rewritten crash-safely as acknowledgements come. Run again with the same FILE after a failure, a crash or a\n" +
+			"kill: nothing is skipped, and only records that were in flight or acknowledged after the file's last write\n" +
+			"are sent again (at most --max-in-flight per run, as duplicates). --dry-run counts what would be sent.\n\n" +
+			"TLS: --tls, --tls-ca, --tls-cert/--tls-key, --tls-server-name, --tls-insecure-skip-verify. SASL:\n" +
+			"--sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 with --sasl-user and the password in an environment\n" +
+			"variable (--sasl-password-env) or a file (--sasl-password-file); it is never printed. Exit 1 when a record\n" +
+			"cannot be produced after retries, naming the partition and the offset reached.\n\n" +
+			"Examples:\n" +
+			"  logtool replay --dry-run --bootstrap-server localhost:9092 testdata/kafka-logs\n" +
+			"  logtool replay --bootstrap-server localhost:9092 --resume orders.resume testdata/kafka-logs/orders-0\n" +
+			"  logtool replay --bootstrap-server b1:9093 --tls --tls-ca ca.pem --sasl-mechanism SCRAM-SHA-512 --sasl-user ops \\\n" +
+			"      --sasl-password-env KAFKA_PASSWORD --topic-map orders=orders-restored --rate 20MiB /var/lib/kafka/logs",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "bootstrap-server", Usage: "HOST:PORT[,HOST:PORT...] of the destination cluster"},
+			&cli.StringSliceFlag{Name: "topic-map", Usage: "OLD=NEW: send topic OLD's records to topic NEW (repeatable)"},
+			&cli.StringFlag{Name: "partition", Value: "same", Usage: "same (the source partition's number) or key-hash (Kafka's default partitioner)"},
+			&cli.StringFlag{Name: "resume", Usage: "resume file: read at the start, kept up to date (a Kafka offset checkpoint)"},
+			&cli.StringFlag{Name: "rate", Usage: "limit the bytes of keys, values and headers sent per second (1048576, 10MiB, 5MB)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "count what would be sent; connect to nothing"},
+			&cli.IntFlag{Name: "max-in-flight", Value: replay.DefaultMaxInFlight, Usage: "records sent and not yet acknowledged, at most"},
+			&cli.IntFlag{Name: "retries", Value: replay.DefaultRetries, Usage: "tries of a record before the replay fails"},
+			&cli.BoolFlag{Name: "tls", Usage: "connect with TLS (security.protocol SSL, or SASL_SSL with --sasl-mechanism)"},
+			&cli.StringFlag{Name: "tls-ca", Usage: "PEM file of the CA certificates that sign the brokers' (default: the system's)"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "PEM file of the client certificate, for mutual TLS"},
+			&cli.StringFlag{Name: "tls-key", Usage: "PEM file of the client certificate's key"},
+			&cli.StringFlag{Name: "tls-server-name", Usage: "name to check in the brokers' certificates"},
+			&cli.BoolFlag{Name: "tls-insecure-skip-verify", Usage: "do not check the brokers' certificates (tests only)"},
+			&cli.StringFlag{Name: "sasl-mechanism", Usage: "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"},
+			&cli.StringFlag{Name: "sasl-user", Usage: "SASL user name"},
+			&cli.StringFlag{Name: "sasl-password-env", Usage: "environment variable holding the SASL password"},
+			&cli.StringFlag{Name: "sasl-password-file", Usage: "file holding the SASL password (a trailing newline is dropped)"},
+		}, readFlags()...),
+		Action: runReplay,
+	}
+}
+
+func replayOptions(c *cli.Context, g Global) (replay.Options, error) {
+	o := replay.Options{Workers: g.Workers, DryRun: c.Bool("dry-run"), ResumeFile: c.String("resume"),
+		MaxInFlight: c.Int("max-in-flight"), Retries: c.Int("retries")}
+	var err error
+	if o.Fetch, err = fetchOptions(c); err != nil {
+		return o, err
+	}
+	if s := c.String("bootstrap-server"); s != "" {
+		o.Brokers = strings.Split(s, ",")
+	} else if !o.DryRun {
+		return o, usageErr("--bootstrap-server HOST:PORT is required")
+	}
+	if o.TopicMap, err = replay.ParseTopicMap(c.StringSlice("topic-map")); err != nil {
+		return o, usageErr("--topic-map %v", err)
+	}
+	if o.Partitioning, err = replay.ParsePartitioning(c.String("partition")); err != nil {
+		return o, usageErr("--partition: %v", err)
+	}
+	if s := c.String("rate"); s != "" {
+		if o.Rate, err = retention.ParseBytes(s); err != nil || o.Rate <= 0 {
+			return o, usageErr("--rate: want bytes per second, like 10MiB: %q", s)
+		}
+	}
+	if o.MaxInFlight < 1 || o.Retries < 1 {
+		return o, usageErr("--max-in-flight and --retries: want at least 1")
+	}
+	pw, err := replay.Secret(c.String("sasl-password-env"), c.String("sasl-password-file"))
+	if err != nil {
+		return o, usageErr("SASL password: %v", err)
+	}
+	o.Security = replay.Security{TLS: c.Bool("tls"), CAFile: c.String("tls-ca"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key"),
+		ServerName: c.String("tls-server-name"), InsecureSkipVerify: c.Bool("tls-insecure-skip-verify"),
+		SASLMechanism: c.String("sasl-mechanism"), User: c.String("sasl-user"), Password: pw}
+	if _, err := o.Security.Opts(); err != nil {
+		return o, usageErr("%v", err)
+	}
+	return o, nil
+}
+
+func runReplay(c *cli.Context) error {
+	g, err := global(c)
+	if err != nil {
+		return err
+	}
+	if c.NArg() == 0 {
+		return usageErr("no PATH given (a partition directory or a log directory)")
+	}
+	o, err := replayOptions(c, g)
+	if err != nil {
+		return err
+	}
+	parts, release, err := readTargets(c, g, "replay")
+	if err != nil {
+		return err
+	}
+	defer release()
+	// A first Ctrl-C stops cleanly: what was acknowledged is in the resume
+	// file.
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	bar := newProgress(g, "replay", 0, true)
+	if bar != nil {
+		var total int64
+		for _, p := range parts {
+			total += segmentBytes(p.Path)
+		}
+		bar.Set(0, total)
+		o.Fetch.Progress = bar.Add
+		var recs, bytes atomic.Int64
+		start := time.Now()
+		o.Progress = func(r, b int64) {
+			n, m := recs.Add(r), bytes.Add(b)
+			secs := max(time.Since(start).Seconds(), 0.001)
+			bar.Describe(fmt.Sprintf("replay %d records, %.0f records/s, %.1f MiB/s", n, float64(n)/secs, float64(m)/secs/(1<<20)))
+		}
+	}
+	res, err := replay.Run(ctx, parts, o)
+	bar.Finish()
+	if rerr := replaySummary(g, o, res); rerr != nil && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		for _, r := range res {
+			if r.Err != nil && !errors.Is(r.Err, ctx.Err()) {
+				return fmt.Errorf("%s: %w; acknowledged up to offset %d (exclusive)%s", r.Partition.Dir.Name, err, r.Next, resumeHint(o))
+			}
+		}
+		return fmt.Errorf("%w%s", err, resumeHint(o))
+	}
+	return nil
+}
+
+func resumeHint(o replay.Options) string {
+	if o.ResumeFile == "" {
+		return ""
+	}
+	return "; run again with --resume " + o.ResumeFile + " to go on"
+}
+
+func replaySummary(g Global, o replay.Options, res []replay.Result) error {
+	if g.JSON() {
+		enc := json.NewEncoder(g.Stdout)
+		for _, r := range res {
+			dest := r.DestPartition
+			var failed *int64
+			if r.Err != nil {
+				failed = &r.FailedAtOffset
+			}
+			if err := enc.Encode(struct {
+				Type           string `json:"type"`
+				File           string `json:"file"`
+				Partition      string `json:"partition"`
+				Topic          string `json:"topic"`
+				DestPartition  *int32 `json:"destinationPartition"`
+				From           int64  `json:"fromOffset"`
+				Resumed        bool   `json:"resumed"`
+				Next           int64  `json:"nextOffset"`
+				Records        int64  `json:"records"`
+				Bytes          int64  `json:"bytes"`
+				DryRun         bool   `json:"dryRun"`
+				FailedAtOffset *int64 `json:"failedAtOffset"`
+				Error          string `json:"error,omitempty"`
+			}{"replay", r.Partition.Path, r.Partition.Dir.Name, r.Topic, ptrIf(dest, dest >= 0), r.From, r.Resumed, r.Next,
+				r.Records, r.Bytes, o.DryRun, failed, errString(r.Err)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if g.Quiet {
+		return nil
+	}
+	t := table.New("PARTITION", "TO", "FROM OFFSET", "NEXT OFFSET", "RECORDS", "BYTES", "STATUS")
+	var recs, bytes int64
+	for _, r := range res {
+		to := r.Topic
+		if r.DestPartition >= 0 {
+			to = fmt.Sprintf("%s-%d", r.Topic, r.DestPartition)
+		}
+		status := "done"
+		switch {
+		case r.Err != nil:
+			status = "failed"
+		case r.From < 0:
+			status = "not started"
+		case o.DryRun:
+			status = "dry run"
+		}
+		from := fmt.Sprint(r.From)
+		if r.Resumed {
+			from += " (resumed)"
+		}
+		t.Append(r.Partition.Dir.Name, to, from, fmt.Sprint(r.Next), fmt.Sprint(r.Records), human.Bytes(r.Bytes), status)
+		recs += r.Records
+		bytes += r.Bytes
+	}
+	if _, err := t.WriteTo(g.Stdout); err != nil {
+		return err
+	}
+	verb := "replayed"
+	if o.DryRun {
+		verb = "would replay"
+	}
+	_, err := fmt.Fprintf(g.Stdout, "%s %d record(s), %s of keys, values and headers, from %d partition(s)\n", verb, recs, human.Bytes(bytes), len(res))
+	return err
+}
+
+func ptrIf[T any](v T, ok bool) *T {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
