@@ -69,9 +69,18 @@ func consume(t testing.TB, c *kfake.Cluster, topic string, want int) []rec {
 	var out []rec
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for len(out) < want {
+	for len(out) < want || ctx.Err() == nil {
+		if len(out) >= want {
+			// Anything sent twice arrives too: one more short poll.
+			var stop context.CancelFunc
+			ctx, stop = context.WithTimeout(ctx, 300*time.Millisecond)
+			defer stop()
+		}
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
+			if len(out) >= want {
+				break
+			}
 			t.Fatalf("consumed %d records of %s, want %d", len(out), topic, want)
 		}
 		fs.EachError(func(_ string, _ int32, err error) { t.Fatal(err) })
@@ -366,7 +375,6 @@ func TestResumeAfterCancel(t *testing.T) {
 		t.Errorf("resume file %q", b)
 	}
 	got := consume(t, c, "events", 20_000)
-	time.Sleep(200 * time.Millisecond)
 	checkResumed(t, ids(t, got), 20_000, o.MaxInFlight)
 }
 
