@@ -6,7 +6,10 @@
 #   - compact (issue 7): a 2 GiB partition of 1M keys, 10 records per key,
 #     1% tombstones; warm cache, and cold too when the page cache can be
 #     dropped (root on Linux);
-#   - verify, reindex on the same 2 GiB partition, upgrade on a magic-0 one.
+#   - verify, reindex on the same 2 GiB partition, upgrade on a magic-0 one;
+#   - export and salvage (issue 20) on the dump segment: export to /dev/null
+#     (JSON encoding included; target 300 MB/s), salvage into a new directory
+#     (target: within 2x cat, here cat into a file of the same size).
 # Environment:
 #   BENCH_DIR    where to write (default /tmp/logtool-bench; needs ~6 GiB free)
 #   BENCH_SCALE  divide every size by this, for a quick look (default 1)
@@ -83,6 +86,11 @@ row cat warm cat "${inputs[@]}"
 row "dump" warm "$lt" --no-progress dump "${inputs[@]}"
 row "dump --deep-iteration" warm "$lt" --no-progress dump --deep-iteration "${inputs[@]}"
 row "dump --deep-iteration --format json" warm "$lt" --no-progress --format json dump --deep-iteration "${inputs[@]}"
+row "export (JSON Lines, read_committed)" warm "$lt" --no-progress export "$dir/dump/dump-0"
+row "export --workers 1" warm "$lt" --no-progress --workers 1 export "$dir/dump/dump-0"
+PREP="rm -f '$dir/copy.log'" row "cat > file" warm sh -c "cat ${inputs[*]} > '$dir/copy.log'"
+PREP="rm -rf '$dir/salvaged'" row "salvage --out" warm "$lt" --no-progress salvage "$dir/dump/dump-0" --out "$dir/salvaged/dump-0"
+rm -rf "$dir/salvaged" "$dir/copy.log"
 runs=$slow_runs
 
 part="$dir/compact/compact-0"
