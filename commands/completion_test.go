@@ -23,7 +23,7 @@ func TestCompletions(t *testing.T) {
 		words []string
 		want  []string // the candidates' words, in order
 	}{
-		{[]string{""}, []string{"dump", "find", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "gen", "completion", "man"}},
+		{[]string{""}, []string{"dump", "find", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "export", "salvage", "replay", "gen", "completion", "man"}},
 		{[]string{"comp"}, []string{"compact", "completion"}},
 		// A global flag before the command does not hide the commands.
 		{[]string{"--quiet", "ver"}, []string{"verify"}},

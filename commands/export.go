@@ -86,6 +86,16 @@ func fetchOptions(c *cli.Context) (fetch.Options, error) {
 	return o, nil
 }
 
+// partitionBytes adds up the segment bytes of the partitions, the total of
+// a reading command's bar.
+func partitionBytes(parts []*layout.Partition) int64 {
+	var n int64
+	for _, p := range parts {
+		n += segmentBytes(p.Path)
+	}
+	return n
+}
+
 // readTargets resolves the paths of a reading command into partitions.
 // The KRaft metadata log is only read when named.
 func readTargets(c *cli.Context, g Global, cmd string) ([]*layout.Partition, func() error, error) {
@@ -144,11 +154,7 @@ func runExport(c *cli.Context) error {
 		bar = newProgress(g, "export", 0, true)
 	}
 	if bar != nil {
-		var total int64
-		for _, p := range parts {
-			total += segmentBytes(p.Path)
-		}
-		bar.Set(0, total)
+		bar.Set(0, partitionBytes(parts))
 		o.Fetch.Progress = bar.Add
 	}
 	err = export.Run(out, parts, o, sum.add)

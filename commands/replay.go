@@ -129,11 +129,7 @@ func runReplay(c *cli.Context) error {
 	defer stop()
 	bar := newProgress(g, "replay", 0, true)
 	if bar != nil {
-		var total int64
-		for _, p := range parts {
-			total += segmentBytes(p.Path)
-		}
-		bar.Set(0, total)
+		bar.Set(0, partitionBytes(parts))
 		o.Fetch.Progress = bar.Add
 		var recs, bytes atomic.Int64
 		start := time.Now()

@@ -53,6 +53,11 @@ func TestUsageErrors(t *testing.T) {
 		{"find", []string{"--offset", "1"}, "PARTITION_DIR"},
 		{"gen", nil, "--out"},
 		{"completion", nil, "bash or zsh"},
+		{"export", nil, "no PATH"},
+		{"salvage", nil, "one PARTITION_DIR"},
+		{"salvage", []string{part}, "--out DIR is required"},
+		{"replay", []string{"--dry-run"}, "no PATH"},
+		{"replay", []string{part}, "--bootstrap-server"},
 
 		// Flags after a path, which the parser takes for more paths.
 		{"dump", []string{s, "--format", "json"}, "--format after a path: flags go before the paths"},
@@ -92,6 +97,16 @@ func TestUsageErrors(t *testing.T) {
 		{"gen", []string{"--out", gen, "extra"}, `"extra"`},
 
 		// Bad flag values.
+		{"export", []string{"--isolation", "dirty", s}, "--isolation"},
+		{"export", []string{"--encoding", "hex", s}, "--encoding"},
+		{"export", []string{"--to-time", "later", s}, "--to-time"},
+		{"export", []string{"--from-offset", "9", "--to-offset", "3", s}, "--to-offset 3 is below --from-offset 9"},
+		{"export", []string{missing}, missing},
+		{"replay", []string{"--dry-run", "--topic-map", "orders", s}, "--topic-map"},
+		{"replay", []string{"--dry-run", "--partition", "random", s}, "--partition"},
+		{"replay", []string{"--dry-run", "--rate", "fast", s}, "--rate"},
+		{"replay", []string{"--bootstrap-server", "h:1", "--sasl-mechanism", "PLAIN", "--sasl-user", "u", "--sasl-password-env", "LOGTOOL_NO_SUCH_VAR", s}, "LOGTOOL_NO_SUCH_VAR"},
+		{"salvage", []string{seg, "--out", gen}, "salvage takes partition directories"},
 		{"dump", []string{"--format", "xml", s}, "--format"},
 		{"dump", []string{"--workers", "0", s}, "--workers"},
 		{"dump", []string{"--bogus", s}, "bogus"},

@@ -9,8 +9,8 @@
 // a read_committed fetch there (its LSO), so a consumer sees neither that
 // transaction nor anything written after it, transactional or not, until
 // the coordinator writes its marker. After a broker died, that marker may
-// never come to this copy of the log; Reader.Stats says where reading
-// stopped and why. Under read_uncommitted every record is returned and
+// never come to this copy of the log; Partition.Stats says where reading
+// stops and why. Under read_uncommitted every record is returned and
 // Record.Txn and Record.Control say what a read_committed consumer would
 // make of it.
 //
@@ -23,7 +23,9 @@
 // not needed: the markers themselves decide, so a missing or stale
 // .txnindex changes nothing. That pass holds the aborted transactions
 // (34 bytes each, as .txnindex does) and one entry per producer with an
-// open transaction; the second pass streams the records.
+// open transaction, and cuts the data into units of about 16 MiB at batch
+// boundaries; the second pass streams the records of the units, which
+// Readers may read on several goroutines at once.
 //
 // Ranges (FromOffset, ToOffset, FromTime, ToTime) are found as a broker
 // finds them, through the indexes (index/lookup), and are contiguous ranges
