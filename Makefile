@@ -3,11 +3,21 @@ GO       ?= go
 PKGS     := ./...
 SAMPLE   := testdata/kafka-logs
 FUZZTIME ?= 5s
+BIN      ?= bin/logtool
+
+# The version `logtool --version` prints, from git: Go stamps the revision
+# itself only outside a git worktree and without -buildvcs=false.
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+REVTIME  ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS  := -X github.com/logtool/logtool/commands.buildVersion=$(VERSION) \
+            -X github.com/logtool/logtool/commands.buildRevision=$(REVISION) \
+            -X github.com/logtool/logtool/commands.buildTime=$(REVTIME)
 
 .PHONY: build test vet golden bench fuzz demo testdata clean
 
 build:
-	$(GO) build -o bin/logtool .
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 vet:
 	$(GO) vet $(PKGS)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -132,30 +131,11 @@ func globalArgs(c *cli.Context, args []string) (Global, error) {
 	return g, nil
 }
 
-// version is the module version and VCS revision the binary was built
-// from, as Go records them ("(devel)" for a build from a checkout).
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision" && len(s.Value) >= 12:
-			v += " " + s.Value[:12]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			v += "+dirty"
-		}
-	}
-	return v
-}
-
 // NewApp builds the logtool command line.
 func NewApp() *cli.App {
 	app := &cli.App{
 		Name:    "logtool",
-		Version: version(),
+		Version: buildInfo().Version,
 		Usage:   "inspect, repair and convert Apache Kafka log directories offline",
 		Description: "logtool reads a Kafka log directory (the folder named in a broker's log.dirs), a partition\n" +
 			"directory or single files, without a broker or JVM. It never writes unless a command is asked to,\n" +
