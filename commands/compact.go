@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func compactCommand() *cli.Command {
 			"compact; choose them with --topic (a regular expression matched against the whole topic name).\n" +
 			"__cluster_metadata and -delete/-future/-stray directories are skipped. --dry-run plans and simulates the\n" +
 			"first pass without writing: the audit of which partitions are past their max lag.\n\n" +
-			"Durations: Go syntax (90s, 36h), whole days (7d) or milliseconds. Sizes: bytes or KiB, MiB, GiB.\n\n" +
+			"Durations: milliseconds, or Go syntax with days (90s, 36h, 7d). Sizes: bytes, or K, M, G (binary: KiB, MiB, GiB).\n\n" +
 			"Examples:\n" +
 			"  logtool compact --dry-run --max-lag 7d testdata/kafka-logs\n" +
 			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && \\\n" +
@@ -117,9 +118,9 @@ func runCompact(c *cli.Context) error {
 func compactOptions(c *cli.Context) (compact.Options, error) {
 	now := time.Now().UnixMilli()
 	if s := c.String("now"); s != "" {
-		t, err := parseTime(s)
+		t, err := timeArg("now", s, 0)
 		if err != nil {
-			return compact.Options{}, usageErr("--now: %v", err)
+			return compact.Options{}, err
 		}
 		now = t
 	}
@@ -128,25 +129,25 @@ func compactOptions(c *cli.Context) (compact.Options, error) {
 	o.MinCleanableRatio = c.Float64("min-cleanable-ratio")
 	var err error
 	if s := c.String("max-lag"); s != "unlimited" {
-		if o.MaxLag, err = compactParseLag(s); err != nil {
-			return o, usageErr("--max-lag: %v", err)
+		if o.MaxLag, err = durationArg("max-lag", s, 1, noMax); err != nil {
+			return o, err
 		}
 	}
 	for _, f := range []struct {
 		name string
 		dst  *int64
-	}{{"min-lag", &o.MinLag}, {"delete-retention", &o.DeleteRetention}, {"producer-id-expiration", &o.ProducerIDExpiration}} {
-		if *f.dst, err = compactParseLag(c.String(f.name)); err != nil {
-			return o, usageErr("--%s: %v", f.name, err)
+		lo   int64
+	}{{"min-lag", &o.MinLag, 0}, {"delete-retention", &o.DeleteRetention, 0}, {"producer-id-expiration", &o.ProducerIDExpiration, 1}} {
+		if *f.dst, err = durationArg(f.name, c.String(f.name), f.lo, noMax); err != nil {
+			return o, err
 		}
 	}
-	for _, f := range []struct {
-		name string
-		dst  *int64
-	}{{"segment-bytes", &o.SegmentBytes}, {"offset-map-memory", &o.OffsetMapMemory}} {
-		if *f.dst, err = compactParseSize(c.String(f.name)); err != nil {
-			return o, usageErr("--%s: %v", f.name, err)
-		}
+	// segment.bytes is an int in Kafka, at least a legacy record's overhead.
+	if o.SegmentBytes, err = sizeArg("segment-bytes", c.String("segment-bytes"), 14, math.MaxInt32); err != nil {
+		return o, err
+	}
+	if o.OffsetMapMemory, err = sizeArg("offset-map-memory", c.String("offset-map-memory"), 1, noMax); err != nil {
+		return o, err
 	}
 	if err := o.Check(); err != nil {
 		return o, usageErr("%v", err)
@@ -233,35 +234,4 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error
 	}
 	_, err := fmt.Fprintf(w, "%s %d of %d partition(s): %s -> %s%s\n", verb, eligible, len(results), human.Bytes(before), human.Bytes(after), failures)
 	return err
-}
-
-// compactParseLag reads a duration as human.Duration prints it or as Go
-// writes it ("7d", "1d12h", "36h"), or plain milliseconds, and returns
-// milliseconds.
-func compactParseLag(s string) (int64, error) {
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return ms, nil
-	}
-	return human.ParseDuration(s)
-}
-
-// compactSizeUnits are the suffixes compactParseSize takes. KB and the like
-// are refused: they mean powers of ten to some and of two to others.
-var compactSizeUnits = map[string]uint{
-	"": 0, "B": 0,
-	"K": 10, "Ki": 10, "KiB": 10,
-	"M": 20, "Mi": 20, "MiB": 20,
-	"G": 30, "Gi": 30, "GiB": 30,
-	"T": 40, "Ti": 40, "TiB": 40,
-}
-
-// compactParseSize reads a size in bytes, or with a binary suffix.
-func compactParseSize(s string) (int64, error) {
-	num := strings.TrimRight(s, "KMGTiB")
-	shift, ok := compactSizeUnits[s[len(num):]]
-	n, err := strconv.ParseInt(num, 10, 64)
-	if !ok || err != nil || n < 0 || n > (1<<62)>>shift {
-		return 0, fmt.Errorf("%q is not a size (bytes, or KiB, MiB, GiB, TiB)", s)
-	}
-	return n << shift, nil
 }

@@ -149,24 +149,6 @@ func TestCompactUsage(t *testing.T) {
 	}
 }
 
-func TestCompactParsers(t *testing.T) {
-	for in, want := range map[string]int64{"90s": 90_000, "7d": 7 * 86_400_000, "1d12h": 36 * 3_600_000, "250": 250, "0": 0} {
-		if got, err := compactParseLag(in); err != nil || got != want {
-			t.Errorf("lag %q = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for in, want := range map[string]int64{"1GiB": 1 << 30, "128MiB": 128 << 20, "16M": 16 << 20, "4096": 4096, "2KiB": 2048, "3Gi": 3 << 30, "100B": 100} {
-		if got, err := compactParseSize(in); err != nil || got != want {
-			t.Errorf("size %q = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "1.5GiB", "-1", "1PB", "MiB", "12MB", "3iB", "1KB"} {
-		if _, err := compactParseSize(in); err == nil {
-			t.Errorf("size %q accepted", in)
-		}
-	}
-}
-
 // A damaged partition is reported as failed, in its row, its JSON object and
 // the summary, never as compacted; the others are compacted, and it is left
 // byte for byte.

@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -48,8 +49,8 @@ func dumpCommand() *cli.Command {
 			&cli.BoolFlag{Name: "skip-record-metadata", Usage: "record lines without their metadata (and control records as empty lines), as Kafka's flag"},
 			&cli.BoolFlag{Name: "index-sanity-check", Usage: ".index/.timeindex: run only the broker's startup sanity check"},
 			&cli.BoolFlag{Name: "verify-index-only", Usage: ".index/.timeindex: check every entry against the log, print only the mismatches"},
-			&cli.IntFlag{Name: "max-message-size", Value: 5 << 20, Usage: "largest batch an .index entry may point at"},
-			&cli.Int64Flag{Name: "max-bytes", Value: 0, Usage: "read at most this many bytes of each segment (0: no limit)"},
+			&cli.StringFlag{Name: "max-message-size", Value: "5MiB", Usage: "largest batch an .index entry may point at (bytes, or with K, M)"},
+			&cli.StringFlag{Name: "max-bytes", Value: "0", Usage: "read at most this many bytes of each segment (bytes, or with K, M, G; 0: no limit)"},
 			&cli.Int64Flag{Name: "from-offset", Value: -1, Usage: "start at the batch holding this offset, found with the offset index (-1: the start)"},
 			&cli.Int64Flag{Name: "to-offset", Value: -1, Usage: "stop after the batch holding this offset (-1: the end)"},
 			&cli.StringFlag{Name: "from-time", Usage: "start at the first batch whose max timestamp reaches this time (ms or RFC 3339), found with the time index (default: the start)"},
@@ -146,16 +147,16 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 	o.Deep = c.Bool("deep-iteration") || o.PrintData
 	o.SkipRecordMetadata = c.Bool("skip-record-metadata")
 	o.IndexSanityCheck, o.VerifyIndexOnly = c.Bool("index-sanity-check"), c.Bool("verify-index-only")
-	if o.MaxMessageSize = c.Int("max-message-size"); o.MaxMessageSize <= 0 {
-		return o, usageErr("--max-message-size: want a positive size, got %d", o.MaxMessageSize)
+	size, err := sizeArg("max-message-size", c.String("max-message-size"), 1, math.MaxInt32)
+	if err != nil {
+		return o, err
 	}
-	if c.IsSet("max-bytes") {
-		if o.MaxBytes = c.Int64("max-bytes"); o.MaxBytes < 0 {
-			return o, usageErr("--max-bytes: want 0 or more, got %d", o.MaxBytes)
-		}
-		if o.MaxBytes == 0 {
-			o.MaxBytes = dump.NoLimit
-		}
+	o.MaxMessageSize = int(size)
+	if o.MaxBytes, err = sizeArg("max-bytes", c.String("max-bytes"), 0, noMax); err != nil {
+		return o, err
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = dump.NoLimit
 	}
 	for _, f := range []struct {
 		name string
@@ -171,8 +172,8 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 		return o, usageErr("--to-offset %d is below --from-offset %d", o.ToOffset, o.FromOffset)
 	}
 	if s := c.String("from-time"); s != "" {
-		if o.FromTime, err = parseTime(s); err != nil {
-			return o, usageErr("--from-time: %v", err)
+		if o.FromTime, err = timeArg("from-time", s, math.MinInt64); err != nil {
+			return o, err
 		}
 	}
 	if o.IndexSanityCheck && o.VerifyIndexOnly {

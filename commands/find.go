@@ -65,9 +65,9 @@ func runFind(c *cli.Context) error {
 		}
 		res, err = offsetlookup.Offset(dir, n)
 	} else {
-		ms, perr := parseTime(ts)
-		if perr != nil || ms < 0 {
-			return usageErr("--timestamp: want milliseconds >= 0 or an RFC 3339 time, got %q", ts)
+		ms, err := timeArg("timestamp", ts, 0)
+		if err != nil {
+			return err
 		}
 		res, err = offsetlookup.Timestamp(dir, ms)
 	}

@@ -3,6 +3,7 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,16 +45,16 @@ func genCommand() *cli.Command {
 			&cli.IntFlag{Name: "partitions", Value: 1, Usage: "partitions per topic"},
 			&cli.IntFlag{Name: "records", Value: 1000, Usage: "data records per partition"},
 			&cli.IntFlag{Name: "keys", Value: 100, Usage: "distinct keys (0: keyless records)"},
-			&cli.IntFlag{Name: "value-bytes", Value: 100, Usage: "size of each value"},
+			&cli.StringFlag{Name: "value-bytes", Value: "100", Usage: "size of each value (bytes, or with K, M: 1KiB)"},
 			&cli.IntFlag{Name: "magic", Value: 2, Usage: "message format: 0, 1 or 2"},
 			&cli.StringFlag{Name: "compression", Value: "none", Usage: "none|gzip|snappy|lz4|zstd (zstd needs magic 2)"},
 			&cli.IntFlag{Name: "batch-records", Value: 10, Usage: "most records per batch"},
-			&cli.Int64Flag{Name: "segment-bytes", Value: 1 << 30, Usage: "roll segments at this size"},
+			&cli.StringFlag{Name: "segment-bytes", Value: "1GiB", Usage: "segment.bytes: roll segments at this size (bytes, or with K, M, G: 64MiB)"},
 			&cli.Float64Flag{Name: "tombstone-ratio", Value: 0, Usage: "share of keyed records written as tombstones"},
 			&cli.Float64Flag{Name: "transactional-ratio", Value: 0, Usage: "share of batches written in transactions (magic 2)"},
 			&cli.Float64Flag{Name: "abort-ratio", Value: 0, Usage: "share of transactions that abort"},
 			&cli.StringFlag{Name: "start-time", Value: "2024-01-01T00:00:00Z", Usage: "timestamp of the first record (ms or RFC 3339)"},
-			&cli.DurationFlag{Name: "time-step", Value: time.Second, Usage: "time between records"},
+			&cli.StringFlag{Name: "time-step", Value: "1s", Usage: "time between records (ms, or 250ms, 1s, 1m)"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "random seed; the same seed writes the same bytes"},
 			&cli.BoolFlag{Name: "kraft", Usage: "write a KRaft node's log dir, with a __cluster_metadata-0 that creates the topics"},
 			&cli.GenericFlag{Name: "config", Value: &wholeValues{}, Usage: "with --kraft: a dynamic topic config, TOPIC:NAME=VALUE (repeatable)"},
@@ -78,16 +79,29 @@ func runGen(c *cli.Context) error {
 	if err != nil {
 		return usageErr("--compression: %v", err)
 	}
-	start, err := parseTime(c.String("start-time"))
+	// Each of these is replaced by its default when 0: refused instead.
+	start, err := timeArg("start-time", c.String("start-time"), 1)
 	if err != nil {
-		return usageErr("--start-time: %v", err)
+		return err
+	}
+	valueBytes, err := sizeArg("value-bytes", c.String("value-bytes"), 1, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	segmentBytes, err := sizeArg("segment-bytes", c.String("segment-bytes"), 1024, noMax)
+	if err != nil {
+		return err
+	}
+	step, err := durationArg("time-step", c.String("time-step"), 1, noMax/int64(time.Millisecond))
+	if err != nil {
+		return err
 	}
 	o := gen.Options{
 		Out: c.String("out"), Topics: c.StringSlice("topic"), TopicCount: c.Int("topics"), Partitions: c.Int("partitions"),
-		Records: c.Int("records"), Keys: c.Int("keys"), ValueBytes: c.Int("value-bytes"), Magic: int8(c.Int("magic")),
-		Compression: comp, BatchRecords: c.Int("batch-records"), SegmentBytes: c.Int64("segment-bytes"),
+		Records: c.Int("records"), Keys: c.Int("keys"), ValueBytes: int(valueBytes), Magic: int8(c.Int("magic")),
+		Compression: comp, BatchRecords: c.Int("batch-records"), SegmentBytes: segmentBytes,
 		TombstoneRatio: c.Float64("tombstone-ratio"), TransactionalRatio: c.Float64("transactional-ratio"),
-		AbortRatio: c.Float64("abort-ratio"), StartTime: start, TimeStep: c.Duration("time-step"), Seed: c.Int64("seed"),
+		AbortRatio: c.Float64("abort-ratio"), StartTime: start, TimeStep: time.Duration(step) * time.Millisecond, Seed: c.Int64("seed"),
 		KRaft: c.Bool("kraft"),
 	}
 	for _, kv := range *c.Generic("config").(*wholeValues) {
@@ -158,19 +172,6 @@ func runGen(c *cli.Context) error {
 	}
 	_, err = fmt.Fprintf(g.Stdout, "wrote %d record(s) in %d partition(s) into %s\n", records, len(parts), o.Out)
 	return err
-}
-
-// parseTime reads a time given as milliseconds since the epoch or RFC 3339.
-func parseTime(s string) (int64, error) {
-	var ms int64
-	if _, err := fmt.Sscan(s, &ms); err == nil && fmt.Sprint(ms) == s {
-		return ms, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is neither milliseconds nor an RFC 3339 time", s)
-	}
-	return t.UnixMilli(), nil
 }
 
 // wholeValues is a repeatable flag that keeps each value whole, where

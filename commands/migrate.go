@@ -75,7 +75,7 @@ func runMigrate(c *cli.Context) error {
 		return usageErr("--clean-time applies to forward migration only; --reverse drops clean times")
 	}
 	if opts.CleanTime, opts.CleanTimeMs, err = parseCleanTime(c.String("clean-time")); err != nil {
-		return usageErr("--clean-time: %v", err)
+		return err
 	}
 	if opts.CleanTime == migrate.CleanTimeFileMtime {
 		g.Warnf("--clean-time file-mtime: the root file's modification time can be later than a partition's last " +
@@ -127,12 +127,9 @@ func parseCleanTime(s string) (migrate.CleanTimeSource, int64, error) {
 	case "file-mtime":
 		return migrate.CleanTimeFileMtime, 0, nil
 	}
-	ms, err := parseTime(s)
+	ms, err := timeArg("clean-time", s, 0)
 	if err != nil {
-		return 0, 0, fmt.Errorf("want unknown, file-mtime or a time: %v", err)
-	}
-	if ms < 0 {
-		return 0, 0, fmt.Errorf("%s is before 1970", s)
+		return 0, 0, err
 	}
 	return migrate.CleanTimeFixed, ms, nil
 }

@@ -135,14 +135,14 @@ func TestDurationsReadBack(t *testing.T) {
 			rounded = (ms + 500) / 1000 * 1000
 		}
 		s := human.Duration(ms)
-		got, err := compactParseLag(s)
+		got, err := durationArg("max-lag", s, 0, noMax)
 		if err != nil || got != rounded {
 			t.Errorf("Duration(%d) = %q reads back as %d, %v; want %d", ms, s, got, err, rounded)
 		}
 	}
 	for _, ms := range []int64{0, 1704067776680, 1704067800000} {
 		s := human.Time(ms)
-		if got, err := parseTime(s); err != nil || got != ms {
+		if got, err := timeArg("now", s, 0); err != nil || got != ms {
 			t.Errorf("Time(%d) = %q reads back as %d, %v", ms, s, got, err)
 		}
 	}

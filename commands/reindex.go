@@ -58,8 +58,8 @@ func reindexCommand() *cli.Command {
 			&cli.BoolFlag{Name: "offset", Usage: "rebuild (or check) .index files; no selector means all three kinds"},
 			&cli.BoolFlag{Name: "time", Usage: "rebuild (or check) .timeindex files; no selector means all three kinds"},
 			&cli.BoolFlag{Name: "txn", Usage: "rebuild (or check) .txnindex files; no selector means all three kinds"},
-			&cli.Int64Flag{Name: "interval-bytes", Value: index.DefaultIntervalBytes, Usage: "index.interval.bytes: log bytes between .index entries"},
-			&cli.DurationFlag{Name: "granularity", Usage: "build a coarse time index, one entry per bucket of this width (e.g. 1m); 0s means recovery's time index"},
+			&cli.StringFlag{Name: "interval-bytes", Value: strconv.Itoa(index.DefaultIntervalBytes), Usage: "index.interval.bytes: log bytes between .index entries (bytes, or with K, M: 4KiB)"},
+			&cli.StringFlag{Name: "granularity", Value: "0", Usage: "build a coarse time index, one entry per bucket of this width (e.g. 1m); 0 means recovery's time index"},
 			&cli.BoolFlag{Name: "check", Usage: "write nothing; compare the existing indexes with the log (exit 3 on problems)"},
 			&cli.BoolFlag{Name: "strict", Usage: "with --check: any byte difference from the rebuild is a problem"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "write nothing; report what would change"},
@@ -137,8 +137,18 @@ func runReindex(c *cli.Context) error {
 func reindexOptions(c *cli.Context) (reindex.Options, error) {
 	o := reindex.Options{
 		Offset: c.Bool("offset"), Time: c.Bool("time"), Txn: c.Bool("txn"),
-		IntervalBytes: c.Int64("interval-bytes"), Granularity: c.Duration("granularity"),
 		Strict: c.Bool("strict"), TruncateCorruptTail: c.Bool("truncate-corrupt-tail"),
+	}
+	var err error
+	if o.IntervalBytes, err = sizeArg("interval-bytes", c.String("interval-bytes"), 0, math.MaxInt32); err != nil {
+		return o, err
+	}
+	if s := c.String("granularity"); s != "0" {
+		ms, err := durationArg("granularity", s, 1, noMax/int64(time.Millisecond))
+		if err != nil {
+			return o, err
+		}
+		o.Granularity = time.Duration(ms) * time.Millisecond
 	}
 	selected := o.Offset || o.Time || o.Txn
 	if !selected {
@@ -152,10 +162,6 @@ func reindexOptions(c *cli.Context) (reindex.Options, error) {
 		return o, usageErr("--check writes nothing; it cannot be combined with --truncate-corrupt-tail")
 	case o.Strict && !check:
 		return o, usageErr("--strict applies to --check")
-	case o.IntervalBytes < 0 || o.IntervalBytes > math.MaxInt32:
-		return o, usageErr("--interval-bytes: want 0 to %d, got %d", math.MaxInt32, o.IntervalBytes)
-	case o.Granularity < 0 || o.Granularity%time.Millisecond != 0 || c.IsSet("granularity") && o.Granularity == 0:
-		return o, usageErr("--granularity: want a positive whole number of milliseconds, got %v", o.Granularity)
 	case o.Granularity > 0 && !o.Time:
 		return o, usageErr("--granularity shapes the time index: add --time")
 	}

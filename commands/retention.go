@@ -48,7 +48,7 @@ func retentionCommand() *cli.Command {
 			"  logtool --format json retention --dry-run --topic 'legacy\\..*' --retention-ms 7d /tmp/kafka-logs",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "retention-ms", Value: "168h", Usage: "retention.ms: a duration (7d, 168h, 90m) or milliseconds; -1 keeps segments forever; the default is Kafka's topic default"},
-			&cli.StringFlag{Name: "retention-bytes", Value: "-1", Usage: "retention.bytes per partition: bytes, or with KiB/MiB/GiB/TiB or KB/MB/GB/TB; -1 sets no limit (Kafka's default)"},
+			&cli.StringFlag{Name: "retention-bytes", Value: "-1", Usage: "retention.bytes per partition: bytes, or with K, M, G, T (binary: 50GiB); -1 sets no limit (Kafka's default)"},
 			&cli.StringFlag{Name: "now", Usage: "the time retention is measured from, ms since the epoch or RFC 3339 (default: the wall clock)"},
 			&cli.StringFlag{Name: "topic", Usage: "only topics whose whole name matches this regular expression (default: all but internal topics)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be deleted and change nothing"},
@@ -63,16 +63,22 @@ func runRetention(c *cli.Context) error {
 		return err
 	}
 	o := retention.Options{Workers: g.Workers, DryRun: c.Bool("dry-run")}
-	if o.RetentionMs, err = retention.ParseMs(c.String("retention-ms")); err != nil {
-		return usageErr("--retention-ms: %v", err)
+	// -1 means no limit, as in Kafka's configs.
+	o.RetentionMs, o.RetentionBytes = -1, -1
+	if s := c.String("retention-ms"); s != "-1" {
+		if o.RetentionMs, err = durationArg("retention-ms", s, 0, noMax); err != nil {
+			return err
+		}
 	}
-	if o.RetentionBytes, err = retention.ParseBytes(c.String("retention-bytes")); err != nil {
-		return usageErr("--retention-bytes: %v", err)
+	if s := c.String("retention-bytes"); s != "-1" {
+		if o.RetentionBytes, err = sizeArg("retention-bytes", s, 0, noMax); err != nil {
+			return err
+		}
 	}
 	o.NowMs = time.Now().UnixMilli()
 	if s := c.String("now"); s != "" {
-		if o.NowMs, err = parseTime(s); err != nil {
-			return usageErr("--now: %v", err)
+		if o.NowMs, err = timeArg("now", s, 0); err != nil {
+			return err
 		}
 	}
 	if c.NArg() == 0 {

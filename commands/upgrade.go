@@ -176,12 +176,9 @@ func upgradeOptions(c *cli.Context) (migrate.UpgradeOptions, error) {
 		if o.TimestampType != logfmt.LogAppendTime {
 			return o, usageErr("--append-time applies only with --timestamp-type log-append")
 		}
-		ms, err := parseTime(s)
+		ms, err := timeArg("append-time", s, 1)
 		if err != nil {
-			return o, usageErr("--append-time: want file-mtime, ms or RFC 3339: %v", err)
-		}
-		if ms <= 0 {
-			return o, usageErr("--append-time: %s is not after 1970", s)
+			return o, err
 		}
 		o.AppendTime = ms
 	}

@@ -1,7 +1,8 @@
-// Package human formats sizes, times and durations for people. It is the one
-// place logtool's text output takes them from, so that every command prints a
-// size, a time or a lag the same way; JSON output keeps the exact integers
-// (bytes, milliseconds) instead.
+// Package human formats sizes, times and durations for people, and reads
+// them back from flags. It is the one place logtool's text output takes them
+// from and the one parser of every flag taking a size, a duration or a time,
+// so that every command prints and reads them the same way; JSON output
+// keeps the exact integers (bytes, milliseconds) instead.
 package human
 
 import (
@@ -42,8 +43,8 @@ func Time(ms int64) string {
 // age: whole days, then hours, minutes and seconds, each only when it is not
 // zero ("30d22h59m55s", "1h5s", "7d"), rounded to the second from one second
 // up and in milliseconds below ("750ms"). Kafka's ages run to weeks, which
-// Go's "742h59m55s" makes the reader divide by 24. The flags taking a
-// duration with days (compact's --max-lag, --min-lag) read it back.
+// Go's "742h59m55s" makes the reader divide by 24. ParseDuration, which
+// every flag taking a duration uses, reads it back.
 func Duration(ms int64) string {
 	if ms == 0 {
 		return "0s"
@@ -75,32 +76,3 @@ func Duration(ms int64) string {
 	}
 	return b.String()
 }
-
-// ParseDuration reads a span as Duration prints it, or as Go writes it:
-// whole days first if any, then Go's units ("7d", "1d12h", "30d22h59m55s",
-// "36h", "90m", "750ms"), and returns milliseconds. Signs are not accepted.
-func ParseDuration(s string) (int64, error) {
-	if s == "" {
-		return 0, fmt.Errorf("empty duration")
-	}
-	var days int64
-	rest := s
-	if i := strings.IndexByte(s, 'd'); i > 0 {
-		d, err := strconv.ParseInt(s[:i], 10, 64)
-		if err != nil || d < 0 || d > maxDays {
-			return 0, fmt.Errorf("%q is not a duration", s)
-		}
-		days, rest = d, s[i+1:]
-	}
-	var d time.Duration
-	if rest != "" {
-		var err error
-		if d, err = time.ParseDuration(rest); err != nil || d < 0 {
-			return 0, fmt.Errorf("%q is not a duration", s)
-		}
-	}
-	return days*86_400_000 + d.Milliseconds(), nil
-}
-
-// maxDays keeps days*86,400,000 plus any Go duration within an int64.
-const maxDays = 100_000_000

@@ -75,26 +75,3 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
-
-func TestParseDuration(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"7d", 7 * 86_400_000, true}, {"1d12h", 36 * 3_600_000, true}, {"30d22h59m55s", 30*86_400_000 + 22*3_600_000 + 59*60_000 + 55_000, true},
-		{"36h", 36 * 3_600_000, true}, {"750ms", 750, true}, {"0s", 0, true},
-		{"", 0, false}, {"d", 0, false}, {"-1h", 0, false}, {"7", 0, false}, {"1d-1h", 0, false}, {"100000001d", 0, false},
-	} {
-		got, err := ParseDuration(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseDuration(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-	// What Duration prints reads back, to the second.
-	for _, ms := range []int64{1000, 59_000, 3_605_000, 742*3_600_000 + 59*60_000 + 55_000, 7 * 86_400_000} {
-		if got, err := ParseDuration(Duration(ms)); err != nil || got != ms {
-			t.Errorf("ParseDuration(Duration(%d) = %q) = %d, %v", ms, Duration(ms), got, err)
-		}
-	}
-}
