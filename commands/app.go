@@ -27,6 +27,26 @@ const (
 	ExitRefused  = 4 // refused for safety (a broker holds the log dir's lock, or an overwrite)
 )
 
+// exitStatus says what each exit code means, for the manual page.
+var exitStatus = []struct {
+	code    int
+	meaning string
+}{
+	{ExitOK, "Success."},
+	{ExitFailure, "Failure: an I/O error, or unreadable or corrupt input that stops the operation (of a partition: the " +
+		"others go on, and each failure is named on stderr). Nothing half-written is left behind."},
+	{ExitUsage, "Usage error: an unknown flag, a bad value, missing or contradictory arguments, a path that is not what " +
+		"the command needs."},
+	{ExitProblems, "A check found problems (verify, reindex --check, dump --verify-index-only or --index-sanity-check); " +
+		"the data is untouched."},
+	{ExitRefused, "Refused for safety: a running broker holds the log directory's .lock, or the operation would " +
+		"overwrite something it must not."},
+}
+
+const appDescription = "logtool reads a Kafka log directory (the folder named in a broker's log.dirs), a partition\n" +
+	"directory or single files, without a broker or JVM. It never writes unless a command is asked to,\n" +
+	"and refuses (exit 4) to write into a log directory that a running broker has locked."
+
 // ExitError carries an exit code; the message is printed as
 // "logtool: <command>: <message>".
 type ExitError struct {
@@ -64,7 +84,7 @@ func exitCode(err error) int {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "output: text (Kafka-compatible lines, tables) or json (JSON Lines on stdout)"},
-		&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), Usage: "partitions processed at once"},
+		&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "partitions processed at once"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
 		&cli.BoolFlag{Name: "quiet", Usage: "only errors on stderr"},
 	}
@@ -137,12 +157,16 @@ func NewApp() *cli.App {
 		Name:    "logtool",
 		Version: buildInfo().Version,
 		Usage:   "inspect, repair and convert Apache Kafka log directories offline",
-		Description: "logtool reads a Kafka log directory (the folder named in a broker's log.dirs), a partition\n" +
-			"directory or single files, without a broker or JVM. It never writes unless a command is asked to,\n" +
-			"and refuses (exit 4) to write into a log directory that a running broker has locked.\n\n" +
+		Description: appDescription + "\n\n" +
 			"Exit codes: 0 success, 1 failure (I/O, corrupt input), 2 usage, 3 a check found problems,\n" +
-			"4 refused for safety.",
-		Flags:                globalFlags(),
+			"4 refused for safety.\n\n" +
+			"Examples:\n" +
+			"  logtool dump testdata/kafka-logs\n" +
+			"  logtool verify testdata/kafka-logs\n" +
+			"  logtool help dump",
+		// urfave/cli adds --help only when it adds its own help command,
+		// which helpCommand replaces.
+		Flags:                append(globalFlags(), cli.HelpFlag),
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -168,9 +192,14 @@ func NewApp() *cli.App {
 		genCommand(),
 		completionCommand(),
 		manCommand(),
+		helpCommand(),
 		completeCommand(),
 	}
+	describe(app)
 	for _, cmd := range app.Commands {
+		// Else urfave/cli gives each command a "help" subcommand, which
+		// takes "logtool dump help" for a request of help, not a path.
+		cmd.HideHelpCommand = true
 		cmd.Flags = append(cmd.Flags, globalFlags()...)
 		cmd.OnUsageError = app.OnUsageError
 	}

@@ -89,30 +89,6 @@ func completionCommand() *cli.Command {
 	}
 }
 
-func manCommand() *cli.Command {
-	return &cli.Command{
-		Name:     "man",
-		Category: "tools",
-		Usage:    "print the manual page (roff)",
-		Description: "The page lists every command with its flags and their defaults; the descriptions and examples\n" +
-			"are in each command's --help and in docs/commands.\n\n" +
-			"Examples:\n" +
-			"  logtool man > /usr/local/share/man/man1/logtool.1 && man logtool\n" +
-			"  logtool man | man -l -      # read it without installing",
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErr("unexpected argument %q", c.Args().First())
-			}
-			page, err := c.App.ToManWithSection(1)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(c.App.Writer, page)
-			return err
-		},
-	}
-}
-
 // completeCommand answers the completion scripts. Its arguments are the
 // words after "logtool" up to the one being completed (empty at a word
 // boundary); it prints one candidate per line, "word<TAB>description", and

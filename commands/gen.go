@@ -41,7 +41,7 @@ func genCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "log directory to write (required; created if missing)"},
 			&cli.IntFlag{Name: "topics", Value: 1, Usage: "number of topics (default names: orders, user-events, payments.v1, ...)"},
-			&cli.StringSliceFlag{Name: "topic", Usage: "topic name (repeatable); overrides --topics"},
+			&cli.StringSliceFlag{Name: "topic", Usage: "a topic `NAME`; overrides --topics"},
 			&cli.IntFlag{Name: "partitions", Value: 1, Usage: "partitions per topic"},
 			&cli.IntFlag{Name: "records", Value: 1000, Usage: "data records per partition"},
 			&cli.IntFlag{Name: "keys", Value: 100, Usage: "distinct keys (0: keyless records)"},

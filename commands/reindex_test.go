@@ -257,7 +257,7 @@ func TestReindexUsage(t *testing.T) {
 
 func TestReindexHelp(t *testing.T) {
 	_, out, _ := reindexCLI(t, "reindex", "--help")
-	for _, want := range []string{"--interval-bytes value", "4096", "--granularity", "--check", "--strict", "--dry-run",
+	for _, want := range []string{"--interval-bytes SIZE", "(default: 4096)", "--granularity", "--check", "--strict", "--dry-run",
 		"--truncate-corrupt-tail", "--offset", "--time", "--txn", "testdata/kafka-logs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q:\n%s", want, out)

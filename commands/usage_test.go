@@ -237,28 +237,13 @@ func TestQuiet(t *testing.T) {
 	}
 }
 
-func TestManPage(t *testing.T) {
-	code, stdout, stderr := runArgs("man")
-	if code != ExitOK || stderr != "" {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
-	if !strings.HasPrefix(strings.TrimSpace(stdout), ".nh\n.TH logtool 1") {
-		t.Errorf("not a section 1 roff page: %.60q", stdout)
-	}
-	for _, want := range []string{".SH NAME", ".SH COMMANDS", "migrate-checkpoints", "--max-lag", "Exit codes"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("man page lacks %q", want)
-		}
-	}
-}
-
 // TestHelpGroups checks that logtool --help lists every command under its
 // group, and that every command's help gives examples on the shipped sample.
 func TestHelpGroups(t *testing.T) {
 	groups := map[string][]string{
 		"inspect":            {"dump", "find", "verify"},
 		"repair and convert": {"reindex", "upgrade", "migrate-checkpoints", "compact", "retention"},
-		"tools":              {"gen", "completion", "man"},
+		"tools":              {"gen", "completion", "man", "help"},
 		"rescue":             {"export", "salvage", "replay"},
 	}
 	for _, cmd := range NewApp().Commands {
@@ -277,7 +262,7 @@ func TestHelpGroups(t *testing.T) {
 		if code != ExitOK {
 			t.Errorf("%s --help: exit %d", cmd.Name, code)
 		}
-		if cmd.Hidden || cmd.Name == "gen" || cmd.Name == "completion" || cmd.Name == "man" {
+		if cmd.Hidden || cmd.Category == "tools" {
 			continue
 		}
 		if n := strings.Count(stdout, "testdata/kafka-logs"); n < 2 {
