@@ -11,23 +11,35 @@ import (
 // The shells ask logtool itself for candidates: the scripts pass the words
 // typed so far to the hidden command __complete, which knows the commands,
 // their flags and the values of a few of them from the app itself, so the
-// scripts never go stale. urfave/cli's own --generate-bash-completion is not
-// used: it takes the word before the cursor for the one being completed, so
-// "logtool --quiet <TAB>" offered nothing, and it offers a "help" command
-// where a path is expected.
+// scripts never go stale. It also says where a path goes (a last line
+// ":files" or ":dirs"): only there do the scripts complete file names, and
+// only there does bash treat candidates as file names, which would end a
+// command name with "/" wherever a directory has its name ("logtool ret" in
+// a clone of logtool, which has retention/). urfave/cli's own
+// --generate-bash-completion is not used: it takes the word before the cursor
+// for the one being completed, so "logtool --quiet <TAB>" offered nothing,
+// and it offers a "help" command where a path is expected.
 
 const bashCompletion = `# bash completion for logtool; load with: source <(logtool completion bash)
 _logtool_complete() {
-  local IFS=$'\n' cur="${COMP_WORDS[COMP_CWORD]}"
+  local IFS=$'\n' cur="${COMP_WORDS[COMP_CWORD]}" line paths=
   local -a words
-  words=($("${COMP_WORDS[0]}" __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null | cut -f1))
+  COMPREPLY=()
+  while IFS= read -r line; do
+    case $line in
+      :files) paths=-f ;;
+      :dirs) paths=-d ;;
+      *) words+=("${line%%$'\t'*}") ;;
+    esac
+  done < <("${COMP_WORDS[0]}" __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
   if [[ ${#words[@]} -gt 0 ]]; then
     COMPREPLY=($(compgen -W "${words[*]}" -- "$cur"))
-  else
-    COMPREPLY=($(compgen -f -- "$cur"))
+  elif [[ -n $paths ]]; then
+    compopt -o filenames
+    COMPREPLY=($(compgen $paths -- "$cur"))
   fi
 }
-complete -o filenames -F _logtool_complete logtool
+complete -F _logtool_complete logtool
 `
 
 // The same file works when sourced and when installed as _logtool in a
@@ -37,17 +49,24 @@ const zshCompletion = `#compdef logtool
 # zsh completion for logtool. Install: logtool completion zsh > "${fpath[1]}/_logtool"
 # or load into a running shell (after compinit): source <(logtool completion zsh)
 _logtool() {
-  local line word desc
+  local line word desc paths
   local -a candidates
   for line in "${(@f)$("${words[1]}" __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}"; do
-    [[ -n $line ]] || continue
-    word=${${line%%$'\t'*}//:/\\:} desc=${line#*$'\t'}
-    candidates+=("$word${desc:+:$desc}")
+    case $line in
+      ('') ;;
+      (:files|:dirs) paths=$line ;;
+      (*) word=${${line%%$'\t'*}//:/\\:} desc=${line#*$'\t'}
+          candidates+=("$word${desc:+:$desc}") ;;
+    esac
   done
   if (( ${#candidates} )); then
     _describe -t logtool-values 'logtool' candidates
-  else
+  elif [[ $paths == :files ]]; then
     _files
+  elif [[ $paths == :dirs ]]; then
+    _files -/
+  else
+    return 1
   fi
 }
 if [[ ${funcstack[1]} == _logtool ]]; then
@@ -91,18 +110,24 @@ func completionCommand() *cli.Command {
 
 // completeCommand answers the completion scripts. Its arguments are the
 // words after "logtool" up to the one being completed (empty at a word
-// boundary); it prints one candidate per line, "word<TAB>description", and
-// nothing where a path goes, for the shell to complete a file name.
+// boundary); it prints one candidate per line, "word<TAB>description", then
+// ":files" or ":dirs" where a path goes, for the shell to complete a file
+// name; nothing where neither fits (a number, a time).
 func completeCommand() *cli.Command {
 	return &cli.Command{
 		Name:            "__complete",
 		Hidden:          true,
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
-			for _, cand := range completions(c.App, c.Args().Slice()) {
+			cands, paths := completions(c.App, c.Args().Slice())
+			for _, cand := range cands {
 				if _, err := fmt.Fprintf(c.App.Writer, "%s\t%s\n", cand.word, cand.desc); err != nil {
 					return err
 				}
+			}
+			if paths != "" {
+				_, err := fmt.Fprintln(c.App.Writer, paths)
+				return err
 			}
 			return nil
 		},
@@ -111,8 +136,9 @@ func completeCommand() *cli.Command {
 
 type completion struct{ word, desc string }
 
-// completions returns the candidates for the last of words.
-func completions(app *cli.App, words []string) []completion {
+// completions returns the candidates for the last of words, and ":files"
+// or ":dirs" when a path goes there.
+func completions(app *cli.App, words []string) (out []completion, paths string) {
 	if len(words) == 0 {
 		words = []string{""}
 	}
@@ -136,13 +162,12 @@ func completions(app *cli.App, words []string) []completion {
 				pending = f
 			}
 		case cmd == nil:
-			if cmd = app.Command(w); cmd == nil {
-				return nil
+			if cmd = app.Command(w); cmd == nil || cmd.Hidden {
+				return nil, ""
 			}
 			flags = cmd.Flags
 		}
 	}
-	var out []completion
 	add := func(word, desc string) {
 		if strings.HasPrefix(word, cur) {
 			out = append(out, completion{word, desc})
@@ -156,6 +181,9 @@ func completions(app *cli.App, words []string) []completion {
 	case pending != nil:
 		for _, v := range flagValues(cmdName, pending.Names()[0]) {
 			add(v, "")
+		}
+		if m := metavar(pending); isPathMetavar(m) {
+			return out, pathKind(m)
 		}
 	case !positional && len(cur) > 0 && cur[0] == '-':
 		if name, _, ok := strings.Cut(strings.TrimLeft(cur, "-"), "="); ok {
@@ -171,7 +199,7 @@ func completions(app *cli.App, words []string) []completion {
 		for _, f := range flags {
 			usage := ""
 			if d, ok := f.(cli.DocGenerationFlag); ok {
-				usage = d.GetUsage()
+				_, usage = unquoteUsage(d.GetUsage())
 			}
 			for _, n := range f.Names() {
 				dashes := "--"
@@ -181,15 +209,26 @@ func completions(app *cli.App, words []string) []completion {
 				add(dashes+n, usage)
 			}
 		}
-	case cmd == nil:
+	case cmd == nil, cmd.Name == "help":
 		for _, c := range app.VisibleCommands() {
 			add(c.Name, c.Usage)
 		}
 	case cmd.Name == "completion":
 		add("bash", "")
 		add("zsh", "")
+	case cmd.ArgsUsage != "" && !strings.HasPrefix(cmd.ArgsUsage, "--"):
+		// PATH..., PARTITION_DIR, LOGDIR...
+		return nil, pathKind(cmd.ArgsUsage)
 	}
-	return out
+	return out, ""
+}
+
+// pathKind is ":dirs" for a placeholder naming a directory, else ":files".
+func pathKind(placeholder string) string {
+	if strings.Contains(placeholder, "DIR") {
+		return ":dirs"
+	}
+	return ":files"
 }
 
 func findFlag(flags []cli.Flag, name string) cli.Flag {

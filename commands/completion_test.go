@@ -19,45 +19,67 @@ func TestMain(m *testing.M) {
 }
 
 func TestCompletions(t *testing.T) {
+	all := []string{"dump", "find", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "export", "salvage", "replay", "gen", "completion", "man", "help"}
 	for _, tc := range []struct {
 		words []string
 		want  []string // the candidates' words, in order
+		paths string   // the last line: where file names are completed
 	}{
-		{[]string{""}, []string{"dump", "find", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "export", "salvage", "replay", "gen", "completion", "man"}},
-		{[]string{"comp"}, []string{"compact", "completion"}},
+		{[]string{""}, all, ""},
+		{[]string{"comp"}, []string{"compact", "completion"}, ""},
+		// A command name is a command, never a file name: no path here.
+		{[]string{"ret"}, []string{"retention"}, ""},
+		{[]string{"xyz"}, nil, ""},
 		// A global flag before the command does not hide the commands.
-		{[]string{"--quiet", "ver"}, []string{"verify"}},
-		{[]string{"--workers", "3", "ver"}, []string{"verify"}},
-		{[]string{"--format"}, []string{"--format"}},
-		{[]string{"--format", ""}, []string{"text", "json"}},
-		{[]string{"--format=j"}, []string{"--format=json"}},
-		{[]string{"dump", "--format", "=", "j"}, []string{"json"}},
-		{[]string{"compact", "--max"}, []string{"--max-lag"}},
-		{[]string{"compact", "--max-lag", ""}, []string{"unlimited"}},
-		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}},
-		{[]string{"upgrade", "--compression", "k"}, []string{"keep"}},
-		{[]string{"gen", "--compression", "k"}, nil},
-		{[]string{"completion", ""}, []string{"bash", "zsh"}},
-		// Where a path goes, or a number, the shell completes file names.
-		{[]string{"dump", ""}, nil},
-		{[]string{"dump", "--deep-iteration", "te"}, nil},
-		{[]string{"gen", "--records", ""}, nil},
-		{[]string{"dump", "--", "-"}, nil},
-		{[]string{"no-such-command", ""}, nil},
+		{[]string{"--quiet", "ver"}, []string{"verify"}, ""},
+		{[]string{"--workers", "3", "ver"}, []string{"verify"}, ""},
+		{[]string{"--format"}, []string{"--format"}, ""},
+		{[]string{"--format", ""}, []string{"text", "json"}, ""},
+		{[]string{"--format=j"}, []string{"--format=json"}, ""},
+		{[]string{"dump", "--format", "=", "j"}, []string{"json"}, ""},
+		{[]string{"compact", "--max"}, []string{"--max-lag"}, ""},
+		{[]string{"compact", "--max-lag", ""}, []string{"unlimited"}, ""},
+		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}, ""},
+		{[]string{"upgrade", "--compression", "k"}, []string{"keep"}, ""},
+		{[]string{"gen", "--compression", "k"}, nil, ""},
+		{[]string{"completion", ""}, []string{"bash", "zsh"}, ""},
+		{[]string{"help", "re"}, []string{"reindex", "retention", "replay"}, ""},
+		// Where a path goes, the shell completes file names; where a
+		// directory goes, directory names.
+		{[]string{"dump", ""}, nil, ":files"},
+		{[]string{"dump", "--deep-iteration", "te"}, nil, ":files"},
+		{[]string{"dump", "--", "-"}, nil, ":files"},
+		{[]string{"find", "--offset", "5", ""}, nil, ":dirs"},
+		{[]string{"migrate-checkpoints", "t"}, nil, ":dirs"},
+		{[]string{"gen", "--out", ""}, nil, ":dirs"},
+		{[]string{"upgrade", "--output", "/t"}, nil, ":dirs"},
+		// Nowhere else: numbers, times, commands that take no path.
+		{[]string{"gen", "--records", ""}, nil, ""},
+		{[]string{"gen", ""}, nil, ""},
+		{[]string{"man", ""}, nil, ""},
+		{[]string{"compact", "--now", ""}, nil, ""},
+		{[]string{"no-such-command", ""}, nil, ""},
 		// Hidden commands are not offered.
-		{[]string{"__"}, nil},
+		{[]string{"__"}, nil, ""},
+		{[]string{"__complete", ""}, nil, ""},
 	} {
 		code, stdout, stderr := runArgs(append([]string{"__complete"}, tc.words...)...)
 		var got []string
+		paths := ""
 		for line := range strings.Lines(stdout) {
-			word, desc, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
-			if !ok || strings.Contains(desc, "\t") {
-				t.Errorf("%q: line %q is not word<TAB>description", tc.words, line)
+			line = strings.TrimSuffix(line, "\n")
+			if line == ":files" || line == ":dirs" {
+				paths = line
+				continue
+			}
+			word, desc, ok := strings.Cut(line, "\t")
+			if !ok || strings.Contains(desc, "\t") || paths != "" {
+				t.Errorf("%q: line %q is not word<TAB>description before a path line", tc.words, line)
 			}
 			got = append(got, word)
 		}
-		if code != ExitOK || stderr != "" || !slices.Equal(got, tc.want) {
-			t.Errorf("%q: exit %d, stderr %q, candidates %q, want %q", tc.words, code, stderr, got, tc.want)
+		if code != ExitOK || stderr != "" || !slices.Equal(got, tc.want) || paths != tc.paths {
+			t.Errorf("%q: exit %d, stderr %q, candidates %q %q, want %q %q", tc.words, code, stderr, got, paths, tc.want, tc.paths)
 		}
 	}
 	// Flags come with their usage, for zsh to show.
@@ -84,11 +106,20 @@ func completionShell(t *testing.T) string {
 }
 
 // runShell runs shell with args, logtool on the PATH, and returns its
-// output.
+// output. It runs in a directory holding directories named like commands
+// ("retention", as in a clone of logtool) and a file "dump.log".
 func runShell(t *testing.T, shell, bin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(shell, args...)
 	cmd.Dir = t.TempDir()
+	for _, d := range []string{"retention", "compact", "rest"} {
+		if err := os.Mkdir(filepath.Join(cmd.Dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cmd.Dir, "dump.log"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+cmd.Dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -101,12 +132,15 @@ func runShell(t *testing.T, shell, bin string, args ...string) string {
 // completes a few command lines.
 const zshProbe = `
 _describe() { print -rl -- "${(@P)${@[-1]}}" }
-_files() { print -r -- '<files>' }
-probe() { print -r -- "--- $*"; words=("$@"); CURRENT=$#words; _logtool }
+_files() { print -r -- "<files $*>" }
+probe() { print -r -- "--- $*"; words=("$@"); CURRENT=$#words; _logtool || print -r -- "<none>" }
 probe logtool --quiet comp
+probe logtool ret
 probe logtool compact --max
 probe logtool --format ''
 probe logtool dump ''
+probe logtool find ''
+probe logtool gen --records ''
 `
 
 // TestCompletionZsh loads the zsh script both ways the documentation gives,
@@ -134,12 +168,18 @@ func TestCompletionZsh(t *testing.T) {
 				"--- logtool --quiet comp\n" +
 				"compact:one-shot offline log compaction with Kafka's cleaner semantics and the max lag as a hard deadline\n" +
 				"completion:print a shell completion script (bash or zsh)\n" +
+				"--- logtool ret\n" +
+				"retention:delete expired segments by record timestamps, with Kafka's retention rules\n" +
 				"--- logtool compact --max\n" +
 				"--max-lag:max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included\n" +
 				"--- logtool --format \n" +
 				"text\njson\n" +
 				"--- logtool dump \n" +
-				"<files>\n"
+				"<files >\n" +
+				"--- logtool find \n" +
+				"<files -/>\n" +
+				"--- logtool gen --records \n" +
+				"<none>\n"
 			if out != want {
 				t.Errorf("got\n%s\nwant\n%s", out, want)
 			}
@@ -153,6 +193,10 @@ func TestCompletionZsh(t *testing.T) {
 	}
 }
 
+// TestCompletionBash runs the bash script on command lines. compopt is
+// stubbed to say when bash would be told that the candidates are file
+// names, which makes it end a directory's name with "/": only where a path
+// goes, never for a command name that is also a directory here.
 func TestCompletionBash(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
@@ -161,16 +205,31 @@ func TestCompletionBash(t *testing.T) {
 	out := runShell(t, "bash", bin, "--norc", "--noprofile", "-c", `
 source <(logtool completion bash)
 complete -p logtool
-probe() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _logtool_complete; printf -- '--- %s\n' "$*"; printf '%s\n' "${COMPREPLY[@]}"; }
+compopt() { local IFS=' '; printf 'compopt %s\n' "$*"; }
+probe() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); printf -- '--- %s\n' "$*"; _logtool_complete; printf '%s\n' "${COMPREPLY[@]}"; }
 probe logtool --quiet comp
+probe logtool ret
+probe logtool re
 probe logtool dump --format = j
 probe logtool completion ''
+probe logtool dump re
+probe logtool dump du
+probe logtool find re
+probe logtool gen --records ''
+probe logtool help ret
 `)
 	want := "" +
-		"complete -o filenames -F _logtool_complete logtool\n" +
+		"complete -F _logtool_complete logtool\n" +
 		"--- logtool --quiet comp\ncompact\ncompletion\n" +
+		"--- logtool ret\nretention\n" +
+		"--- logtool re\nreindex\nretention\n" +
 		"--- logtool dump --format = j\njson\n" +
-		"--- logtool completion \nbash\nzsh\n"
+		"--- logtool completion \nbash\nzsh\n" +
+		"--- logtool dump re\ncompopt -o filenames\nrest\nretention\n" +
+		"--- logtool dump du\ncompopt -o filenames\ndump.log\n" +
+		"--- logtool find re\ncompopt -o filenames\nrest\nretention\n" +
+		"--- logtool gen --records \n\n" +
+		"--- logtool help ret\nretention\n"
 	if out != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
@@ -186,7 +245,8 @@ func FuzzCompletions(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		words := strings.Split(s, "\x00")
 		cur := words[len(words)-1]
-		for _, c := range completions(app, words) {
+		cands, _ := completions(app, words)
+		for _, c := range cands {
 			if !strings.HasPrefix(c.word, cur) {
 				t.Fatalf("%q: candidate %q does not extend %q", words, c.word, cur)
 			}
