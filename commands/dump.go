@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,22 +28,34 @@ func dumpCommand() *cli.Command {
 			"Text output repeats kafka-dump-log.sh's lines (\"Dumping <file>\", \"baseOffset: ... isvalid: true\",\n" +
 			"\"| offset: ...\", index mismatch and non-consecutive offset reports on stderr), so scripts written for\n" +
 			"it keep working. Damage does not stop the dump: it is reported on stderr with its byte position and the\n" +
-			"dump goes on at the next valid batch. A partition directory ends with a summary table; a whole log\n" +
-			"directory gives only the table unless --summary=false or a flag about content (--deep-iteration,\n" +
-			"--print-data-log, a decoder, an offset or time range, an index check) is given.\n\n" +
-			"Exit status: 0 when something could be read (problems are reported, not fatal), 1 when nothing could,\n" +
-			"2 for a bad path or flag, 3 when --verify-index-only or --index-sanity-check found a bad index.\n\n" +
+			"dump goes on at the next valid batch. A partition directory ends with a summary table.\n\n" +
+			"A whole log directory: in text, only the summary table (one row per partition) unless --summary=false\n" +
+			"or a flag about content (--deep-iteration, --print-data-log, a decoder, an offset or time range, an\n" +
+			"index check) is given; in JSON (--format json), every object (each batch, record, index entry, ...),\n" +
+			"then one summary object per partition, unless --summary, which gives only the summary objects.\n" +
+			"JSON objects of a file in a partition directory carry its \"topic\" and \"partition\".\n\n" +
+			"kafka-dump-log.sh's spellings work too: --files F1,F2 (the same as naming F1 F2 as PATHs),\n" +
+			"--key-decoder-class and --value-decoder-class with Kafka's StringDecoder (string) or DefaultDecoder\n" +
+			"(hex). As in Kafka, --max-bytes smaller than a segment's first batch shows none of it (a note says the\n" +
+			"batch's size) and is no failure.\n\n" +
+			"Exit status: 0 when everything could be read (damage is reported, not fatal), 1 when a file or\n" +
+			"directory could not be read (the others are still dumped), 2 for a bad path or flag, 3 when\n" +
+			"--verify-index-only or --index-sanity-check found a bad index.\n\n" +
 			"Examples:\n" +
 			"  logtool dump testdata/kafka-logs\n" +
 			"  logtool dump --deep-iteration --print-data-log testdata/kafka-logs/payments.txn-0/00000000000000000000.log\n" +
 			"  logtool dump --from-offset 700 --to-offset 720 --deep-iteration testdata/kafka-logs/orders-0\n" +
 			"  logtool dump --verify-index-only testdata/kafka-logs/orders-0\n" +
+			"  logtool dump --files testdata/kafka-logs/orders-0/00000000000000000712.index,testdata/kafka-logs/orders-0/00000000000000000712.log\n" +
+			"  logtool --format json dump --summary testdata/kafka-logs\n" +
 			"  logtool --format json dump --deep-iteration --key-decoder hex testdata/kafka-logs/user-profiles-0",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "deep-iteration", Usage: "one line per record after each batch line (implied by --print-data-log and every decoder flag)"},
 			&cli.BoolFlag{Name: "print-data-log", Usage: "print record keys and values (and header values) too"},
 			&cli.StringFlag{Name: "key-decoder", Value: "string", Usage: "how keys are printed: string (UTF-8), hex, base64 or none; implies --print-data-log"},
 			&cli.StringFlag{Name: "value-decoder", Value: "string", Usage: "how values and header values are printed: string, hex, base64 or none; implies --print-data-log"},
+			&cli.StringFlag{Name: "key-decoder-class", Usage: "Kafka's name for --key-decoder: StringDecoder is string, DefaultDecoder hex (kafka.serializer or org.apache.kafka.tools.api)"},
+			&cli.StringFlag{Name: "value-decoder-class", Usage: "Kafka's name for --value-decoder, as --key-decoder-class"},
 			&cli.BoolFlag{Name: "offsets-decoder", Usage: "decode records as __consumer_offsets offset commits and group metadata"},
 			&cli.BoolFlag{Name: "transaction-log-decoder", Usage: "decode records as __transaction_state transaction metadata"},
 			&cli.BoolFlag{Name: "cluster-metadata-decoder", Usage: "decode records as KRaft __cluster_metadata records"},
@@ -54,7 +67,8 @@ func dumpCommand() *cli.Command {
 			&cli.Int64Flag{Name: "from-offset", Value: -1, Usage: "start at the batch holding this offset, found with the offset index (-1: the start)"},
 			&cli.Int64Flag{Name: "to-offset", Value: -1, Usage: "stop after the batch holding this offset (-1: the end)"},
 			&cli.StringFlag{Name: "from-time", Usage: "start at the first batch whose max timestamp reaches this time (ms or RFC 3339), found with the time index (default: the start)"},
-			&cli.BoolFlag{Name: "summary", Usage: "only a table, one row per partition or file; a whole log directory gets it unless --summary=false or a content flag is given"},
+			&cli.BoolFlag{Name: "summary", Usage: "only the summary, in text a table with one row per partition or file, in JSON one summary object each; the default for a whole log directory in text, unless --summary=false or a content flag is given"},
+			&cli.StringSliceFlag{Name: "files", Usage: "files to dump, comma-separated, as kafka-dump-log.sh takes them; the same as naming them as PATHs"},
 		},
 		Action: runDump,
 	}
@@ -65,14 +79,16 @@ func runDump(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.NArg() == 0 {
+	// kafka-dump-log.sh's --files names the same paths.
+	paths := append(slices.Clone(c.StringSlice("files")), c.Args().Slice()...)
+	if len(paths) == 0 {
 		return usageErr("no PATH given (a file, a partition directory or a log directory)")
 	}
 	o, err := dumpOptions(c, g)
 	if err != nil {
 		return err
 	}
-	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "dump",
+	set, release, err := targets(g, paths, target.Options{Command: "dump",
 		Takes: target.Files | target.Partitions | target.LogDirs}, target.Read)
 	if err != nil {
 		return err
@@ -104,6 +120,8 @@ func runDump(c *cli.Context) error {
 		return err
 	case res.Readable == 0 && res.Files > 0:
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("nothing could be read (%d file(s), %d problem(s))", res.Files, res.Problems)}
+	case res.Failed > 0:
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d file(s) or directories could not be read; the rest was dumped", res.Failed)}
 	case (o.VerifyIndexOnly || o.IndexSanityCheck) && res.IndexProblems > 0:
 		return problemsErr(res.IndexProblems)
 	}
@@ -113,7 +131,7 @@ func runDump(c *cli.Context) error {
 // contentFlags tells whether a flag asks for the content of files, which a
 // summary table would not show.
 func contentFlags(c *cli.Context) bool {
-	for _, f := range []string{"deep-iteration", "print-data-log", "key-decoder", "value-decoder", "offsets-decoder",
+	for _, f := range []string{"deep-iteration", "print-data-log", "key-decoder", "value-decoder", "key-decoder-class", "value-decoder-class", "offsets-decoder",
 		"transaction-log-decoder", "cluster-metadata-decoder", "skip-record-metadata", "index-sanity-check",
 		"verify-index-only", "max-bytes", "from-offset", "to-offset", "from-time"} {
 		if c.IsSet(f) {
@@ -127,11 +145,23 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 	o := dump.DefaultOptions()
 	o.JSON, o.Workers, o.Quiet = g.JSON(), g.Workers, g.Quiet
 	var err error
-	if o.KeyDecoder, err = dump.ParseDecoder(c.String("key-decoder")); err != nil {
-		return o, usageErr("--key-decoder: %v", err)
-	}
-	if o.ValueDecoder, err = dump.ParseDecoder(c.String("value-decoder")); err != nil {
-		return o, usageErr("--value-decoder: %v", err)
+	for _, f := range []struct {
+		name string
+		dst  *dump.Decoder
+	}{{"key", &o.KeyDecoder}, {"value", &o.ValueDecoder}} {
+		flag, class := f.name+"-decoder", f.name+"-decoder-class"
+		switch {
+		case c.IsSet(flag) && c.IsSet(class):
+			return o, usageErr("--%s and --%s name the same thing: give one", flag, class)
+		case c.IsSet(class):
+			if *f.dst, err = dump.DecoderOfClass(c.String(class)); err != nil {
+				return o, usageErr("--%s: %v", class, err)
+			}
+		default:
+			if *f.dst, err = dump.ParseDecoder(c.String(flag)); err != nil {
+				return o, usageErr("--%s: %v", flag, err)
+			}
+		}
 	}
 	// Kafka's precedence when several decoders are named.
 	switch {
@@ -143,7 +173,8 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 		o.Payload = dump.PayloadMetadata
 	}
 	// As in Kafka, naming any decoder prints the data, which needs the records.
-	o.PrintData = c.Bool("print-data-log") || o.Payload != dump.PayloadPlain || c.IsSet("key-decoder") || c.IsSet("value-decoder")
+	o.PrintData = c.Bool("print-data-log") || o.Payload != dump.PayloadPlain || c.IsSet("key-decoder") || c.IsSet("value-decoder") ||
+		c.IsSet("key-decoder-class") || c.IsSet("value-decoder-class")
 	o.Deep = c.Bool("deep-iteration") || o.PrintData
 	o.SkipRecordMetadata = c.Bool("skip-record-metadata")
 	o.IndexSanityCheck, o.VerifyIndexOnly = c.Bool("index-sanity-check"), c.Bool("verify-index-only")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // update rewrites golden files instead of comparing with them: `make golden`
@@ -86,8 +87,17 @@ func checkJSONLines(t *testing.T, out []byte) {
 		if _, ok := m["type"].(string); !ok {
 			t.Fatalf("no type: %s", line)
 		}
-		if _, ok := m["file"].(string); !ok {
+		file, ok := m["file"].(string)
+		if !ok {
 			t.Fatalf("no file: %s", line)
+		}
+		// A file in a partition directory names its partition, once.
+		pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Dir(file)))
+		inPartition := err == nil && layout.LogDirOf(file, layout.KindFile) != filepath.Dir(file)
+		if inPartition && (m["topic"] != pd.Topic || m["partition"] != float64(pd.Partition)) ||
+			!inPartition && m["type"] != "summary" && m["type"] != "checkpoint-entry" && m["topic"] != nil ||
+			bytes.Count(line, []byte(`"topic":`)) > 1 {
+			t.Fatalf("topic and partition of %s: %s", file, line)
 		}
 	}
 }
@@ -136,6 +146,7 @@ var dumpGoldenCases = []goldenCase{
 	{name: "v0-snappy-deep", args: []string{"dump", "--deep-iteration", "--max-bytes", "1000", sample + "/legacy.events-v0-snappy-0/00000000000000000000.log"}},
 	{name: "skip-record-metadata", args: []string{"dump", "--print-data-log", "--skip-record-metadata", "--max-bytes", "1500", sample + "/payments.txn-0/00000000000000000000.log"}},
 	{name: "decoders-hex-base64", args: []string{"dump", "--key-decoder", "hex", "--value-decoder", "base64", "--max-bytes", "1100", sample + "/payments.txn-0/00000000000000000000.log"}},
+	{name: "max-bytes-below-first-batch", args: []string{"dump", "--max-bytes", "100", sample + "/orders-0/00000000000000000712.log"}},
 	{name: "index", args: []string{"dump", sample + "/orders-0/00000000000000000000.index"}},
 	{name: "timeindex", args: []string{"dump", sample + "/payments.txn-0/00000000000000000236.timeindex"}},
 	{name: "txnindex", args: []string{"dump", sample + "/payments.txn-0/00000000000000000236.txnindex"}},
@@ -154,6 +165,10 @@ var dumpGoldenCases = []goldenCase{
 		sample + "/payments.txn-0/00000000000000001190.txnindex", sample + "/payments.txn-0/00000000000000001289.snapshot",
 		sample + "/orders-0/00000000000000000712.index", sample + "/orders-0/00000000000000000712.timeindex", sample + "/log-start-offset-checkpoint",
 		sample + "/orders-0/leader-epoch-checkpoint", sample + "/orders-0/partition.metadata", sample + "/meta.properties"}},
+	{name: "json-cleaner-checkpoint", setup: func(t *testing.T, dir string) {
+		write(t, dir, "orders-3/cleaner-checkpoint", []byte("1\n42 1700000000000\n"))
+		write(t, dir, "cleaner-offset-checkpoint", []byte("0\n1\norders 3 42\n"))
+	}, args: []string{"--format", "json", "dump", "$DIR/orders-3/cleaner-checkpoint", "$DIR/cleaner-offset-checkpoint"}},
 	{name: "json-summary", args: []string{"--format", "json", "dump", "--summary", sample + "/orders-0", sample + "/legacy.events-v0-0"}},
 
 	// Damage: reported with its position, the dump goes on.

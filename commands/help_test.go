@@ -46,7 +46,7 @@ func TestHelpCommand(t *testing.T) {
 	}
 	_, got, _ := runArgs("dump", "--help")
 	for _, want := range []string{
-		"   logtool dump [--deep-iteration] [--print-data-log] [--key-decoder DECODER] [--value-decoder DECODER]\n                [--offsets-decoder]",
+		"   logtool dump [--deep-iteration] [--print-data-log] [--key-decoder DECODER] [--value-decoder DECODER]\n                [--key-decoder-class CLASS]",
 		"   --max-lag", // not dump's: a check that the test sees a bad line
 	} {
 		if strings.Contains(got, want) != (want[3] != '-') {

@@ -16,11 +16,10 @@
 package dump
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -51,6 +50,27 @@ func ParseDecoder(s string) (Decoder, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown decoder %q (want string, hex, base64 or none)", s)
+}
+
+// DecoderOfClass maps the decoder classes kafka-dump-log.sh takes
+// (--key-decoder-class, --value-decoder-class) to logtool's decoders: the
+// StringDecoder of org.apache.kafka.tools.api or of the older
+// kafka.serializer is string; DefaultDecoder, which Kafka prints as a Java
+// array reference ("[B@1b6d3586"), is hex, the bytes themselves.
+func DecoderOfClass(class string) (Decoder, error) {
+	name := class
+	for _, pkg := range []string{"org.apache.kafka.tools.api.", "kafka.serializer."} {
+		name = strings.TrimPrefix(name, pkg)
+	}
+	switch name {
+	case "StringDecoder":
+		return DecodeString, nil
+	case "DefaultDecoder":
+		return DecodeHex, nil
+	case "IntegerDecoder", "LongDecoder":
+		return 0, fmt.Errorf("%s: logtool has no integer decoders; hex (--key-decoder hex, --value-decoder hex) shows the bytes", class)
+	}
+	return 0, fmt.Errorf("unknown decoder class %q: logtool knows Kafka's StringDecoder and DefaultDecoder (or give --key-decoder, --value-decoder)", class)
 }
 
 // Payload selects how record keys and values are interpreted with
@@ -126,32 +146,20 @@ type Result struct {
 	Files    int // files looked at
 	Readable int // files from which something valid was read
 	Problems int // problems reported (damage, not notes)
+	// Failed counts the files, partition directories and log directories
+	// that could not be read (I/O errors, such as permission denied or a
+	// file that vanished), as opposed to damage found in what was read.
+	Failed int
 	// IndexProblems are the problems found in .index and .timeindex files,
 	// which decide the exit status of --verify-index-only and
 	// --index-sanity-check.
 	IndexProblems int
 }
 
-// PathError is returned by Run, before anything is printed, for a partition
-// or log directory that cannot be listed.
-type PathError struct {
-	Path string
-	Err  error
-}
-
-func (e *PathError) Error() string {
-	var pe *fs.PathError
-	if errors.As(e.Err, &pe) {
-		return e.Path + ": " + pe.Err.Error()
-	}
-	return e.Err.Error()
-}
-
-func (e *PathError) Unwrap() error { return e.Err }
-
 // Run dumps the targets (as target.Resolve gives them), writing to stdout
-// and stderr. Partitions and log directories are listed first: a
-// *PathError means nothing was printed. Other errors are write errors.
+// and stderr. A partition or log directory that cannot be listed, and a
+// file that cannot be read, is reported as a problem of its own and counted
+// in Result.Failed; the others are dumped. Errors are write errors.
 func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 	if o.Workers < 1 {
 		o.Workers = 1
@@ -161,11 +169,7 @@ func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 	}
 	var jobs []*job
 	for _, it := range set.Items {
-		js, err := plan(it, &o)
-		if err != nil {
-			return Result{}, err
-		}
-		jobs = append(jobs, js...)
+		jobs = append(jobs, plan(it, &o)...)
 	}
 
 	var stop atomic.Bool
@@ -196,6 +200,7 @@ func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 	for _, j := range jobs {
 		res.Files += j.res.Files
 		res.Readable += j.res.Readable
+		res.Failed += j.res.Failed
 		res.Problems += j.res.Problems
 		res.IndexProblems += j.res.IndexProblems
 		rows = append(rows, j.rows...)
@@ -214,6 +219,10 @@ func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 // of a log directory, or the files given one by one.
 type job struct {
 	files []item
+	// unlisted is the directory, with the error listing it, when it could
+	// not be: the job reports it and dumps nothing.
+	unlisted    string
+	unlistedErr error
 	// part is set for a partition directory, whose summary row is the
 	// partition; single for a file given by itself, which gets its own row.
 	// The root files of a log directory get no row.
@@ -234,20 +243,21 @@ type item struct {
 }
 
 // plan turns a target into jobs.
-func plan(it target.Item, o *Options) ([]*job, error) {
+func plan(it target.Item, o *Options) []*job {
 	switch {
 	case it.File != nil:
-		return []*job{{single: true, files: []item{{path: it.File.Path, name: it.File.Name}}}}, nil
+		return []*job{{single: true, files: []item{{path: it.File.Path, name: it.File.Name}}}}
 	case it.Partition != nil:
 		p, err := layout.ReadPartition(it.Partition.Path)
 		if err != nil {
-			return nil, &PathError{Path: it.Partition.Path, Err: err}
+			return []*job{{part: &layout.Partition{Path: it.Partition.Path, Dir: it.Partition.Dir},
+				unlisted: it.Partition.Path, unlistedErr: err}}
 		}
-		return []*job{partitionJob(p, o)}, nil
+		return []*job{partitionJob(p, o)}
 	}
 	ld, err := layout.ReadRoot(it.Root.Path)
 	if err != nil {
-		return nil, &PathError{Path: it.Root.Path, Err: err}
+		return []*job{{unlisted: it.Root.Path, unlistedErr: err}}
 	}
 	root := &job{}
 	for _, f := range ld.RootFiles {
@@ -267,9 +277,9 @@ func plan(it target.Item, o *Options) ([]*job, error) {
 		root.files = append(root.files, item{path: d, name: layout.FileName{Kind: layout.Unknown, Base: -1, Epoch: -1}})
 	}
 	if len(root.files) == 0 {
-		return nil, nil
+		return nil
 	}
-	return []*job{root}, nil
+	return []*job{root}
 }
 
 // partitionJob lists a partition's files in dump order: segment by segment

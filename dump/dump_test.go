@@ -32,9 +32,14 @@ func (o object) num(k string) int64  { f, _ := o[k].(float64); return int64(f) }
 // line that is not a JSON object with a "type" and a "file".
 func runJSON(t *testing.T, o Options, paths ...string) (Result, []object) {
 	t.Helper()
+	return runJSONSet(t, o, resolve(t, paths...))
+}
+
+func runJSONSet(t *testing.T, o Options, set *target.Set) (Result, []object) {
+	t.Helper()
 	o.JSON = true
 	var out, errOut bytes.Buffer
-	res, err := Run(resolve(t, paths...), o, &out, &errOut)
+	res, err := Run(set, o, &out, &errOut)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,17 +22,19 @@ type dumper struct {
 	job  *job
 
 	// The file being dumped.
-	file       string
-	fileJSON   []byte // `"file":"<path>"`, escaped once per file
-	abs        string // absolute path, as Kafka names files in its reports
-	indexFile  bool   // problems count as index problems
-	readable   bool
-	row        *row // statistics of the current summary row, or nil
-	rowIsFile  bool
-	progressed int64
-	batchPos   int64 // position of the batch being dumped, for record-level problems
-	live       tally // index entries written the live broker's way
-	q          *pipeline
+	file        string
+	fileJSON    []byte // `"file":"<path>"` and the topic and partition, escaped once per file
+	inPartition bool   // the file is in a partition directory: its objects carry "topic" and "partition"
+	abs         string // absolute path, as Kafka names files in its reports
+	indexFile   bool   // problems count as index problems
+	readable    bool
+	failed      bool // an I/O error kept part of the file from being read
+	row         *row // statistics of the current summary row, or nil
+	rowIsFile   bool
+	progressed  int64
+	batchPos    int64 // position of the batch being dumped, for record-level problems
+	live        tally // index entries written the live broker's way
+	q           *pipeline
 	// While a line is being built in the sink's buffer, reports wait in
 	// held: writing them would interleave with the line.
 	holding  bool
@@ -59,6 +61,9 @@ func (d *dumper) run(j *job) {
 		d.row = newRow(j.part.Path)
 		d.row.topic, d.row.partition = j.part.Dir.Topic, j.part.Dir.Partition
 	}
+	if j.unlisted != "" {
+		d.unlisted(j)
+	}
 	for i := range j.files {
 		if d.stop.Load() {
 			break
@@ -69,6 +74,10 @@ func (d *dumper) run(j *job) {
 		}
 		if j.single && d.o.Summary {
 			d.row, d.rowIsFile = newRow(it.path), true
+			d.row.file = true
+			if pd, ok := partitionOf(j, it.path); ok {
+				d.row.topic, d.row.partition = pd.Topic, pd.Partition
+			}
 		}
 		d.dumpItem(it)
 		if d.rowIsFile {
@@ -89,11 +98,38 @@ func (d *dumper) finishRow() {
 	d.row, d.rowIsFile = nil, false
 }
 
+// partitionOf returns the partition directory that holds the file at path
+// in job j, as its name says: none for the root files of a log directory,
+// or a directory not named <topic>-<partition>.
+func partitionOf(j *job, path string) (layout.PartitionDir, bool) {
+	if j.part != nil {
+		return j.part.Dir, j.part.Dir.Topic != ""
+	}
+	if !j.single || layout.LogDirOf(path, layout.KindFile) == filepath.Dir(path) {
+		return layout.PartitionDir{}, false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return layout.PartitionDir{}, false
+	}
+	pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Dir(abs)))
+	return pd, err == nil
+}
+
 // beginFile starts a file: the "Dumping <path>" line or a "file" object.
+// Every JSON object of a file in a partition directory names its topic and
+// partition, as kcat's do.
 func (d *dumper) beginFile(path string, kind string, size int64) {
-	d.file, d.readable, d.indexFile = path, false, false
+	d.file, d.readable, d.indexFile, d.failed = path, false, false, false
 	d.fileJSON = append(d.fileJSON[:0], `"file":`...)
 	d.fileJSON = protocol.AppendString(d.fileJSON, path)
+	d.inPartition = false
+	if pd, ok := partitionOf(d.job, path); ok {
+		d.inPartition = true
+		d.fileJSON = append(d.fileJSON, `,"topic":`...)
+		d.fileJSON = protocol.AppendString(d.fileJSON, pd.Topic)
+		d.fileJSON = appendIntField(d.fileJSON, "partition", int64(pd.Partition))
+	}
 	if abs, err := filepath.Abs(path); err == nil {
 		d.abs = abs
 	} else {
@@ -121,11 +157,34 @@ func (d *dumper) beginFile(path string, kind string, size int64) {
 	d.s.set(b)
 }
 
-// endFile counts the file as readable when it yielded something valid.
+// endFile counts the file as readable when it yielded something valid,
+// and as failed when an I/O error kept some of it from being read.
 func (d *dumper) endFile() {
 	if d.readable {
 		d.job.res.Readable++
 	}
+	if d.failed {
+		d.job.res.Failed++
+	}
+}
+
+// unlisted reports a directory that could not be listed, a problem of its
+// own: the run goes on with the others.
+func (d *dumper) unlisted(j *job) {
+	d.file, d.readable, d.indexFile = j.unlisted, false, false
+	d.fileJSON = append(d.fileJSON[:0], `"file":`...)
+	d.fileJSON = protocol.AppendString(d.fileJSON, j.unlisted)
+	if j.part != nil && j.part.Dir.Topic != "" {
+		d.fileJSON = append(d.fileJSON, `,"topic":`...)
+		d.fileJSON = protocol.AppendString(d.fileJSON, j.part.Dir.Topic)
+		d.fileJSON = appendIntField(d.fileJSON, "partition", int64(j.part.Dir.Partition))
+	}
+	msg := j.unlistedErr.Error()
+	if pe, ok := j.unlistedErr.(*os.PathError); ok {
+		msg = "cannot be listed: " + pe.Err.Error()
+	}
+	d.problem(-1, msg)
+	d.job.res.Failed++
 }
 
 // objStart begins a JSON object: {"type":"<t>","file":"<path>".
@@ -159,6 +218,7 @@ func (d *dumper) problemErr(err error) {
 		d.problem(ce.Pos, msg)
 		return
 	}
+	d.failed = true
 	if pe, ok := err.(*os.PathError); ok {
 		d.problem(-1, pe.Op+": "+pe.Err.Error())
 		return

@@ -166,9 +166,11 @@ func (d *dumper) checkpointEntry(topic string, partition int32, offset int64, cl
 	}
 	if d.o.JSON {
 		l := d.objStart(d.s.buf(), "checkpoint-entry")
-		l = append(l, `,"topic":`...)
-		l = protocol.AppendString(l, topic)
-		l = appendIntField(l, "partition", int64(partition))
+		if !d.inPartition { // else the file's own fields name the partition
+			l = append(l, `,"topic":`...)
+			l = protocol.AppendString(l, topic)
+			l = appendIntField(l, "partition", int64(partition))
+		}
 		l = appendIntField(l, "offset", offset)
 		if cleaner {
 			l = appendIntField(l, "cleanTimeMs", cleanTime)

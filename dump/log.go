@@ -2,9 +2,11 @@ package dump
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"unicode/utf8"
@@ -25,6 +27,7 @@ type segState struct {
 	timeReached bool  // a batch reached FromTime; everything after it is shown
 	done        bool  // ToOffset passed
 	stats       bool  // the batches count in the summary row
+	f           io.ReaderAt
 }
 
 // dumpSegment dumps a .log file or a KRaft snapshot, header first. Kafka's
@@ -41,7 +44,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 		return
 	}
 	defer f.Close()
-	st := segState{prev: -1, stats: d.row != nil && it.name.Leftover == "" && (it.name.Kind == layout.Log || d.rowIsFile)}
+	st := segState{prev: -1, stats: d.row != nil && it.name.Leftover == "" && (it.name.Kind == layout.Log || d.rowIsFile), f: f}
 	if st.stats {
 		d.row.segments++
 		d.row.bytes += size
@@ -73,7 +76,7 @@ func (d *dumper) segmentBatches(sr *logfmt.SegmentReader, path string, size, lim
 	}
 	for !st.done && !d.stop.Load() {
 		if !sr.Next() {
-			if !d.segmentStop(sr, path, size, limit) {
+			if !d.segmentStop(sr, path, size, limit, st) {
 				return
 			}
 			continue
@@ -96,7 +99,7 @@ func (d *dumper) pipelined() bool {
 // segmentStop handles the reader stopping short of a batch: corruption, a
 // torn or zero-filled end. It reports true when the dump can go on at a
 // later valid batch.
-func (d *dumper) segmentStop(sr *logfmt.SegmentReader, path string, size, limit int64) bool {
+func (d *dumper) segmentStop(sr *logfmt.SegmentReader, path string, size, limit int64, st *segState) bool {
 	from := sr.Pos()
 	if err := sr.Err(); err != nil {
 		d.problemErr(err)
@@ -106,7 +109,18 @@ func (d *dumper) segmentStop(sr *logfmt.SegmentReader, path string, size, limit 
 		return d.resync(sr, from)
 	}
 	if limit < size {
-		return false // cut by --max-bytes, as Kafka's slice cuts it; nothing to report
+		// Cut by --max-bytes, as Kafka's slice cuts it. When that leaves
+		// nothing, Kafka's tool prints nothing and succeeds: so does this,
+		// with a word on why.
+		if !d.readable {
+			d.readable = true
+			var h [logfmt.LogOverhead]byte
+			if _, err := st.f.ReadAt(h[:], from); err == nil {
+				n := int64(binary.BigEndian.Uint32(h[8:])) + logfmt.LogOverhead
+				d.note(from, fmt.Sprintf("--max-bytes %d is smaller than the first batch (%d bytes): nothing shown", d.o.MaxBytes, n))
+			}
+		}
+		return false
 	}
 	trailing := func() {
 		d.textLine("Found ", strconv.FormatInt(size-from, 10), " invalid bytes at the end of ", filepath.Base(path))

@@ -16,8 +16,9 @@ import (
 // row is one line of the summary: a partition, or a file given by itself.
 type row struct {
 	name      string
-	topic     string
-	partition int32
+	file      bool   // a file given by itself, named by its path in the table
+	topic     string // the partition of the row, or of the file's directory
+	partition int32  // -1 when the file is not in a partition directory
 	segments  int64
 	bytes     int64
 	batches   int64
@@ -134,7 +135,7 @@ func (d *dumper) summaryJSON(r *row) {
 func writeTable(w io.Writer, rows []*row) error {
 	label := "PARTITION"
 	for _, r := range rows {
-		if r.partition < 0 {
+		if r.file || r.partition < 0 {
 			label = "FILE"
 			break
 		}
@@ -145,7 +146,7 @@ func writeTable(w io.Writer, rows []*row) error {
 	total.first = -1
 	for _, r := range rows {
 		name := r.name
-		if r.partition >= 0 {
+		if !r.file && r.partition >= 0 {
 			name = r.topic + "-" + strconv.Itoa(int(r.partition))
 		}
 		t.Append(cells(name, r)...)
