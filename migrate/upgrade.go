@@ -296,6 +296,7 @@ func newUpgrader(opts UpgradeOptions) (*upgrader, error) {
 type upgradeJob struct {
 	part   *layout.Partition
 	output string // final output directory, "" in place
+	err    error  // the partition could not be listed: it fails alone
 }
 
 // plan lists the partitions to convert, in path order, and checks that no
@@ -329,7 +330,8 @@ func (u *upgrader) plan(rep *UpgradeReport) ([]upgradeJob, error) {
 		}
 		p, err := layout.ReadPartition(tp.Path)
 		if err != nil {
-			return nil, err
+			jobs = append(jobs, upgradeJob{part: &layout.Partition{Path: tp.Path, Dir: tp.Dir}, err: err})
+			continue
 		}
 		j := upgradeJob{part: p}
 		if u.opts.Output != "" {
@@ -399,6 +401,9 @@ func (u *upgrader) progress(n, total int64) {
 func (u *upgrader) partition(j upgradeJob) (UpgradePartition, error) {
 	p := j.part
 	rep := UpgradePartition{Dir: p.Path, Output: j.output}
+	if j.err != nil {
+		return rep, j.err
+	}
 	if j.output == "" {
 		// Refused before anything is written: the swap would replace a
 		// segment file that is a symbolic link.

@@ -267,7 +267,12 @@ func (r *resolver) path(arg string) error {
 	case errors.Is(err, layout.ErrUnrecognizedPath):
 		return &UsageError{Err: err}
 	case err != nil:
-		return err
+		// A partition directory that cannot be read is one by its name:
+		// it fails alone when the command reads it, and the others go on.
+		if _, perr := layout.ParsePartitionDir(filepath.Base(realPath)); perr != nil {
+			return err
+		}
+		kind = layout.KindPartitionDir
 	}
 	switch kind {
 	case layout.KindPartitionDir:
