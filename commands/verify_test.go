@@ -129,3 +129,26 @@ func TestVerifyUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyWholeMessages: a finding with nothing to expect says only what
+// was found: an index entry that goes back printed "(expected , found ...)".
+func TestVerifyWholeMessages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-1")
+	if err := os.CopyFS(dir, os.DirFS(sample+"/orders-1")); err != nil {
+		t.Fatal(err)
+	}
+	ix := filepath.Join(dir, "00000000000000000000.index")
+	b, err := os.ReadFile(ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[8], b[9], b[10], b[11] = 0, 0, 0, 1 // the second entry's relative offset: below the first's
+	if err := os.WriteFile(ix, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := verifyRun(t, "verify", dir)
+	want := "problem: " + ix + ": entry 1: offset 1 is not above the previous entry's 56 (found relative offset 1 at byte 8651) (at byte 8)\n"
+	if code != ExitProblems || !strings.HasPrefix(out, want) {
+		t.Errorf("exit %d:\n%s\nwant first line\n%s", code, out, want)
+	}
+}

@@ -338,13 +338,7 @@ func (v *partitionRun) merge(r *reindex.PartitionReport, err error) error {
 		if reported[f.File] {
 			continue
 		}
-		msg := f.Msg
-		if f.Entry >= 0 {
-			msg = fmt.Sprintf("entry %d: %s", f.Entry, msg)
-		}
-		if f.Expected != "" || f.Found != "" {
-			msg += fmt.Sprintf(" (expected %s, found %s)", f.Expected, f.Found)
-		}
+		msg := f.Detail()
 		sev := Info
 		if f.Severity == reindex.Problem {
 			sev = Problem

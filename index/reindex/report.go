@@ -75,19 +75,27 @@ type Finding struct {
 }
 
 func (f Finding) String() string {
-	s := fmt.Sprintf("%s: %s: ", f.Severity, f.File)
-	if f.Entry >= 0 {
-		s += fmt.Sprintf("entry %d: ", f.Entry)
+	s := fmt.Sprintf("%s: %s: %s", f.Severity, f.File, f.Detail())
+	if f.Pos >= 0 {
+		s += fmt.Sprintf(" (at byte %d)", f.Pos)
 	}
-	s += f.Msg
+	return s
+}
+
+// Detail is the finding without its severity, file and position: the entry,
+// the message, and what was expected and found, each only when known.
+func (f Finding) Detail() string {
+	s := f.Msg
+	if f.Entry >= 0 {
+		s = fmt.Sprintf("entry %d: %s", f.Entry, s)
+	}
 	switch {
 	case f.Expected != "" && f.Found != "":
 		s += fmt.Sprintf(" (expected %s, found %s)", f.Expected, f.Found)
+	case f.Expected != "":
+		s += fmt.Sprintf(" (expected %s)", f.Expected)
 	case f.Found != "":
 		s += fmt.Sprintf(" (found %s)", f.Found)
-	}
-	if f.Pos >= 0 {
-		s += fmt.Sprintf(" (at byte %d)", f.Pos)
 	}
 	return s
 }
