@@ -144,7 +144,17 @@ func runGen(c *cli.Context) error {
 	}
 	defer release()
 	o.Out = set.Output.Path
+	topics := o.TopicCount
+	if len(o.Topics) > 0 {
+		topics = len(o.Topics)
+	}
+	bar := newProgress(g, "gen", int64(o.Records)*int64(o.Partitions)*int64(topics), false)
+	if bar != nil {
+		bar.items = "records"
+		o.Progress = func(n int) { bar.Add(int64(n)) }
+	}
 	parts, err := gen.Generate(o)
+	bar.Finish()
 	if errors.Is(err, gen.ErrPartitionExists) {
 		return &ExitError{Code: ExitRefused, Err: err}
 	}

@@ -23,7 +23,8 @@ var progressDelay = time.Second
 type progress struct {
 	w     io.Writer
 	desc  string
-	bytes bool // count bytes, else items (partitions)
+	bytes bool   // count bytes, else items
+	items string // what the items are, for the rate ("records/s"); "" for "it/s"
 	start time.Time
 
 	mu    sync.Mutex
@@ -78,12 +79,18 @@ func (p *progress) show() {
 		if p.total <= 0 || time.Since(p.start) < progressDelay {
 			return
 		}
-		count := progressbar.OptionShowCount()
-		if p.bytes {
-			count = progressbar.OptionShowBytes(true)
+		opts := []progressbar.Option{progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(p.desc),
+			progressbar.OptionThrottle(100 * time.Millisecond), progressbar.OptionClearOnFinish()}
+		switch {
+		case p.bytes:
+			// Binary units (MiB/s), as every size logtool prints.
+			opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true))
+		case p.items != "":
+			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(p.items))
+		default:
+			opts = append(opts, progressbar.OptionShowCount())
 		}
-		p.bar = progressbar.NewOptions64(p.total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(p.desc),
-			count, progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		p.bar = progressbar.NewOptions64(p.total, opts...)
 	}
 	p.bar.Add64(p.done - p.shown)
 	p.shown = p.done

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,7 +48,7 @@ func onTerminal(t *testing.T, args ...string) (int, string) {
 		got <- b
 	}()
 	var stdout bytes.Buffer
-	code := Run(append([]string{"logtool"}, args...), strings.NewReader(""), &stdout, tty)
+	code := Run(append([]string{"logtool"}, newDirs(t, args)...), strings.NewReader(""), &stdout, tty)
 	tty.Close()
 	b := <-got
 	master.Close()
@@ -65,6 +66,10 @@ func TestProgressOnTerminal(t *testing.T) {
 			code, got := onTerminal(t, r.args...)
 			if code != ExitOK || !strings.Contains(got, r.desc) {
 				t.Errorf("exit %d; want a %q bar, terminal got %q", code, r.desc, got)
+			}
+			// Sizes in binary units, as everywhere else.
+			if decimal := regexp.MustCompile(`[0-9] ?[kMGT]B\b`).FindString(got); decimal != "" {
+				t.Errorf("decimal unit %q on the bar: %q", decimal, got)
 			}
 			for _, flag := range []string{"--quiet", "--no-progress"} {
 				if code, got := onTerminal(t, append([]string{flag}, r.args...)...); code != ExitOK || got != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,21 @@ func progressRuns(sample string) []struct {
 		{"upgrading", []string{"upgrade", "--dry-run", "--to-magic", "2", sample}},
 		{"compacting", []string{"compact", "--dry-run", "--max-lag", "1h", "--now", now, sample}},
 		{"retention", []string{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, sample}},
+		// $NEW: a new directory each run, since gen never writes a
+		// partition twice.
+		{"gen", []string{"gen", "--out", "$NEW", "--records", "20000", "--partitions", "2"}},
 	}
+}
+
+// newDirs replaces "$NEW" in args with a new directory.
+func newDirs(t *testing.T, args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "$NEW" {
+			out[i] = filepath.Join(t.TempDir(), "new")
+		}
+	}
+	return out
 }
 
 // setProgressDelay makes every run long enough for a bar, or none.
@@ -46,7 +61,6 @@ func TestNoProgressOffTerminal(t *testing.T) {
 	runs := [][]string{
 		{"find", "--offset", "700", filepath.Join(s, "orders-0")},
 		{"migrate-checkpoints", "--dry-run", s},
-		{"gen", "--out", filepath.Join(t.TempDir(), "gen"), "--records", "50"},
 	}
 	for _, r := range progressRuns(s) {
 		runs = append(runs, r.args)
@@ -59,7 +73,7 @@ func TestNoProgressOffTerminal(t *testing.T) {
 			}
 			defer stderr.Close()
 			var stdout bytes.Buffer
-			code := Run(append([]string{"logtool"}, args...), strings.NewReader(""), &stdout, stderr)
+			code := Run(append([]string{"logtool"}, newDirs(t, args)...), strings.NewReader(""), &stdout, stderr)
 			got, err := os.ReadFile(stderr.Name())
 			if err != nil {
 				t.Fatal(err)

@@ -54,6 +54,9 @@ type Options struct {
 	KRaft         bool
 	TopicConfigs  map[string]map[string]string
 	BrokerConfigs map[string]string
+	// Progress, when set, is called after each data batch with the number
+	// of records it held.
+	Progress func(records int)
 }
 
 // Defaults fills unset fields with the values `logtool gen` documents.
@@ -286,6 +289,9 @@ func (w *partitionWriter) run() error {
 			return err
 		}
 		written += n
+		if w.o.Progress != nil {
+			w.o.Progress(n)
+		}
 		if inTxn {
 			if err := w.writeMarker(w.rng.Float64() >= w.o.AbortRatio); err != nil {
 				return err
