@@ -53,6 +53,11 @@ func TestHelpCommand(t *testing.T) {
 			t.Errorf("dump --help, %q:\n%s", want, got)
 		}
 	}
+	_, got, _ = runArgs("migrate-checkpoints", "--help")
+	if !strings.Contains(got, "Stock Kafka reads only the per-disk file") || !strings.Contains(got, "--reverse is the way back") {
+		t.Errorf("migrate-checkpoints --help does not say what reads which file:\n%s", got)
+	}
+	_, got, _ = runArgs("dump", "--help")
 	// Switches do not say "(default: false)"; values say their default bare.
 	if strings.Contains(got, "(default: false)") || !strings.Contains(got, "--key-decoder DECODER") || !strings.Contains(got, "(default: string)") {
 		t.Errorf("dump --help flags:\n%s", got)

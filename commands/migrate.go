@@ -29,8 +29,12 @@ func migrateCommand() *cli.Command {
 			"\"<firstDirtyOffset> <lastCleanTimeMs>\"), and only when all of them are on disk renames the root file\n" +
 			"cleaner-offset-checkpoint.migrated (--keep-old leaves it). Several LOGDIRs (JBOD) each have their own\n" +
 			"root file. Entries whose partition is not in that log directory stay in the .migrated file; -delete,\n" +
-			"-future and -stray directories are never written into. --reverse rebuilds the root file from the\n" +
-			"per-partition files (then removes them), so that a broker that knows only the old format can run again.\n\n" +
+			"-future and -stray directories are never written into.\n\n" +
+			"Stock Kafka reads only the per-disk file: the per-partition file is the format of the seed proposal\n" +
+			"(a cleaner checkpoint per partition, with its last clean time), which logtool compact reads and writes.\n" +
+			"A stock broker started on a migrated log directory finds no cleaner-offset-checkpoint and cleans every\n" +
+			"compacted partition again from its log start. --reverse is the way back: it rebuilds the root file from\n" +
+			"the per-partition files (then removes them), before a stock broker runs on the log directory again.\n\n" +
 			"--clean-time sets the clean time of migrated entries:\n" +
 			"  unknown     -1 (default): compaction uses Kafka's legacy delete horizon, the last cleaned segment's mtime\n" +
 			"  file-mtime  the root file's modification time. RISKY: tombstones may expire too early. The horizon is\n" +
@@ -49,7 +53,7 @@ func migrateCommand() *cli.Command {
 			"  logtool --format json migrate-checkpoints --reverse /tmp/kafka-logs\n" +
 			"  logtool migrate-checkpoints --clean-time 2024-06-01T00:00:00Z --keep-old /data/kafka-1 /data/kafka-2",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "reverse", Usage: "rebuild cleaner-offset-checkpoint from the per-partition files"},
+			&cli.BoolFlag{Name: "reverse", Usage: "rebuild cleaner-offset-checkpoint from the per-partition files, for a stock broker, which reads only that file"},
 			&cli.StringFlag{Name: "clean-time", Value: "unknown", Usage: "clean time of migrated entries: unknown, file-mtime (risky: it can expire tombstones early, see --help) or MS"},
 			&cli.BoolFlag{Name: "keep-old", Usage: "leave the source in place (the root file; with --reverse the per-partition and .migrated files)"},
 			&cli.BoolFlag{Name: "overwrite", Usage: "let the source win where the destination holds a different offset"},

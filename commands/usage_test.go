@@ -95,6 +95,7 @@ func TestUsageErrors(t *testing.T) {
 		{"retention", []string{seg}, "is a file; retention takes partition directories and log directories"},
 		{"completion", []string{"fish"}, `"fish"`},
 		{"gen", []string{"--out", gen, "extra"}, `"extra"`},
+		{"gen", []string{"--out", seg}, seg + " is not a directory"},
 
 		// Bad flag values.
 		{"export", []string{"--isolation", "dirty", s}, "--isolation"},
@@ -124,7 +125,8 @@ func TestUsageErrors(t *testing.T) {
 		{"migrate-checkpoints", []string{"--clean-time", "soon", s}, "--clean-time"},
 		{"compact", []string{"--max-lag", "forever", s}, "--max-lag"},
 		{"compact", []string{"--now", "tomorrow", s}, "--now"},
-		{"compact", []string{"--topic", "(", s}, "--topic"},
+		{"compact", []string{"--topic", "(", s}, "--topic \"(\": error parsing regexp: missing closing ): `(`"}, // the pattern as typed
+		{"retention", []string{"--topic", "a(", s}, "--topic \"a(\": error parsing regexp"},
 		{"compact", []string{"--segment-bytes", "1XB", s}, "--segment-bytes"},
 		{"retention", []string{"--retention-ms", "abc", s}, "--retention-ms"},
 		{"retention", []string{"--retention-bytes", "1ZB", s}, "--retention-bytes"},
