@@ -18,7 +18,7 @@ func findCommand() *cli.Command {
 		Name:      "find",
 		Category:  "inspect",
 		Usage:     "look up an offset or a timestamp in a partition the way a broker does",
-		ArgsUsage: "PARTITION_DIR",
+		ArgsUsage: "(--offset OFFSET | --timestamp TIME) PARTITION_DIR",
 		Description: "By offset, as a fetch does: the segment with the greatest base offset not above N, the greatest .index\n" +
 			"entry not above N, then a forward scan to the batch holding N (or the first offset after it, when\n" +
 			"compaction removed N). By timestamp, as ListOffsets does: the first segment whose largest timestamp\n" +

@@ -173,9 +173,9 @@ func roffText(s string) string {
 func roffWord(w string) string {
 	var out []string
 	for _, tok := range strings.Split(w, " ") {
-		lead := strings.TrimLeft(tok, "[")
+		lead := strings.TrimLeft(tok, "[(")
 		pre := tok[:len(tok)-len(lead)]
-		core := strings.TrimRight(lead, "],.")
+		core := strings.TrimRight(lead, "]),.")
 		post := lead[len(core):]
 		if strings.HasSuffix(core, "..") { // "PATH..." keeps its dots roman
 			core = strings.TrimRight(core, ".")
@@ -184,7 +184,7 @@ func roffWord(w string) string {
 		switch {
 		case strings.HasPrefix(core, "-"):
 			core = `\fB` + roffText(core) + `\fR`
-		case core != "" && strings.ToUpper(core) == core:
+		case strings.ToUpper(core) == core && strings.ContainsAny(core, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
 			core = `\fI` + roffText(core) + `\fR`
 		default:
 			core = roffText(core)
