@@ -116,10 +116,10 @@ func partitionOf(j *job, path string) (layout.PartitionDir, bool) {
 	return pd, err == nil
 }
 
-// beginFile starts a file: the "Dumping <path>" line or a "file" object.
-// Every JSON object of a file in a partition directory names its topic and
-// partition, as kcat's do.
-func (d *dumper) beginFile(path string, kind string, size int64) {
+// setFile makes path the file that reports are about. Every JSON object of
+// a file in a partition directory names its topic and partition, as kcat's
+// do.
+func (d *dumper) setFile(path string) {
 	d.file, d.readable, d.indexFile, d.failed = path, false, false, false
 	d.fileJSON = append(d.fileJSON[:0], `"file":`...)
 	d.fileJSON = protocol.AppendString(d.fileJSON, path)
@@ -130,6 +130,11 @@ func (d *dumper) beginFile(path string, kind string, size int64) {
 		d.fileJSON = protocol.AppendString(d.fileJSON, pd.Topic)
 		d.fileJSON = appendIntField(d.fileJSON, "partition", int64(pd.Partition))
 	}
+}
+
+// beginFile starts a file: the "Dumping <path>" line or a "file" object.
+func (d *dumper) beginFile(path string, kind string, size int64) {
+	d.setFile(path)
 	if abs, err := filepath.Abs(path); err == nil {
 		d.abs = abs
 	} else {
@@ -171,14 +176,7 @@ func (d *dumper) endFile() {
 // unlisted reports a directory that could not be listed, a problem of its
 // own: the run goes on with the others.
 func (d *dumper) unlisted(j *job) {
-	d.file, d.readable, d.indexFile = j.unlisted, false, false
-	d.fileJSON = append(d.fileJSON[:0], `"file":`...)
-	d.fileJSON = protocol.AppendString(d.fileJSON, j.unlisted)
-	if j.part != nil && j.part.Dir.Topic != "" {
-		d.fileJSON = append(d.fileJSON, `,"topic":`...)
-		d.fileJSON = protocol.AppendString(d.fileJSON, j.part.Dir.Topic)
-		d.fileJSON = appendIntField(d.fileJSON, "partition", int64(j.part.Dir.Partition))
-	}
+	d.setFile(j.unlisted)
 	msg := j.unlistedErr.Error()
 	if pe, ok := j.unlistedErr.(*os.PathError); ok {
 		msg = "cannot be listed: " + pe.Err.Error()
