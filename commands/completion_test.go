@@ -222,7 +222,7 @@ probe logtool help ret
 		"complete -F _logtool_complete logtool\n" +
 		"--- logtool --quiet comp\ncompact\ncompletion\n" +
 		"--- logtool ret\nretention\n" +
-		"--- logtool re\nreindex\nretention\n" +
+		"--- logtool re\nreindex\nretention\nreplay\n" +
 		"--- logtool dump --format = j\njson\n" +
 		"--- logtool completion \nbash\nzsh\n" +
 		"--- logtool dump re\ncompopt -o filenames\nrest\nretention\n" +

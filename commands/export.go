@@ -78,8 +78,8 @@ func fetchOptions(c *cli.Context) (fetch.Options, error) {
 		dst  *int64
 	}{{"from-time", &o.FromTime}, {"to-time", &o.ToTime}} {
 		if s := c.String(f.name); s != "" {
-			if *f.dst, err = parseTime(s); err != nil {
-				return o, usageErr("--%s: %v", f.name, err)
+			if *f.dst, err = timeArg(f.name, s, 0); err != nil {
+				return o, err
 			}
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/replay"
-	"github.com/logtool/logtool/retention"
 )
 
 func replayCommand() *cli.Command {
@@ -86,8 +85,8 @@ func replayOptions(c *cli.Context, g Global) (replay.Options, error) {
 		return o, usageErr("--partition: %v", err)
 	}
 	if s := c.String("rate"); s != "" {
-		if o.Rate, err = retention.ParseBytes(s); err != nil || o.Rate <= 0 {
-			return o, usageErr("--rate: want bytes per second, like 10MiB: %q", s)
+		if o.Rate, err = sizeArg("rate", s, 1, noMax); err != nil {
+			return o, err
 		}
 	}
 	if o.MaxInFlight < 1 || o.Retries < 1 {

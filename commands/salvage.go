@@ -113,12 +113,18 @@ func runSalvage(c *cli.Context) error {
 			g.Warnf("%s: a broker loads a partition directory only under a name <topic>-<partition>, like %s", out, parts[0].Dir.Name)
 		}
 	}
-	return salvageReport(g, rep)
+	return salvageReport(g, rep, parts[0].Dir)
 }
 
-func salvageReport(g Global, rep *salvage.Report) error {
+// salvageReport prints what was kept and lost; each lost range names its
+// partition as dump's objects do.
+func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error {
 	if g.JSON() {
 		enc := json.NewEncoder(g.Stdout)
+		var partition *int32
+		if pd.Topic != "" {
+			partition = &pd.Partition
+		}
 		for _, l := range rep.Lost {
 			var from, to *int64
 			if l.FromOffset >= 0 {
@@ -130,6 +136,8 @@ func salvageReport(g Global, rep *salvage.Report) error {
 			if err := enc.Encode(struct {
 				Type        string `json:"type"`
 				File        string `json:"file"`
+				Topic       string `json:"topic,omitempty"`
+				Partition   *int32 `json:"partition,omitempty"`
 				Position    int64  `json:"position"`
 				EndPosition int64  `json:"endPosition"`
 				Bytes       int64  `json:"bytes"`
@@ -137,7 +145,7 @@ func salvageReport(g Global, rep *salvage.Report) error {
 				FromOffset  *int64 `json:"fromOffset"`
 				ToOffset    *int64 `json:"toOffset"`
 				Reason      string `json:"reason"`
-			}{"lost", l.Segment, l.Position, l.End, l.End - l.Position, l.Batches, from, to, l.Reason}); err != nil {
+			}{"lost", l.Segment, pd.Topic, partition, l.Position, l.End, l.End - l.Position, l.Batches, from, to, l.Reason}); err != nil {
 				return err
 			}
 		}
