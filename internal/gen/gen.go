@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
@@ -184,8 +183,12 @@ func Generate(o Options) ([]Partition, error) {
 			dirs = append(dirs, filepath.Join(o.Out, layout.PartitionDirName(topic, p)))
 		}
 	}
+	var tail *metadataTail
 	if o.KRaft {
-		dirs = append(dirs, filepath.Join(o.Out, clustermeta.PartitionDir))
+		var err error
+		if tail, err = readMetadataTail(&o); err != nil {
+			return nil, err
+		}
 	}
 	for _, dir := range dirs {
 		if _, err := os.Lstat(dir); err == nil {
@@ -204,7 +207,7 @@ func Generate(o Options) ([]Partition, error) {
 		}
 	}
 	if o.KRaft {
-		if err := writeMetadata(&o); err != nil {
+		if err := writeMetadata(&o, tail); err != nil {
 			return nil, err
 		}
 	}

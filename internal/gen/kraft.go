@@ -1,7 +1,9 @@
 package gen
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,15 +33,21 @@ func directoryID(seed int64) checkpoint.TopicID { return topicID(seed, "\x00dire
 // writeMetadata writes __cluster_metadata-0 as the controller appends it:
 // the leader change of its election, the bootstrap records, then one batch
 // per dynamic config of the cluster and one per topic with its configs and
-// partitions.
-func writeMetadata(o *Options) error {
+// partitions. When the log dir holds a metadata log already (gen run
+// again), the new batches go in a segment rolled at its end, as the
+// controller appends topics created later.
+func writeMetadata(o *Options, at *metadataTail) error {
 	dir := filepath.Join(o.Out, clustermeta.PartitionDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	start, dirID, appending := int64(0), directoryID(o.Seed), at != nil
+	if appending {
+		start, dirID = at.end, at.dirID
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	w := &partitionWriter{o: o, dir: dir, ts: o.StartTime,
+	var err error
+	w := &partitionWriter{o: o, dir: dir, ts: o.StartTime, offset: start,
 		idem: producer{txnFirst: -1, lastOffset: -1}, txn: producer{txnFirst: -1, lastOffset: -1}}
-	if err := w.openSegment(0); err != nil {
+	if err := w.openSegment(start); err != nil {
 		return err
 	}
 	batch := func(control bool, ct logfmt.ControlType, values ...[]byte) error {
@@ -50,10 +58,12 @@ func writeMetadata(o *Options) error {
 		w.ts += 500 // the controller appends a batch at most every linger of 500 ms
 		return w.append(w.buf, int64(len(values)))
 	}
-	err := batch(true, logfmt.ControlLeaderChange, clustermeta.AppendLeaderChange(nil, kraftNode, []int32{kraftNode}))
-	if err == nil {
-		err = batch(false, 0, clustermeta.AppendBeginTransactionRecord(nil, "Bootstrap records"),
-			clustermeta.AppendFeatureLevelRecord(nil, "metadata.version", metadataVersion), clustermeta.AppendEndTransactionRecord(nil))
+	if !appending {
+		err = batch(true, logfmt.ControlLeaderChange, clustermeta.AppendLeaderChange(nil, kraftNode, []int32{kraftNode}))
+		if err == nil {
+			err = batch(false, 0, clustermeta.AppendBeginTransactionRecord(nil, "Bootstrap records"),
+				clustermeta.AppendFeatureLevelRecord(nil, "metadata.version", metadataVersion), clustermeta.AppendEndTransactionRecord(nil))
+		}
 	}
 	for _, name := range sortedKeys(o.BrokerConfigs) {
 		if err == nil {
@@ -61,7 +71,6 @@ func writeMetadata(o *Options) error {
 			err = batch(false, 0, clustermeta.AppendConfigRecord(nil, clustermeta.ResourceBroker, "", name, &v))
 		}
 	}
-	dirID := directoryID(o.Seed)
 	for _, topic := range o.topicNames() {
 		if err != nil {
 			break
@@ -90,6 +99,9 @@ func writeMetadata(o *Options) error {
 	if err := w.writeSnapshot(w.offset); err != nil {
 		return err
 	}
+	if appending {
+		return nil
+	}
 	epochs := checkpoint.AppendLeaderEpochs(nil, []checkpoint.EpochEntry{{Epoch: kraftEpoch, StartOffset: 0}})
 	if err := safefile.WriteFile(filepath.Join(dir, checkpoint.LeaderEpoch), epochs, 0o644); err != nil {
 		return err
@@ -101,6 +113,53 @@ func writeMetadata(o *Options) error {
 	quorum := fmt.Sprintf(`{"clusterId":"","leaderId":%d,"leaderEpoch":%d,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":%d}],"data_version":0}`,
 		kraftNode, kraftEpoch, kraftNode)
 	return safefile.WriteFile(filepath.Join(dir, checkpoint.QuorumStateFile), []byte(quorum), 0o644)
+}
+
+// metadataTail is where gen adds to the metadata log of a log dir it
+// wrote before: the log's end, and the log dir's directory ID.
+type metadataTail struct {
+	end   int64
+	dirID checkpoint.TopicID
+}
+
+// readMetadataTail reads the metadata log of the log dir when there is one
+// (nil when there is none), refusing a log dir that is not a KRaft node's
+// and topics the metadata has already.
+func readMetadataTail(o *Options) (*metadataTail, error) {
+	metaPath := filepath.Join(o.Out, checkpoint.MetaPropertiesFile)
+	b, err := safefile.ReadFile(metaPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := checkpoint.ReadMetaProperties(b, metaPath)
+	if err != nil {
+		return nil, err
+	}
+	if m.Version != 1 {
+		return nil, fmt.Errorf("--kraft: %s is not a KRaft node's (meta.properties version %d)", o.Out, m.Version)
+	}
+	dir := filepath.Join(o.Out, clustermeta.PartitionDir)
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	t := &metadataTail{}
+	if t.dirID, err = checkpoint.ParseTopicID(m.DirectoryID); err != nil {
+		return nil, fmt.Errorf("%s: directory.id: %w", metaPath, err)
+	}
+	im, err := clustermeta.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, topic := range o.topicNames() {
+		if im.Topic(topic) != nil {
+			return nil, fmt.Errorf("%s: topic %s is in the metadata log already", dir, topic)
+		}
+	}
+	t.end = im.EndOffset
+	return t, nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/topicconfig"
 )
 
@@ -78,9 +79,44 @@ func TestGenKRaftDeterministicAndRefused(t *testing.T) {
 			t.Errorf("%s differs between two runs: %v %v", name, err1, err2)
 		}
 	}
-	o.Out, o.Topics, o.TopicConfigs = a, []string{"u"}, nil
-	if _, err := Generate(o); !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), clustermeta.PartitionDir) {
-		t.Errorf("a second KRaft run on one log dir: %v", err)
+	// A second run adds its topics to the metadata log, in a segment of
+	// their own, with the log dir's directory ID.
+	first, err := clustermeta.Load(filepath.Join(a, clustermeta.PartitionDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Out, o.Topics, o.TopicConfigs, o.Seed = a, []string{"u"}, map[string]map[string]string{"u": {"cleanup.policy": "compact"}}, 4
+	if _, err := Generate(o); err != nil {
+		t.Fatalf("a second KRaft run on one log dir: %v", err)
+	}
+	im, err := clustermeta.Load(filepath.Join(a, clustermeta.PartitionDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, tt := im.Topic("u"), im.Topic("t"); u == nil || tt == nil || u.ID != topicID(4, "u") || tt.ID != topicID(3, "t") ||
+		u.Partitions[0].Directories[0] != directoryID(3) || im.TopicConfig("u")["cleanup.policy"] != "compact" {
+		t.Errorf("after a second run: u %+v, t %+v", u, tt)
+	}
+	if _, err := os.Stat(filepath.Join(a, clustermeta.PartitionDir, layout.SegmentName(first.EndOffset, ".log"))); err != nil || im.EndOffset <= first.EndOffset {
+		t.Errorf("no segment rolled at the old end: %v", err)
+	}
+	// A topic the metadata has is refused before anything is written, and
+	// so is --kraft on a log dir that is not a KRaft node's.
+	if err := os.RemoveAll(filepath.Join(a, "u-0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(o); err == nil || !strings.Contains(err.Error(), "topic u is in the metadata log already") {
+		t.Errorf("a topic the metadata has: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(a, "u-0")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("u-0 written before the refusal: %v", err)
+	}
+	zk := t.TempDir()
+	if _, err := Generate(Options{Out: zk, Topics: []string{"t"}, Records: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(Options{Out: zk, Topics: []string{"u"}, Records: 5, KRaft: true}); err == nil || !strings.Contains(err.Error(), "not a KRaft node's") {
+		t.Errorf("--kraft on a ZooKeeper-era log dir: %v", err)
 	}
 	for _, bad := range []Options{
 		{Out: a, Topics: []string{"t"}, TopicConfigs: map[string]map[string]string{"t": {"a": "b"}}},
