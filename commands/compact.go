@@ -17,6 +17,7 @@ import (
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/topicconfig"
 )
 
 func compactCommand() *cli.Command {
@@ -26,40 +27,55 @@ func compactCommand() *cli.Command {
 		Usage:     "one-shot offline log compaction with Kafka's cleaner semantics and the max lag as a hard deadline",
 		ArgsUsage: "PATH...",
 		Description: "Compacts the partitions of a stopped broker's log directory (or single partition directories) the way\n" +
-			"Kafka's log cleaner does: same cleanable range (checkpoint, active segment, last stable offset, --min-lag),\n" +
+			"Kafka's log cleaner does: same cleanable range (checkpoint, active segment, last stable offset, min lag),\n" +
 			"same dirty-ratio and max-lag eligibility, same survivors (latest record per key, tombstones until their\n" +
 			"delete horizon, aborted transactions removed, each active producer's last batch kept), same segment\n" +
 			"grouping, indexes as recovery builds them, and Kafka's .cleaned -> .swap swap, so a crash at any point\n" +
 			"leaves the old or the new segments for both a broker and the next run. Unlike Kafka it also cleans an\n" +
-			"idle active segment older than --max-lag (keeping the log end offset), runs as many passes as a full\n" +
+			"idle active segment older than the max lag (keeping the log end offset), runs as many passes as a full\n" +
 			"offset map needs, and removes tombstones and markers whose delete horizon passed even when the partition\n" +
 			"is not otherwise eligible. The first dirty offset comes from <partition>/cleaner-checkpoint, else the\n" +
 			"log directory's cleaner-offset-checkpoint, else the log start; both files are updated.\n\n" +
-			"logtool cannot see topic configurations: every partition given is compacted as if cleanup.policy were\n" +
-			"compact; choose them with --topic (a regular expression matched against the whole topic name).\n" +
+			"Each topic is compacted with its own configuration, as a broker would: read from the KRaft cluster\n" +
+			"metadata (__cluster_metadata-0) of the log directory, or from --topic-config FILE for a cluster without\n" +
+			"one. Only topics whose cleanup.policy contains compact are compacted; the others are listed as not\n" +
+			"eligible (--cleanup-policy overrides the policy of every topic of the run). The flags below that set a\n" +
+			"topic config override it for the run; those not given leave the topic's value. Without configuration a\n" +
+			"whole log directory is refused (exit 2) unless --topic chooses its topics; partitions chosen that way or\n" +
+			"named on the command line are compacted with Kafka's defaults and the flags.\n" +
 			"__cluster_metadata and -delete/-future/-stray directories are skipped. --dry-run plans and simulates the\n" +
 			"first pass without writing: the audit of which partitions are past their max lag.\n\n" +
 			"Durations: milliseconds, or Go syntax with days (90s, 36h, 7d). Sizes: bytes, or K, M, G (binary: KiB, MiB, GiB).\n\n" +
 			"Examples:\n" +
+			"  logtool compact --dry-run testdata/kafka-logs\n" +
 			"  logtool compact --dry-run --max-lag 7d testdata/kafka-logs\n" +
-			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && \\\n" +
-			"    logtool compact --topic 'orders|user-profiles' /tmp/kafka-logs\n" +
+			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && logtool compact /tmp/kafka-logs\n" +
 			"  logtool --format json compact --max-lag 1h --now 2024-03-01T00:00:00Z /tmp/kafka-logs/payments.txn-0\n" +
-			"  logtool compact --min-lag 10m --delete-retention 0 --offset-map-memory 16MiB /tmp/kafka-logs/legacy.events-v0-0",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "max-lag", Value: "unlimited", Usage: "max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included"},
-			&cli.StringFlag{Name: "min-lag", Value: "0", Usage: "min.compaction.lag.ms: segments with a record younger than this are not cleaned"},
-			&cli.Float64Flag{Name: "min-cleanable-ratio", Value: 0.5, Usage: "min.cleanable.dirty.ratio: compact when dirty / (clean + dirty) bytes exceeds it"},
-			&cli.StringFlag{Name: "delete-retention", Value: "24h", Usage: "delete.retention.ms: how long tombstones and markers outlive the first pass that keeps them"},
+			"  logtool compact --topic-config topics.txt --min-lag 10m --delete-retention 0 /tmp/old-kafka-logs",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "max-lag", Usage: "max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included (default: the topic's configuration, else Kafka's default, unlimited)"},
+			&cli.StringFlag{Name: "min-lag", Usage: "min.compaction.lag.ms: segments with a record younger than this are not cleaned (default: the topic's configuration, else Kafka's default, 0)"},
+			&cli.StringFlag{Name: "min-cleanable-ratio", Usage: "min.cleanable.dirty.ratio: compact when dirty / (clean + dirty) bytes exceeds it (default: the topic's configuration, else Kafka's default, 0.5)"},
+			&cli.StringFlag{Name: "delete-retention", Usage: "delete.retention.ms: how long tombstones and markers outlive the first pass that keeps them (default: the topic's configuration, else Kafka's default, 24h)"},
+			&cli.StringFlag{Name: "segment-bytes", Usage: "segment.bytes: cleaned segments are merged up to this size (default: the topic's configuration, else Kafka's default, 1GiB)"},
 			&cli.StringFlag{Name: "now", Usage: "the clock for the whole run, ms or RFC 3339 (default: the wall clock)"},
-			&cli.StringFlag{Name: "segment-bytes", Value: "1GiB", Usage: "segment.bytes: cleaned segments are merged up to this size"},
 			&cli.StringFlag{Name: "offset-map-memory", Value: "128MiB", Usage: "log.cleaner.dedupe.buffer.size: offset map memory, shared among --workers; 24 bytes per key"},
 			&cli.StringFlag{Name: "producer-id-expiration", Value: "24h", Usage: "producer.id.expiration.ms: idle producers older than this lose the protection of their last batch"},
 			&cli.StringFlag{Name: "topic", Usage: "only topics whose whole name matches this regular expression (default: every topic)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "plan and simulate the first pass; write nothing"},
-		},
+		}, topicConfigFlags("cleanup.policy for every topic of the run: compact, delete or compact,delete (default: the topic's configuration; without one, the partitions chosen on the command line are compacted)")...),
 		Action: runCompact,
 	}
+}
+
+// compactFlags are compact's flags that set topic configs.
+var compactFlags = []flagConfig{
+	{"max-lag", topicconfig.MaxCompactionLagMs, or("unlimited", strconv.FormatInt(compact.Unlimited, 10), durationValue(1))},
+	{"min-lag", topicconfig.MinCompactionLagMs, durationValue(0)},
+	{"min-cleanable-ratio", topicconfig.MinCleanableDirtyRatio, nil},
+	{"delete-retention", topicconfig.DeleteRetentionMs, durationValue(0)},
+	// segment.bytes is an int in Kafka, at least a legacy record's overhead.
+	{"segment-bytes", topicconfig.SegmentBytes, sizeValue(14, math.MaxInt32)},
 }
 
 func runCompact(c *cli.Context) error {
@@ -74,25 +90,55 @@ func runCompact(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "compact", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: compactSkip}, writeAccess(o.DryRun))
+	overrides, err := topicOverrides(c, compactFlags)
+	if err != nil {
+		return err
+	}
+	var jobs []compact.Job
+	var configs []*topicconfig.Config
+	var report *configReport
+	check := func(set *target.Set) error {
+		rt, err := loadTopics(c, set, overrides)
+		if err != nil {
+			return err
+		}
+		report = newConfigReport(rt, compact.ConfigNames)
+		for _, p := range set.Partitions() {
+			cfg, skip, explicit, err := rt.partition(p)
+			if err != nil {
+				return err
+			}
+			if explicit {
+				rt.setPolicy(cfg, "compact")
+			}
+			job := compact.Job{Dir: p.Path, Config: compact.TopicConfig(cfg), Skip: skip}
+			if err := compactConflict(cfg, job.Config); err != nil {
+				return err
+			}
+			jobs, configs = append(jobs, job), append(configs, cfg)
+			report.add(p.LogDir.Path, cfg, skip == "" && job.Config.Compact)
+		}
+		return nil
+	}
+	_, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "compact", Takes: target.Partitions | target.LogDirs,
+		Topic: c.String("topic"), Skip: compactSkip}, writeAccess(o.DryRun), check)
 	if err != nil {
 		return err
 	}
 	defer release()
-	var dirs []string
-	for _, p := range set.Partitions() {
-		dirs = append(dirs, p.Path)
-	}
 
-	bar := newProgress(g, "compacting", int64(len(dirs)), false)
-	results, errs := compact.Run(dirs, o, g.Workers, func() { bar.Add(1) })
+	desc := "compacting"
+	if o.DryRun {
+		desc = "planning"
+	}
+	bar := newProgress(g, desc, int64(len(jobs)), false)
+	results, errs := compact.Run(jobs, o, g.Workers, func() { bar.Add(1) })
 	bar.Finish()
 
 	failed := 0
 	for i, err := range errs {
 		for _, w := range results[i].Warnings {
-			g.Warnf("%s: %s", dirs[i], w)
+			g.Warnf("%s: %s", jobs[i].Dir, w)
 		}
 		if err != nil {
 			failed++
@@ -101,18 +147,34 @@ func runCompact(c *cli.Context) error {
 	}
 	if !g.Quiet || o.DryRun {
 		if g.JSON() {
-			err = writeCompactJSON(g.Stdout, results)
+			err = writeCompactJSON(g.Stdout, results, configs)
 		} else {
-			err = writeCompactText(g.Stdout, results, o.DryRun)
+			err = writeCompactText(g.Stdout, results, o.DryRun, report)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	if failed > 0 {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(dirs))}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(jobs))}
 	}
 	return nil
+}
+
+// compactConflict refuses a run whose flags make a topic's minimum lag
+// exceed its maximum, as Kafka refuses such a topic configuration.
+// Without a flag involved, the partition fails alone.
+func compactConflict(cfg *topicconfig.Config, cc compact.Config) error {
+	if cc.MinLag <= cc.MaxLag {
+		return nil
+	}
+	minV, _ := cfg.Get(topicconfig.MinCompactionLagMs)
+	maxV, _ := cfg.Get(topicconfig.MaxCompactionLagMs)
+	if minV.Source != topicconfig.CommandLine && maxV.Source != topicconfig.CommandLine {
+		return nil
+	}
+	return usageErr("topic %s: conflict topic config setting %s (%s, %s) > %s (%s, %s)", cfg.Topic,
+		topicconfig.MinCompactionLagMs, minV.Value, minV.Source, topicconfig.MaxCompactionLagMs, maxV.Value, maxV.Source)
 }
 
 func compactOptions(c *cli.Context) (compact.Options, error) {
@@ -126,24 +188,8 @@ func compactOptions(c *cli.Context) (compact.Options, error) {
 	}
 	o := compact.DefaultOptions(now)
 	o.DryRun = c.Bool("dry-run")
-	o.MinCleanableRatio = c.Float64("min-cleanable-ratio")
 	var err error
-	if s := c.String("max-lag"); s != "unlimited" {
-		if o.MaxLag, err = durationArg("max-lag", s, 1, noMax); err != nil {
-			return o, err
-		}
-	}
-	for _, f := range []struct {
-		name string
-		dst  *int64
-		lo   int64
-	}{{"min-lag", &o.MinLag, 0}, {"delete-retention", &o.DeleteRetention, 0}, {"producer-id-expiration", &o.ProducerIDExpiration, 1}} {
-		if *f.dst, err = durationArg(f.name, c.String(f.name), f.lo, noMax); err != nil {
-			return o, err
-		}
-	}
-	// segment.bytes is an int in Kafka, at least a legacy record's overhead.
-	if o.SegmentBytes, err = sizeArg("segment-bytes", c.String("segment-bytes"), 14, math.MaxInt32); err != nil {
+	if o.ProducerIDExpiration, err = durationArg("producer-id-expiration", c.String("producer-id-expiration"), 1, noMax); err != nil {
 		return o, err
 	}
 	if o.OffsetMapMemory, err = sizeArg("offset-map-memory", c.String("offset-map-memory"), 1, noMax); err != nil {
@@ -176,15 +222,16 @@ func note(named bool, s string) string {
 	return ""
 }
 
-func writeCompactJSON(w io.Writer, results []*compact.Result) error {
+func writeCompactJSON(w io.Writer, results []*compact.Result, configs []*topicconfig.Config) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	for _, r := range results {
+	for i, r := range results {
 		obj := struct {
 			Type string `json:"type"`
 			File string `json:"file"`
 			*compact.Result
-		}{"compaction", r.Dir, r}
+			Config map[string]topicconfig.Value `json:"config"`
+		}{"compaction", r.Dir, r, configJSON(configs[i], compact.ConfigNames)}
 		if err := enc.Encode(obj); err != nil {
 			return err
 		}
@@ -192,37 +239,66 @@ func writeCompactJSON(w io.Writer, results []*compact.Result) error {
 	return nil
 }
 
-func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error {
-	t := table.New("PARTITION", "ELIGIBLE", "DIRTY", "UNCLEANABLE", "SEGMENTS", "SIZE", "RECORDS", "TOMBSTONES REMOVED", "PAST MAX LAG", "REASON")
-	var eligible, failed, before, after int64
+// writeCompactText prints a row per partition, notes, the totals, and the
+// topic configuration the run used. The row's reason is the main one, less
+// the max lag, which has its column; the other reasons are notes under the
+// table, so that a row stays within 120 columns.
+func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool, report *configReport) error {
+	t := table.New("PARTITION", "ELIGIBLE", "CLEANABLE OFFSETS", "SIZE", "PAST MAX LAG", "REASON")
+	var notes []string
+	var eligible, failed, before, after, recBefore, recAfter, tombstones int64
 	for _, r := range results {
 		if r.Error != "" {
-			// The full error line is on stderr; the row names the file
-			// relative to the partition, and the figures are left out.
+			// The full error line is on stderr; the note names the file
+			// relative to the partition.
 			failed++
 			short := strings.TrimPrefix(r.Error, filepath.Clean(r.Dir)+string(filepath.Separator))
-			t.Append(r.Partition, "failed", "-", "-", "-", "-", "-", "-", "-", strings.ReplaceAll(short, "\n", "; "))
+			t.Append(r.Partition, "failed", "-", "-", "-", "failed: see below")
+			notes = append(notes, r.Partition+": failed: "+strings.ReplaceAll(short, "\n", "; "))
 			continue
 		}
 		yes := "no"
 		if r.Eligible {
 			yes, eligible = "yes", eligible+1
 		}
-		before, after = before+r.BytesBefore, after+r.BytesAfter
+		if r.SegmentsBefore == 0 {
+			// Not looked at: not its policy, not in the metadata, or empty.
+			t.Append(r.Partition, yes, "-", "-", "-", r.Reason)
+			continue
+		}
+		before, after, tombstones = before+r.BytesBefore, after+r.BytesAfter, tombstones+r.TombstonesRemoved
+		recBefore, recAfter = recBefore+r.RecordsBefore, recAfter+r.RecordsAfter
+		cleanable := "none"
+		if r.FirstUncleanableOffset > r.FirstDirtyOffset {
+			cleanable = fmt.Sprintf("%d-%d", r.FirstDirtyOffset, r.FirstUncleanableOffset-1)
+		}
+		size := human.Bytes(r.BytesBefore)
+		if r.Passes > 0 {
+			size += " -> " + human.Bytes(r.BytesAfter)
+		}
 		lag := "-"
 		if r.MaxLagExceededByMs > 0 {
 			lag = human.Duration(r.MaxLagExceededByMs)
 		}
-		records := "-"
-		if r.Passes > 0 {
-			records = strconv.FormatInt(r.RecordsBefore, 10) + " -> " + strconv.FormatInt(r.RecordsAfter, 10)
+		var why []string
+		for _, part := range strings.Split(r.Reason, "; ") {
+			if !strings.HasPrefix(part, "max lag exceeded by ") {
+				why = append(why, part)
+			}
 		}
-		t.Append(r.Partition, yes, strconv.FormatInt(r.FirstDirtyOffset, 10), strconv.FormatInt(r.FirstUncleanableOffset, 10),
-			fmt.Sprintf("%d -> %d", r.SegmentsBefore, r.SegmentsAfter), human.Bytes(r.BytesBefore)+" -> "+human.Bytes(r.BytesAfter),
-			records, strconv.FormatInt(r.TombstonesRemoved, 10), lag, r.Reason)
+		reason := "max lag"
+		if len(why) > 0 {
+			reason, why = why[0], why[1:]
+		}
+		for _, n := range why {
+			notes = append(notes, r.Partition+": "+n)
+		}
+		t.Append(r.Partition, yes, cleanable, size, lag, reason)
 	}
-	if _, err := t.WriteTo(w); err != nil {
-		return err
+	var b strings.Builder
+	t.WriteTo(&b)
+	if len(notes) > 0 {
+		b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
 	}
 	verb := "compacted"
 	if dryRun {
@@ -232,6 +308,9 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool) error
 	if failed > 0 {
 		failures = fmt.Sprintf("; %d failed", failed)
 	}
-	_, err := fmt.Fprintf(w, "%s %d of %d partition(s): %s -> %s%s\n", verb, eligible, len(results), human.Bytes(before), human.Bytes(after), failures)
+	fmt.Fprintf(&b, "\n%s %d of %d partition(s): %s -> %s, %d -> %d records, %d tombstone(s) removed%s\n\n", verb, eligible, len(results),
+		human.Bytes(before), human.Bytes(after), recBefore, recAfter, tombstones, failures)
+	report.write(&b)
+	_, err := io.WriteString(w, b.String())
 	return err
 }

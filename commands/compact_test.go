@@ -50,23 +50,45 @@ func compactDigest(t *testing.T, dir string) string {
 // The sample's records are from 2024-01-01; a week's max lag is long past.
 const compactNow = "2024-03-01T00:00:00Z"
 
+// summaryLine returns the line of out that starts with prefix.
+func summaryLine(out, prefix string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestCompactText: on the sample, a KRaft node's log dir, only the topics
+// whose cleanup.policy is compact are compacted; the keyless delete-policy
+// clicks-v1 keeps every record.
 func TestCompactText(t *testing.T) {
 	dir := compactSample(t)
+	clicks := compactDigest(t, filepath.Join(dir, "clicks-v1-0"))
 	code, out, errOut := compactRun(t, "compact", "--max-lag", "7d", "--now", compactNow, dir)
 	if code != ExitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 9 || !strings.HasPrefix(lines[0], "PARTITION") || !strings.Contains(lines[0], "PAST MAX LAG") {
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "PARTITION") || !strings.Contains(lines[0], "PAST MAX LAG") {
 		t.Fatalf("output:\n%s", out)
 	}
-	for _, want := range []string{"orders-0 ", "payments.txn-0 ", "user-profiles-0 ", "clicks-v1-0 ", "legacy.events-v0-0 "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no row for %s:\n%s", want, out)
+	for _, want := range []string{"orders-0 ", "payments.txn-0 ", "clicks-v1-0 ", "legacy.events-v0-snappy-0 "} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(want) + ` *no +- +- +- +cleanup\.policy=delete$`).MatchString(out) {
+			t.Errorf("no row for %s not eligible by its policy:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(lines[len(lines)-1], "compacted 6 of 7 partition(s)") {
-		t.Errorf("summary %q", lines[len(lines)-1])
+	for _, want := range []string{"user-profiles-0 ", "legacy.events-v0-0 "} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(want) + ` *yes `).MatchString(out) {
+			t.Errorf("no row for %s compacted:\n%s", want, out)
+		}
+	}
+	if l := summaryLine(out, "compacted "); !strings.HasPrefix(l, "compacted 2 of 7 partition(s)") {
+		t.Errorf("summary %q", l)
+	}
+	if compactDigest(t, filepath.Join(dir, "clicks-v1-0")) != clicks {
+		t.Error("the delete-policy clicks-v1-0 changed")
 	}
 	// The same clock again: nothing left to do, not a byte changed.
 	sum := compactDigest(t, dir)
@@ -76,58 +98,83 @@ func TestCompactText(t *testing.T) {
 	}
 }
 
+// TestCompactJSON: naming delete-policy topics does not make them
+// compacted; --cleanup-policy does. Each object carries the configuration
+// it used, with sources.
 func TestCompactJSON(t *testing.T) {
 	dir := compactSample(t)
 	sum := compactDigest(t, dir)
-	code, out, errOut := compactRun(t, "--format", "json", "compact", "--dry-run", "--max-lag", "7d", "--now", compactNow, "--topic", "orders|payments.*", dir)
-	if code != ExitOK || errOut != "" {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
-	if compactDigest(t, dir) != sum {
-		t.Error("--dry-run changed the log directory")
-	}
-	var parts []string
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(line), &obj); err != nil {
-			t.Fatalf("%q: %v", line, err)
+	for _, tc := range []struct {
+		policy   []string
+		eligible bool
+		source   string
+	}{{nil, false, "DEFAULT_CONFIG"}, {[]string{"--cleanup-policy", "compact"}, true, "COMMAND_LINE"}} {
+		args := append([]string{"--format", "json", "compact", "--dry-run", "--max-lag", "7d", "--now", compactNow, "--topic", "orders|payments.*"}, tc.policy...)
+		code, out, errOut := compactRun(t, append(args, dir)...)
+		if code != ExitOK || errOut != "" {
+			t.Fatalf("%v: exit %d, stderr %q", tc.policy, code, errOut)
 		}
-		for _, f := range []string{"type", "file", "partition", "eligible", "reason", "firstDirtyOffset", "firstUncleanableOffset",
-			"segmentsBefore", "segmentsAfter", "bytesBefore", "bytesAfter", "recordsBefore", "recordsAfter", "tombstonesRemoved", "maxLagExceededByMs"} {
-			if _, ok := obj[f]; !ok {
-				t.Errorf("%s: no %q", line, f)
+		if compactDigest(t, dir) != sum {
+			t.Error("--dry-run changed the log directory")
+		}
+		var parts []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(line), &obj); err != nil {
+				t.Fatalf("%q: %v", line, err)
 			}
+			for _, f := range []string{"type", "file", "partition", "eligible", "reason", "firstDirtyOffset", "firstUncleanableOffset",
+				"segmentsBefore", "segmentsAfter", "bytesBefore", "bytesAfter", "recordsBefore", "recordsAfter", "tombstonesRemoved", "maxLagExceededByMs", "config"} {
+				if _, ok := obj[f]; !ok {
+					t.Errorf("%s: no %q", line, f)
+				}
+			}
+			cfg, _ := obj["config"].(map[string]any)
+			policy, _ := cfg["cleanup.policy"].(map[string]any)
+			maxLag, _ := cfg["max.compaction.lag.ms"].(map[string]any)
+			if obj["type"] != "compaction" || obj["eligible"] != tc.eligible || (obj["maxLagExceededByMs"].(float64) > 0) != tc.eligible ||
+				policy["source"] != tc.source || maxLag["value"] != "604800000" || maxLag["source"] != "COMMAND_LINE" || len(cfg) != 8 {
+				t.Errorf("%v: %s", tc.policy, line)
+			}
+			if !tc.eligible && obj["reason"] != "cleanup.policy=delete" {
+				t.Errorf("%s", line)
+			}
+			parts = append(parts, obj["partition"].(string))
 		}
-		if obj["type"] != "compaction" || obj["eligible"] != true || obj["maxLagExceededByMs"].(float64) <= 0 {
-			t.Errorf("%s", line)
+		if got := strings.Join(parts, " "); got != "orders-0 orders-1 payments.txn-0" {
+			t.Errorf("--topic selected %s", got)
 		}
-		parts = append(parts, obj["partition"].(string))
-	}
-	if got := strings.Join(parts, " "); got != "orders-0 orders-1 payments.txn-0" {
-		t.Errorf("--topic selected %s", got)
 	}
 }
 
+// TestCompactPartitionDir: the topic's segment.bytes (32 KiB) groups the
+// cleaned segments as a broker would, and --segment-bytes overrides it.
 func TestCompactPartitionDir(t *testing.T) {
-	dir := compactSample(t)
-	part := filepath.Join(dir, "user-profiles-0")
-	code, out, errOut := compactRun(t, "--format", "json", "compact", "--max-lag", "1h", "--now", compactNow, part)
-	if code != ExitOK {
-		t.Fatalf("exit %d, %s", code, errOut)
-	}
-	var r struct {
-		Eligible          bool
-		TombstonesRemoved int64
-		SegmentsAfter     int
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.Eligible || r.SegmentsAfter != 1 {
-		t.Fatalf("%s (%v)", out, err)
-	}
-	if b, err := os.ReadFile(filepath.Join(part, "cleaner-checkpoint")); err != nil || !strings.HasPrefix(string(b), "1\n1500 ") {
-		t.Errorf("cleaner-checkpoint %q, %v", b, err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "cleaner-offset-checkpoint")); !strings.Contains(string(b), "user-profiles 0 1500\n") {
-		t.Errorf("root checkpoint not updated:\n%s", b)
+	for _, tc := range []struct {
+		flags    []string
+		segments int
+	}{{nil, 4}, {[]string{"--segment-bytes", "1GiB"}, 1}} {
+		dir := compactSample(t)
+		part := filepath.Join(dir, "user-profiles-0")
+		args := append([]string{"--format", "json", "compact", "--max-lag", "1h", "--now", compactNow}, tc.flags...)
+		code, out, errOut := compactRun(t, append(args, part)...)
+		if code != ExitOK {
+			t.Fatalf("exit %d, %s", code, errOut)
+		}
+		var r struct {
+			Eligible          bool
+			TombstonesRemoved int64
+			SegmentsAfter     int
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || !r.Eligible || r.SegmentsAfter != tc.segments {
+			t.Fatalf("%v: %s (%v); want %d segments", tc.flags, out, err, tc.segments)
+		}
+		if b, err := os.ReadFile(filepath.Join(part, "cleaner-checkpoint")); err != nil || !strings.HasPrefix(string(b), "1\n1500 ") {
+			t.Errorf("cleaner-checkpoint %q, %v", b, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "cleaner-offset-checkpoint")); !strings.Contains(string(b), "user-profiles 0 1500\n") {
+			t.Errorf("root checkpoint not updated:\n%s", b)
+		}
 	}
 }
 
@@ -149,31 +196,32 @@ func TestCompactUsage(t *testing.T) {
 	}
 }
 
-// A damaged partition is reported as failed, in its row, its JSON object and
-// the summary, never as compacted; the others are compacted, and it is left
-// byte for byte.
+// A damaged partition is reported as failed, in its row, a note, its JSON
+// object and the summary, never as compacted; the others are compacted, and
+// it is left byte for byte.
 func TestCompactCorruptPartition(t *testing.T) {
 	dir := compactSample(t)
-	bad := filepath.Join(dir, "orders-0")
-	log := filepath.Join(bad, "00000000000000000712.log")
-	testutil.FlipByte(t, log, 5000)
+	bad := filepath.Join(dir, "user-profiles-0")
+	log := filepath.Join(bad, "00000000000000000466.log")
+	testutil.FlipByte(t, log, 5200)
 	sum := compactDigest(t, bad)
 	errLine := regexp.MustCompile(`(?m)^logtool: compact: ` + regexp.QuoteMeta(log) + `: checksum mismatch: .* \(at byte \d+\)$`)
-	row := regexp.MustCompile(`(?m)^orders-0 +failed( +-){7} +00000000000000000712\.log: checksum mismatch: .* \(at byte \d+\)$`)
+	row := regexp.MustCompile(`(?m)^user-profiles-0 +failed( +-){3} +failed: see below$`)
+	note := regexp.MustCompile(`(?m)^user-profiles-0: failed: 00000000000000000466\.log: checksum mismatch: .* \(at byte \d+\)$`)
 	for _, tc := range []struct {
 		args    []string
 		summary string
 	}{
-		{[]string{"--dry-run"}, "would compact (first pass) 5 of 7 partition(s): "},
-		{nil, "compacted 5 of 7 partition(s): "},
+		{[]string{"--dry-run"}, "would compact (first pass) 1 of 7 partition(s): "},
+		{nil, "compacted 1 of 7 partition(s): "},
 	} {
 		args := append(append([]string{"compact", "--max-lag", "7d", "--now", compactNow}, tc.args...), dir)
 		code, out, errOut := compactRun(t, args...)
 		if code != ExitFailure || !errLine.MatchString(errOut) || !strings.Contains(errOut, "1 of 7 partition(s) failed") {
 			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, errOut)
 		}
-		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if !row.MatchString(out) || !strings.HasPrefix(lines[len(lines)-1], tc.summary) || !strings.HasSuffix(lines[len(lines)-1], "; 1 failed") {
+		l := summaryLine(out, strings.Fields(tc.summary)[0])
+		if !row.MatchString(out) || !note.MatchString(out) || !strings.HasPrefix(l, tc.summary) || !strings.HasSuffix(l, "; 1 failed") {
 			t.Fatalf("%v: stdout\n%s", tc.args, out)
 		}
 		if compactDigest(t, bad) != sum {
@@ -192,7 +240,7 @@ func TestCompactCorruptPartition(t *testing.T) {
 			t.Errorf("no %q in %s", f, out)
 		}
 	}
-	if e, _ := obj["error"].(string); !strings.HasPrefix(e, log+": checksum mismatch") || obj["partition"] != "orders-0" {
+	if e, _ := obj["error"].(string); !strings.HasPrefix(e, log+": checksum mismatch") || obj["partition"] != "user-profiles-0" {
 		t.Errorf("%s", out)
 	}
 }

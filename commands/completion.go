@@ -270,6 +270,8 @@ func flagValues(cmd, flag string) []string {
 		return []string{"0", "1", "2"}
 	case "max-lag":
 		return []string{"unlimited"}
+	case "cleanup-policy":
+		return []string{"delete", "compact", "compact,delete"}
 	}
 	return nil
 }

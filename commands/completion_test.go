@@ -39,6 +39,7 @@ func TestCompletions(t *testing.T) {
 		{[]string{"dump", "--format", "=", "j"}, []string{"json"}, ""},
 		{[]string{"compact", "--max"}, []string{"--max-lag"}, ""},
 		{[]string{"compact", "--max-lag", ""}, []string{"unlimited"}, ""},
+		{[]string{"retention", "--cleanup-policy", ""}, []string{"delete", "compact", "compact,delete"}, ""},
 		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}, ""},
 		{[]string{"upgrade", "--compression", "k"}, []string{"keep"}, ""},
 		{[]string{"gen", "--compression", "k"}, nil, ""},
@@ -52,6 +53,7 @@ func TestCompletions(t *testing.T) {
 		{[]string{"find", "--offset", "5", ""}, nil, ":dirs"},
 		{[]string{"migrate-checkpoints", "t"}, nil, ":dirs"},
 		{[]string{"gen", "--out", ""}, nil, ":dirs"},
+		{[]string{"compact", "--topic-config", ""}, nil, ":files"},
 		{[]string{"upgrade", "--output", "/t"}, nil, ":dirs"},
 		// Nowhere else: numbers, times, commands that take no path.
 		{[]string{"gen", "--records", ""}, nil, ""},
@@ -171,7 +173,7 @@ func TestCompletionZsh(t *testing.T) {
 				"--- logtool ret\n" +
 				"retention:delete expired segments by record timestamps, with Kafka's retention rules\n" +
 				"--- logtool compact --max\n" +
-				"--max-lag:max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included\n" +
+				"--max-lag:max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included (default: the topic's configuration, else Kafka's default, unlimited)\n" +
 				"--- logtool --format \n" +
 				"text\njson\n" +
 				"--- logtool dump \n" +

@@ -13,6 +13,7 @@ import (
 	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/topicconfig"
 )
 
 func dumpCommand() *cli.Command {
@@ -107,6 +108,9 @@ func runDump(c *cli.Context) error {
 	// Kafka's index checks print only their findings; a table would add
 	// nothing.
 	o.Summary = (o.SummaryOnly || anyDir) && !o.VerifyIndexOnly && !o.IndexSanityCheck
+	if o.Summary && anyDir {
+		o.Policy = dumpPolicies(g, set)
+	}
 
 	stderr := g.Stderr
 	if bar := dumpProgress(g, set, o.SummaryOnly); bar != nil {
@@ -126,6 +130,33 @@ func runDump(c *cli.Context) error {
 		return problemsErr(res.IndexProblems)
 	}
 	return nil
+}
+
+// dumpPolicies gives the cleanup.policy of each partition's topic, from
+// the cluster metadata of the log dirs, for the summary. Metadata that
+// cannot be read is a warning: the dump goes on without policies.
+func dumpPolicies(g Global, set *target.Set) func(*target.Partition) string {
+	var dirs []string
+	for _, d := range set.LogDirs {
+		dirs = append(dirs, d.Path)
+	}
+	cat, err := topicconfig.Load(dirs, topicconfig.Options{})
+	if err != nil {
+		g.Warnf("no cleanup policies in the summary: %s", oneLine(err))
+		return nil
+	}
+	return func(p *target.Partition) string {
+		r := cat.For(p.LogDir.Path)
+		if !r.Known() {
+			return ""
+		}
+		cfg, err := r.Topic(p.Dir.Topic)
+		if err != nil || !cfg.Known {
+			return ""
+		}
+		v, _ := cfg.Get(topicconfig.CleanupPolicy)
+		return v.Value
+	}
 }
 
 // contentFlags tells whether a flag asks for the content of files, which a

@@ -26,7 +26,7 @@ func progressRuns(sample string) []struct {
 		{"reindex", []string{"reindex", "--check", sample}},
 		{"reindex", []string{"reindex", sample}},
 		{"upgrading", []string{"upgrade", "--dry-run", "--to-magic", "2", sample}},
-		{"compacting", []string{"compact", "--dry-run", "--max-lag", "1h", "--now", now, sample}},
+		{"planning", []string{"compact", "--dry-run", "--max-lag", "1h", "--now", now, sample}},
 		{"retention", []string{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, sample}},
 		// $NEW: a new directory each run, since gen never writes a
 		// partition twice.

@@ -77,7 +77,7 @@ func reindexTree(t *testing.T, dir string) map[string][]byte {
 
 func TestReindexCheckSample(t *testing.T) {
 	code, out, errOut := reindexCLI(t, "reindex", "--check", reindexSample)
-	if code != 0 || !strings.Contains(out, "checked 22 segment(s) in 7 partition(s): 0 problem(s), 0 difference(s)") {
+	if code != 0 || !strings.Contains(out, "checked 28 segment(s) in 8 partition(s): 0 problem(s), 0 difference(s)") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, _ = reindexCLI(t, "reindex", "--check", "--strict", reindexSample)
@@ -139,7 +139,7 @@ func TestReindexRebuildsSample(t *testing.T) {
 		t.Errorf("%d files, want %d", len(got), len(want))
 	}
 	code, out, _ = reindexCLI(t, "reindex", dir)
-	if code != 0 || !strings.Contains(out, "wrote 0 file(s) for 22 segment(s) in 7 partition(s)") {
+	if code != 0 || !strings.Contains(out, "wrote 0 file(s) for 28 segment(s) in 8 partition(s)") {
 		t.Errorf("second run: exit %d\n%s", code, out)
 	}
 }

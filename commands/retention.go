@@ -17,6 +17,7 @@ import (
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/retention"
+	"github.com/logtool/logtool/topicconfig"
 )
 
 func retentionCommand() *cli.Command {
@@ -37,24 +38,39 @@ func retentionCommand() *cli.Command {
 			"the producer snapshots below the new start (the newest at or below it stays); log-start-offset-checkpoint,\n" +
 			"recovery-point-offset-checkpoint and leader-epoch-checkpoint are updated. Files are renamed .deleted and\n" +
 			"then removed, so a crash leaves what a broker loads, and running again finishes the job.\n\n" +
-			"Topic configurations are not on disk: select delete-policy topics with --topic. Internal topics (names\n" +
-			"starting with __) are skipped in a log directory unless --topic names them. A segment whose batches cannot\n" +
-			"be read stops its partition (exit 1) with nothing deleted there, and so does a last segment ending in a\n" +
-			"torn batch: where the log ends is for a broker's recovery to say. Exit 4 when a broker holds the lock.\n\n" +
+			"Each topic gets its own configuration, as on a broker: read from the KRaft cluster metadata\n" +
+			"(__cluster_metadata-0) of the log directory, or from --topic-config FILE for a cluster without one.\n" +
+			"The size and time rules apply to topics whose cleanup.policy contains delete; on the others (compact)\n" +
+			"only the log start rule does, as a broker's. Topics with remote.storage.enable are left alone: which\n" +
+			"segments remote storage holds is not on disk. --retention-ms, --retention-bytes and --cleanup-policy\n" +
+			"override the topics' values for the run; flags not given leave them. Without configuration a whole log\n" +
+			"directory is refused (exit 2) unless --topic chooses its topics, and internal topics (names starting\n" +
+			"with __) in it are then left alone; partitions chosen that way or named on the command line get Kafka's\n" +
+			"defaults and the flags. A segment whose batches cannot be read stops its partition (exit 1) with nothing\n" +
+			"deleted there, and so does a last segment ending in a torn batch: where the log ends is for a broker's\n" +
+			"recovery to say. Exit 4 when a broker holds the lock.\n\n" +
 			"Examples:\n" +
+			"  logtool retention --dry-run --now 2024-01-02T00:00:00Z testdata/kafka-logs\n" +
 			"  logtool retention --dry-run --now 2024-01-02T00:00:00Z --retention-ms 1h testdata/kafka-logs\n" +
 			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && \\\n" +
 			"    logtool retention --retention-bytes 64KiB --retention-ms -1 /tmp/kafka-logs/orders-0\n" +
-			"  logtool --format json retention --dry-run --topic 'legacy\\..*' --retention-ms 7d /tmp/kafka-logs",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "retention-ms", Value: "168h", Usage: "retention.ms: a duration (7d, 168h, 90m) or milliseconds; -1 keeps segments forever; the default is Kafka's topic default"},
-			&cli.StringFlag{Name: "retention-bytes", Value: "-1", Usage: "retention.bytes per partition: bytes, or with K, M, G, T (binary: 50GiB); -1 sets no limit (Kafka's default)"},
+			"  logtool --format json retention --dry-run --topic-config topics.txt --topic 'legacy\\..*' /tmp/old-kafka-logs",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "retention-ms", Usage: "retention.ms: a duration (7d, 168h, 90m) or milliseconds; -1 keeps segments forever (default: the topic's configuration, else Kafka's default, 168h)"},
+			&cli.StringFlag{Name: "retention-bytes", Usage: "retention.bytes per partition: bytes, or with K, M, G, T (binary: 50GiB); -1 sets no limit (default: the topic's configuration, else Kafka's default, -1)"},
 			&cli.StringFlag{Name: "now", Usage: "the time retention is measured from, ms since the epoch or RFC 3339 (default: the wall clock)"},
-			&cli.StringFlag{Name: "topic", Usage: "only topics whose whole name matches this regular expression (default: all but internal topics)"},
+			&cli.StringFlag{Name: "topic", Usage: "only topics whose whole name matches this regular expression (default: every topic)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be deleted and change nothing"},
-		},
+		}, topicConfigFlags("cleanup.policy for every topic of the run: delete, compact or compact,delete (default: the topic's configuration, else Kafka's default, delete)")...),
 		Action: runRetention,
 	}
+}
+
+// retentionFlags are retention's flags that set topic configs.
+var retentionFlags = []flagConfig{
+	// -1 is no limit, as in Kafka's configs.
+	{"retention-ms", topicconfig.RetentionMs, or("-1", "-1", durationValue(0))},
+	{"retention-bytes", topicconfig.RetentionBytes, or("-1", "-1", sizeValue(0, noMax))},
 }
 
 func runRetention(c *cli.Context) error {
@@ -63,17 +79,9 @@ func runRetention(c *cli.Context) error {
 		return err
 	}
 	o := retention.Options{Workers: g.Workers, DryRun: c.Bool("dry-run")}
-	// -1 means no limit, as in Kafka's configs.
-	o.RetentionMs, o.RetentionBytes = -1, -1
-	if s := c.String("retention-ms"); s != "-1" {
-		if o.RetentionMs, err = durationArg("retention-ms", s, 0, noMax); err != nil {
-			return err
-		}
-	}
-	if s := c.String("retention-bytes"); s != "-1" {
-		if o.RetentionBytes, err = sizeArg("retention-bytes", s, 0, noMax); err != nil {
-			return err
-		}
+	overrides, err := topicOverrides(c, retentionFlags)
+	if err != nil {
+		return err
 	}
 	o.NowMs = time.Now().UnixMilli()
 	if s := c.String("now"); s != "" {
@@ -84,8 +92,34 @@ func runRetention(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usageErr("no PATH given: name partition directories or log directories")
 	}
-	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "retention", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: retentionSkip(c.String("topic") != "")}, writeAccess(o.DryRun))
+	jobs := map[*target.Partition]retention.Job{}
+	configs := map[string]*topicconfig.Config{}
+	var report *configReport
+	check := func(set *target.Set) error {
+		rt, err := loadTopics(c, set, overrides)
+		if err != nil {
+			return err
+		}
+		report = newConfigReport(rt, retention.ConfigNames)
+		for _, p := range set.Partitions() {
+			cfg, skip, explicit, err := rt.partition(p)
+			if err != nil {
+				return err
+			}
+			if explicit && !p.Named && strings.HasPrefix(p.Dir.Topic, "__") {
+				// Kafka creates its internal topics compacted; without
+				// their configuration they are not guessed at.
+				skip = "an internal topic, and its configuration is not known: name its partition directory to apply retention to it"
+			}
+			rc := retention.TopicConfig(cfg)
+			jobs[p] = retention.Job{Dir: p.Path, Config: &rc, Skip: skip}
+			configs[p.Path] = cfg
+			report.add(p.LogDir.Path, cfg, skip == "" && !rc.RemoteStorage && rc.Delete)
+		}
+		return nil
+	}
+	set, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "retention", Takes: target.Partitions | target.LogDirs,
+		Topic: c.String("topic"), Skip: retentionSkip}, writeAccess(o.DryRun), check)
 	if err != nil {
 		return err
 	}
@@ -104,11 +138,11 @@ func runRetention(c *cli.Context) error {
 	var results []*retention.Result
 	var failures []error
 	for _, grp := range groups {
-		var dirs []string
+		var js []retention.Job
 		for _, p := range grp.Partitions {
-			dirs = append(dirs, p.Path)
+			js = append(js, jobs[p])
 		}
-		res, err := retention.Run(grp.LogDir.Path, dirs, o)
+		res, err := retention.Run(grp.LogDir.Path, js, o)
 		if err != nil {
 			failures = append(failures, err)
 		}
@@ -134,9 +168,9 @@ func runRetention(c *cli.Context) error {
 	}
 	if !g.Quiet || o.DryRun { // a dry run's plan is its only output
 		if g.JSON() {
-			err = writeRetentionJSON(g.Stdout, done, o.DryRun)
+			err = writeRetentionJSON(g.Stdout, done, o.DryRun, configs)
 		} else {
-			err = writeRetentionText(g.Stdout, done, o.DryRun, o.NowMs)
+			err = writeRetentionText(g.Stdout, done, o.DryRun, o.NowMs, report)
 		}
 		if err != nil {
 			return err
@@ -153,18 +187,16 @@ func runRetention(c *cli.Context) error {
 }
 
 // retentionSkip leaves out the directories a broker applies no retention
-// to (-delete, -future, -stray), and, in a log directory, internal topics
-// unless --topic chose them.
-func retentionSkip(topic bool) func(p *target.Partition) (bool, string) {
-	return func(p *target.Partition) (bool, string) {
-		switch {
-		case p.Dir.Kind != layout.Normal:
-			return true, "skipped: a " + p.Dir.Kind.String() + " partition directory, which a broker does not apply retention to"
-		case !topic && !p.Named && strings.HasPrefix(p.Dir.Topic, "__"):
-			return true, ""
-		}
-		return false, ""
+// to: -delete, -future and -stray directories, and the KRaft metadata log,
+// whose snapshots bound it.
+func retentionSkip(p *target.Partition) (bool, string) {
+	switch {
+	case p.Dir.Kind != layout.Normal:
+		return true, "skipped: a " + p.Dir.Kind.String() + " partition directory, which a broker does not apply retention to"
+	case p.Dir.Topic == "__cluster_metadata":
+		return true, note(p.Named, "skipped: the KRaft metadata log is trimmed by its snapshots, not by log retention")
 	}
+	return false, ""
 }
 
 // retentionRules names the rules that deleted segments, "none" for none.
@@ -213,6 +245,8 @@ type retentionJSON struct {
 	HighWatermark          int64   `json:"highWatermark"`
 	HighWatermarkAssumed   bool    `json:"highWatermarkAssumed"`
 	Rule                   string  `json:"rule"`
+	Skipped                bool    `json:"skipped"`
+	Reason                 string  `json:"reason"`
 	Rolled                 *string `json:"rolledSegment"`
 	SegmentsRemaining      int     `json:"segmentsRemaining"`
 	BytesRemaining         int64   `json:"bytesRemaining"`
@@ -220,9 +254,11 @@ type retentionJSON struct {
 	OldestRemainingSource  *string `json:"oldestRemainingTimestampSource"`
 	SnapshotsDeleted       int     `json:"snapshotsDeleted"`
 	LeaderEpochsTrimmed    bool    `json:"leaderEpochsTrimmed"`
+
+	Config map[string]topicconfig.Value `json:"config"`
 }
 
-func writeRetentionJSON(w io.Writer, results []*retention.Result, dryRun bool) error {
+func writeRetentionJSON(w io.Writer, results []*retention.Result, dryRun bool, configs map[string]*topicconfig.Config) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	ts := func(t *retention.Timestamp) (*int64, *string) {
@@ -245,7 +281,8 @@ func writeRetentionJSON(w io.Writer, results []*retention.Result, dryRun bool) e
 			SegmentsDeleted: len(r.Deleted), BytesDeleted: r.BytesDeleted, LogStartOffset: r.LogStartOffset,
 			PreviousLogStartOffset: r.PreviousLogStartOffset, LogEndOffset: r.LogEndOffset, HighWatermark: r.HighWatermark,
 			HighWatermarkAssumed: r.HighWatermarkAssumed, Rule: retentionRules(r), SegmentsRemaining: r.SegmentsRemaining,
-			BytesRemaining: r.BytesRemaining, SnapshotsDeleted: len(r.SnapshotsDeleted), LeaderEpochsTrimmed: r.EpochsTrimmed}
+			BytesRemaining: r.BytesRemaining, SnapshotsDeleted: len(r.SnapshotsDeleted), LeaderEpochsTrimmed: r.EpochsTrimmed,
+			Skipped: r.Skipped, Reason: r.Reason, Config: configJSON(configs[r.Dir], retention.ConfigNames)}
 		if r.Rolled != "" {
 			obj.Rolled = &r.Rolled
 		}
@@ -257,7 +294,7 @@ func writeRetentionJSON(w io.Writer, results []*retention.Result, dryRun bool) e
 	return nil
 }
 
-func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool, nowMs int64) error {
+func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool, nowMs int64, report *configReport) error {
 	if dryRun {
 		fmt.Fprintln(w, "Dry run: nothing was changed. A run would do this:")
 	}
@@ -271,11 +308,19 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool, n
 	segs := table.New("SEGMENT", "SIZE", "RULE", "LARGEST TIMESTAMP", "AGE")
 	var notes []string
 	for _, r := range results {
+		name := retentionPartitionName(r)
+		if r.Skipped {
+			parts.Append(name, "-", "-", "-", "-", "skipped", "-")
+			notes = append(notes, fmt.Sprintf("%s: skipped: %s", name, r.Reason))
+			continue
+		}
+		if r.LogStartOnly {
+			notes = append(notes, fmt.Sprintf("%s: %s", name, r.Reason))
+		}
 		start := fmt.Sprint(r.LogStartOffset)
 		if r.LogStartOffset != r.PreviousLogStartOffset {
 			start = fmt.Sprintf("%d -> %d", r.PreviousLogStartOffset, r.LogStartOffset)
 		}
-		name := retentionPartitionName(r)
 		parts.Append(name, fmt.Sprint(len(r.Deleted)), human.Bytes(r.BytesDeleted),
 			fmt.Sprintf("%d (%s)", r.SegmentsRemaining, human.Bytes(r.BytesRemaining)), start, retentionRules(r), when(r.OldestRemaining))
 		for _, d := range r.Deleted {
@@ -318,5 +363,9 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool, n
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
-	return nil
+	var b strings.Builder
+	b.WriteString("\n")
+	report.write(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -17,18 +17,19 @@ import (
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
-// retentionLogDir generates a log directory: orders (2 partitions, v2),
-// legacy (magic 0) and __consumer_offsets, records from 2024-01-01 one
-// second apart.
+// retentionLogDir generates a KRaft log directory: orders (2 partitions,
+// v2), legacy (magic 0) and __consumer_offsets (compacted, as Kafka creates
+// it), records from 2024-01-01 one second apart.
 func retentionLogDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, o := range []gen.Options{
 		{Topics: []string{"orders"}, Partitions: 2, Magic: 2, Records: 600, Keys: 30, SegmentBytes: 16 << 10, Seed: 1},
 		{Topics: []string{"legacy"}, Magic: 0, Records: 300, Keys: 30, SegmentBytes: 8 << 10, Seed: 2},
-		{Topics: []string{"__consumer_offsets"}, Magic: 2, Records: 300, Keys: 5, SegmentBytes: 8 << 10, Seed: 3},
+		{Topics: []string{"__consumer_offsets"}, Magic: 2, Records: 300, Keys: 5, SegmentBytes: 8 << 10, Seed: 3,
+			TopicConfigs: map[string]map[string]string{"__consumer_offsets": {"cleanup.policy": "compact", "segment.bytes": "104857600"}}},
 	} {
-		o.Out = dir
+		o.Out, o.KRaft = dir, true
 		if _, err := gen.Generate(o); err != nil {
 			t.Fatal(err)
 		}
@@ -93,8 +94,10 @@ func TestRetentionDryRunText(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "__consumer_offsets") {
-		t.Errorf("an internal topic was processed without --topic:\n%s", out)
+	// A compacted topic gets only the log start rule, as on a broker.
+	if !regexp.MustCompile(`(?m)^__consumer_offsets-0 +0 +0 B `).MatchString(out) ||
+		!strings.Contains(out, "__consumer_offsets-0: cleanup.policy=compact: only the log start offset rule applies") {
+		t.Errorf("__consumer_offsets:\n%s", out)
 	}
 }
 
@@ -116,7 +119,7 @@ func TestRetentionJSON(t *testing.T) {
 		}
 		switch obj["type"] {
 		case "retention":
-			for _, k := range []string{"partition", "segmentsDeleted", "bytesDeleted", "logStartOffset", "rule", "oldestRemainingTimestamp"} {
+			for _, k := range []string{"partition", "segmentsDeleted", "bytesDeleted", "logStartOffset", "rule", "oldestRemainingTimestamp", "config", "reason", "skipped"} {
 				if _, ok := obj[k]; !ok {
 					t.Errorf("retention object without %q: %s", k, line)
 				}
@@ -147,7 +150,18 @@ func TestRetentionJSON(t *testing.T) {
 	if l := partitions["legacy-0"]; l == nil || l["segmentsDeleted"].(float64) == 0 || l["rule"] != "retention-ms" || l["oldestRemainingTimestampSource"] != "mtime" {
 		t.Errorf("legacy-0: %v", l)
 	}
-	if segments == 0 || len(partitions) != 3 {
+	cfg, _ := o0["config"].(map[string]any)
+	if ms, _ := cfg["retention.ms"].(map[string]any); ms["value"] != "300000" || ms["source"] != "COMMAND_LINE" {
+		t.Errorf("orders-0 config %v", cfg)
+	}
+	if p, _ := cfg["cleanup.policy"].(map[string]any); p["value"] != "delete" || p["source"] != "DEFAULT_CONFIG" {
+		t.Errorf("orders-0 config %v", cfg)
+	}
+	if c := partitions["__consumer_offsets-0"]; c == nil || c["segmentsDeleted"].(float64) != 0 ||
+		c["config"].(map[string]any)["cleanup.policy"].(map[string]any)["source"] != "DYNAMIC_TOPIC_CONFIG" {
+		t.Errorf("__consumer_offsets-0: %v", c)
+	}
+	if segments == 0 || len(partitions) != 4 {
 		t.Errorf("%d segments, partitions %v", segments, partitions)
 	}
 	ls, err := os.ReadFile(filepath.Join(dir, layout.LogStartOffsetCheckpointFile))
@@ -156,12 +170,28 @@ func TestRetentionJSON(t *testing.T) {
 	}
 }
 
+// --topic chooses, each topic's policy decides, --cleanup-policy overrides
+// it.
 func TestRetentionTopicAndQuiet(t *testing.T) {
 	dir := retentionLogDir(t)
-	code, out, errOut := runRetentionCmd(t, "--quiet", "retention", "--topic", "__consumer_offsets|legacy", "--retention-ms", "0",
-		"--now", "2030-01-01T00:00:00Z", dir)
+	args := []string{"--quiet", "retention", "--topic", "__consumer_offsets|legacy", "--retention-ms", "0", "--now", "2030-01-01T00:00:00Z"}
+	code, out, errOut := runRetentionCmd(t, append(args, dir)...)
 	if code != ExitOK || out != "" || errOut != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	rolled := func(name string) bool {
+		p, err := layout.ReadPartition(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p.Segments) == 1 && p.Segments[0].Base > 0
+	}
+	if rolled("__consumer_offsets-0") || !rolled("legacy-0") || rolled("orders-0") {
+		t.Errorf("rolled: __consumer_offsets-0 %v, legacy-0 %v, orders-0 %v; want only legacy-0",
+			rolled("__consumer_offsets-0"), rolled("legacy-0"), rolled("orders-0"))
+	}
+	if code, _, errOut := runRetentionCmd(t, append(args, "--cleanup-policy", "delete", dir)...); code != ExitOK {
+		t.Fatalf("--cleanup-policy delete: exit %d, %s", code, errOut)
 	}
 	for name, rolled := range map[string]bool{"__consumer_offsets-0": true, "legacy-0": true, "orders-0": false} {
 		p, err := layout.ReadPartition(filepath.Join(dir, name))

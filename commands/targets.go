@@ -15,6 +15,12 @@ import (
 // for a reader, the log directories a broker holds are printed as warnings.
 // release must be called when the run ends, unless err is not nil.
 func targets(g Global, paths []string, o target.Options, a target.Access) (set *target.Set, release func() error, err error) {
+	return checkedTargets(g, paths, o, a, nil)
+}
+
+// checkedTargets is targets with a check of the set once it is locked and
+// before anything is written: an error from check ends the run there.
+func checkedTargets(g Global, paths []string, o target.Options, a target.Access, check func(*target.Set) error) (set *target.Set, release func() error, err error) {
 	set, err = target.Resolve(paths, o)
 	var ue *target.UsageError
 	if errors.As(err, &ue) {
@@ -28,6 +34,12 @@ func targets(g Global, paths []string, o target.Options, a target.Access) (set *
 	}
 	if release, err = set.Lock(a); err != nil {
 		return nil, nil, err
+	}
+	if check != nil {
+		if err := check(set); err != nil {
+			release()
+			return nil, nil, err
+		}
 	}
 	if a == target.Write {
 		// The temporary files a killed run left at the root of a log

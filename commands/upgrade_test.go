@@ -56,7 +56,7 @@ func TestUpgradeCommandText(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	for _, want := range []string{"PARTITION", "legacy.events-v0-0", "3 of 3", "600",
-		"upgraded 7 partition(s) to magic 1: 1000 message(s) in 4 of 22 segment(s)"} {
+		"upgraded 8 partition(s) to magic 1: 1000 message(s) in 4 of 28 segment(s)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -66,7 +66,7 @@ func TestUpgradeCommandText(t *testing.T) {
 	}
 	// Everything is at magic 1 now: a second run rewrites nothing.
 	code, out, _ = upgradeRun(t, "upgrade", dir)
-	if code != ExitOK || !strings.Contains(out, "0 message(s) in 0 of 22 segment(s)") {
+	if code != ExitOK || !strings.Contains(out, "0 message(s) in 0 of 28 segment(s)") {
 		t.Fatalf("second run: exit %d\n%s", code, out)
 	}
 	if code, out, errOut := upgradeRun(t, "--quiet", "upgrade", "--to-magic", "2", dir); code != ExitOK || out != "" || errOut != "" {
@@ -110,8 +110,8 @@ func TestUpgradeCommandJSON(t *testing.T) {
 			}
 		}
 	}
-	// Every partition but the three at magic 2 has something to convert.
-	if types["upgrade"] != 7 || types["upgrade-segment"] != 6 || converted != 1800 {
+	// Every partition but the four at magic 2 has something to convert.
+	if types["upgrade"] != 8 || types["upgrade-segment"] != 6 || converted != 1800 {
 		t.Fatalf("objects %v, %d messages:\n%s", types, converted, out)
 	}
 }
@@ -204,11 +204,11 @@ func TestUpgradeCommandCorruptPartitionSkipped(t *testing.T) {
 	good := regexp.MustCompile(`(?m)^legacy\.events-v0-snappy-0 +1 of 1 +400 `)
 
 	code, out, errOut := upgradeRun(t, "upgrade", "--no-progress", "--workers", "1", "--dry-run", dir)
-	if code != ExitFailure || !errLine.MatchString(errOut) || !strings.Contains(errOut, "1 of 7 partition(s) failed") {
+	if code != ExitFailure || !errLine.MatchString(errOut) || !strings.Contains(errOut, "1 of 8 partition(s) failed") {
 		t.Fatalf("dry run: exit %d, stderr %q", code, errOut)
 	}
 	if !good.MatchString(out) || !regexp.MustCompile(`(?m)^legacy\.events-v0-0 +failed +- +-`).MatchString(out) ||
-		!strings.Contains(out, "would upgrade 6 partition(s) to magic 1: 400 message(s)") ||
+		!strings.Contains(out, "would upgrade 7 partition(s) to magic 1: 400 message(s)") ||
 		!strings.Contains(out, "; 1 partition(s) failed") {
 		t.Fatalf("dry run: stdout\n%s", out)
 	}
@@ -230,7 +230,7 @@ func TestUpgradeCommandCorruptPartitionSkipped(t *testing.T) {
 	if o := objs["legacy.events-v0-0"]; !strings.HasPrefix(o.Error, log+": checksum mismatch") || o.SegmentsRewritten != 0 {
 		t.Errorf("damaged partition: %+v", o)
 	}
-	if o := objs["legacy.events-v0-snappy-0"]; o.Error != "" || o.SegmentsRewritten != 1 || o.MessagesConverted != 400 || len(objs) != 7 {
+	if o := objs["legacy.events-v0-snappy-0"]; o.Error != "" || o.SegmentsRewritten != 1 || o.MessagesConverted != 400 || len(objs) != 8 {
 		t.Errorf("good partition: %+v (of %d)", o, len(objs))
 	}
 	if upgradeDigest(t, bad) != before {

@@ -74,25 +74,59 @@ package compact
 import (
 	"fmt"
 	"math"
+
+	"github.com/logtool/logtool/topicconfig"
 )
 
 // Unlimited is the MaxLag that never triggers, Kafka's default
 // max.compaction.lag.ms.
 const Unlimited = math.MaxInt64
 
-// Options are the cleaner settings, Kafka's topic and broker configs.
+// Config is a topic's configuration as the cleaner uses it (LogConfig): each
+// partition is cleaned with its own topic's.
+type Config struct {
+	// Compact is true when cleanup.policy holds compact: LogCleanerManager
+	// cleans no other log. DefaultOptions sets it, for a partition its
+	// caller chose to compact.
+	Compact bool
+	// Policy is cleanup.policy as configured; a partition that is not
+	// compacted gives it as the reason.
+	Policy             string
+	MaxLag             int64   // max.compaction.lag.ms; Unlimited to disable
+	MinLag             int64   // min.compaction.lag.ms
+	MinCleanableRatio  float64 // min.cleanable.dirty.ratio, compared with >
+	DeleteRetention    int64   // delete.retention.ms
+	SegmentBytes       int64   // segment.bytes, the size limit of a group
+	SegmentIndexBytes  int64   // segment.index.bytes, the index size limit of a group
+	IndexIntervalBytes int64   // index.interval.bytes of the rebuilt indexes
+}
+
+// TopicConfig is the cleaner's part of a topic's effective configuration.
+func TopicConfig(c *topicconfig.Config) Config {
+	policy, _ := c.Get(topicconfig.CleanupPolicy)
+	return Config{
+		Compact: c.Compact, Policy: policy.Value,
+		MaxLag: c.MaxCompactionLagMs, MinLag: c.MinCompactionLagMs, MinCleanableRatio: c.MinCleanableDirtyRatio,
+		DeleteRetention: c.DeleteRetentionMs, SegmentBytes: int64(c.SegmentBytes),
+		SegmentIndexBytes: int64(c.SegmentIndexBytes), IndexIntervalBytes: int64(c.IndexIntervalBytes),
+	}
+}
+
+// ConfigNames are the topic configs the cleaner uses, in Config's order:
+// what a report of its settings lists.
+var ConfigNames = []string{
+	topicconfig.CleanupPolicy, topicconfig.MaxCompactionLagMs, topicconfig.MinCompactionLagMs,
+	topicconfig.MinCleanableDirtyRatio, topicconfig.DeleteRetentionMs, topicconfig.SegmentBytes,
+	topicconfig.SegmentIndexBytes, topicconfig.IndexIntervalBytes,
+}
+
+// Options are the cleaner settings: the run's, and Config, the topic's.
 type Options struct {
-	Now                  int64   // the clock for the whole run, ms since the epoch
-	MaxLag               int64   // max.compaction.lag.ms; Unlimited to disable
-	MinLag               int64   // min.compaction.lag.ms
-	MinCleanableRatio    float64 // min.cleanable.dirty.ratio, compared with >
-	DeleteRetention      int64   // delete.retention.ms
-	SegmentBytes         int64   // segment.bytes, the size limit of a group
-	SegmentIndexBytes    int64   // segment.index.bytes, the index size limit of a group
-	IndexIntervalBytes   int64   // index.interval.bytes of the rebuilt indexes
-	OffsetMapMemory      int64   // bytes of one offset map (log.cleaner.dedupe.buffer.size per thread)
-	ProducerIDExpiration int64   // producer.id.expiration.ms: older idle producers' last batches are not protected
-	DryRun               bool    // plan and simulate the first pass, write nothing
+	Now int64 // the clock for the whole run, ms since the epoch
+	Config
+	OffsetMapMemory      int64 // bytes of one offset map (log.cleaner.dedupe.buffer.size per thread)
+	ProducerIDExpiration int64 // producer.id.expiration.ms: older idle producers' last batches are not protected
+	DryRun               bool  // plan and simulate the first pass, write nothing
 
 	parseAll bool // read every batch's records, for tests of the shortcut that skips dead ones
 }
@@ -100,43 +134,56 @@ type Options struct {
 // DefaultOptions are Kafka's defaults, with now as the clock.
 func DefaultOptions(now int64) Options {
 	return Options{
-		Now:                  now,
-		MaxLag:               Unlimited,
-		MinCleanableRatio:    0.5,
-		DeleteRetention:      86_400_000,
-		SegmentBytes:         1 << 30,
-		SegmentIndexBytes:    10 << 20,
-		IndexIntervalBytes:   4096,
+		Now: now,
+		Config: Config{
+			Compact: true, Policy: "compact",
+			MaxLag:             Unlimited,
+			MinCleanableRatio:  0.5,
+			DeleteRetention:    86_400_000,
+			SegmentBytes:       1 << 30,
+			SegmentIndexBytes:  10 << 20,
+			IndexIntervalBytes: 4096,
+		},
 		OffsetMapMemory:      128 << 20,
 		ProducerIDExpiration: 86_400_000,
 	}
 }
 
-// Check reports settings Kafka would reject, naming them by the command
-// line flags they come from.
+// Check reports settings Kafka would reject, naming them by Kafka's
+// configs.
 func (o *Options) Check() error {
-	switch {
-	case o.MaxLag < 1:
-		return fmt.Errorf("--max-lag %d ms: want at least 1 ms", o.MaxLag)
-	case o.MinLag < 0:
-		return fmt.Errorf("--min-lag %d ms: want 0 or more", o.MinLag)
-	case o.MinLag > o.MaxLag:
-		return fmt.Errorf("--min-lag %d ms is above --max-lag %d ms", o.MinLag, o.MaxLag)
-	case math.IsNaN(o.MinCleanableRatio) || o.MinCleanableRatio < 0 || o.MinCleanableRatio > 1:
-		return fmt.Errorf("--min-cleanable-ratio %v: want a value in [0, 1]", o.MinCleanableRatio)
-	case o.DeleteRetention < 0:
-		return fmt.Errorf("--delete-retention %d ms: want 0 or more", o.DeleteRetention)
-	case o.SegmentBytes < 14 || o.SegmentBytes > math.MaxInt32:
-		return fmt.Errorf("--segment-bytes %d: want at least 14 and at most %d", o.SegmentBytes, math.MaxInt32)
-	case o.SegmentIndexBytes < 4:
-		return fmt.Errorf("segment index bytes %d: want at least 4", o.SegmentIndexBytes)
-	case o.IndexIntervalBytes < 0:
-		return fmt.Errorf("index interval bytes %d: want 0 or more", o.IndexIntervalBytes)
-	case o.ProducerIDExpiration < 1:
-		return fmt.Errorf("--producer-id-expiration %d ms: want at least 1 ms", o.ProducerIDExpiration)
+	if err := o.Config.Check(); err != nil {
+		return err
+	}
+	if o.ProducerIDExpiration < 1 {
+		return fmt.Errorf("producer.id.expiration.ms %d: want at least 1 ms", o.ProducerIDExpiration)
 	}
 	if _, err := mapSlots(o.OffsetMapMemory); err != nil {
 		return err
+	}
+	return nil
+}
+
+// Check reports a topic configuration Kafka would reject (LogConfig's
+// validators, and its check that the minimum lag is not above the maximum).
+func (c *Config) Check() error {
+	switch {
+	case c.MaxLag < 1:
+		return fmt.Errorf("max.compaction.lag.ms %d: want at least 1 ms", c.MaxLag)
+	case c.MinLag < 0:
+		return fmt.Errorf("min.compaction.lag.ms %d: want 0 or more", c.MinLag)
+	case c.MinLag > c.MaxLag:
+		return fmt.Errorf("min.compaction.lag.ms %d is above max.compaction.lag.ms %d", c.MinLag, c.MaxLag)
+	case math.IsNaN(c.MinCleanableRatio) || c.MinCleanableRatio < 0 || c.MinCleanableRatio > 1:
+		return fmt.Errorf("min.cleanable.dirty.ratio %v: want a value in [0, 1]", c.MinCleanableRatio)
+	case c.DeleteRetention < 0:
+		return fmt.Errorf("delete.retention.ms %d: want 0 or more", c.DeleteRetention)
+	case c.SegmentBytes < 14 || c.SegmentBytes > math.MaxInt32:
+		return fmt.Errorf("segment.bytes %d: want at least 14 and at most %d", c.SegmentBytes, math.MaxInt32)
+	case c.SegmentIndexBytes < 4:
+		return fmt.Errorf("segment.index.bytes %d: want at least 4", c.SegmentIndexBytes)
+	case c.IndexIntervalBytes < 0:
+		return fmt.Errorf("index.interval.bytes %d: want 0 or more", c.IndexIntervalBytes)
 	}
 	return nil
 }

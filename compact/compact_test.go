@@ -356,7 +356,11 @@ func partitionDirs(t testing.TB, logDir string) []string {
 
 func runAll(t *testing.T, dirs []string, o Options) []*Result {
 	t.Helper()
-	results, errs := Run(dirs, o, 3, nil)
+	jobs := make([]Job, len(dirs))
+	for i, d := range dirs {
+		jobs[i] = Job{Dir: d, Config: o.Config}
+	}
+	results, errs := Run(jobs, o, 3, nil)
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("%s: %v", dirs[i], err)
@@ -797,5 +801,49 @@ func TestDeadBatchDuplicateOffsets(t *testing.T) {
 	if got.TombstonesRemoved != 2 || want.TombstonesRemoved != 2 || got.RecordsAfter != want.RecordsAfter {
 		t.Fatalf("tombstones removed %d, records after %d; reading every batch: %d, %d",
 			got.TombstonesRemoved, got.RecordsAfter, want.TombstonesRemoved, want.RecordsAfter)
+	}
+}
+
+// TestRunEachTopicItsOwnConfig: Run cleans each partition with its job's
+// configuration, leaves a partition whose policy is not compact as it is
+// (a leftover of an interrupted swap included: the cleaner never looks at
+// such a log), and fails only the job whose configuration Kafka refuses.
+func TestRunEachTopicItsOwnConfig(t *testing.T) {
+	logDir := genLogDir(t)
+	dir := func(name string) string { return filepath.Join(logDir, name) }
+	o := DefaultOptions(t0 + 30*day)
+	lagged := o.Config
+	lagged.MaxLag, lagged.MinCleanableRatio = day, 1
+	ratioOnly := o.Config
+	ratioOnly.MinCleanableRatio = 1
+	deletePolicy := o.Config
+	deletePolicy.Compact, deletePolicy.Policy = false, "delete"
+	bad := o.Config
+	bad.MaxLag, bad.MinLag = day, 2*day
+	if err := os.WriteFile(filepath.Join(dir("orders-0"), "00000000000000000000.log.swap"), []byte("left by a broker"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	untouched := map[string]string{}
+	for _, d := range []string{"orders-0", "orders-1", "payments.txn-0"} {
+		untouched[d] = digest(t, dir(d))
+	}
+	jobs := []Job{{Dir: dir("orders-0"), Config: deletePolicy}, {Dir: dir("orders-1"), Config: ratioOnly}, {Dir: dir("user-profiles-0"), Config: lagged}, {Dir: dir("payments.txn-0"), Config: bad}}
+	results, errs := Run(jobs, o, 2, nil)
+	if r := results[0]; r.Eligible || r.Reason != "cleanup.policy=delete" || r.Partition != "orders-0" || errs[0] != nil {
+		t.Errorf("delete policy: %+v, %v", *r, errs[0])
+	}
+	if r := results[1]; r.Eligible || !strings.HasPrefix(r.Reason, "dirty ratio 1.00 <= 1.00") || errs[1] != nil {
+		t.Errorf("ratio 1, no max lag: %+v, %v", *r, errs[1])
+	}
+	if r := results[2]; !r.Eligible || r.MaxLagExceededByMs == 0 || r.Passes == 0 || errs[2] != nil {
+		t.Errorf("max lag 1d: %+v, %v", *r, errs[2])
+	}
+	if errs[3] == nil || !strings.Contains(errs[3].Error(), "min.compaction.lag.ms 172800000 is above max.compaction.lag.ms 86400000") || results[3].Error == "" {
+		t.Errorf("min lag above max lag: %v", errs[3])
+	}
+	for d, sum := range untouched {
+		if digest(t, dir(d)) != sum {
+			t.Errorf("%s changed", d)
+		}
 	}
 }

@@ -20,24 +20,35 @@ func Compact(dir string, o Options) (*Result, error) {
 	return (&cleaner{o: &o}).compact(dir)
 }
 
-// Run compacts the partition directories dirs, up to workers at once. The
-// offset map memory is shared out among the workers, as Kafka shares
-// log.cleaner.dedupe.buffer.size among its cleaner threads. done, when not
-// nil, is called after each partition. Results and errors are in the order
-// of dirs; every partition has a result, and a failed one's has
-// Result.Error set, so that a report can show it as failed.
-func Run(dirs []string, o Options, workers int, done func()) ([]*Result, []error) {
-	results, errs := make([]*Result, len(dirs)), make([]error, len(dirs))
+// Job is one partition directory to compact, with its topic's
+// configuration.
+type Job struct {
+	Dir    string
+	Config Config
+	// Skip, when not "", leaves the partition alone and is its reason: a
+	// reason the caller knows, such as a topic the cluster metadata does not
+	// know.
+	Skip string
+}
+
+// Run compacts the partitions of jobs, up to workers at once, each with its
+// own Config in place of o's. The offset map memory is shared out among the
+// workers, as Kafka shares log.cleaner.dedupe.buffer.size among its cleaner
+// threads. done, when not nil, is called after each partition. Results and
+// errors are in the order of jobs; every partition has a result, and a
+// failed one's has Result.Error set, so that a report can show it as failed.
+func Run(jobs []Job, o Options, workers int, done func()) ([]*Result, []error) {
+	results, errs := make([]*Result, len(jobs)), make([]error, len(jobs))
 	failAll := func(err error) ([]*Result, []error) {
 		for i := range errs {
-			results[i], errs[i] = failedResult(nil, dirs[i], &o, err), err
+			results[i], errs[i] = failedResult(nil, jobs[i].Dir, &o, err), err
 		}
 		return results, errs
 	}
 	if err := o.Check(); err != nil {
 		return failAll(err)
 	}
-	workers = parallel.Workers(workers, len(dirs))
+	workers = parallel.Workers(workers, len(jobs))
 	per := o
 	per.OffsetMapMemory = o.OffsetMapMemory / int64(workers)
 	if _, err := mapSlots(per.OffsetMapMemory); err != nil {
@@ -46,12 +57,21 @@ func Run(dirs []string, o Options, workers int, done func()) ([]*Result, []error
 	// One cleaner, and so one offset map, per worker goroutine.
 	cleaners := make(chan *cleaner, workers)
 	for range workers {
-		cleaners <- &cleaner{o: &per}
+		cleaners <- &cleaner{}
 	}
-	parallel.Each(len(dirs), workers, func(i int) error {
+	parallel.Each(len(jobs), workers, func(i int) error {
 		c := <-cleaners
 		defer func() { cleaners <- c }()
-		results[i], errs[i] = c.compact(dirs[i])
+		jo := per
+		jo.Config = jobs[i].Config
+		c.o = &jo
+		if jobs[i].Skip != "" {
+			results[i] = &Result{Dir: jobs[i].Dir, Partition: filepath.Base(filepath.Clean(jobs[i].Dir)), Reason: jobs[i].Skip, DryRun: jo.DryRun}
+		} else if err := jo.Config.Check(); err != nil {
+			results[i], errs[i] = failedResult(nil, jobs[i].Dir, &jo, err), err
+		} else {
+			results[i], errs[i] = c.compact(jobs[i].Dir)
+		}
 		if done != nil {
 			done()
 		}
@@ -84,6 +104,11 @@ func failedResult(res *Result, dir string, o *Options, err error) *Result {
 func (c *cleaner) clean(dir string) (*Result, error) {
 	o := c.o
 	res := &Result{Dir: dir, DryRun: o.DryRun}
+	if !o.Compact {
+		// As LogCleanerManager, which never looks at such a log.
+		res.Partition, res.Reason = filepath.Base(filepath.Clean(dir)), "cleanup.policy="+o.Policy
+		return res, nil
+	}
 	if !o.DryRun {
 		removed, err := safefile.RemoveTemps(dir, layout.OwnTemp)
 		for _, f := range removed {

@@ -117,6 +117,9 @@ type Options struct {
 	// Progress, when set, is called from the dumping goroutines with the
 	// number of bytes read since its last call.
 	Progress func(n int64)
+	// Policy, when set, gives the cleanup.policy of a partition's topic for
+	// the summary, "" when it is not known.
+	Policy func(p *target.Partition) string
 }
 
 // NoLimit disables MaxBytes, FromOffset and ToOffset; NoTime disables
@@ -227,6 +230,7 @@ type job struct {
 	// partition; single for a file given by itself, which gets its own row.
 	// The root files of a log directory get no row.
 	part    *layout.Partition
+	policy  string // the topic's cleanup.policy, "" when not known
 	single  bool
 	res     Result
 	rows    []*row
@@ -253,7 +257,11 @@ func plan(it target.Item, o *Options) []*job {
 			return []*job{{part: &layout.Partition{Path: it.Partition.Path, Dir: it.Partition.Dir},
 				unlisted: it.Partition.Path, unlistedErr: err}}
 		}
-		return []*job{partitionJob(p, o)}
+		j := partitionJob(p, o)
+		if o.Policy != nil {
+			j.policy = o.Policy(it.Partition)
+		}
+		return []*job{j}
 	}
 	ld, err := layout.ReadRoot(it.Root.Path)
 	if err != nil {

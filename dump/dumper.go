@@ -59,7 +59,7 @@ func (d *dumper) run(j *job) {
 	d.job = j
 	if j.part != nil && d.o.Summary {
 		d.row = newRow(j.part.Path)
-		d.row.topic, d.row.partition = j.part.Dir.Topic, j.part.Dir.Partition
+		d.row.topic, d.row.partition, d.row.policy = j.part.Dir.Topic, j.part.Dir.Partition, j.policy
 	}
 	if j.unlisted != "" {
 		d.unlisted(j)

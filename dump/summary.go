@@ -3,6 +3,7 @@ package dump
 import (
 	"io"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ type row struct {
 	file      bool   // a file given by itself, named by its path in the table
 	topic     string // the partition of the row, or of the file's directory
 	partition int32  // -1 when the file is not in a partition directory
+	policy    string // the topic's cleanup.policy; "" when not known
 	segments  int64
 	bytes     int64
 	batches   int64
@@ -97,6 +99,10 @@ func (d *dumper) summaryJSON(r *row) {
 		l = protocol.AppendString(l, r.topic)
 		l = appendIntField(l, "partition", int64(r.partition))
 	}
+	if r.policy != "" {
+		l = append(l, `,"cleanupPolicy":`...)
+		l = protocol.AppendString(l, r.policy)
+	}
 	l = appendIntField(l, "segments", r.segments)
 	l = appendIntField(l, "bytes", r.bytes)
 	l = appendIntField(l, "batches", r.batches)
@@ -131,17 +137,29 @@ func (d *dumper) summaryJSON(r *row) {
 }
 
 // writeTable prints the summary rows as a table, with a total row when
-// there is more than one row.
+// there is more than one row, and a POLICY column when the cleanup policy
+// of some topic is known.
 func writeTable(w io.Writer, rows []*row) error {
 	label := "PARTITION"
+	policies := false
 	for _, r := range rows {
 		if r.file || r.partition < 0 {
 			label = "FILE"
-			break
 		}
+		policies = policies || r.policy != ""
 	}
-	t := table.New(label, "SEGMENTS", "SIZE", "BATCHES", "RECORDS", "MAGIC", "CODECS",
-		"FIRST OFFSET", "LAST OFFSET", "FIRST TIMESTAMP", "LAST TIMESTAMP", "PROBLEMS")
+	header := []string{label, "SEGMENTS", "SIZE", "BATCHES", "RECORDS", "MAGIC", "CODECS",
+		"FIRST OFFSET", "LAST OFFSET", "FIRST TIMESTAMP", "LAST TIMESTAMP", "PROBLEMS"}
+	if policies {
+		header = slices.Insert(header, 1, "POLICY")
+	}
+	t := table.New(header...)
+	add := func(c []string, policy string) {
+		if policies {
+			c = slices.Insert(c, 1, policy)
+		}
+		t.Append(c...)
+	}
 	var total row
 	total.first = -1
 	for _, r := range rows {
@@ -149,7 +167,11 @@ func writeTable(w io.Writer, rows []*row) error {
 		if !r.file && r.partition >= 0 {
 			name = r.topic + "-" + strconv.Itoa(int(r.partition))
 		}
-		t.Append(cells(name, r)...)
+		policy := r.policy
+		if policy == "" {
+			policy = "-"
+		}
+		add(cells(name, r), policy)
 		total.segments += r.segments
 		total.bytes += r.bytes
 		total.batches += r.batches
@@ -164,7 +186,7 @@ func writeTable(w io.Writer, rows []*row) error {
 		for i := 7; i <= 10; i++ {
 			c[i] = ""
 		}
-		t.Append(c...)
+		add(c, "")
 	}
 	_, err := t.WriteTo(w)
 	return err

@@ -105,6 +105,9 @@ func (l *partitionLog) applyRules(o Options, r *Result) error {
 	if err != nil {
 		return err
 	}
+	if !o.Delete {
+		return nil
+	}
 	if o.RetentionBytes >= 0 {
 		var size int64
 		for _, s := range l.segs {

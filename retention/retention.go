@@ -11,11 +11,12 @@
 //     offset is at or below the log start offset, which is the larger of the
 //     partition's log-start-offset-checkpoint entry and the first segment's
 //     base offset.
-//  2. retention.bytes (RetentionBytes ≥ 0): when the partition is at least
-//     that big, diff = size − retention.bytes, and from the oldest segment on
-//     a segment goes while diff − its size ≥ 0, diff shrinking by its size.
-//  3. retention.ms (RetentionMs ≥ 0): from the oldest segment on, a segment
-//     goes while now − largestTimestamp > retention.ms.
+//  2. retention.bytes (a delete policy, RetentionBytes ≥ 0): when the
+//     partition is at least that big, diff = size − retention.bytes, and from
+//     the oldest segment on a segment goes while diff − its size ≥ 0, diff
+//     shrinking by its size.
+//  3. retention.ms (a delete policy, RetentionMs ≥ 0): from the oldest
+//     segment on, a segment goes while now − largestTimestamp > retention.ms.
 //
 // Every rule stops at the first segment it keeps, never deletes a last
 // segment that is empty, and never deletes a segment whose offsets reach the
@@ -68,9 +69,10 @@
 // (internal/segswap.Recover), and once step 2 is done the log start rule
 // alone deletes what is left, whatever the clock says.
 //
-// Topic configurations are not on disk, so the caller decides which
-// partitions use the delete policy; on a compacted topic only the log start
-// rule applies.
+// Each partition gets its topic's configuration (Config, from package
+// topicconfig): a topic whose cleanup.policy has no delete (compact, or
+// empty) gets only the log start rule, as a broker's; a topic with remote
+// storage is left alone.
 package retention
 
 import (
@@ -84,6 +86,7 @@ import (
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/topicconfig"
 )
 
 // Kafka's topic defaults (retention.ms, retention.bytes).
@@ -92,16 +95,54 @@ const (
 	DefaultRetentionBytes = -1                      // no size limit
 )
 
-// Options configure a run.
-type Options struct {
+// Config is a topic's configuration as retention uses it (LogConfig).
+type Config struct {
+	// Delete is true when cleanup.policy holds delete: then the size and
+	// time rules apply; without it only the log start rule does, as in
+	// UnifiedLog.deleteOldSegments.
+	Delete bool
+	// Policy is cleanup.policy as configured, for the reason of a
+	// partition only the log start rule applies to.
+	Policy         string
 	RetentionMs    int64 // retention.ms; -1 keeps segments forever
 	RetentionBytes int64 // retention.bytes; -1 sets no limit
-	NowMs          int64 // the clock of the time rule, ms since the epoch
-	DryRun         bool  // plan and report, change nothing
-	Workers        int   // partitions processed at once; below 1 means 1
+	// RemoteStorage is remote.storage.enable: a broker then deletes only
+	// local segments remote storage holds, which is not known offline, so
+	// such a partition is left alone.
+	RemoteStorage bool
+}
+
+// TopicConfig is retention's part of a topic's effective configuration.
+func TopicConfig(c *topicconfig.Config) Config {
+	policy, _ := c.Get(topicconfig.CleanupPolicy)
+	return Config{Delete: c.Delete, Policy: policy.Value, RetentionMs: c.RetentionMs, RetentionBytes: c.RetentionBytes,
+		RemoteStorage: c.RemoteStorageEnable}
+}
+
+// ConfigNames are the topic configs retention uses: what a report of its
+// settings lists.
+var ConfigNames = []string{topicconfig.CleanupPolicy, topicconfig.RetentionMs, topicconfig.RetentionBytes, topicconfig.RemoteStorageEnable}
+
+// Options configure a run.
+type Options struct {
+	// Config is the configuration of a partition whose Job has none.
+	Config
+	NowMs   int64 // the clock of the time rule, ms since the epoch
+	DryRun  bool  // plan and report, change nothing
+	Workers int   // partitions processed at once; below 1 means 1
 	// Done, when not nil, is called once per partition when it is finished,
 	// from any goroutine, for progress reports.
 	Done func(*Result)
+}
+
+// Job is one partition directory, with its topic's configuration.
+type Job struct {
+	Dir string
+	// Config, when not nil, replaces Options.Config for the partition.
+	Config *Config
+	// Skip, when not "", leaves the partition alone and says why: a reason
+	// the caller knows, such as a topic the cluster metadata does not know.
+	Skip string
 }
 
 // Rule names why a segment was deleted.
@@ -175,6 +216,16 @@ type Result struct {
 	// the one the time rule looks at next; nil when no record remains.
 	OldestRemaining *Timestamp
 
+	// Skipped is true when the partition was left alone: nothing was read,
+	// and the fields below are zero.
+	Skipped bool
+	// LogStartOnly is true when the topic's cleanup.policy has no delete:
+	// only the log start rule applied.
+	LogStartOnly bool
+	// Reason says which rules applied and why: the topic's policy, or why
+	// the partition was skipped.
+	Reason string
+
 	// Err is what stopped the partition. A planning error means nothing
 	// was changed; an error while deleting leaves a state a re-run or a
 	// broker completes.
@@ -193,13 +244,17 @@ func (r *Result) Rules() []Rule {
 }
 
 // Run applies retention to partition directories of the log directory
-// logDir (whose root holds the offset checkpoints). It returns one Result
-// per directory, in the given order. The error is for what stops the whole
+// logDir (whose root holds the offset checkpoints), each with its topic's
+// configuration. It returns one Result per job, in the given order. The error is for what stops the whole
 // log directory: an unreadable root checkpoint, or a failure to write one,
 // after which no segment of it is deleted.
 //
 // The caller must hold the log directory's lock unless o.DryRun is set.
-func Run(logDir string, dirs []string, o Options) ([]*Result, error) {
+func Run(logDir string, jobs []Job, o Options) ([]*Result, error) {
+	dirs := make([]string, len(jobs))
+	for i, j := range jobs {
+		dirs[i] = j.Dir
+	}
 	roots, err := readRoots(logDir, dirs)
 	if err != nil {
 		return nil, err
@@ -207,7 +262,7 @@ func Run(logDir string, dirs []string, o Options) ([]*Result, error) {
 	results := make([]*Result, len(dirs))
 	plans := make([]*plan, len(dirs))
 	parallel.Each(len(dirs), o.Workers, func(i int) error {
-		results[i], plans[i] = prepare(dirs[i], roots, o)
+		results[i], plans[i] = prepare(jobs[i], roots, o)
 		if o.DryRun && o.Done != nil {
 			o.Done(results[i])
 		}
@@ -242,8 +297,30 @@ func Run(logDir string, dirs []string, o Options) ([]*Result, error) {
 // prepare plans one partition and, unless this is a dry run, completes
 // interrupted work first and rolls the log when it has to. It returns the
 // plan only when there is something left to change on disk.
-func prepare(dir string, roots *rootCheckpoints, o Options) (*Result, *plan) {
+func prepare(j Job, roots *rootCheckpoints, o Options) (*Result, *plan) {
+	dir := j.Dir
 	r := &Result{Dir: dir, Partition: -1}
+	if pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Clean(dir))); err == nil {
+		r.Topic, r.Partition = pd.Topic, pd.Partition
+	}
+	if j.Config != nil {
+		o.Config = *j.Config
+	}
+	switch {
+	case j.Skip != "":
+		r.Skipped, r.Reason = true, j.Skip
+		return r, nil
+	case o.RemoteStorage:
+		r.Skipped, r.Reason = true, "remote.storage.enable=true: a broker deletes only the segments remote storage holds, which is not known offline"
+		return r, nil
+	}
+	r.LogStartOnly = !o.Delete
+	if o.Policy != "" || r.LogStartOnly {
+		r.Reason = "cleanup.policy=" + o.Policy
+	}
+	if r.LogStartOnly {
+		r.Reason += ": only the log start offset rule applies"
+	}
 	if !o.DryRun {
 		// Plan on the partition a loader would see: finish or roll back
 		// what an interrupted run, of logtool or a broker, left.

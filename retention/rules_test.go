@@ -83,7 +83,7 @@ func TestRules(t *testing.T) {
 				ts := Timestamp{Ms: s.ts, Source: SourceTimeIndex}
 				l.segs = append(l.segs, &segment{Segment: layout.Segment{Base: s.base}, size: s.size, largest: &ts})
 			}
-			if err := l.applyRules(Options{RetentionMs: tt.ms, RetentionBytes: tt.bytes, NowMs: 5000}, &Result{}); err != nil {
+			if err := l.applyRules(Options{Config: deletePolicy(tt.ms, tt.bytes), NowMs: 5000}, &Result{}); err != nil {
 				t.Fatal(err)
 			}
 			var got []string
@@ -118,7 +118,7 @@ func TestTimeRuleStopsReading(t *testing.T) {
 		// No file and no timestamp: reading it would fail.
 		{Segment: layout.Segment{Base: 20, Log: "/nonexistent/00000000000000000020.log"}, size: 1},
 	}
-	if err := l.applyRules(Options{RetentionMs: 1000, RetentionBytes: -1, NowMs: 5000}, &Result{}); err != nil {
+	if err := l.applyRules(Options{Config: deletePolicy(1000, -1), NowMs: 5000}, &Result{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(l.deleted) != 1 || l.deleted[0].Largest == nil || l.deleted[0].Largest.Ms != 0 {

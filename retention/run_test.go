@@ -52,9 +52,23 @@ func partitionDirs(t testing.TB, logDir string) []string {
 	return dirs
 }
 
+// deletePolicy is the configuration of a topic with cleanup.policy=delete.
+func deletePolicy(ms, bytes int64) Config {
+	return Config{Delete: true, Policy: "delete", RetentionMs: ms, RetentionBytes: bytes}
+}
+
+// jobs are the directories with the run's configuration.
+func jobs(dirs []string) []Job {
+	js := make([]Job, len(dirs))
+	for i, d := range dirs {
+		js[i] = Job{Dir: d}
+	}
+	return js
+}
+
 func runAll(t testing.TB, logDir string, o Options) []*Result {
 	t.Helper()
-	res, err := Run(logDir, partitionDirs(t, logDir), o)
+	res, err := Run(logDir, jobs(partitionDirs(t, logDir)), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +248,7 @@ func TestExpireByRecordTimestamps(t *testing.T) {
 	newStart := before.Segments[len(wantDeleted)].Base
 
 	total := sizeOf(t, before)
-	res, err := Run(logDir, []string{dir}, Options{RetentionMs: retention, RetentionBytes: -1, NowMs: now, Workers: 2})
+	res, err := Run(logDir, jobs([]string{dir}), Options{Config: deletePolicy(retention, -1), NowMs: now, Workers: 2})
 	if err != nil || res[0].Err != nil {
 		t.Fatal(err, res[0].Err)
 	}
@@ -279,7 +293,7 @@ func TestExpireByRecordTimestamps(t *testing.T) {
 	}
 
 	// Running again at the same time deletes nothing more.
-	res = runAll(t, logDir, Options{RetentionMs: retention, RetentionBytes: -1, NowMs: now})
+	res = runAll(t, logDir, Options{Config: deletePolicy(retention, -1), NowMs: now})
 	if len(res[0].Deleted) != 0 || res[0].LogStartOffset != newStart {
 		t.Errorf("second run: %+v", res[0])
 	}
@@ -316,7 +330,7 @@ func TestExpireByMtimeForMagic0(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res := runAll(t, logDir, Options{RetentionMs: DefaultRetentionMs, RetentionBytes: -1, NowMs: now.UnixMilli()})
+	res := runAll(t, logDir, Options{Config: deletePolicy(DefaultRetentionMs, -1), NowMs: now.UnixMilli()})
 	r := res[0]
 	if len(r.Deleted) != 2 {
 		t.Fatalf("deleted %d segments, want 2", len(r.Deleted))
@@ -351,7 +365,7 @@ func TestExpireBySize(t *testing.T) {
 		left -= st.Size()
 		want++
 	}
-	res := runAll(t, logDir, Options{RetentionMs: -1, RetentionBytes: limit, NowMs: start2024})
+	res := runAll(t, logDir, Options{Config: deletePolicy(-1, limit), NowMs: start2024})
 	r := res[0]
 	if len(r.Deleted) != want || want == 0 {
 		t.Fatalf("deleted %d segments, want %d", len(r.Deleted), want)
@@ -373,7 +387,7 @@ func TestAllExpiredRolls(t *testing.T) {
 	dir := filepath.Join(logDir, "orders-0")
 	before := readPartition(t, dir)
 	markers := countMarkers(t, before)
-	res := runAll(t, logDir, Options{RetentionMs: DefaultRetentionMs, RetentionBytes: -1, NowMs: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()})
+	res := runAll(t, logDir, Options{Config: deletePolicy(DefaultRetentionMs, -1), NowMs: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()})
 	r := res[0]
 	leo := r.LogEndOffset
 	if leo != 800+markers {
@@ -407,7 +421,7 @@ func TestAllExpiredRolls(t *testing.T) {
 		t.Errorf("leader-epoch-checkpoint %v", e)
 	}
 	// A second run keeps the empty segment: it is last and empty.
-	res = runAll(t, logDir, Options{RetentionMs: 0, RetentionBytes: 0, NowMs: time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()})
+	res = runAll(t, logDir, Options{Config: deletePolicy(0, 0), NowMs: time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()})
 	if len(res[0].Deleted) != 0 || res[0].Rolled != "" {
 		t.Errorf("second run %+v", res[0])
 	}
@@ -468,7 +482,7 @@ func crashFixture(t testing.TB) (string, Options) {
 	if err := os.WriteFile(filepath.Join(logDir, "events-0", layout.LeaderEpochCheckpointFile), ep, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return logDir, Options{RetentionMs: 200 * 1000, RetentionBytes: 30 << 10, NowMs: now, Workers: 1}
+	return logDir, Options{Config: deletePolicy(200*1000, 30<<10), NowMs: now, Workers: 1}
 }
 
 func TestCrashFixtureCoversEverything(t *testing.T) {
@@ -535,7 +549,7 @@ func TestCrashAtEachStep(t *testing.T) {
 		testutil.CopyTree(t, fixture, dir)
 		f := safefile.Faults{FailAt: n}
 		restore := safefile.SetFaultHook(f.Hook)
-		res, err := Run(dir, partitionDirs(t, dir), o)
+		res, err := Run(dir, jobs(partitionDirs(t, dir)), o)
 		restore()
 		failed := err != nil
 		for _, r := range res {
@@ -639,7 +653,7 @@ func TestUnreadableSegmentStopsItsPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	beforeA := fileState(t, filepath.Join(logDir, "a-0"), true)
-	res, err := Run(logDir, partitionDirs(t, logDir), Options{RetentionMs: 0, RetentionBytes: -1, NowMs: start2024 + 1e9})
+	res, err := Run(logDir, jobs(partitionDirs(t, logDir)), Options{Config: deletePolicy(0, -1), NowMs: start2024 + 1e9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -668,7 +682,7 @@ func TestLogStartOffsetBreach(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(logDir, layout.LogStartOffsetCheckpointFile), ls, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := runAll(t, logDir, Options{RetentionMs: -1, RetentionBytes: -1, NowMs: start2024})
+	res := runAll(t, logDir, Options{Config: deletePolicy(-1, -1), NowMs: start2024})
 	r := res[0]
 	if len(r.Deleted) != 3 || r.Rules()[0] != RuleLogStart || len(r.Rules()) != 1 || r.LogStartOffset != start || r.PreviousLogStartOffset != start {
 		t.Errorf("result %+v", r)
@@ -685,7 +699,7 @@ func TestHighWatermarkBounds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(logDir, layout.ReplicationOffsetCheckpointFile), rc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := runAll(t, logDir, Options{RetentionMs: 0, RetentionBytes: -1, NowMs: start2024 + 1e9})
+	res := runAll(t, logDir, Options{Config: deletePolicy(0, -1), NowMs: start2024 + 1e9})
 	if r := res[0]; len(r.Deleted) != 2 || r.HighWatermark != hw || r.HighWatermarkAssumed {
 		t.Errorf("deleted %d up to high watermark %d (assumed %v); want 2 below %d", len(r.Deleted), r.HighWatermark, r.HighWatermarkAssumed, hw)
 	}
@@ -693,7 +707,7 @@ func TestHighWatermarkBounds(t *testing.T) {
 	if err := os.Remove(filepath.Join(logDir, layout.ReplicationOffsetCheckpointFile)); err != nil {
 		t.Fatal(err)
 	}
-	res = runAll(t, logDir, Options{RetentionMs: 0, RetentionBytes: -1, NowMs: start2024 + 1e9})
+	res = runAll(t, logDir, Options{Config: deletePolicy(0, -1), NowMs: start2024 + 1e9})
 	if r := res[0]; !r.HighWatermarkAssumed || r.HighWatermark != r.LogEndOffset || r.Rolled == "" {
 		t.Errorf("result %+v", r)
 	}
@@ -705,7 +719,7 @@ func TestBarePartitionDir(t *testing.T) {
 	logDir := generate(t, gen.Options{Topics: []string{"t"}, Magic: 2, Records: 300, SegmentBytes: 8 << 10, Seed: 2})
 	bare := t.TempDir()
 	testutil.CopyTree(t, filepath.Join(logDir, "t-0"), filepath.Join(bare, "t-0"))
-	res, err := Run(bare, []string{filepath.Join(bare, "t-0")}, Options{RetentionMs: 0, RetentionBytes: -1, NowMs: start2024 + 1e9})
+	res, err := Run(bare, jobs([]string{filepath.Join(bare, "t-0")}), Options{Config: deletePolicy(0, -1), NowMs: start2024 + 1e9})
 	if err != nil || res[0].Err != nil || res[0].Rolled == "" {
 		t.Fatalf("%v %+v", err, res[0])
 	}
@@ -730,7 +744,7 @@ func TestRealBrokerData(t *testing.T) {
 					dirs = append(dirs, d)
 				}
 			}
-			res, err := Run(logDir, dirs, Options{RetentionMs: DefaultRetentionMs, RetentionBytes: -1, NowMs: time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), Workers: 4})
+			res, err := Run(logDir, jobs(dirs), Options{Config: deletePolicy(DefaultRetentionMs, -1), NowMs: time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), Workers: 4})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -771,5 +785,54 @@ func BenchmarkLargestTimestamp(b *testing.B) {
 		if _, _, err := largestTimestamp(s); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRunEachTopicItsOwnConfig: each partition gets its job's configuration.
+// A topic without the delete policy gets only the log start rule, as
+// UnifiedLog.deleteOldSegments does; one with remote storage, and one the
+// caller skips, are not even read.
+func TestRunEachTopicItsOwnConfig(t *testing.T) {
+	logDir := generate(t, gen.Options{Topics: []string{"compacted", "deleted", "remote", "stray"}, Magic: 2, Records: 400,
+		SegmentBytes: 8 << 10, Seed: 5})
+	dir := func(topic string) string { return filepath.Join(logDir, topic+"-0") }
+	compacted := readPartition(t, dir("compacted"))
+	start := compacted.Segments[2].Base
+	ls := checkpoint.AppendOffsets(nil, []checkpoint.OffsetEntry{{Topic: "compacted", Partition: 0, Offset: start}})
+	if err := os.WriteFile(filepath.Join(logDir, layout.LogStartOffsetCheckpointFile), ls, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	untouched := map[string]map[string]string{}
+	for _, topic := range []string{"remote", "stray"} {
+		untouched[topic] = fileState(t, dir(topic), true)
+	}
+	compact := Config{Policy: "compact", RetentionMs: 0, RetentionBytes: 0}
+	remote := deletePolicy(0, -1)
+	remote.RemoteStorage = true
+	res, err := Run(logDir, []Job{{Dir: dir("compacted"), Config: &compact}, {Dir: dir("deleted")}, {Dir: dir("remote"), Config: &remote},
+		{Dir: dir("stray"), Skip: "not in the cluster metadata"}}, Options{Config: deletePolicy(0, -1), NowMs: start2024 + 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[0]; r.Err != nil || !r.LogStartOnly || r.Reason != "cleanup.policy=compact: only the log start offset rule applies" || len(r.Deleted) != 2 || len(r.Rules()) != 1 || r.Rules()[0] != RuleLogStart || r.Rolled != "" {
+		t.Errorf("compact policy: %+v; want only the 2 segments below the log start %d", r, start)
+	}
+	checkKept(t, compacted, readPartition(t, dir("compacted")), start)
+	if r := res[1]; r.Err != nil || r.LogStartOnly || r.Rolled == "" {
+		t.Errorf("delete policy: %+v; want every segment expired", r)
+	}
+	if r := res[2]; r.Err != nil || !r.Skipped || !strings.HasPrefix(r.Reason, "remote.storage.enable=true") || r.Topic != "remote" {
+		t.Errorf("remote storage: %+v", r)
+	}
+	if r := res[3]; r.Err != nil || !r.Skipped || r.Reason != "not in the cluster metadata" || r.Partition != 0 {
+		t.Errorf("skipped: %+v", r)
+	}
+	for topic, before := range untouched {
+		if d := diffState(before, fileState(t, dir(topic), true)); d != "" {
+			t.Errorf("%s changed:\n%s", topic, d)
+		}
+	}
+	if e := offsetsFile(t, filepath.Join(logDir, layout.LogStartOffsetCheckpointFile)); len(e) != 2 {
+		t.Errorf("log-start-offset-checkpoint %v; want compacted and deleted", e)
 	}
 }

@@ -242,8 +242,8 @@ func TestShippedSampleIsClean(t *testing.T) {
 		if r.problems != 0 || r.infos != 0 || len(r.failures) != 0 {
 			t.Fatalf("deep=%v: want nothing to report:\n%s", deep, r)
 		}
-		if len(r.reports) != 8 || r.reports[7].Kind != RootUnit {
-			t.Errorf("want 7 partitions then the log directory's root, got %d reports", len(r.reports))
+		if len(r.reports) != 9 || r.reports[8].Kind != RootUnit {
+			t.Errorf("want 8 partitions (the metadata log too) then the log directory's root, got %d reports", len(r.reports))
 		}
 	}
 }

@@ -23,7 +23,7 @@ func TestCompactStopsAtOffsetsOutOfOrder(t *testing.T) {
 			binary.BigEndian.PutUint64(b[at.pos:], binary.BigEndian.Uint64(b[at.pos:])-20)
 			replaceFile(t, log, b)
 			before := digest(t, dir)
-			r := run(t, "compact", "--now", compactNow, dir)
+			r := run(t, "compact", "--topic", ".*", "--now", compactNow, dir)
 			wantStopped(t, "compact", r, dir, before, "00000000000000000000.log")
 		})
 	}
@@ -58,7 +58,7 @@ func TestZeroTailNotActive(t *testing.T) {
 	if r := run(t, "verify", dir); r.code != 3 || !strings.Contains(r.stdout, "zero") {
 		t.Errorf("verify: %v\n%s", r, r.stdout)
 	}
-	if r := run(t, "compact", "--now", compactNow, dir); r.code != 0 {
+	if r := run(t, "compact", "--topic", ".*", "--now", compactNow, dir); r.code != 0 {
 		t.Errorf("compact: %v", r)
 	}
 	if r := run(t, "verify", "--deep", dir); r.code != 0 {

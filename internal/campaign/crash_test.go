@@ -69,13 +69,13 @@ func crashCases() []crashCase {
 			}))
 			return dir
 		}},
-		{name: "compact", args: []string{"compact", "--now", compactNow}, verify: deep, setup: func(t testing.TB) string {
+		{name: "compact", args: []string{"compact", "--topic", ".*", "--now", compactNow}, verify: deep, setup: func(t testing.TB) string {
 			return fixture(t, three(format{"v2-zstd", 2, codec.Zstd}))
 		}},
-		{name: "compact-v1", args: []string{"compact", "--now", compactNow}, verify: deep, setup: func(t testing.TB) string {
+		{name: "compact-v1", args: []string{"compact", "--topic", ".*", "--now", compactNow}, verify: deep, setup: func(t testing.TB) string {
 			return fixture(t, three(format{"v1-lz4", 1, codec.LZ4}))
 		}},
-		{name: "retention", args: []string{"retention", "--now", compactNow, "--retention-ms", "-1", "--retention-bytes", "6000"}, suffix: true, verify: strict,
+		{name: "retention", args: []string{"retention", "--topic", ".*", "--now", compactNow, "--retention-ms", "-1", "--retention-bytes", "6000"}, suffix: true, verify: strict,
 			setup: func(t testing.TB) string { return fixture(t, three(format{"v2-gzip", 2, codec.Gzip})) }},
 	}
 }

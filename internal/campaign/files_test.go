@@ -118,8 +118,8 @@ func TestFileDamages(t *testing.T) {
 				pristine := filepath.Join(t.TempDir(), "pristine")
 				testutil.CopyTree(t, dir, pristine)
 				for _, args := range [][]string{
-					{"compact", "--now", compactNow, dir},
-					{"retention", "--now", compactNow, "--retention-ms", "-1", dir},
+					{"compact", "--topic", ".*", "--now", compactNow, dir},
+					{"retention", "--topic", ".*", "--now", compactNow, "--retention-ms", "-1", dir},
 					{"migrate-checkpoints", dir},
 				} {
 					r := run(t, args...)

@@ -156,7 +156,7 @@ func hostileCommands(dir, part, log string, magic int8) [][]string {
 		{"dump", "--deep-iteration", part},
 		{"reindex", part},
 		{"find", "--offset", "0", part},
-		{"compact", "--now", compactNow, "--max-lag", "1ms", part},
+		{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", part},
 	}
 	if magic < 2 {
 		cmds = append(cmds, []string{"upgrade", "--to-magic", "2", part})
@@ -292,8 +292,8 @@ func TestHostileCheckpoints(t *testing.T) {
 			checkHostileFile(t, [][]string{
 				{"verify", dir},
 				{"dump", path},
-				{"compact", "--now", compactNow, dir},
-				{"retention", "--now", compactNow, "--retention-ms", "1h", dir},
+				{"compact", "--topic", ".*", "--now", compactNow, dir},
+				{"retention", "--topic", ".*", "--now", compactNow, "--retention-ms", "1h", dir},
 				{"migrate-checkpoints", "--dry-run", dir},
 				{"migrate-checkpoints", dir},
 			}, path)

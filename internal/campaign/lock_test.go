@@ -29,8 +29,8 @@ func TestBrokerLock(t *testing.T) {
 	writers := [][]string{
 		{"reindex"},
 		{"upgrade", "--to-magic", "2"},
-		{"compact", "--now", compactNow, "--max-lag", "1h"},
-		{"retention", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h"},
+		{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1h"},
+		{"retention", "--topic", ".*", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h"},
 	}
 	for _, path := range []string{dir, part} {
 		for _, w := range writers {
@@ -88,8 +88,8 @@ func TestBrokerLockThroughSymlink(t *testing.T) {
 			for _, w := range [][]string{
 				{"reindex"},
 				{"upgrade", "--to-magic", "2"},
-				{"compact", "--now", compactNow, "--max-lag", "1h"},
-				{"retention", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h"},
+				{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1h"},
+				{"retention", "--topic", ".*", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h"},
 			} {
 				r := run(t, append(w, path)...)
 				if r.code != 4 || !strings.Contains(r.stderr, "locked by a running broker") {

@@ -28,7 +28,7 @@ import (
 func TestSamePartitionTwice(t *testing.T) {
 	f := format{"v2-zstd", 2, 4}
 	want := fixture(t, matrixOptions(f))
-	if r := run(t, "compact", "--now", compactNow, "--max-lag", "1ms", want); r.code != 0 {
+	if r := run(t, "compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", want); r.code != 0 {
 		t.Fatalf("reference run: %v", r)
 	}
 	for _, spell := range []func(dir, part string) []string{
@@ -45,7 +45,7 @@ func TestSamePartitionTwice(t *testing.T) {
 	} {
 		dir := fixture(t, matrixOptions(f))
 		args := spell(dir, onlyPartition(t, dir))
-		r := run(t, append([]string{"--format", "json", "--workers", "4", "compact", "--now", compactNow, "--max-lag", "1ms"}, args...)...)
+		r := run(t, append([]string{"--format", "json", "--workers", "4", "compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms"}, args...)...)
 		if r.code != 0 {
 			t.Fatalf("%q: %v", args, r)
 		}
@@ -130,8 +130,8 @@ func TestFIFONamedLikeSegment(t *testing.T) {
 		{"reindex", part},
 		{"reindex", "--check", part},
 		{"upgrade", "--to-magic", "2", part},
-		{"compact", "--now", compactNow, "--max-lag", "1ms", part},
-		{"retention", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h", part},
+		{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", part},
+		{"retention", "--topic", ".*", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h", part},
 	} {
 		r := runWithin(t, unblock, args...)
 		if r.code == exitPanic {
@@ -167,7 +167,7 @@ func checkOutside(t *testing.T, what, path string, want []byte) {
 // writer uses is never written through.
 func TestPlantedTempLinks(t *testing.T) {
 	f := format{"v2-none", 2, 0}
-	retention := []string{"retention", "--now", "2030-01-01T00:00:00Z", "--retention-bytes", "6000", "--retention-ms", "-1"}
+	retention := []string{"retention", "--topic", ".*", "--now", "2030-01-01T00:00:00Z", "--retention-bytes", "6000", "--retention-ms", "-1"}
 	for _, c := range []struct {
 		name string // the planted link, relative to the log directory; %p is the partition
 		args []string
@@ -177,7 +177,7 @@ func TestPlantedTempLinks(t *testing.T) {
 		// The broker's temporary name: not logtool's to write or remove.
 		{"log-start-offset-checkpoint.tmp", retention, 0},
 		{"%p/00000000000000000000.index.tmp", []string{"reindex"}, 1},
-		{"%p/cleaner-checkpoint.tmp", []string{"compact", "--now", compactNow, "--max-lag", "1ms"}, 1},
+		{"%p/cleaner-checkpoint.tmp", []string{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms"}, 1},
 	} {
 		dir := fixture(t, matrixOptions(f))
 		part := onlyPartition(t, dir)
@@ -213,8 +213,8 @@ func TestSymlinkedSegment(t *testing.T) {
 		seg  int // which segment is a link
 	}{
 		{format{"v2-none", 2, 0}, []string{"reindex", "--truncate-corrupt-tail"}, -1},
-		{format{"v2-none", 2, 0}, []string{"retention", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h"}, 0},
-		{format{"v2-none", 2, 0}, []string{"compact", "--now", compactNow, "--max-lag", "1ms"}, 0},
+		{format{"v2-none", 2, 0}, []string{"retention", "--topic", ".*", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h"}, 0},
+		{format{"v2-none", 2, 0}, []string{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms"}, 0},
 		{format{"v0-gzip", 0, 1}, []string{"upgrade", "--to-magic", "2"}, 0},
 	} {
 		dir := fixture(t, matrixOptions(c.f))
@@ -261,7 +261,7 @@ func TestRetentionTornTail(t *testing.T) {
 		b := readFile(t, last)
 		replaceFile(t, last, b[:len(b)-cut])
 		before := digest(t, dir)
-		r := run(t, "retention", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h", part)
+		r := run(t, "retention", "--topic", ".*", "--now", "2030-01-01T00:00:00Z", "--retention-ms", "1h", part)
 		if r.code != 1 || !strings.Contains(r.stderr, filepath.Base(last)) || !strings.Contains(r.stderr, "torn") {
 			t.Errorf("cut %d: %v; want exit 1 naming the torn segment", cut, r)
 		}
@@ -275,8 +275,8 @@ func TestRetentionTornTail(t *testing.T) {
 // removed by the next run of any writer, and the broker's are left alone.
 func TestOwnLeftoversRemoved(t *testing.T) {
 	for _, args := range [][]string{
-		{"compact", "--now", compactNow, "--max-lag", "1ms"},
-		{"retention", "--now", "2024-01-01T00:00:00Z", "--retention-ms", "-1"},
+		{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms"},
+		{"retention", "--topic", ".*", "--now", "2024-01-01T00:00:00Z", "--retention-ms", "-1"},
 		{"reindex"},
 		{"upgrade", "--to-magic", "2"},
 	} {

@@ -1,0 +1,268 @@
+package commands
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/topicconfig"
+)
+
+// topicConfigFlags are the flags of compact and retention about where the
+// topic configuration comes from and which cleanup policy applies.
+func topicConfigFlags(policyUsage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "topic-config", Usage: "the topic configuration, as kafka-topics.sh --describe or kafka-configs.sh --describe [--all] print it, in place of the log dirs' cluster metadata"},
+		&cli.StringFlag{Name: "cleanup-policy", Usage: policyUsage},
+	}
+}
+
+// flagConfig is a flag that sets a topic config for the run.
+type flagConfig struct {
+	flag, config string
+	// value reads the flag's text into the config's units, its error
+	// naming the flag; nil takes the text as it is.
+	value func(flag, s string) (string, error)
+}
+
+// topicOverrides reads the flags that were given into topic configs, in
+// Kafka's names and units; flags not given override nothing.
+func topicOverrides(c *cli.Context, flags []flagConfig) (map[string]string, error) {
+	overrides := map[string]string{}
+	for _, f := range append(flags, flagConfig{"cleanup-policy", topicconfig.CleanupPolicy, nil}) {
+		if !c.IsSet(f.flag) {
+			continue
+		}
+		v := c.String(f.flag)
+		if f.value != nil {
+			var err error
+			if v, err = f.value(f.flag, v); err != nil {
+				return nil, err
+			}
+		}
+		// Kafka's own validation of the value, before anything is read.
+		if _, err := topicconfig.Load(nil, topicconfig.Options{Overrides: map[string]string{f.config: v}}); err != nil {
+			return nil, usageErr("--%s: %v", f.flag, err)
+		}
+		overrides[f.config] = v
+	}
+	return overrides, nil
+}
+
+// durationValue reads a duration flag, at least lo, as milliseconds.
+func durationValue(lo int64) func(flag, s string) (string, error) {
+	return func(flag, s string) (string, error) {
+		ms, err := durationArg(flag, s, lo, noMax)
+		return strconv.FormatInt(ms, 10), err
+	}
+}
+
+// sizeValue reads a size flag, in [lo, hi], as bytes.
+func sizeValue(lo, hi int64) func(flag, s string) (string, error) {
+	return func(flag, s string) (string, error) {
+		n, err := sizeArg(flag, s, lo, hi)
+		return strconv.FormatInt(n, 10), err
+	}
+}
+
+// or makes word stand for the config value v (Kafka's value for no limit)
+// in front of read.
+func or(word, v string, read func(flag, s string) (string, error)) func(flag, s string) (string, error) {
+	return func(flag, s string) (string, error) {
+		if s == word {
+			return v, nil
+		}
+		return read(flag, s)
+	}
+}
+
+// runTopics is the topic configuration of a run of compact or retention,
+// loaded once from the log dirs of the run (or --topic-config).
+type runTopics struct {
+	cat       *topicconfig.Catalog
+	overrides map[string]string
+}
+
+// loadTopics loads the configuration and refuses (exit 2, before anything
+// is written) a log dir named whole whose configuration is not known,
+// unless --topic chose the topics: a broker would apply each topic's own
+// policy, which is then not known.
+func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*runTopics, error) {
+	o := topicconfig.Options{File: c.String("topic-config"), Overrides: overrides}
+	if o.File != "" {
+		if _, err := topicconfig.Load(nil, o); err != nil {
+			return nil, usageErr("--topic-config: %v", err)
+		}
+	}
+	var dirs []string
+	for _, d := range set.LogDirs {
+		dirs = append(dirs, d.Path)
+	}
+	cat, err := topicconfig.Load(dirs, o)
+	if err != nil {
+		return nil, err
+	}
+	if c.String("topic") == "" {
+		for _, p := range set.Partitions() {
+			if !p.Named && !cat.For(p.LogDir.Path).Known() {
+				return nil, usageErr("%s: no topic configuration (no %s in the log dir or another of its broker's): "+
+					"name topics with --topic REGEX, or give --topic-config FILE", p.LogDir.Path, "__cluster_metadata-0")
+			}
+		}
+	}
+	return &runTopics{cat: cat, overrides: overrides}, nil
+}
+
+// partition returns the configuration of a partition's topic. skip, when
+// not "", is why the partition is left alone: the cluster metadata does not
+// know its topic, and a broker would set the log aside as stray. explicit
+// tells that no source describes the topic's log dir, so that the command
+// line alone chose the partition.
+func (rt *runTopics) partition(p *target.Partition) (cfg *topicconfig.Config, skip string, explicit bool, err error) {
+	r := rt.cat.For(p.LogDir.Path)
+	cfg, err = r.Topic(p.Dir.Topic)
+	if err != nil {
+		return nil, "", false, fmt.Errorf("%s: topic %s: %w", p.Path, p.Dir.Topic, err)
+	}
+	switch {
+	case !r.Known() || p.Dir.Topic == "":
+		explicit = true
+	case r.Image() != nil && !cfg.Known:
+		skip = "topic " + p.Dir.Topic + " is not in the cluster metadata: a broker sets its log aside as stray"
+	}
+	return cfg, skip, explicit, nil
+}
+
+// setPolicy makes policy the cleanup.policy of cfg, from the command line,
+// unless a flag set it: the partitions of a log dir without configuration
+// were chosen on the command line.
+func (rt *runTopics) setPolicy(cfg *topicconfig.Config, policy string) {
+	if _, ok := rt.overrides[topicconfig.CleanupPolicy]; ok {
+		return
+	}
+	for i := range cfg.Values {
+		if cfg.Values[i].Name == topicconfig.CleanupPolicy {
+			cfg.Values[i] = topicconfig.Value{Name: topicconfig.CleanupPolicy, Value: policy, Source: topicconfig.CommandLine}
+		}
+	}
+	cfg.Compact, cfg.Delete = strings.Contains(policy, "compact"), strings.Contains(policy, "delete")
+}
+
+// configJSON is a partition's "config" object: Kafka's config name →
+// {value, source}.
+func configJSON(cfg *topicconfig.Config, names []string) map[string]topicconfig.Value {
+	if cfg == nil {
+		return nil
+	}
+	m := make(map[string]topicconfig.Value, len(names))
+	for _, n := range names {
+		if v, ok := cfg.Get(n); ok {
+			m[n] = v
+		}
+	}
+	return m
+}
+
+// configReport collects the configuration of the partitions of a run for
+// the text report: one row per topic and source that is not Kafka's
+// default, the flags' values once.
+type configReport struct {
+	rt     *runTopics
+	names  []string
+	topics []string
+	byName map[string]*topicconfig.Config
+	full   map[string]bool // the command applied the topic's configuration, not only looked at its policy
+	dirs   []string        // log dirs, in order of appearance
+}
+
+func newConfigReport(rt *runTopics, names []string) *configReport {
+	return &configReport{rt: rt, names: names, byName: map[string]*topicconfig.Config{}, full: map[string]bool{}}
+}
+
+// add records the configuration of a partition of logDir. full tells that
+// the command applied it; otherwise the partition's policy, or the
+// metadata, left it alone, and only its policy is of interest.
+func (cr *configReport) add(logDir string, cfg *topicconfig.Config, full bool) {
+	if !slices.Contains(cr.dirs, logDir) {
+		cr.dirs = append(cr.dirs, logDir)
+	}
+	if cr.byName[cfg.Topic] == nil {
+		cr.topics = append(cr.topics, cfg.Topic)
+		cr.byName[cfg.Topic] = cfg
+	}
+	cr.full[cfg.Topic] = cr.full[cfg.Topic] || full
+}
+
+// write prints where the configuration comes from and the table of the
+// values that are not Kafka's defaults.
+func (cr *configReport) write(w *strings.Builder) {
+	for _, d := range cr.dirs {
+		where := cr.rt.cat.For(d).Describe()
+		if len(cr.dirs) > 1 {
+			where = d + ": " + where
+		}
+		fmt.Fprintf(w, "Topic configuration: %s.\n", where)
+	}
+	t := table.New("TOPIC", "SOURCE", "VALUES")
+	var flags []string
+	for _, n := range cr.names {
+		if v, ok := cr.rt.overrides[n]; ok {
+			flags = append(flags, configText(n, v))
+		}
+	}
+	if len(flags) > 0 {
+		t.Append("(every topic)", string(topicconfig.CommandLine), strings.Join(flags, ", "))
+	}
+	for _, topic := range cr.topics {
+		cfg := cr.byName[topic]
+		var sources []topicconfig.Source
+		values := map[topicconfig.Source][]string{}
+		for _, n := range cr.names {
+			v, ok := cfg.Get(n)
+			_, flag := cr.rt.overrides[n]
+			if !ok || v.Source == topicconfig.Default || flag || !cr.full[topic] && n != topicconfig.CleanupPolicy {
+				continue
+			}
+			if values[v.Source] == nil {
+				sources = append(sources, v.Source)
+			}
+			s := configText(n, v.Value)
+			if v.From != "" {
+				s += " from " + v.From
+			}
+			values[v.Source] = append(values[v.Source], s)
+		}
+		for _, s := range sources {
+			t.Append(topic, string(s), strings.Join(values[s], ", "))
+		}
+	}
+	if t.Len() == 0 {
+		fmt.Fprintln(w, "Every topic has Kafka's default configuration.")
+		return
+	}
+	t.WriteTo(w)
+	fmt.Fprintln(w, "Values not listed are Kafka's defaults.")
+}
+
+// configText is name=value, with a duration or size in human units too.
+func configText(name, value string) string {
+	s := name + "=" + value
+	n, err := strconv.ParseInt(value, 10, 64)
+	switch {
+	case err != nil:
+	case n < 0 || n == math.MaxInt64:
+		s += " (unlimited)"
+	case strings.HasSuffix(name, ".ms"):
+		s += " (" + human.Duration(n) + ")"
+	case strings.HasSuffix(name, ".bytes"):
+		s += " (" + human.Bytes(n) + ")"
+	}
+	return s
+}
