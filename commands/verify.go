@@ -28,7 +28,10 @@ func verifyCommand() *cli.Command {
 			"(as reindex --check judges them) and Kafka's index sanity checks; producer snapshots, leader-epoch-checkpoint\n" +
 			"(also against the leader epoch of every batch), partition.metadata, meta.properties, quorum-state; the\n" +
 			"offset checkpoints and cleaner-checkpoint against each partition's log start and end; leftover\n" +
-			".cleaned/.swap/.deleted files. --deep also parses every record: inner legacy messages and their\n" +
+			".cleaned/.swap/.deleted files; in a KRaft log directory, each partition's topic ID (partition.metadata)\n" +
+			"against the cluster metadata: an unknown topic ID, one of another topic, one of a deleted topic outside a\n" +
+			"-delete directory, and a partition the topic does not have are problems, a partition assigned to other\n" +
+			"brokers is information. --deep also parses every record: inner legacy messages and their\n" +
 			"checksums, record fields, offsets within their batch, control records. A file whose name Kafka does not\n" +
 			"give (a record set) is checked as a .log.\n\n" +
 			"Index files a broker rebuilds when absent, index entries a live broker writes differently from\n" +

@@ -68,6 +68,7 @@ func (u *unit) runPartition(p *Plan, o *Options) *Report {
 		rep.Err = err
 		return rep
 	}
+	p.md.checkPartition(c, u, part.Dir)
 	if u.segments == nil && part.Dir.Kind == layout.Normal && part.Dir.Topic != "" {
 		rep.facts = &v.facts
 	}

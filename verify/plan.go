@@ -12,7 +12,9 @@ import (
 // Plan is the work a set of paths makes: partition directories, files, and
 // the root files of log directories, in the order they will be reported.
 type Plan struct {
-	units []*unit
+	units   []*unit
+	logDirs []string  // every log directory involved, whose metadata is read
+	md      *metadata // read by Run
 }
 
 // unit is one piece of work.
@@ -91,6 +93,9 @@ func NewPlan(set *target.Set) *Plan {
 	}
 	closeRoot()
 	p.units = append(p.units, scopedRoots...)
+	for _, d := range set.LogDirs {
+		p.logDirs = append(p.logDirs, d.Path)
+	}
 	return p
 }
 

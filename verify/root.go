@@ -16,12 +16,16 @@ import (
 )
 
 // runRoot verifies the root files of a log directory, judging the offset
-// checkpoints against the partitions verified before it.
-func (u *unit) runRoot(p *Plan, o *Options, facts map[string]*partitionFacts) *Report {
+// checkpoints against the partitions verified before it. The first root
+// unit of a run also reports metadata that could not be replayed.
+func (u *unit) runRoot(p *Plan, o *Options, facts map[string]*partitionFacts, first bool) *Report {
 	rep := &Report{Path: u.path, Kind: RootUnit}
 	c := newCollector(rep)
 	defer c.sort()
 	defer c.flush()
+	if first {
+		p.md.report(c, u.path)
+	}
 	s := offsetsScope{parts: map[tp]*partitionFacts{}, only: u.scope, whole: u.whole}
 	// A running broker rewrites the checkpoints as it goes; the marker is
 	// about its last shutdown, not about now.

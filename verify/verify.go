@@ -43,6 +43,14 @@
 //     Entries for partitions that are not in the log directory are
 //     information (a broker ignores them), as are partitions without an entry
 //     before a clean shutdown.
+//   - Against the KRaft cluster metadata (__cluster_metadata-0 of the log
+//     directory, or of another of its broker's, replayed once per run), as a
+//     broker checks a log when it loads it: a partition.metadata topic ID the
+//     metadata does not know, knows under another topic name, or knows as a
+//     deleted topic (outside a -delete directory), and a partition number the
+//     topic does not have, are problems; a partition the metadata assigns to
+//     other brokers only is information (a broker sets it aside, -stray, and
+//     the replicas serve it). Metadata that cannot be replayed is a problem.
 //   - Leftover .cleaned, .swap and .deleted files are problems: an interrupted
 //     cleaning, split or deletion that the broker has to finish at its next
 //     start.
@@ -188,6 +196,8 @@ type partitionFacts struct {
 // before it are done. It stops early only when emit fails, and returns that
 // error; failures of units are in their reports.
 func (p *Plan) Run(o Options, emit func(*Report) error) error {
+	p.md = loadMetadata(p.logDirs)
+	reported := false
 	facts := map[string]*partitionFacts{}
 	return parallel.Ordered(len(p.units), o.Workers, func(i int) *Report {
 		// Root units run at their turn to be emitted, once the facts of
@@ -199,7 +209,8 @@ func (p *Plan) Run(o Options, emit func(*Report) error) error {
 	}, func(i int, rep *Report) error {
 		u := p.units[i]
 		if u.kind == RootUnit {
-			rep = u.runRoot(p, &o, facts)
+			rep = u.runRoot(p, &o, facts, !reported)
+			reported = true
 		} else if rep.facts != nil {
 			facts[u.path] = rep.facts
 		}
