@@ -308,8 +308,11 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool, repor
 	if failed > 0 {
 		failures = fmt.Sprintf("; %d failed", failed)
 	}
-	fmt.Fprintf(&b, "\n%s %d of %d partition(s): %s -> %s, %d -> %d records, %d tombstone(s) removed%s\n\n", verb, eligible, len(results),
-		human.Bytes(before), human.Bytes(after), recBefore, recAfter, tombstones, failures)
+	totals := ""
+	if eligible > 0 {
+		totals = fmt.Sprintf(": %s -> %s, %d -> %d records, %d tombstone(s) removed", human.Bytes(before), human.Bytes(after), recBefore, recAfter, tombstones)
+	}
+	fmt.Fprintf(&b, "\n%s %d of %d partition(s)%s%s\n\n", verb, eligible, len(results), totals, failures)
 	report.write(&b)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 const sample = "../testdata/kafka-logs"
 
 // goldenCase is one command line whose stdout, stderr and exit status are
-// pinned in testdata/golden/dump/<name>.golden. setup, when set, builds
+// pinned in testdata/golden/<command>/<name>.golden. setup, when set, builds
 // fixtures in dir; "$DIR" in args stands for it.
 type goldenCase struct {
 	name  string
@@ -33,11 +33,14 @@ type goldenCase struct {
 	setup func(t *testing.T, dir string)
 }
 
-func TestDumpGolden(t *testing.T) {
+func TestDumpGolden(t *testing.T) { runGolden(t, "dump", dumpGoldenCases) }
+
+// runGolden runs the cases, pinned in testdata/golden/<sub>/<name>.golden.
+func runGolden(t *testing.T, sub string, cases []goldenCase) {
 	if _, err := os.Stat(sample); err != nil {
 		t.Fatalf("the committed sample %s is missing: %v", sample, err)
 	}
-	for _, c := range dumpGoldenCases {
+	for _, c := range cases {
 		// Not parallel: urfave/cli's help flag is a shared global that every
 		// run sets.
 		t.Run(c.name, func(t *testing.T) {
@@ -55,7 +58,7 @@ func TestDumpGolden(t *testing.T) {
 				checkJSONLines(t, stdout.Bytes())
 			}
 			got := transcript(c.args, code, stdout.String(), stderr.String(), dir)
-			checkGolden(t, filepath.Join("testdata", "golden", "dump", c.name+".golden"), got)
+			checkGolden(t, filepath.Join("testdata", "golden", sub, c.name+".golden"), got)
 		})
 	}
 }

@@ -204,7 +204,11 @@ func (cr *configReport) add(logDir string, cfg *topicconfig.Config, full bool) {
 // values that are not Kafka's defaults.
 func (cr *configReport) write(w *strings.Builder) {
 	for _, d := range cr.dirs {
-		where := cr.rt.cat.For(d).Describe()
+		r := cr.rt.cat.For(d)
+		where := r.Describe()
+		if !r.Known() {
+			where = "none (no cluster metadata, no --topic-config): Kafka's defaults and the flags"
+		}
 		if len(cr.dirs) > 1 {
 			where = d + ": " + where
 		}
@@ -244,7 +248,7 @@ func (cr *configReport) write(w *strings.Builder) {
 		}
 	}
 	if t.Len() == 0 {
-		fmt.Fprintln(w, "Every topic has Kafka's default configuration.")
+		fmt.Fprintln(w, "Every value used is Kafka's default.")
 		return
 	}
 	t.WriteTo(w)

@@ -1,0 +1,69 @@
+package commands
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
+)
+
+// The sample's topics have their own configurations (scripts/make-sample.sh):
+// these tables are what an operator reads before and after a run.
+func TestCompactGolden(t *testing.T) {
+	runGolden(t, "compact", []goldenCase{
+		{name: "log-dir-dry-run", args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample}},
+		{name: "flags-override", args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", "--max-lag", "7d",
+			"--min-cleanable-ratio", "0.9", "--topic", "user-profiles|legacy.*|orders", sample}},
+		{name: "delete-policy-named", args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample + "/orders-0", sample + "/clicks-v1-0"}},
+		{name: "run", setup: copySample, args: []string{"compact", "--now", "2024-03-01T00:00:00Z", "$DIR/kafka-logs"}},
+		{name: "json", args: []string{"--format", "json", "compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample + "/user-profiles-0", sample + "/orders-1"}},
+		{name: "no-configuration", setup: plainSample, args: []string{"compact", "$DIR/kafka-logs"}},
+		{name: "no-configuration-named", setup: plainSample, args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", "$DIR/kafka-logs/legacy-0"}},
+		{name: "topic-config-file", setup: topicConfigFile, args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z",
+			"--topic-config", "$DIR/topics.txt", "$DIR/kafka-logs"}},
+	})
+}
+
+func TestRetentionGolden(t *testing.T) {
+	runGolden(t, "retention", []goldenCase{
+		{name: "log-dir-dry-run", args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", sample}},
+		{name: "flags-override", args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", "--retention-ms", "1h",
+			"--retention-bytes", "64KiB", "--topic", "orders|user-profiles", sample}},
+		{name: "run", setup: copySample, args: []string{"retention", "--now", "2024-01-05T00:00:00Z", "$DIR/kafka-logs"}},
+		{name: "json", args: []string{"--format", "json", "retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", sample + "/payments.txn-0", sample + "/user-profiles-0"}},
+		{name: "no-configuration", setup: plainSample, args: []string{"retention", "--dry-run", "$DIR/kafka-logs"}},
+		{name: "topic-config-file", setup: topicConfigFile, args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z",
+			"--topic-config", "$DIR/topics.txt", "$DIR/kafka-logs"}},
+	})
+}
+
+func copySample(t *testing.T, dir string) {
+	testutil.CopyTree(t, sample, filepath.Join(dir, "kafka-logs"))
+}
+
+// plainSample is a log dir without cluster metadata.
+func plainSample(t *testing.T, dir string) {
+	for _, o := range []gen.Options{
+		{Topics: []string{"orders"}, Magic: 2, Records: 600, Keys: 30, SegmentBytes: 16 << 10, Seed: 1},
+		{Topics: []string{"legacy"}, Magic: 0, Records: 300, Keys: 30, SegmentBytes: 8 << 10, Seed: 2},
+	} {
+		o.Out = filepath.Join(dir, "kafka-logs")
+		if _, err := gen.Generate(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// topicConfigFile is plainSample with the output of kafka-topics.sh
+// --describe for its topics.
+func topicConfigFile(t *testing.T, dir string) {
+	plainSample(t, dir)
+	text := "Topic: orders\tTopicId: 8gBP5j5oTBaUOYFzVi-kXA\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: retention.ms=3600000\n" +
+		"\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\n" +
+		"Topic: legacy\tTopicId: 9gBP5j5oTBaUOYFzVi-kXA\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: cleanup.policy=compact,delete,segment.bytes=1048576\n"
+	if err := os.WriteFile(filepath.Join(dir, "topics.txt"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
