@@ -30,7 +30,8 @@ func genCommand() *cli.Command {
 			"already exists is refused (exit 4) before anything is written.\n\n" +
 			"With --kraft the log dir is a KRaft node's (meta.properties version 1, node.id 1) and holds\n" +
 			"__cluster_metadata-0: the metadata log that creates the topics, with the dynamic configs of\n" +
-			"--config (per topic) and --broker-config (the cluster-wide broker default).\n\n" +
+			"--config (per topic) and --broker-config (the cluster-wide broker default). Run again with --kraft on\n" +
+			"such a log dir, gen adds the new topics to its metadata log.\n\n" +
 			"Examples:\n" +
 			"  logtool gen --out /tmp/gen-logs --topics 2 --partitions 3 --records 10000\n" +
 			"  logtool gen --out /tmp/old --magic 0 --compression snappy --topic legacy-events\n" +
@@ -155,8 +156,11 @@ func runGen(c *cli.Context) error {
 	}
 	parts, err := gen.Generate(o)
 	bar.Finish()
-	if errors.Is(err, gen.ErrPartitionExists) {
+	switch {
+	case errors.Is(err, gen.ErrPartitionExists), errors.Is(err, gen.ErrTopicExists):
 		return &ExitError{Code: ExitRefused, Err: err}
+	case errors.Is(err, gen.ErrNotKRaft):
+		return &ExitError{Code: ExitUsage, Err: err}
 	}
 	if err != nil {
 		return err

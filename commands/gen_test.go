@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -89,5 +90,25 @@ func TestGenKRaftFlags(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(errOut, "config") {
 			t.Errorf("%q: exit %d %q, want 2", args, code, errOut)
 		}
+	}
+	// Again on the same log dir: a new topic joins the metadata log, one it
+	// has is refused; --kraft on a log dir without KRaft is a usage error.
+	if code, _, errOut := runLogtool(t, "gen", "--out", dir, "--kraft", "--topic", "clicks", "--records", "10"); code != ExitOK {
+		t.Fatalf("adding clicks: exit %d: %s", code, errOut)
+	}
+	if code, out, _ := runLogtool(t, "dump", dir); code != ExitOK || !regexp.MustCompile(`(?m)^clicks-0 +delete `).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^orders-0 +compact,delete `).MatchString(out) {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "clicks-0")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runLogtool(t, "gen", "--out", dir, "--kraft", "--topic", "clicks"); code != ExitRefused || !strings.Contains(errOut, "topic clicks: the topic is in the metadata log already") {
+		t.Errorf("clicks again: exit %d: %s", code, errOut)
+	}
+	plain := filepath.Join(t.TempDir(), "logs")
+	runLogtool(t, "gen", "--out", plain, "--topic", "orders", "--records", "10")
+	if code, _, errOut := runLogtool(t, "gen", "--out", plain, "--kraft", "--topic", "clicks"); code != ExitUsage || !strings.Contains(errOut, "--kraft: not a KRaft node's log directory") {
+		t.Errorf("--kraft on a ZooKeeper-era log dir: exit %d: %s", code, errOut)
 	}
 }

@@ -115,6 +115,14 @@ func writeMetadata(o *Options, at *metadataTail) error {
 	return safefile.WriteFile(filepath.Join(dir, checkpoint.QuorumStateFile), []byte(quorum), 0o644)
 }
 
+// ErrTopicExists is returned, wrapped, when the metadata log of the log
+// directory has a topic to generate already; ErrNotKRaft when --kraft is
+// asked of a log directory that is not a KRaft node's.
+var (
+	ErrTopicExists = fmt.Errorf("the topic is in the metadata log already; gen adds topics, it never creates one twice: %w", fs.ErrExist)
+	ErrNotKRaft    = errors.New("--kraft: not a KRaft node's log directory")
+)
+
 // metadataTail is where gen adds to the metadata log of a log dir it
 // wrote before: the log's end, and the log dir's directory ID.
 type metadataTail struct {
@@ -139,7 +147,7 @@ func readMetadataTail(o *Options) (*metadataTail, error) {
 		return nil, err
 	}
 	if m.Version != 1 {
-		return nil, fmt.Errorf("--kraft: %s is not a KRaft node's (meta.properties version %d)", o.Out, m.Version)
+		return nil, fmt.Errorf("%w: %s has meta.properties version %d", ErrNotKRaft, o.Out, m.Version)
 	}
 	dir := filepath.Join(o.Out, clustermeta.PartitionDir)
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -155,7 +163,7 @@ func readMetadataTail(o *Options) (*metadataTail, error) {
 	}
 	for _, topic := range o.topicNames() {
 		if im.Topic(topic) != nil {
-			return nil, fmt.Errorf("%s: topic %s is in the metadata log already", dir, topic)
+			return nil, fmt.Errorf("%s: topic %s: %w", dir, topic, ErrTopicExists)
 		}
 	}
 	t.end = im.EndOffset

@@ -105,7 +105,7 @@ func TestGenKRaftDeterministicAndRefused(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(a, "u-0")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Generate(o); err == nil || !strings.Contains(err.Error(), "topic u is in the metadata log already") {
+	if _, err := Generate(o); !errors.Is(err, ErrTopicExists) || !strings.Contains(err.Error(), "topic u: ") {
 		t.Errorf("a topic the metadata has: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(a, "u-0")); !errors.Is(err, fs.ErrNotExist) {
@@ -115,7 +115,7 @@ func TestGenKRaftDeterministicAndRefused(t *testing.T) {
 	if _, err := Generate(Options{Out: zk, Topics: []string{"t"}, Records: 5}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Generate(Options{Out: zk, Topics: []string{"u"}, Records: 5, KRaft: true}); err == nil || !strings.Contains(err.Error(), "not a KRaft node's") {
+	if _, err := Generate(Options{Out: zk, Topics: []string{"u"}, Records: 5, KRaft: true}); !errors.Is(err, ErrNotKRaft) {
 		t.Errorf("--kraft on a ZooKeeper-era log dir: %v", err)
 	}
 	for _, bad := range []Options{
