@@ -50,7 +50,7 @@ func compactCommand() *cli.Command {
 			"  logtool compact --dry-run testdata/kafka-logs\n" +
 			"  logtool compact --dry-run --max-lag 7d testdata/kafka-logs\n" +
 			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && logtool compact /tmp/kafka-logs\n" +
-			"  logtool --format json compact --max-lag 1h --now 2024-03-01T00:00:00Z /tmp/kafka-logs/payments.txn-0\n" +
+			"  logtool --format json compact --max-lag 1h --now 2024-03-01T00:00:00Z /tmp/kafka-logs/user-profiles-0\n" +
 			"  logtool compact --topic-config topics.txt --min-lag 10m --delete-retention 0 /tmp/old-kafka-logs",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "max-lag", Usage: "max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included (default: the topic's configuration, else Kafka's default, unlimited)"},
