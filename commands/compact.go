@@ -97,28 +97,17 @@ func runCompact(c *cli.Context) error {
 	var jobs []compact.Job
 	var configs []*topicconfig.Config
 	var report *configReport
-	check := func(set *target.Set) error {
-		rt, err := loadTopics(c, set, overrides)
-		if err != nil {
-			return err
-		}
-		report = newConfigReport(rt, compact.ConfigNames)
-		for _, p := range set.Partitions() {
-			cfg, skip, explicit, err := rt.partition(p)
-			if err != nil {
-				return err
-			}
-			if explicit {
-				rt.setPolicy(cfg, "compact")
-			}
-			job := compact.Job{Dir: p.Path, Config: compact.TopicConfig(cfg), Skip: skip}
-			if err := compactConflict(cfg, job.Config); err != nil {
-				return err
-			}
-			jobs, configs = append(jobs, job), append(configs, cfg)
-			report.add(p.LogDir.Path, cfg, skip == "" && job.Config.Compact)
-		}
-		return nil
+	check := func(set *target.Set) (err error) {
+		report, err = topicJobs(c, set, overrides, compact.ConfigNames, "compact",
+			func(p *target.Partition, cfg *topicconfig.Config, skip string, _ bool) (bool, error) {
+				job := compact.Job{Dir: p.Path, Config: compact.TopicConfig(cfg), Skip: skip}
+				if err := compactConflict(cfg, job.Config); err != nil {
+					return false, err
+				}
+				jobs, configs = append(jobs, job), append(configs, cfg)
+				return skip == "" && job.Config.Compact, nil
+			})
+		return err
 	}
 	_, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "compact", Takes: target.Partitions | target.LogDirs,
 		Topic: c.String("topic"), Skip: compactSkip}, writeAccess(o.DryRun), check)

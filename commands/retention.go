@@ -95,28 +95,20 @@ func runRetention(c *cli.Context) error {
 	jobs := map[*target.Partition]retention.Job{}
 	configs := map[string]*topicconfig.Config{}
 	var report *configReport
-	check := func(set *target.Set) error {
-		rt, err := loadTopics(c, set, overrides)
-		if err != nil {
-			return err
-		}
-		report = newConfigReport(rt, retention.ConfigNames)
-		for _, p := range set.Partitions() {
-			cfg, skip, explicit, err := rt.partition(p)
-			if err != nil {
-				return err
-			}
-			if explicit && !p.Named && strings.HasPrefix(p.Dir.Topic, "__") {
-				// Kafka creates its internal topics compacted; without
-				// their configuration they are not guessed at.
-				skip = "an internal topic, and its configuration is not known: name its partition directory to apply retention to it"
-			}
-			rc := retention.TopicConfig(cfg)
-			jobs[p] = retention.Job{Dir: p.Path, Config: &rc, Skip: skip}
-			configs[p.Path] = cfg
-			report.add(p.LogDir.Path, cfg, skip == "" && !rc.RemoteStorage && rc.Delete)
-		}
-		return nil
+	check := func(set *target.Set) (err error) {
+		report, err = topicJobs(c, set, overrides, retention.ConfigNames, "",
+			func(p *target.Partition, cfg *topicconfig.Config, skip string, explicit bool) (bool, error) {
+				if explicit && !p.Named && strings.HasPrefix(p.Dir.Topic, "__") {
+					// Kafka creates its internal topics compacted; without
+					// their configuration they are not guessed at.
+					skip = "an internal topic, and its configuration is not known: name its partition directory to apply retention to it"
+				}
+				rc := retention.TopicConfig(cfg)
+				jobs[p] = retention.Job{Dir: p.Path, Config: &rc, Skip: skip}
+				configs[p.Path] = cfg
+				return skip == "" && !rc.RemoteStorage && rc.Delete, nil
+			})
+		return err
 	}
 	set, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "retention", Takes: target.Partitions | target.LogDirs,
 		Topic: c.String("topic"), Skip: retentionSkip}, writeAccess(o.DryRun), check)

@@ -90,11 +90,21 @@ type runTopics struct {
 	overrides map[string]string
 }
 
-// loadTopics loads the configuration and refuses (exit 2, before anything
-// is written) a log dir named whole whose configuration is not known,
-// unless --topic chose the topics: a broker would apply each topic's own
-// policy, which is then not known.
-func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*runTopics, error) {
+// topicJob is what a command makes of one partition: cfg is its topic's
+// configuration; skip, when not "", is why the partition is left alone
+// (the cluster metadata does not know its topic, and a broker would set
+// the log aside as stray); explicit tells that no source describes its log
+// dir, so that the command line alone chose it. applied tells whether the
+// command applies cfg, or only looked at its policy.
+type topicJob func(p *target.Partition, cfg *topicconfig.Config, skip string, explicit bool) (applied bool, err error)
+
+// topicJobs loads the configuration of the run and hands each partition
+// its topic's to job. A log dir named whole whose configuration is not
+// known is refused (exit 2, before anything is written) unless --topic
+// chose its topics: a broker would apply each topic's own policy, which is
+// then not known. explicitPolicy, when not "", is the cleanup.policy of a
+// partition the command line alone chose, unless a flag set one.
+func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, names []string, explicitPolicy string, job topicJob) (*configReport, error) {
 	o := topicconfig.Options{File: c.String("topic-config"), Overrides: overrides}
 	if o.File != "" {
 		if _, err := topicconfig.Load(nil, o); err != nil {
@@ -117,32 +127,32 @@ func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*
 			}
 		}
 	}
-	return &runTopics{cat: cat, overrides: overrides}, nil
-}
-
-// partition returns the configuration of a partition's topic. skip, when
-// not "", is why the partition is left alone: the cluster metadata does not
-// know its topic, and a broker would set the log aside as stray. explicit
-// tells that no source describes the topic's log dir, so that the command
-// line alone chose the partition.
-func (rt *runTopics) partition(p *target.Partition) (cfg *topicconfig.Config, skip string, explicit bool, err error) {
-	r := rt.cat.For(p.LogDir.Path)
-	cfg, err = r.Topic(p.Dir.Topic)
-	if err != nil {
-		return nil, "", false, fmt.Errorf("%s: topic %s: %w", p.Path, p.Dir.Topic, err)
+	rt := &runTopics{cat: cat, overrides: overrides}
+	report := newConfigReport(rt, names)
+	for _, p := range set.Partitions() {
+		r := cat.For(p.LogDir.Path)
+		cfg, err := r.Topic(p.Dir.Topic)
+		if err != nil {
+			return nil, fmt.Errorf("%s: topic %s: %w", p.Path, p.Dir.Topic, err)
+		}
+		skip, explicit := "", !r.Known() || p.Dir.Topic == ""
+		switch {
+		case explicit && explicitPolicy != "":
+			rt.setPolicy(cfg, explicitPolicy)
+		case !explicit && r.Image() != nil && !cfg.Known:
+			skip = "topic " + p.Dir.Topic + " is not in the cluster metadata: a broker sets its log aside as stray"
+		}
+		applied, err := job(p, cfg, skip, explicit)
+		if err != nil {
+			return nil, err
+		}
+		report.add(p.LogDir.Path, cfg, applied)
 	}
-	switch {
-	case !r.Known() || p.Dir.Topic == "":
-		explicit = true
-	case r.Image() != nil && !cfg.Known:
-		skip = "topic " + p.Dir.Topic + " is not in the cluster metadata: a broker sets its log aside as stray"
-	}
-	return cfg, skip, explicit, nil
+	return report, nil
 }
 
 // setPolicy makes policy the cleanup.policy of cfg, from the command line,
-// unless a flag set it: the partitions of a log dir without configuration
-// were chosen on the command line.
+// unless a flag set it.
 func (rt *runTopics) setPolicy(cfg *topicconfig.Config, policy string) {
 	if _, ok := rt.overrides[topicconfig.CleanupPolicy]; ok {
 		return
