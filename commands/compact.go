@@ -57,7 +57,7 @@ func compactCommand() *cli.Command {
 			&cli.StringFlag{Name: "min-lag", Usage: "min.compaction.lag.ms: segments with a record younger than this are not cleaned (default: the topic's configuration, else Kafka's default, 0)"},
 			&cli.StringFlag{Name: "min-cleanable-ratio", Usage: "min.cleanable.dirty.ratio: compact when dirty / (clean + dirty) bytes exceeds it (default: the topic's configuration, else Kafka's default, 0.5)"},
 			&cli.StringFlag{Name: "delete-retention", Usage: "delete.retention.ms: how long tombstones and markers outlive the first pass that keeps them (default: the topic's configuration, else Kafka's default, 24h)"},
-			&cli.StringFlag{Name: "segment-bytes", Usage: "segment.bytes: cleaned segments are merged up to this size (default: the topic's configuration, else Kafka's default, 1GiB)"},
+			&cli.StringFlag{Name: "segment-bytes", Usage: "segment.bytes: segments are grouped for cleaning up to this size, as Kafka groups them by their size before cleaning (default: the topic's configuration, else Kafka's default, 1GiB)"},
 			&cli.StringFlag{Name: "now", Usage: "the clock for the whole run, ms or RFC 3339 (default: the wall clock)"},
 			&cli.StringFlag{Name: "offset-map-memory", Value: "128MiB", Usage: "log.cleaner.dedupe.buffer.size: offset map memory, shared among --workers; 24 bytes per key"},
 			&cli.StringFlag{Name: "producer-id-expiration", Value: "24h", Usage: "producer.id.expiration.ms: idle producers older than this lose the protection of their last batch"},
