@@ -269,9 +269,11 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool, repor
 		if r.MaxLagExceededByMs > 0 {
 			lag = human.Duration(r.MaxLagExceededByMs)
 		}
+		// The max lag has its column; a reason that says more about it
+		// (its segments not cleanable yet) stays.
 		var why []string
 		for _, part := range strings.Split(r.Reason, "; ") {
-			if !strings.HasPrefix(part, "max lag exceeded by ") {
+			if part != "max lag exceeded by "+lag {
 				why = append(why, part)
 			}
 		}
