@@ -29,9 +29,9 @@ func TestTextOutput(t *testing.T) {
 				"user-profiles-0  yes       0-1499             103.1 KiB -> 3.7 KiB  59d22h59m55s  dirty ratio 1.00 > 0.50\n",
 				"user-profiles-0: idle active segment cleaned as rolled\n",
 				"would compact (first pass) 1 of 1 partition(s): 103.1 KiB -> 3.7 KiB, 1500 -> 40 records, 157 tombstone(s) removed\n",
-				"TOPIC          SOURCE                VALUES\n",
-				"(every topic)  COMMAND_LINE          max.compaction.lag.ms=3600000 (1h)\n",
-				"user-profiles  DYNAMIC_TOPIC_CONFIG  cleanup.policy=compact, segment.bytes=32768 (32.0 KiB)\n",
+				"TOPIC          CONFIG                 VALUE             SOURCE\n",
+				"(every topic)  max.compaction.lag.ms  3600000 (1h)      COMMAND_LINE\n",
+				"user-profiles  segment.bytes          32768 (32.0 KiB)  DYNAMIC_TOPIC_CONFIG\n",
 			},
 		},
 		{
@@ -51,11 +51,11 @@ func TestTextOutput(t *testing.T) {
 		{
 			args: []string{"retention", "--dry-run", "--retention-ms", "1h", "--now", "2024-01-02T00:00:00Z", filepath.Join(s, "orders-1")},
 			want: []string{
-				"PARTITION  DELETED  FREED      KEPT     LOG START  RULE          OLDEST REMAINING\n",
-				"orders-1   3        129.4 KiB  1 (0 B)  0 -> 1500  retention-ms  -\n",
-				"SEGMENT                            SIZE      RULE          LARGEST TIMESTAMP                     AGE\n",
-				"orders-1/00000000000000000000.log  63.5 KiB  retention-ms  2024-01-01T00:12:17.891Z (timeindex)  23h47m42s\n",
-				"(every topic)  COMMAND_LINE  retention.ms=3600000 (1h)\n",
+				"PARTITION  DELETED  FREED      KEPT     LOG START  OLDEST REMAINING\n",
+				"orders-1   3        129.4 KiB  1 (0 B)  0 -> 1500  -\n",
+				"PARTITION  BASE OFFSET  SIZE      RULE          LARGEST TIMESTAMP                     AGE\n",
+				"orders-1   0            63.5 KiB  retention-ms  2024-01-01T00:12:17.891Z (timeindex)  23h47m42s\n",
+				"(every topic)  retention.ms  3600000 (1h)  COMMAND_LINE\n",
 			},
 		},
 		{

@@ -296,13 +296,16 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool, n
 		}
 		return human.Time(t.Ms) + " (" + string(t.Source) + ")"
 	}
-	parts := table.New("PARTITION", "DELETED", "FREED", "KEPT", "LOG START", "RULE", "OLDEST REMAINING")
-	segs := table.New("SEGMENT", "SIZE", "RULE", "LARGEST TIMESTAMP", "AGE")
+	// Within 120 columns: a segment is named by its partition and base
+	// offset, as Kafka's log names it ("LogSegment(baseOffset=...)"), and
+	// the rules are those of its segments.
+	parts := table.New("PARTITION", "DELETED", "FREED", "KEPT", "LOG START", "OLDEST REMAINING")
+	segs := table.New("PARTITION", "BASE OFFSET", "SIZE", "RULE", "LARGEST TIMESTAMP", "AGE")
 	var notes []string
 	for _, r := range results {
 		name := retentionPartitionName(r)
 		if r.Skipped {
-			parts.Append(name, "-", "-", "-", "-", "skipped", "-")
+			parts.Append(name, "skipped", "-", "-", "-", "-")
 			notes = append(notes, fmt.Sprintf("%s: skipped: %s", name, r.Reason))
 			continue
 		}
@@ -314,14 +317,14 @@ func writeRetentionText(w io.Writer, results []*retention.Result, dryRun bool, n
 			start = fmt.Sprintf("%d -> %d", r.PreviousLogStartOffset, r.LogStartOffset)
 		}
 		parts.Append(name, fmt.Sprint(len(r.Deleted)), human.Bytes(r.BytesDeleted),
-			fmt.Sprintf("%d (%s)", r.SegmentsRemaining, human.Bytes(r.BytesRemaining)), start, retentionRules(r), when(r.OldestRemaining))
+			fmt.Sprintf("%d (%s)", r.SegmentsRemaining, human.Bytes(r.BytesRemaining)), start, when(r.OldestRemaining))
 		for _, d := range r.Deleted {
 			// The age --retention-ms is measured against, from --now.
 			age := "-"
 			if d.Largest != nil {
 				age = human.Duration(nowMs - d.Largest.Ms)
 			}
-			segs.Append(filepath.Join(name, filepath.Base(d.Segment.Log)), human.Bytes(d.Bytes), string(d.Rule), when(d.Largest), age)
+			segs.Append(name, fmt.Sprint(d.Segment.Base), human.Bytes(d.Bytes), string(d.Rule), when(d.Largest), age)
 		}
 		if r.Rolled != "" {
 			notes = append(notes, fmt.Sprintf("%s: every segment expired: rolled an empty segment at the log end offset %d", name, r.LogEndOffset))

@@ -89,10 +89,13 @@ func TestRetentionDryRunText(t *testing.T) {
 		t.Error("a dry run changed the log directory")
 	}
 	for _, want := range []string{"Dry run", "PARTITION", "orders-0", "orders-1", "legacy-0", "retention-ms", "(timeindex)",
-		"orders-0/00000000000000000000.log", "LARGEST TIMESTAMP"} {
+		"BASE OFFSET", "LARGEST TIMESTAMP"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if !regexp.MustCompile(`(?m)^orders-0 +0 +15\.4 KiB +retention-ms `).MatchString(out) {
+		t.Errorf("no row for orders-0's first segment:\n%s", out)
 	}
 	// A compacted topic gets only the log start rule, as on a broker.
 	if !regexp.MustCompile(`(?m)^__consumer_offsets-0 +0 +0 B `).MatchString(out) ||

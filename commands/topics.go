@@ -181,19 +181,26 @@ func configJSON(cfg *topicconfig.Config, names []string) map[string]topicconfig.
 }
 
 // configReport collects the configuration of the partitions of a run for
-// the text report: one row per topic and source that is not Kafka's
-// default, the flags' values once.
+// the text report: a row per value that is not Kafka's default, the flags'
+// once.
 type configReport struct {
 	rt     *runTopics
 	names  []string
-	topics []string
-	byName map[string]*topicconfig.Config
-	full   map[string]bool // the command applied the topic's configuration, not only looked at its policy
-	dirs   []string        // log dirs, in order of appearance
+	topics []*reportTopic
+	byKey  map[string]*reportTopic
+	dirs   []string // log dirs, in order of appearance
+}
+
+// reportTopic is a topic's configuration as the run used it. A topic whose
+// log dirs' brokers configure it differently has one per configuration.
+type reportTopic struct {
+	cfg    *topicconfig.Config
+	logDir string // where it was first seen
+	full   bool   // the command applied it, not only looked at its policy
 }
 
 func newConfigReport(rt *runTopics, names []string) *configReport {
-	return &configReport{rt: rt, names: names, byName: map[string]*topicconfig.Config{}, full: map[string]bool{}}
+	return &configReport{rt: rt, names: names, byKey: map[string]*reportTopic{}}
 }
 
 // add records the configuration of a partition of logDir. full tells that
@@ -203,15 +210,23 @@ func (cr *configReport) add(logDir string, cfg *topicconfig.Config, full bool) {
 	if !slices.Contains(cr.dirs, logDir) {
 		cr.dirs = append(cr.dirs, logDir)
 	}
-	if cr.byName[cfg.Topic] == nil {
-		cr.topics = append(cr.topics, cfg.Topic)
-		cr.byName[cfg.Topic] = cfg
+	key := cfg.Topic
+	for _, n := range cr.names {
+		v, _ := cfg.Get(n)
+		key += "\x00" + v.Value + "\x00" + string(v.Source) + "\x00" + v.From
 	}
-	cr.full[cfg.Topic] = cr.full[cfg.Topic] || full
+	rt := cr.byKey[key]
+	if rt == nil {
+		rt = &reportTopic{cfg: cfg, logDir: logDir}
+		cr.byKey[key] = rt
+		cr.topics = append(cr.topics, rt)
+	}
+	rt.full = rt.full || full
 }
 
-// write prints where the configuration comes from and the table of the
-// values that are not Kafka's defaults.
+// write prints where the configuration comes from and a table of the
+// values that are not Kafka's defaults, one per row so that a row stays
+// short and grep finds it.
 func (cr *configReport) write(w *strings.Builder) {
 	for _, d := range cr.dirs {
 		r := cr.rt.cat.For(d)
@@ -224,37 +239,33 @@ func (cr *configReport) write(w *strings.Builder) {
 		}
 		fmt.Fprintf(w, "Topic configuration: %s.\n", where)
 	}
-	t := table.New("TOPIC", "SOURCE", "VALUES")
-	var flags []string
+	t := table.New("TOPIC", "CONFIG", "VALUE", "SOURCE")
 	for _, n := range cr.names {
 		if v, ok := cr.rt.overrides[n]; ok {
-			flags = append(flags, configText(n, v))
+			t.Append("(every topic)", n, configText(n, v), string(topicconfig.CommandLine))
 		}
 	}
-	if len(flags) > 0 {
-		t.Append("(every topic)", string(topicconfig.CommandLine), strings.Join(flags, ", "))
+	configs := map[string]int{}
+	for _, rt := range cr.topics {
+		configs[rt.cfg.Topic]++
 	}
-	for _, topic := range cr.topics {
-		cfg := cr.byName[topic]
-		var sources []topicconfig.Source
-		values := map[topicconfig.Source][]string{}
+	for _, rt := range cr.topics {
+		topic := rt.cfg.Topic
+		if configs[topic] > 1 {
+			topic += " (" + rt.logDir + ")"
+		}
 		for _, n := range cr.names {
-			v, ok := cfg.Get(n)
+			v, ok := rt.cfg.Get(n)
 			_, flag := cr.rt.overrides[n]
-			if !ok || v.Source == topicconfig.Default || flag || !cr.full[topic] && n != topicconfig.CleanupPolicy {
+			if !ok || v.Source == topicconfig.Default || flag || !rt.full && n != topicconfig.CleanupPolicy {
 				continue
 			}
-			if values[v.Source] == nil {
-				sources = append(sources, v.Source)
-			}
-			s := configText(n, v.Value)
+			// Kafka's notation of a synonym, as kafka-configs.sh prints it.
+			source := string(v.Source)
 			if v.From != "" {
-				s += " from " + v.From
+				source += ":" + v.From
 			}
-			values[v.Source] = append(values[v.Source], s)
-		}
-		for _, s := range sources {
-			t.Append(topic, string(s), strings.Join(values[s], ", "))
+			t.Append(topic, n, configText(n, v.Value), source)
 		}
 	}
 	if t.Len() == 0 {
@@ -265,18 +276,18 @@ func (cr *configReport) write(w *strings.Builder) {
 	fmt.Fprintln(w, "Values not listed are Kafka's defaults.")
 }
 
-// configText is name=value, with a duration or size in human units too.
+// configText is a config's value, with a duration or size in human units
+// too.
 func configText(name, value string) string {
-	s := name + "=" + value
 	n, err := strconv.ParseInt(value, 10, 64)
 	switch {
 	case err != nil:
 	case n < 0 || n == math.MaxInt64:
-		s += " (unlimited)"
+		return value + " (unlimited)"
 	case strings.HasSuffix(name, ".ms"):
-		s += " (" + human.Duration(n) + ")"
+		return value + " (" + human.Duration(n) + ")"
 	case strings.HasSuffix(name, ".bytes"):
-		s += " (" + human.Bytes(n) + ")"
+		return value + " (" + human.Bytes(n) + ")"
 	}
-	return s
+	return value
 }

@@ -3,7 +3,10 @@ package commands
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/testutil"
@@ -12,7 +15,7 @@ import (
 // The sample's topics have their own configurations (scripts/make-sample.sh):
 // these tables are what an operator reads before and after a run.
 func TestCompactGolden(t *testing.T) {
-	runGolden(t, "compact", []goldenCase{
+	cases := []goldenCase{
 		{name: "log-dir-dry-run", args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample}},
 		{name: "flags-override", args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", "--max-lag", "7d",
 			"--min-cleanable-ratio", "0.9", "--topic", "user-profiles|legacy.*|orders", sample}},
@@ -23,11 +26,13 @@ func TestCompactGolden(t *testing.T) {
 		{name: "no-configuration-named", setup: plainSample, args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", "$DIR/kafka-logs/legacy-0"}},
 		{name: "topic-config-file", setup: topicConfigFile, args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z",
 			"--topic-config", "$DIR/topics.txt", "$DIR/kafka-logs"}},
-	})
+	}
+	runGolden(t, "compact", cases)
+	checkWidth(t, "compact", cases)
 }
 
 func TestRetentionGolden(t *testing.T) {
-	runGolden(t, "retention", []goldenCase{
+	cases := []goldenCase{
 		{name: "log-dir-dry-run", args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", sample}},
 		{name: "flags-override", args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", "--retention-ms", "1h",
 			"--retention-bytes", "64KiB", "--topic", "orders|user-profiles", sample}},
@@ -36,7 +41,31 @@ func TestRetentionGolden(t *testing.T) {
 		{name: "no-configuration", setup: plainSample, args: []string{"retention", "--dry-run", "$DIR/kafka-logs"}},
 		{name: "topic-config-file", setup: topicConfigFile, args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z",
 			"--topic-config", "$DIR/topics.txt", "$DIR/kafka-logs"}},
-	})
+	}
+	runGolden(t, "retention", cases)
+	checkWidth(t, "retention", cases)
+}
+
+// checkWidth requires the text reports of the cases to keep within 120
+// columns, as an operator's terminal shows them without wrapping.
+func checkWidth(t *testing.T, sub string, cases []goldenCase) {
+	t.Helper()
+	for _, c := range cases {
+		if slices.Contains(c.args, "json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("testdata", "golden", sub, c.name+".golden"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, stdout, _ := strings.Cut(string(b), "--- stdout\n")
+		stdout, _, _ = strings.Cut(stdout, "--- stderr\n")
+		for _, line := range strings.Split(stdout, "\n") {
+			if n := utf8.RuneCountInString(line); n > 120 {
+				t.Errorf("%s/%s: a line of %d columns: %q", sub, c.name, n, line)
+			}
+		}
+	}
 }
 
 func copySample(t *testing.T, dir string) {
