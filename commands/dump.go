@@ -29,7 +29,8 @@ func dumpCommand() *cli.Command {
 			"Text output repeats kafka-dump-log.sh's lines (\"Dumping <file>\", \"baseOffset: ... isvalid: true\",\n" +
 			"\"| offset: ...\", index mismatch and non-consecutive offset reports on stderr), so scripts written for\n" +
 			"it keep working. Damage does not stop the dump: it is reported on stderr with its byte position and the\n" +
-			"dump goes on at the next valid batch. A partition directory ends with a summary table.\n\n" +
+			"dump goes on at the next valid batch. A partition directory ends with a summary table, which shows\n" +
+			"each topic's cleanup.policy (POLICY) when the KRaft cluster metadata of the log directory knows it.\n\n" +
 			"A whole log directory: in text, only the summary table (one row per partition) unless --summary=false\n" +
 			"or a flag about content (--deep-iteration, --print-data-log, a decoder, an offset or time range, an\n" +
 			"index check) is given; in JSON (--format json), every object (each batch, record, index entry, ...),\n" +
