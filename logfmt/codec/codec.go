@@ -7,10 +7,11 @@
 // partial LZ4 frame whose header checksum was computed wrongly before magic 1
 // (KAFKA-3160). See kafka-formats.md §3.
 //
-// Decompress never trusts a length in its input for allocation and fails with
-// ErrTooLarge while decoding, not after, once the output passes the caller's
-// limit, so a small hostile payload cannot exhaust memory. (zstd's decoder
-// stops at the next power of two above the limit, at least 8 MiB.)
+// Both directions stream, as Kafka's do: a Reader hands out a payload's
+// decompressed bytes a piece at a time and a Writer compresses what is
+// written to it, so that memory follows the codec's unit (a gzip window, an
+// lz4 block, a snappy chunk, a zstd window), not the payload. No length read
+// from the input sizes an allocation before it is checked against a limit.
 package codec
 
 import (
@@ -65,77 +66,19 @@ func (t Type) ValidFor(magic int8) bool {
 	return false
 }
 
-// DefaultLimit is the decompressed size Decompress allows when given a limit
-// of 0 or less. Kafka's default max.message.bytes is about 1 MiB, so 64 MiB
-// leaves room for large configured limits while bounding what a corrupt or
-// hostile payload can make us allocate.
+// DefaultLimit is the limit a Reader applies when given 0 or less: the
+// most it allocates for one piece of a payload that can only be decoded
+// whole (see Reader). Kafka's default max.message.bytes is about 1 MiB, so a
+// real payload never has a piece this large, while the bound keeps what a
+// corrupt or hostile payload can make us allocate well under the memory a
+// command may use.
 const DefaultLimit = 64 << 20
 
-// ErrTooLarge is returned, wrapped, when the decompressed output would exceed
-// the limit given to Decompress.
-var ErrTooLarge = errors.New("decompressed size exceeds limit")
+// ErrTooLarge is returned, wrapped, when a payload declares a piece larger
+// than the limit, or when Decompress's output would pass it.
+var ErrTooLarge = errors.New("over the size limit")
 
-func tooLarge(limit int) error {
-	return fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)
-}
-
-// Decompress appends the decompression of src to dst and returns the result.
-// At most limit bytes are appended (DefaultLimit if limit <= 0); beyond that
-// it fails with an error wrapping ErrTooLarge.
-//
-// The magic of the message or batch holding src only matters for lz4: magic 0
-// frames carry Kafka's broken header checksum, which is not checked, while for
-// magic 1 and 2 a wrong header checksum is an error, as in Kafka.
-//
-// Errors describe what is wrong with src, with offsets relative to src; the
-// caller knows where src lies in its file and wraps them. On error dst is
-// returned with its original length, but its spare capacity may have been
-// written to.
-func Decompress(dst []byte, t Type, src []byte, magic int8, limit int) ([]byte, error) {
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	switch t {
-	case None:
-		if len(src) > limit {
-			return dst, tooLarge(limit)
-		}
-		return append(dst, src...), nil
-	case Gzip:
-		return gunzip(dst, src, limit)
-	case Snappy:
-		return unsnappy(dst, src, limit)
-	case LZ4:
-		return unlz4(dst, src, magic, limit)
-	case Zstd:
-		return unzstd(dst, src, limit)
-	}
-	return dst, fmt.Errorf("unknown compression codec %d", int8(t))
-}
-
-// Compress appends the compression of src with codec t to dst, framed as the
-// Java producer and broker frame it for a message or batch of the given
-// magic, and returns the result. It refuses a codec that magic does not allow.
-//
-// The framing is Kafka's byte for byte: one gzip member; snappy in xerial
-// framing with 32 KiB chunks; lz4 in Kafka's frame with 64 KiB independent
-// blocks and the header checksum Kafka writes for magic; a standard zstd
-// frame. For snappy and lz4 the compressed blocks also match what Kafka's
-// default compressors produce (checked against broker-written batches);
-// gzip and zstd output differs from Java's, as two compressors' output may.
-func Compress(dst []byte, t Type, src []byte, magic int8) ([]byte, error) {
-	if !t.ValidFor(magic) {
-		return dst, fmt.Errorf("compression codec %v is not valid for magic %d", t, magic)
-	}
-	switch t {
-	case Gzip:
-		return gzipAppend(dst, src)
-	case Snappy:
-		return snappyAppend(dst, src), nil
-	case LZ4:
-		return lz4Append(dst, src, magic), nil
-	case Zstd:
-		return zstdAppend(dst, src)
-	}
-	return append(dst, src...), nil
+// tooLarge reports a piece of a payload that would decode to size bytes.
+func tooLarge(what string, size uint64, limit int) error {
+	return fmt.Errorf("%s of %d bytes is %w of %d bytes", what, size, ErrTooLarge, limit)
 }

@@ -132,7 +132,7 @@ func TestLimitBoundary(t *testing.T) {
 	const limit = 100 << 10
 	in := jsonish(limit + 1)
 	for _, ct := range codecs {
-		// 9 MiB of prefix passes zstdMinCap: klauspost counts it against
+		// 9 MiB of prefix passes zstdMinWindow: klauspost counts it against
 		// the decoder cap when a frame states its content size.
 		for _, prefixLen := range []int{0, 9 << 20} {
 			t.Run(fmt.Sprintf("%v/prefix%d", ct, prefixLen), func(t *testing.T) {
@@ -200,10 +200,10 @@ func TestBombs(t *testing.T) {
 	}
 	// Appending grows a large slice by a quarter at a time, so reaching n
 	// bytes allocates about 5n in all. The zstd decoder stops at its cap,
-	// at least zstdMinCap; the others within a block or chunk of the limit.
+	// at least zstdMinWindow; the others within a block or chunk of the limit.
 	maxAlloc := func(t Type) uint64 {
 		if t == Zstd {
-			return 6 * zstdMinCap
+			return 6 * zstdMinWindow
 		}
 		return 6 * limit
 	}

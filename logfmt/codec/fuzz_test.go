@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 )
 
@@ -44,6 +45,43 @@ func FuzzDecompress(f *testing.F) {
 		back, err := Decompress(nil, ct, enc, magic, limit)
 		if err != nil || !bytes.Equal(back, out[3:]) {
 			t.Fatalf("round trip of %d bytes: got %d bytes, %v", len(out)-3, len(back), err)
+		}
+	})
+}
+
+// FuzzReader reads arbitrary payloads in pieces of fuzzed sizes: the bytes
+// must be those of one whole read (Decompress), and so must the error.
+func FuzzReader(f *testing.F) {
+	for _, ct := range codecs {
+		for magic := int8(0); magic <= 2; magic++ {
+			if enc, err := Compress(nil, ct, jsonish(3000), magic); err == nil {
+				f.Add(uint8(ct), magic, uint16(1000), uint16(7), enc)
+			}
+		}
+	}
+	const limit = 1 << 20
+	f.Fuzz(func(t *testing.T, codec uint8, magic int8, a, b uint16, data []byte) {
+		ct := Type(codec & 7)
+		want, wantErr := Decompress(nil, ct, data, magic, limit)
+		var r Reader
+		if err := r.Reset(ct, data, magic, limit); err != nil {
+			if wantErr == nil || err.Error() != wantErr.Error() {
+				t.Fatalf("Reset: %v; Decompress: %v", err, wantErr)
+			}
+			return
+		}
+		got, err := readIn(&r, []int{1 + int(a), 1 + int(b)}, limit)
+		if len(got) > limit {
+			if !errors.Is(wantErr, ErrTooLarge) {
+				t.Fatalf("more than %d bytes in pieces; whole: %v", limit, wantErr)
+			}
+			return // past Decompress's total, which a Reader does not have
+		}
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("in pieces of %d and %d: %v; whole: %v", 1+int(a), 1+int(b), err, wantErr)
+		}
+		if err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("in pieces: %d bytes; whole: %d", len(got), len(want))
 		}
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -21,25 +20,32 @@ type gzipReader struct {
 
 var gzipReaders sync.Pool // of *gzipReader
 
-// gunzip reads every member of src, as Java's GZIPInputStream does.
-func gunzip(dst, src []byte, limit int) ([]byte, error) {
-	r, _ := gzipReaders.Get().(*gzipReader)
-	if r == nil {
-		r = new(gzipReader)
+func (g *gzipReader) release() {
+	g.src.Reset(nil) // do not keep the caller's input alive in the pool
+	gzipReaders.Put(g)
+}
+
+// gunzipStart reads the header of the first member.
+func (r *Reader) gunzipStart() error {
+	r.gz, _ = gzipReaders.Get().(*gzipReader)
+	if r.gz == nil {
+		r.gz = new(gzipReader)
 	}
-	defer func() {
-		r.src.Reset(nil) // do not keep the caller's input alive in the pool
-		gzipReaders.Put(r)
-	}()
-	r.src.Reset(src)
-	if err := r.z.Reset(&r.src); err != nil {
-		return dst, gzipError(err)
+	r.gz.src.Reset(r.src)
+	if err := r.gz.z.Reset(&r.gz.src); err != nil {
+		return gzipError(err)
 	}
-	out, err := readLimited(dst, &r.z, len(src), limit)
-	if err != nil && !errors.Is(err, ErrTooLarge) {
+	return nil
+}
+
+// gunzip reads on through every member of the payload, as Java's
+// GZIPInputStream does.
+func (r *Reader) gunzip(p []byte) (int, error) {
+	n, err := r.gz.z.Read(p)
+	if err != nil && err != io.EOF {
 		err = gzipError(err)
 	}
-	return out, err
+	return n, err
 }
 
 func gzipError(err error) error {
@@ -49,68 +55,9 @@ func gzipError(err error) error {
 	return fmt.Errorf("gzip: %w", err)
 }
 
-// readLimited appends all of r to dst, failing as soon as more than limit
-// bytes arrive, so memory stays within about twice the limit. srcLen, the
-// compressed size, only sizes the first allocation.
-func readLimited(dst []byte, r io.Reader, srcLen, limit int) ([]byte, error) {
-	start := len(dst)
-	// Most Kafka payloads compress 2-5x; starting there saves most regrowth.
-	out := slices.Grow(dst, min(4*srcLen+512, limit+1))
-	for {
-		if len(out) == cap(out) {
-			out = append(out, 0)[:len(out)]
-		}
-		room := min(cap(out)-len(out), start+limit+1-len(out))
-		n, err := r.Read(out[len(out) : len(out)+room])
-		out = out[:len(out)+n]
-		if len(out)-start > limit {
-			return dst, tooLarge(limit)
-		}
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
-}
-
-// gzipWriter pairs a gzip writer with the slice it appends to.
-type gzipWriter struct {
-	out appender
-	z   *gzip.Writer
-}
-
+// gzipWriters holds gzip writers. DefaultCompression is level 6, the
+// Deflater default Kafka uses unless compression.gzip.level is set.
 var gzipWriters = sync.Pool{New: func() any {
-	w := new(gzipWriter)
-	// DefaultCompression is level 6, the Deflater default Kafka uses unless
-	// compression.gzip.level is set.
-	w.z, _ = gzip.NewWriterLevel(&w.out, gzip.DefaultCompression)
-	return w
+	z, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
+	return z
 }}
-
-// gzipAppend writes src as one gzip member, as GZIPOutputStream does.
-func gzipAppend(dst, src []byte) ([]byte, error) {
-	w := gzipWriters.Get().(*gzipWriter)
-	defer gzipWriters.Put(w)
-	w.out = dst
-	w.z.Reset(&w.out)
-	_, err := w.z.Write(src)
-	if cerr := w.z.Close(); err == nil {
-		err = cerr
-	}
-	out := []byte(w.out)
-	w.out = nil // do not keep the caller's buffer alive in the pool
-	if err != nil {
-		return dst, fmt.Errorf("gzip: %w", err)
-	}
-	return out, nil
-}
-
-// appender is an io.Writer that appends to itself.
-type appender []byte
-
-func (a *appender) Write(p []byte) (int, error) {
-	*a = append(*a, p...)
-	return len(p), nil
-}

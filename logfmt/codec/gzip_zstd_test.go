@@ -3,8 +3,10 @@ package codec
 import (
 	"bytes"
 	stdgzip "compress/gzip"
+	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -208,24 +210,62 @@ func TestZstdCorrupt(t *testing.T) {
 	}
 }
 
-// A zstd bomb declares its size in its frame headers: it must be refused
-// before the decoder allocates anything near it.
-func TestZstdBombRefusedBeforeDecoding(t *testing.T) {
-	one, err := Compress(nil, Zstd, make([]byte, 1<<20), 2)
-	if err != nil {
-		t.Fatal(err)
+// zstdRLEFrame is a frame written in one segment that declares size bytes
+// of content and holds them as RLE blocks of one byte repeated 128 KiB
+// times: a window of size bytes in a few bytes per 128 KiB.
+func zstdRLEFrame(size int) []byte {
+	f := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
+	f = append(f, 0xE0) // an 8-byte content size, single segment, no checksum
+	f = binary.LittleEndian.AppendUint64(f, uint64(size))
+	for size > 0 {
+		n := min(size, 128<<10)
+		size -= n
+		h := uint32(n)<<3 | 1<<1 // RLE
+		if size == 0 {
+			h |= 1
+		}
+		f = append(f, byte(h), byte(h>>8), byte(h>>16), 0)
 	}
-	bomb := bytes.Repeat(one, 256) // 256 frames declaring 1 MiB each
-	least, ok := zstdLeast(bomb)
-	if !ok || least != 256<<20 {
-		t.Fatalf("zstdLeast = %d, %v; want %d", least, ok, 256<<20)
+	return f
+}
+
+// A frame written in one segment needs a window as large as its content:
+// one declaring more than the limit is refused, naming its size, before
+// anything is allocated for it. Frames with a window under the limit
+// decode a window at a time, however much they hold.
+func TestZstdWindowRefusedBeforeDecoding(t *testing.T) {
+	small := zstdRLEFrame(1 << 20)
+	if out, err := Decompress(nil, Zstd, small, 2, 0); err != nil || len(out) != 1<<20 {
+		t.Fatalf("1 MiB RLE frame: %d bytes, %v", len(out), err)
 	}
+	bomb := zstdRLEFrame(512 << 20)
+	var r Reader
+	buf := make([]byte, 64<<10)
 	allocs := testing.AllocsPerRun(3, func() {
-		if _, err := Decompress(nil, Zstd, bomb, 2, DefaultLimit); !errors.Is(err, ErrTooLarge) {
-			t.Fatalf("err = %v, want ErrTooLarge", err)
+		if err := r.Reset(Zstd, bomb, 2, DefaultLimit); err != nil {
+			t.Fatal(err)
+		}
+		_, err := r.Read(buf)
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "frame window of 536870912 bytes") {
+			t.Fatalf("err = %v, want ErrTooLarge naming the window", err)
 		}
 	})
 	if allocs > 10 {
 		t.Errorf("%v allocations refusing a declared bomb", allocs)
+	}
+	// The same content in frames of 1 MiB streams, a frame at a time.
+	many := bytes.Repeat(small, 512)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := r.Reset(Zstd, many, 2, DefaultLimit); err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.CopyBuffer(io.Discard, &r, buf)
+	runtime.ReadMemStats(&after)
+	if err != nil || n != 512<<20 {
+		t.Fatalf("512 frames of 1 MiB: %d bytes, %v", n, err)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 16<<20 {
+		t.Errorf("allocated %d bytes streaming 512 MiB", a)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -42,111 +43,121 @@ func lz4HeaderChecksum(hdr []byte, magic int8) byte {
 	return byte(xxh32(hdr, 0) >> 8)
 }
 
-// unlz4 reads one frame under the rules of Kafka's Lz4BlockInputStream: it
-// accepts block checksums (and checks them), a content size (skipped) and a
-// content checksum (read but not checked, as Kafka does not), but not
-// dependent blocks. The HC byte is checked only from magic 1 on.
-func unlz4(dst, src []byte, magic int8, limit int) ([]byte, error) {
+// lz4State is what a Reader knows of the frame it reads.
+type lz4State struct {
+	flg      byte
+	maxBlock int
+}
+
+// unlz4Start reads the frame header under the rules of Kafka's
+// Lz4BlockInputStream: it accepts block checksums (and checks them), a
+// content size (skipped) and a content checksum (read but not checked, as
+// Kafka does not), but not dependent blocks. The HC byte is checked only
+// from magic 1 on.
+func (r *Reader) unlz4Start() error {
 	const minHeader = 7
+	src := r.src
 	if len(src) < minHeader {
-		return dst, fmt.Errorf("lz4: frame header truncated to %d bytes", len(src))
+		return fmt.Errorf("lz4: frame header truncated to %d bytes", len(src))
 	}
 	if m := binary.LittleEndian.Uint32(src); m != lz4Magic {
-		return dst, fmt.Errorf("lz4: bad frame magic %#08x", m)
+		return fmt.Errorf("lz4: bad frame magic %#08x", m)
 	}
 	flg, bd := src[4], src[5]
 	switch {
 	case flg&lz4FlagVersion != 0x40:
-		return dst, fmt.Errorf("lz4: unsupported frame version %d", flg>>6)
+		return fmt.Errorf("lz4: unsupported frame version %d", flg>>6)
 	case flg&lz4FlagReserved != 0 || bd&lz4BDReserved != 0:
-		return dst, fmt.Errorf("lz4: reserved bits set in frame descriptor %02x %02x", flg, bd)
+		return fmt.Errorf("lz4: reserved bits set in frame descriptor %02x %02x", flg, bd)
 	case flg&lz4FlagIndependent == 0:
-		return dst, errors.New("lz4: dependent blocks are not supported")
+		return errors.New("lz4: dependent blocks are not supported")
 	case bd>>4 < 4:
-		return dst, fmt.Errorf("lz4: invalid block size id %d", bd>>4)
+		return fmt.Errorf("lz4: invalid block size id %d", bd>>4)
 	}
 	hdrLen := minHeader
 	if flg&lz4FlagContentSize != 0 {
 		hdrLen += 8
 		if len(src) < hdrLen {
-			return dst, fmt.Errorf("lz4: frame header truncated to %d bytes", len(src))
+			return fmt.Errorf("lz4: frame header truncated to %d bytes", len(src))
 		}
 	}
-	if magic >= 1 {
-		if got, want := src[hdrLen-1], lz4HeaderChecksum(src[:hdrLen-1], magic); got != want {
-			return dst, fmt.Errorf("lz4: header checksum %02x, want %02x", got, want)
+	if r.magic >= 1 {
+		if got, want := src[hdrLen-1], lz4HeaderChecksum(src[:hdrLen-1], r.magic); got != want {
+			return fmt.Errorf("lz4: header checksum %02x, want %02x", got, want)
 		}
 	}
-	maxBlock := 1 << (2*(bd>>4) + 8)
+	r.lz4 = lz4State{flg: flg, maxBlock: 1 << (2*(bd>>4) + 8)}
+	r.pos = hdrLen
+	return nil
+}
 
-	out := dst
-	pos := hdrLen
-	for {
-		if len(src)-pos < 4 {
-			return dst, fmt.Errorf("lz4: block size truncated at offset %d", pos)
-		}
-		word := binary.LittleEndian.Uint32(src[pos:])
-		at := pos
-		pos += 4
-		size := int(word &^ lz4BlockUncompressed)
-		if size == 0 {
-			break // end mark; Kafka also takes a zero size with the stored bit as one
-		}
-		if size > maxBlock {
-			return dst, fmt.Errorf("lz4: block at offset %d: size %d exceeds the frame's maximum %d", at, size, maxBlock)
-		}
-		if size > len(src)-pos {
-			return dst, fmt.Errorf("lz4: block at offset %d: size %d exceeds the %d bytes left", at, size, len(src)-pos)
-		}
-		block := src[pos : pos+size]
-		pos += size
-		if flg&lz4FlagBlockSum != 0 {
+// unlz4 decodes the next block of the frame into p, or into the Reader's
+// buffer when it does not fit. At the end mark it checks what follows and
+// returns io.EOF.
+func (r *Reader) unlz4(p []byte) (int, error) {
+	src, pos, f := r.src, r.pos, r.lz4
+	if len(src)-pos < 4 {
+		return 0, fmt.Errorf("lz4: block size truncated at offset %d", pos)
+	}
+	word := binary.LittleEndian.Uint32(src[pos:])
+	at := pos
+	pos += 4
+	size := int(word &^ lz4BlockUncompressed)
+	if size == 0 {
+		// The end mark; Kafka also takes a zero size with the stored bit as one.
+		if f.flg&lz4FlagContentSum != 0 {
 			if len(src)-pos < 4 {
-				return dst, fmt.Errorf("lz4: block at offset %d: checksum truncated", at)
-			}
-			if got, want := binary.LittleEndian.Uint32(src[pos:]), xxh32(block, 0); got != want {
-				return dst, fmt.Errorf("lz4: block at offset %d: checksum %08x, want %08x", at, got, want)
+				return 0, fmt.Errorf("lz4: content checksum truncated at offset %d", pos)
 			}
 			pos += 4
 		}
-		room := limit - (len(out) - len(dst))
-		if word&lz4BlockUncompressed != 0 {
-			if size > room {
-				return dst, tooLarge(limit)
-			}
-			out = append(out, block...)
-			continue
+		if pos != len(src) {
+			return 0, fmt.Errorf("lz4: %d bytes after the end of the frame at offset %d", len(src)-pos, pos)
 		}
-		n, err := lz4BlockLen(block, maxBlock)
-		if err != nil {
-			return dst, fmt.Errorf("lz4: block at offset %d: %w", at, err)
-		}
-		if n > room {
-			return dst, tooLarge(limit)
-		}
-		out = slices.Grow(out, n)
-		if m, err := lz4.UncompressBlock(block, out[len(out):len(out)+n]); err != nil || m != n {
-			return dst, fmt.Errorf("lz4: block at offset %d: corrupt compressed data", at)
-		}
-		out = out[:len(out)+n]
+		r.pos = pos
+		return 0, io.EOF
 	}
-	if flg&lz4FlagContentSum != 0 {
+	if size > f.maxBlock {
+		return 0, fmt.Errorf("lz4: block at offset %d: size %d exceeds the frame's maximum %d", at, size, f.maxBlock)
+	}
+	if size > len(src)-pos {
+		return 0, fmt.Errorf("lz4: block at offset %d: size %d exceeds the %d bytes left", at, size, len(src)-pos)
+	}
+	block := src[pos : pos+size]
+	pos += size
+	if f.flg&lz4FlagBlockSum != 0 {
 		if len(src)-pos < 4 {
-			return dst, fmt.Errorf("lz4: content checksum truncated at offset %d", pos)
+			return 0, fmt.Errorf("lz4: block at offset %d: checksum truncated", at)
+		}
+		if got, want := binary.LittleEndian.Uint32(src[pos:]), xxh32(block, 0); got != want {
+			return 0, fmt.Errorf("lz4: block at offset %d: checksum %08x, want %08x", at, got, want)
 		}
 		pos += 4
 	}
-	if pos != len(src) {
-		return dst, fmt.Errorf("lz4: %d bytes after the end of the frame at offset %d", len(src)-pos, pos)
+	r.pos = pos
+	if word&lz4BlockUncompressed != 0 {
+		r.out = block
+		return 0, nil
 	}
-	return out, nil
+	n, err := lz4BlockLen(block, f.maxBlock)
+	if err != nil {
+		return 0, fmt.Errorf("lz4: block at offset %d: %w", at, err)
+	}
+	if n > r.limit {
+		return 0, fmt.Errorf("lz4: block at offset %d: %w", at, tooLarge("block", uint64(n), r.limit))
+	}
+	dst, direct := r.piece(p, n)
+	if m, err := lz4.UncompressBlock(block, dst); err != nil || m != n {
+		return 0, fmt.Errorf("lz4: block at offset %d: corrupt compressed data", at)
+	}
+	return r.took(dst, direct), nil
 }
 
 var errLZ4Block = errors.New("malformed compressed block")
 
 // lz4BlockLen returns the decoded length of an LZ4 block by walking its
-// sequences without decoding them, so that the output can be checked against
-// the limit and allocated exactly before any byte is decoded. It fails as soon
+// sequences without decoding them, so that the output can be placed, and
+// allocated exactly, before any byte is decoded. It fails as soon
 // as the length passes maxLen, the frame's maximum block size.
 func lz4BlockLen(b []byte, maxLen int) (int, error) {
 	n, i := 0, 0
@@ -204,32 +215,28 @@ func lz4ExtendLen(b []byte, i, length, maxLen int) (int, int) {
 
 var lz4Compressors = sync.Pool{New: func() any { return new(lz4.CompressorCCompat) }}
 
-// lz4Append writes src as Kafka's Lz4BlockOutputStream does: 64 KiB
-// independent blocks, each stored uncompressed when compressing does not
-// shrink it, no checksums, and the header checksum Kafka computes for magic.
-// CompressorCCompat produces the bytes of the C library's LZ4_compress_fast,
-// which lz4-java's fast compressor (Kafka's default) wraps.
-func lz4Append(dst, src []byte, magic int8) []byte {
+// lz4Header appends the frame header Kafka's Lz4BlockOutputStream writes:
+// 64 KiB independent blocks, no checksums, and the header checksum Kafka
+// computes for magic.
+func lz4Header(dst []byte, magic int8) []byte {
 	hdr := len(dst)
 	dst = binary.LittleEndian.AppendUint32(dst, lz4Magic)
 	dst = append(dst, lz4KafkaFLG, lz4KafkaBD)
-	dst = append(dst, lz4HeaderChecksum(dst[hdr:], magic))
+	return append(dst, lz4HeaderChecksum(dst[hdr:], magic))
+}
 
-	c := lz4Compressors.Get().(*lz4.CompressorCCompat)
-	defer lz4Compressors.Put(c)
-	for len(src) > 0 {
-		block := src[:min(len(src), lz4KafkaBlock)]
-		src = src[len(block):]
-		at := len(dst)
-		dst = slices.Grow(dst, 4+lz4.CompressBlockBound(len(block)))
-		n, err := c.CompressBlock(block, dst[at+4:cap(dst)])
-		if err != nil || n == 0 || n >= len(block) {
-			binary.LittleEndian.PutUint32(dst[at:at+4], uint32(len(block))|lz4BlockUncompressed)
-			dst = append(dst[:at+4], block...)
-			continue
-		}
-		binary.LittleEndian.PutUint32(dst[at:at+4], uint32(n))
-		dst = dst[:at+4+n]
+// lz4AppendBlock appends one block as Kafka writes it, stored uncompressed
+// when compressing does not shrink it. CompressorCCompat produces the bytes
+// of the C library's LZ4_compress_fast, which lz4-java's fast compressor
+// (Kafka's default) wraps.
+func lz4AppendBlock(dst, block []byte, c *lz4.CompressorCCompat) []byte {
+	at := len(dst)
+	dst = slices.Grow(dst, 4+lz4.CompressBlockBound(len(block)))
+	n, err := c.CompressBlock(block, dst[at+4:cap(dst)])
+	if err != nil || n == 0 || n >= len(block) {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(block))|lz4BlockUncompressed)
+		return append(dst, block...)
 	}
-	return binary.LittleEndian.AppendUint32(dst, 0)
+	binary.LittleEndian.PutUint32(dst[at:at+4], uint32(n))
+	return dst[:at+4+n]
 }

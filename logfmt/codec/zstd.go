@@ -1,71 +1,83 @@
 package codec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"math/bits"
+	"io"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
 
-// zstdDecoders holds shared decoders, which are safe for concurrent
-// DecodeAll, keyed by the power of two (1<<key bytes) that caps their output.
-// The cap is fixed when a decoder is made, so rounding up to a power of two
-// keeps the number of decoders small; unzstd applies the exact limit itself.
-var zstdDecoders sync.Map // of int → *zstd.Decoder
-
-func zstdDecoder(key int) (*zstd.Decoder, error) {
-	if d, ok := zstdDecoders.Load(key); ok {
-		return d.(*zstd.Decoder), nil
-	}
-	d, err := zstd.NewReader(nil,
-		zstd.WithDecoderConcurrency(0),
-		zstd.WithDecoderMaxMemory(1<<key))
-	if err != nil {
-		return nil, err
-	}
-	if prev, loaded := zstdDecoders.LoadOrStore(key, d); loaded {
-		d.Close()
-		return prev.(*zstd.Decoder), nil
-	}
-	return d, nil
+// zstdReader pairs a streaming decoder with the bytes.Reader it reads
+// from. Decoders are pooled by the window they accept, which is fixed when
+// one is made.
+type zstdReader struct {
+	src bytes.Reader
+	d   *zstd.Decoder
+	cap int
 }
 
-// zstdMinCap is the smallest output cap given to a decoder. The decoder
-// refuses frames whose window exceeds its cap, even when their content is
-// small, and the windows zstd writes at levels up to 19 (Kafka's default is
-// 3) reach 8 MiB. Only levels 20-22 use larger ones, up to 128 MiB; they need
-// a limit at least that large.
-const zstdMinCap = 8 << 20
+var zstdReaders sync.Map // of window cap → *sync.Pool of *zstdReader
 
-// unzstd decodes every frame of src. Kafka always writes a frame, even for
-// no data, so empty input is an error.
-func unzstd(dst, src []byte, limit int) ([]byte, error) {
-	if len(src) == 0 {
-		return dst, errors.New("zstd: no frame in empty input")
+func (z *zstdReader) release() {
+	z.d.Reset(nil) // do not keep the caller's input alive in the pool
+	z.src.Reset(nil)
+	p, _ := zstdReaders.Load(z.cap)
+	p.(*sync.Pool).Put(z)
+}
+
+// zstdMinWindow is the smallest window a decoder accepts, whatever the
+// limit. The decoder holds a frame's window only as far as the frame fills
+// it, and the windows zstd writes at levels up to 19 (Kafka's default is 3)
+// reach 8 MiB, even for small content. Only levels 20-22 use larger ones,
+// up to 128 MiB; they need a limit at least that large.
+const zstdMinWindow = 8 << 20
+
+// unzstdStart prepares a decoder that reads every frame of src as one
+// stream, holding one window. Kafka always writes a frame, even for no
+// data, so empty input is an error.
+func (r *Reader) unzstdStart() error {
+	if len(r.src) == 0 {
+		return errors.New("zstd: no frame in empty input")
 	}
-	// A bomb declares its size: refuse it before the decoder allocates for
-	// it, instead of letting DecodeAll grow its output up to the cap.
-	if least, ok := zstdLeast(src); ok && least > uint64(limit) {
-		return dst, tooLarge(limit)
+	windowCap := max(r.limit, zstdMinWindow)
+	p, _ := zstdReaders.LoadOrStore(windowCap, new(sync.Pool))
+	z, _ := p.(*sync.Pool).Get().(*zstdReader)
+	if z == nil {
+		// One goroutine and low memory: the decoder then keeps one window
+		// plus a block or two, and decodes as it is read.
+		d, err := zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxWindow(uint64(windowCap)),
+			zstd.WithDecoderMaxMemory(uint64(windowCap)),
+			zstd.WithDecodeBuffersBelow(0))
+		if err != nil {
+			return fmt.Errorf("zstd: %w", err)
+		}
+		z = &zstdReader{d: d, cap: windowCap}
 	}
-	// klauspost counts the bytes already in dst against the cap when a frame
-	// states its content size, so the cap must cover them too.
-	d, err := zstdDecoder(bits.Len(uint(max(len(dst)+limit, zstdMinCap) - 1)))
-	if err != nil {
-		return dst, fmt.Errorf("zstd: %w", err)
+	r.zs = z
+	z.src.Reset(r.src)
+	if err := z.d.Reset(&z.src); err != nil {
+		return fmt.Errorf("zstd: %w", err)
 	}
-	out, err := d.DecodeAll(src, dst)
+	return nil
+}
+
+func (r *Reader) unzstd(p []byte) (int, error) {
+	n, err := r.zs.d.Read(p)
 	switch {
-	case errors.Is(err, zstd.ErrWindowSizeExceeded):
-		return dst, fmt.Errorf("zstd: frame window too large: %w", tooLarge(limit))
-	case errors.Is(err, zstd.ErrDecoderSizeExceeded) || err == nil && len(out)-len(dst) > limit:
-		return dst, tooLarge(limit)
-	case err != nil:
-		return dst, fmt.Errorf("zstd: %w", err)
+	case err == nil || err == io.EOF:
+		return n, err
+	case errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded):
+		if w, ok := zstdWindowOver(r.src, r.zs.cap); ok {
+			return n, fmt.Errorf("zstd: %w", tooLarge("frame window", w, r.zs.cap))
+		}
 	}
-	return out, nil
+	return n, fmt.Errorf("zstd: %w", err)
 }
 
 // zstdEncoder is shared: EncodeAll is safe for concurrent use.
@@ -81,20 +93,34 @@ var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
 		zstd.WithZeroFrames(true))
 })
 
-func zstdAppend(dst, src []byte) ([]byte, error) {
-	e, err := zstdEncoder()
-	if err != nil {
-		return dst, fmt.Errorf("zstd: %w", err)
-	}
-	return e.EncodeAll(src, dst), nil
-}
+// zstdOneShot is the size up to which a Writer gathers a zstd payload and
+// compresses it in one call, as most batches are; a larger payload goes
+// through a streaming encoder, so that what is held stays within this plus
+// the encoder's window.
+const zstdOneShot = 1 << 20
 
-// zstdLeast walks the frames of src without decoding them and returns the
-// least they decode to if they decode at all: a frame's declared content
-// size (the decoder fails a frame that decodes to anything else), or else
-// the sizes of its raw and RLE blocks. ok is false when the framing cannot
-// be walked; the decoder then reports what is wrong.
-func zstdLeast(src []byte) (least uint64, ok bool) {
+// zstdStreamWindow is the streaming encoder's window: what zstd-jni, which
+// Kafka uses, picks at level 3 for input of unknown size (window log 21).
+const zstdStreamWindow = 2 << 20
+
+var zstdStreamers = sync.Pool{New: func() any {
+	e, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.SpeedDefault),
+		zstd.WithEncoderCRC(false),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(zstdStreamWindow),
+		zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		panic(err) // the options are constant and valid
+	}
+	return e
+}}
+
+// zstdWindowOver walks the frames of src without decoding them and returns
+// the window of the first that asks for more than windowCap bytes: its
+// window, or its content size when it is written in one segment. ok is
+// false when there is none, or the framing cannot be walked that far.
+func zstdWindowOver(src []byte, windowCap int) (window uint64, ok bool) {
 	for len(src) > 0 {
 		var h zstd.Header
 		if err := h.Decode(src); err != nil || h.HeaderSize <= 0 || h.HeaderSize > len(src) {
@@ -108,8 +134,14 @@ func zstdLeast(src []byte) (least uint64, ok bool) {
 			src = src[n:]
 			continue
 		}
+		w := h.WindowSize
+		if h.SingleSegment {
+			w = h.FrameContentSize
+		}
+		if w > uint64(windowCap) {
+			return w, true
+		}
 		p := h.HeaderSize
-		var blocks uint64
 		for last := false; !last; {
 			if p+3 > len(src) {
 				return 0, false
@@ -119,13 +151,9 @@ func zstdLeast(src []byte) (least uint64, ok bool) {
 			last = v&1 != 0
 			size := int(v >> 3)
 			switch (v >> 1) & 3 {
-			case 0: // raw
-				blocks += uint64(size)
 			case 1: // RLE: one byte repeated size times
-				blocks += uint64(size)
 				size = 1
-			case 2: // compressed: at least nothing is known
-			default:
+			case 3:
 				return 0, false
 			}
 			if size > len(src)-p {
@@ -139,12 +167,7 @@ func zstdLeast(src []byte) (least uint64, ok bool) {
 		if p > len(src) {
 			return 0, false
 		}
-		if h.HasFCS {
-			least += h.FrameContentSize
-		} else {
-			least += blocks
-		}
 		src = src[p:]
 	}
-	return least, true
+	return 0, false
 }
