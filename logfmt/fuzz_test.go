@@ -33,7 +33,7 @@ func FuzzSegment(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sr := NewSegmentReader(bytes.NewReader(data), int64(len(data)), "fuzz")
 		sr.MaxBatchSize = 1 << 20
-		it := RecordIter{Limit: 1 << 20}
+		it := RecordIter{MaxRecordBytes: 1 << 20}
 		var last int64 = -1
 		for {
 			for sr.Next() {
@@ -97,7 +97,7 @@ func FuzzRecords(f *testing.F) {
 			b = AppendLegacyMessage(nil, int8(magic), int64(count), int8(attrs&7), 0, nil, area)
 		}
 		batch := Batch{Data: b}
-		it := RecordIter{Limit: 1 << 20}
+		it := RecordIter{MaxRecordBytes: 1 << 20}
 		if it.Reset(&batch) != nil {
 			return
 		}

@@ -1,31 +1,14 @@
 package logfmt
 
-// NextKey is Next for callers that need only each record's Offset, Key and
-// Value, as the cleaner's offset map does: a magic-2 record is checked just
-// as Next checks it, but its timestamp, sequence and headers are not
-// decoded. Only Offset, Key, Value, Attributes, Magic and Size of Record are
-// set (Headers is emptied); the other fields keep stale values. Legacy
-// entries, and any record the short path does not accept, go through Next,
-// so errors, positions and messages are the same as Next's.
-func (it *RecordIter) NextKey() bool {
-	if it.done || it.b.Magic() < 2 || !it.keyV2() {
-		return it.Next()
-	}
-	return true
-}
-
-// keyV2 reads the record at it.p when it is well formed and reports whether
-// it did; on false nothing has moved, and Next then reports the problem.
-func (it *RecordIter) keyV2() bool {
-	if it.remaining == 0 {
+// parseKeyV2 is parseV2 for NextKey: it checks a record body just as
+// parseV2 does, but decodes only the offset, key, value and attributes,
+// and is small enough to keep the offset map's read fast. It reports
+// whether the body is well formed; when not, nothing is set and parseV2
+// then tells what is wrong.
+func parseKeyV2(body []byte, h BatchHeader, r *Record) bool {
+	if len(body) < 1 {
 		return false
 	}
-	b := it.data[it.p:]
-	length, n, err := readVarint(b)
-	if err != nil || length < 1 || int(length) > len(b)-n {
-		return false
-	}
-	body := b[n : n+int(length)]
 	p := 1 // attributes
 	_, k, err := readVarlong(body[p:])
 	if err != nil {
@@ -65,13 +48,9 @@ func (it *RecordIter) keyV2() bool {
 	if p != len(body) {
 		return false
 	}
-	r := &it.rec
-	r.Offset = it.b.Header().BaseOffset() + int64(offDelta)
+	r.Offset = h.BaseOffset() + int64(offDelta)
 	r.Key, r.Value, r.Headers = key, value, r.Headers[:0]
-	r.Attributes, r.Magic, r.Size = int8(body[0]), 2, n+int(length)
-	it.p += n + int(length)
-	it.remaining--
-	it.index++
+	r.Attributes = int8(body[0])
 	return true
 }
 

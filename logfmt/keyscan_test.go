@@ -23,7 +23,7 @@ type keyView struct {
 // views and errors.
 func scanBoth(b *Batch) (full, keys []keyView, fullErr, keyErr error) {
 	read := func(next func(*RecordIter) bool) ([]keyView, error) {
-		it := RecordIter{Limit: 1 << 20, File: "f"}
+		it := RecordIter{MaxRecordBytes: 1 << 20, File: "f"}
 		if err := it.Reset(b); err != nil {
 			return nil, err
 		}

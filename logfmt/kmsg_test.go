@@ -51,10 +51,24 @@ func independentDecompress(t *testing.T, c codec.Type, b []byte) []byte {
 	return out
 }
 
+// Batches of 30 small records, and of 30 records of 200 KiB, which the
+// builder streams into the compressor (zstd through its streaming encoder)
+// and the iterator reads through its window.
 func TestKmsgReadsLogfmtBatches(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	for _, big := range []bool{false, true} {
+		testKmsgReadsLogfmtBatches(t, rng, big)
+	}
+}
+
+func testKmsgReadsLogfmtBatches(t *testing.T, rng *rand.Rand, big bool) {
 	for _, c := range []codec.Type{codec.None, codec.Gzip, codec.LZ4, codec.Zstd} {
 		recs := testRecords(rng, 500, 30, 2)
+		if big {
+			for i := range recs {
+				recs[i].Value = fmt.Appendf(nil, "%0*d", 200<<10, i)
+			}
+		}
 		o := DefaultBatchOptions(500)
 		o.Compression, o.ProducerID, o.ProducerEpoch, o.BaseSequence, o.PartitionLeaderEpoch = c, 77, 2, 1000, 5
 		b, err := AppendBatch(nil, o, recs)
@@ -91,6 +105,7 @@ func TestKmsgReadsLogfmtBatches(t *testing.T) {
 		if len(raw) != 0 {
 			t.Fatalf("%s: %d bytes after the last record", c, len(raw))
 		}
+		sameRecords(t, readAll(t, b), recs, 2)
 	}
 }
 

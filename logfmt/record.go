@@ -3,6 +3,7 @@ package logfmt
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -15,7 +16,7 @@ type Header struct {
 
 // Record is one record of any magic, with its absolute offset and the
 // timestamp Kafka reports for it. Slices point into the iterator's buffers
-// and are valid until its next Next or Reset.
+// or the batch; see RecordIter for how long they are valid.
 type Record struct {
 	Offset        int64
 	Timestamp     int64
@@ -33,21 +34,71 @@ type Record struct {
 	Compression codec.Type // a legacy message's own codec bits
 }
 
+// DefaultMaxRecordBytes is the MaxRecordBytes a RecordIter applies when
+// given 0: Kafka's max.message.bytes, which bounds a whole batch, is 1 MiB
+// by default and rarely set past a few MiB.
+const DefaultMaxRecordBytes = codec.DefaultLimit
+
+// recordWindow is how much of a compressed batch's records a RecordIter
+// decompresses at a time. Most batches fit, and are then decompressed in
+// one go and read from memory as an uncompressed one is.
+const recordWindow = 256 << 10
+
 // RecordIter walks the records of one batch at a time ("deep iteration").
-// Keep one per goroutine and Reset it for each batch: its decompression
-// buffer and header slice are reused, so iteration allocates nothing once
-// warm.
+// Keep one per goroutine and Reset it for each batch: its buffers and
+// decoders are reused, so iteration allocates nothing once warm.
+//
+// A compressed batch is decompressed as a stream, as Kafka's
+// DefaultRecordBatch and AbstractLegacyRecordBatch iterators do, so what an
+// iterator holds is bounded by its largest record, not by the batch:
+// recordWindow bytes of decompressed records (more when one record is
+// larger, up to MaxRecordBytes), one codec's state (codec.Reader), and the
+// batch itself, which the caller holds.
+//
+// A Record and the slices in it are valid until the next Next or Reset
+// (Headers until the next Next even with KeepBytes). An uncompressed
+// batch's keys and values point into the batch's bytes and stay valid as
+// long as they do.
+//
+// A fault in a compressed payload is reported as the iterator reaches it,
+// after the records before it, as a consumer sees it. Every error is the one
+// a whole decompression of the batch before parsing would give: when a record
+// is malformed and the payload turns out to be damaged further on, the
+// damage is reported.
 type RecordIter struct {
-	// Limit caps the decompressed size of one batch; 0 means codec.DefaultLimit.
-	Limit int
+	// MaxRecordBytes bounds one record of a compressed batch, one inner
+	// message of a legacy wrapper, and one piece of a compressed payload
+	// that can only be decoded whole (codec.Reader); 0 means
+	// DefaultMaxRecordBytes. A larger one is refused with an error
+	// wrapping codec.ErrTooLarge that names its declared size.
+	MaxRecordBytes int
+	// KeepBytes, when larger than recordWindow, lets the records of a
+	// compressed batch stay valid until the next Reset rather than the
+	// next Next, as long as the batch decompresses to at most KeepBytes;
+	// Kept tells whether they have. A caller that rewrites batches keeps
+	// their records this way and reads a batch twice only when it is
+	// larger.
+	KeepBytes int
 	// File names the file in errors.
 	File string
+	// window, when set, replaces recordWindow, so that tests can make
+	// records straddle windows in every way.
+	window int
 
-	b         *Batch
-	buf       []byte
-	data      []byte // v2 records area or legacy inner message set
-	dataPos   int64  // file position of data[0], or -1 when data is decompressed
-	p         int
+	b       *Batch
+	data    []byte // data[p:] are the bytes not read yet
+	p       int
+	dataPos int64 // file position of data[0] when data is the batch's own, else -1
+
+	// A compressed payload is read through src into buf, and data is a
+	// slice of buf.
+	src      codec.Reader
+	srcErr   error // io.EOF at the payload's clean end, else what stopped it
+	stream   bool  // data comes from src
+	payload  []byte
+	consumed int64 // decompressed bytes dropped before data[0]
+	buf      []byte
+
 	remaining int32 // v2: records still to read
 	index     int
 	rec       Record
@@ -61,11 +112,13 @@ type RecordIter struct {
 	wrapper     LegacyMessage
 }
 
-// Reset prepares iteration over b's records, decompressing if needed. An
-// error is also kept for Err.
+// Reset prepares iteration over b's records. For a legacy wrapper it reads
+// the whole inner set once, to count it and find its offsets; a v2 batch
+// is read as it is iterated. An error is also kept for Err.
 func (it *RecordIter) Reset(b *Batch) error {
 	it.b, it.p, it.index, it.err, it.done = b, 0, 0, nil, false
 	it.data, it.dataPos, it.wrapper = nil, -1, nil
+	it.stream, it.payload, it.srcErr, it.consumed = false, nil, nil, 0
 	if b.Magic() >= 2 {
 		it.err = it.resetV2()
 	} else {
@@ -77,11 +130,23 @@ func (it *RecordIter) Reset(b *Batch) error {
 	return it.err
 }
 
-func (it *RecordIter) limit() int {
-	if it.Limit > 0 {
-		return it.Limit
+// Kept reports whether every record returned since Reset is still valid:
+// always for an uncompressed batch, and for a compressed one while it fits
+// KeepBytes (see there).
+func (it *RecordIter) Kept() bool { return !it.stream || it.consumed == 0 }
+
+func (it *RecordIter) windowSize() int {
+	if it.window > 0 {
+		return it.window
 	}
-	return codec.DefaultLimit
+	return recordWindow
+}
+
+func (it *RecordIter) maxRecord() int {
+	if it.MaxRecordBytes > 0 {
+		return it.MaxRecordBytes
+	}
+	return DefaultMaxRecordBytes
 }
 
 func (it *RecordIter) corrupt(pos int64, format string, args ...any) error {
@@ -89,6 +154,109 @@ func (it *RecordIter) corrupt(pos int64, format string, args ...any) error {
 		pos = it.b.Pos
 	}
 	return Corruptf(it.File, pos, format, args...)
+}
+
+// start begins reading a compressed payload: it decompresses as much as the
+// window holds, which for most batches is all of it.
+func (it *RecordIter) start(c codec.Type, payload []byte, magic int8) error {
+	it.stream, it.payload = true, payload
+	if it.buf == nil {
+		it.buf = make([]byte, it.windowSize())
+	}
+	it.data = it.buf[:0]
+	if err := it.src.Reset(c, payload, magic, it.maxRecord()); err != nil {
+		it.srcErr = err
+		return it.decompressErr()
+	}
+	it.fill(1)
+	return nil
+}
+
+// rewind starts the payload again: from memory when all of it is still in
+// the window, else by decompressing it again.
+func (it *RecordIter) rewind() {
+	if it.consumed == 0 && it.srcErr == io.EOF {
+		it.p = 0
+		return
+	}
+	c, magic := it.wrapper.Compression(), it.wrapper.Magic()
+	it.srcErr, it.consumed, it.p = nil, 0, 0
+	it.start(c, it.payload, magic)
+}
+
+// decompressErr is the payload's fault as a CorruptError of the batch.
+func (it *RecordIter) decompressErr() error {
+	if it.b.Magic() >= 2 {
+		c := it.b.Header().Compression()
+		return &CorruptError{File: it.File, Pos: it.b.Pos + V2HeaderSize, Msg: fmt.Sprintf("cannot decompress %s records", c), Err: it.srcErr}
+	}
+	return &CorruptError{File: it.File, Pos: it.b.Pos, Msg: fmt.Sprintf("cannot decompress %s wrapper", it.wrapper.Compression()), Err: it.srcErr}
+}
+
+// fill makes n bytes available at data[p:], decompressing more if need be,
+// and reports whether it could: false when the payload ends or fails first.
+// Within KeepBytes the window grows and keeps what was read; past it, or
+// without KeepBytes, the bytes before p are dropped to make room.
+func (it *RecordIter) fill(n int) bool {
+	for len(it.data)-it.p < n {
+		if !it.stream || it.srcErr != nil {
+			return false
+		}
+		switch left := len(it.data) - it.p; {
+		case len(it.data) < cap(it.buf):
+		case it.p+n <= it.KeepBytes:
+			// Grow rather than move: the records read stay where they are
+			// (the old array lives on as long as they point into it).
+			nb := make([]byte, min(max(2*cap(it.buf), it.p+n), it.KeepBytes))
+			copy(nb, it.data)
+			it.buf, it.data = nb, nb[:len(it.data)]
+		default:
+			nb := it.buf
+			if need := max(n, it.windowSize()); need > cap(nb) {
+				nb = make([]byte, need)
+			}
+			copy(nb, it.data[it.p:])
+			it.consumed += int64(it.p)
+			it.buf, it.data, it.p = nb, nb[:left], 0
+		}
+		k, err := it.src.Read(it.buf[len(it.data):cap(it.buf)])
+		it.data = it.buf[:len(it.data)+k]
+		if err != nil {
+			it.srcErr = err
+		}
+	}
+	return true
+}
+
+// rest counts the bytes left from p to the payload's end, reading through
+// the rest of a compressed payload. What it reads is dropped, and the
+// window with it: it is for the end of a batch and for errors, which end it
+// too. It also returns the payload's fault, if there is one; a caller
+// reports that first, as decompressing the whole batch before parsing it
+// would have.
+func (it *RecordIter) rest() (int64, error) {
+	left := int64(len(it.data) - it.p)
+	if it.stream && it.srcErr == nil {
+		it.consumed += int64(len(it.data))
+		it.data, it.p = it.buf[:0], 0
+		for it.srcErr == nil {
+			k, err := it.src.Read(it.buf[:cap(it.buf)])
+			left += int64(k)
+			it.srcErr = err
+		}
+	}
+	if it.stream && it.srcErr != io.EOF {
+		return left, it.decompressErr()
+	}
+	return left, nil
+}
+
+// fail returns err unless the payload is damaged further on (see rest).
+func (it *RecordIter) fail(err error) error {
+	if _, derr := it.rest(); derr != nil {
+		return derr
+	}
+	return err
 }
 
 func (it *RecordIter) resetV2() error {
@@ -102,20 +270,14 @@ func (it *RecordIter) resetV2() error {
 		if !c.ValidFor(2) {
 			return it.corrupt(it.b.Pos+21, "unknown compression type id %d", int(c))
 		}
-		var err error
-		it.buf, err = codec.Decompress(it.buf[:0], c, area, 2, it.limit())
-		if err != nil {
-			return &CorruptError{File: it.File, Pos: it.b.Pos + V2HeaderSize, Msg: fmt.Sprintf("cannot decompress %s records", c), Err: err}
-		}
-		it.data = it.buf
-		return nil
+		return it.start(c, area, 2)
 	}
 	it.data, it.dataPos = area, it.b.Pos+V2HeaderSize
 	return nil
 }
 
-// posAt maps a position in data to a file position when data was not
-// decompressed; inside a compressed payload only the batch position is known.
+// posAt maps a position in data to a file position when data is the
+// batch's own; inside a compressed payload only the batch position is known.
 func (it *RecordIter) posAt(p int) int64 {
 	if it.dataPos < 0 {
 		return it.b.Pos
@@ -134,37 +296,38 @@ func (it *RecordIter) resetLegacy() error {
 	if !c.ValidFor(m.Magic()) {
 		return it.corrupt(it.b.Pos+legacyAttrOffset, "compression type %s is not valid for magic %d", c, m.Magic())
 	}
-	key, value, err := m.KeyValue()
+	_, value, err := m.KeyValue()
 	if err != nil {
 		return WithFile(err, it.File, it.b.Pos)
 	}
-	_ = key
 	if value == nil {
 		return it.corrupt(-1, "compressed message set with null value")
 	}
-	it.buf, err = codec.Decompress(it.buf[:0], c, value, m.Magic(), it.limit())
-	if err != nil {
-		return &CorruptError{File: it.File, Pos: it.b.Pos, Msg: fmt.Sprintf("cannot decompress %s wrapper", c), Err: err}
+	if err := it.start(c, value, m.Magic()); err != nil {
+		return err
 	}
-	it.data = it.buf
 	// The absolute offsets of v1 inner messages depend on the last inner
-	// relative offset, not on the count: compaction leaves holes.
+	// relative offset, not on the count: compaction leaves holes. Kafka
+	// holds the whole inner set to learn it; this reads it once first.
 	var lastRel int64
 	n := 0
-	for p := 0; p < len(it.data); n++ {
-		inner, err := it.innerAt(p)
+	for ; ; n++ {
+		inner, err := it.inner()
 		if err != nil {
 			return err
+		}
+		if inner == nil {
+			break
 		}
 		if n == 0 {
 			it.legacyFirst = inner.Offset()
 		}
 		lastRel = inner.Offset()
-		p += len(inner)
 	}
 	if n == 0 {
 		return &CorruptError{File: it.File, Pos: it.b.Pos, Msg: "invalid compressed message set", Err: ErrNoInnerMessages}
 	}
+	it.rewind()
 	it.legacyCount = n
 	it.legacyBase = -1
 	if m.Magic() > 0 {
@@ -182,24 +345,56 @@ func (it *RecordIter) resetLegacy() error {
 	return nil
 }
 
-// innerAt frames the inner entry at p of a decompressed legacy set.
-func (it *RecordIter) innerAt(p int) (LegacyMessage, error) {
-	rest := it.data[p:]
-	if len(rest) < HeaderSizeUpToMagic {
-		return nil, it.corrupt(-1, "inner message set ends with %d stray bytes (at byte %d of the decompressed set)", len(rest), p)
+// inner frames the next entry of a decompressed legacy set and moves past
+// it; nil at the set's clean end.
+func (it *RecordIter) inner() (LegacyMessage, error) {
+	at := it.consumed + int64(it.p)
+	if !it.fill(HeaderSizeUpToMagic) {
+		left, err := it.rest()
+		switch {
+		case err != nil:
+			return nil, err
+		case left == 0:
+			return nil, nil
+		}
+		return nil, it.corrupt(-1, "inner message set ends with %d stray bytes (at byte %d of the decompressed set)", left, at)
 	}
-	size := int32(binary.BigEndian.Uint32(rest[8:]))
-	if size < legacyMinSize || int64(size) > int64(len(rest)-LogOverhead) {
-		return nil, it.corrupt(-1, "inner message size %d is invalid (at byte %d of the decompressed set)", size, p)
+	size := int32(binary.BigEndian.Uint32(it.data[it.p+8:]))
+	invalid := func() error {
+		return it.corrupt(-1, "inner message size %d is invalid (at byte %d of the decompressed set)", size, at)
 	}
-	inner := LegacyMessage(rest[:LogOverhead+int(size)])
-	if inner.Magic() > 1 {
-		return nil, it.corrupt(-1, "inner message has magic %d (at byte %d of the decompressed set)", inner.Magic(), p)
+	if size < legacyMinSize {
+		return nil, it.fail(invalid())
 	}
-	if inner.Compression() != codec.None {
-		return nil, it.corrupt(-1, "inner messages must not be compressed (at byte %d of the decompressed set)", p)
+	n := LogOverhead + int(size)
+	if int(size) > it.maxRecord() {
+		left, err := it.rest()
+		switch {
+		case err != nil:
+			return nil, err
+		case left < int64(n):
+			return nil, invalid()
+		}
+		return nil, it.tooLarge(fmt.Sprintf("inner message at byte %d of the decompressed set", at), int64(size))
 	}
-	return inner, nil
+	if !it.fill(n) {
+		return nil, it.fail(invalid())
+	}
+	m := LegacyMessage(it.data[it.p : it.p+n : it.p+n])
+	if m.Magic() > 1 {
+		return nil, it.fail(it.corrupt(-1, "inner message has magic %d (at byte %d of the decompressed set)", m.Magic(), at))
+	}
+	if m.Compression() != codec.None {
+		return nil, it.fail(it.corrupt(-1, "inner messages must not be compressed (at byte %d of the decompressed set)", at))
+	}
+	it.p += n
+	return m, nil
+}
+
+// tooLarge refuses a record or inner message over MaxRecordBytes.
+func (it *RecordIter) tooLarge(what string, size int64) error {
+	return &CorruptError{File: it.File, Pos: it.b.Pos, Msg: fmt.Sprintf("%s declares %d bytes", what, size),
+		Err: fmt.Errorf("%w of %d bytes for one record (--max-record-bytes)", codec.ErrTooLarge, it.maxRecord())}
 }
 
 // BaseOffset is the first record's offset. For a legacy wrapper it is only
@@ -221,14 +416,24 @@ func (it *RecordIter) Count() int {
 }
 
 // Next advances to the next record.
-func (it *RecordIter) Next() bool {
+func (it *RecordIter) Next() bool { return it.next(false) }
+
+// NextKey is Next for callers that need only each record's Offset, Key and
+// Value, as the cleaner's offset map does: a magic-2 record is checked just
+// as Next checks it, but its timestamp, sequence and headers are not
+// decoded. Only Offset, Key, Value, Attributes, Magic and Size of Record are
+// set (Headers is emptied); the other fields keep stale values. Errors,
+// positions and messages are the same as Next's.
+func (it *RecordIter) NextKey() bool { return it.next(true) }
+
+func (it *RecordIter) next(keyOnly bool) bool {
 	if it.done {
 		return false
 	}
 	var err error
 	var ok bool
 	if it.b.Magic() >= 2 {
-		ok, err = it.nextV2()
+		ok, err = it.nextV2(keyOnly)
 	} else {
 		ok, err = it.nextLegacy()
 	}
@@ -241,40 +446,68 @@ func (it *RecordIter) Next() bool {
 	return ok
 }
 
-// Record is the current record; valid until the next call to Next or Reset.
+// Record is the current record; see RecordIter for how long it is valid.
 func (it *RecordIter) Record() *Record { return &it.rec }
 
 // Err is the first error met, nil at a clean end.
 func (it *RecordIter) Err() error { return it.err }
 
-func (it *RecordIter) nextV2() (bool, error) {
+func (it *RecordIter) nextV2(keyOnly bool) (bool, error) {
+	start := it.p
 	if it.remaining == 0 {
-		if it.p != len(it.data) {
-			return false, it.corrupt(it.posAt(it.p), "incorrect declared batch size: %d bytes remain after the last of %d records", len(it.data)-it.p, it.b.Header().RecordCount())
+		// Kafka reads one byte more to check that nothing follows.
+		if it.fill(1) {
+			left, err := it.rest()
+			if err != nil {
+				return false, err
+			}
+			return false, it.corrupt(it.posAt(start), "incorrect declared batch size: %d bytes remain after the last of %d records", left, it.b.Header().RecordCount())
+		}
+		if it.stream && it.srcErr != io.EOF {
+			return false, it.decompressErr()
 		}
 		return false, nil
 	}
-	start := it.p
-	if start == len(it.data) {
+	if !it.fill(1) {
+		if it.stream && it.srcErr != io.EOF {
+			return false, it.decompressErr()
+		}
 		// Nothing is there to point at: the count field is what is wrong.
 		return false, it.corrupt(it.b.Pos+57, "record batch declares %d records but its data ends after %d",
 			it.b.Header().RecordCount(), it.index)
 	}
+	it.fill(5) // the longest length varint, if the records go on that far
 	length, n, err := readVarint(it.data[it.p:])
 	if err != nil {
-		return false, it.corrupt(it.posAt(start), "record %d length: %v", it.index, err)
+		return false, it.fail(it.corrupt(it.posAt(start), "record %d length: %v", it.index, err))
 	}
-	body := it.data[it.p+n:]
-	if length < 0 || int(length) > len(body) {
-		return false, it.corrupt(it.posAt(start), "record %d length %d exceeds the %d bytes left", it.index, length, len(body))
+	if length < 0 || int(length) > it.maxRecord() && it.stream {
+		left, err := it.rest()
+		if err != nil {
+			return false, err
+		}
+		if left -= int64(n); length < 0 || int64(length) > left {
+			return false, it.corrupt(it.posAt(start), "record %d length %d exceeds the %d bytes left", it.index, length, left)
+		}
+		return false, it.tooLarge(fmt.Sprintf("record %d", it.index), int64(length))
 	}
-	body = body[:length]
+	if !it.fill(n + int(length)) {
+		left, err := it.rest()
+		if err != nil {
+			return false, err
+		}
+		return false, it.corrupt(it.posAt(start), "record %d length %d exceeds the %d bytes left", it.index, length, left-int64(n))
+	}
+	body := it.data[it.p+n : it.p+n+int(length)]
 	h := it.b.Header()
 	r := &it.rec
-	r.Magic, r.Size, r.CRC, r.CRCValid, r.Compression = 2, n+int(length), 0, true, codec.None
-	if err := it.parseV2(body, h, r); err != nil {
-		return false, it.corrupt(it.posAt(start), "record %d: %v", it.index, err)
+	if !keyOnly || !parseKeyV2(body, h, r) {
+		r.CRC, r.CRCValid, r.Compression = 0, true, codec.None
+		if err := parseV2(body, h, r); err != nil {
+			return false, it.fail(it.corrupt(it.posAt(start), "record %d: %v", it.index, err))
+		}
 	}
+	r.Magic, r.Size = 2, n+int(length)
 	it.p += n + int(length)
 	it.remaining--
 	it.index++
@@ -282,7 +515,7 @@ func (it *RecordIter) nextV2() (bool, error) {
 }
 
 // parseV2 decodes the record body (after its length) as DefaultRecord.readFrom.
-func (it *RecordIter) parseV2(b []byte, h BatchHeader, r *Record) error {
+func parseV2(b []byte, h BatchHeader, r *Record) error {
 	if len(b) < 1 {
 		return fmt.Errorf("empty record")
 	}
@@ -361,21 +594,17 @@ func varBytes(b []byte, p int, what string) ([]byte, int, error) {
 func (it *RecordIter) nextLegacy() (bool, error) {
 	r := &it.rec
 	var m LegacyMessage
-	if it.data == nil { // an uncompressed message is its own only record
+	if !it.stream { // an uncompressed message is its own only record
 		if it.index > 0 {
 			return false, nil
 		}
 		m = it.wrapper
 		r.Offset = m.Offset()
 	} else {
-		if it.p >= len(it.data) {
-			return false, nil
-		}
 		var err error
-		if m, err = it.innerAt(it.p); err != nil {
+		if m, err = it.inner(); m == nil || err != nil {
 			return false, err
 		}
-		it.p += len(m)
 		r.Offset = m.Offset()
 		if it.legacyBase >= 0 {
 			r.Offset += it.legacyBase
@@ -383,7 +612,7 @@ func (it *RecordIter) nextLegacy() (bool, error) {
 	}
 	key, value, err := m.KeyValue()
 	if err != nil {
-		if it.data == nil {
+		if !it.stream {
 			return false, WithFile(err, it.File, it.b.Pos)
 		}
 		return false, it.corrupt(-1, "inner message %d: %v", it.index, err)
@@ -396,7 +625,7 @@ func (it *RecordIter) nextLegacy() (bool, error) {
 	r.Timestamp, r.TimestampType = m.Timestamp(), m.TimestampType()
 	// Inside a v1 wrapper the wrapper's timestamp type wins, and under
 	// LogAppendTime so does its timestamp (LegacyRecord.timestamp()).
-	if it.data != nil && m.Magic() > 0 && it.wrapper.Magic() > 0 {
+	if it.stream && m.Magic() > 0 && it.wrapper.Magic() > 0 {
 		r.TimestampType = it.wrapper.TimestampType()
 		if r.TimestampType == LogAppendTime {
 			r.Timestamp = it.wrapper.Timestamp()

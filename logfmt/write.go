@@ -38,30 +38,107 @@ func DefaultBatchOptions(baseOffset int64) BatchOptions {
 	}
 }
 
-var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
-
 // AppendBatch appends a magic-2 batch holding recs (absolute offsets and
 // timestamps, ascending offsets) to dst, byte for byte as Kafka's
 // MemoryRecordsBuilder writes it. With no records it writes the cleaner's
 // empty batch: codec none, baseTimestamp -1, MaxTimestamp kept, count 0.
+// It is a BatchBuilder given recs.
 func AppendBatch(dst []byte, o BatchOptions, recs []Record) ([]byte, error) {
-	if o.Compression != codec.None && !o.Compression.ValidFor(2) {
-		return dst, fmt.Errorf("compression %s is not valid for magic 2", o.Compression)
+	w := builders.Get().(*BatchBuilder)
+	defer builders.Put(w)
+	if err := w.Reset(dst, o); err != nil {
+		return dst, err
 	}
-	baseTS, maxTS := NoTimestamp, NoTimestamp
-	if len(recs) > 0 {
-		baseTS = recs[0].Timestamp
-		for i := range recs {
-			maxTS = max(maxTS, recs[i].Timestamp)
+	for i := range recs {
+		if err := w.Append(&recs[i]); err != nil {
+			w.Finish()
+			return dst, err
 		}
 	}
+	return w.Finish()
+}
+
+var builders = sync.Pool{New: func() any { return new(BatchBuilder) }}
+
+// BatchBuilder writes a magic-2 batch a record at a time, as AppendBatch
+// does, streaming the records into the compressor: it holds the batch's
+// compressed bytes, one record, and the compressor's state (codec.Writer),
+// never the batch's decompressed records. The header, which counts and
+// checksums what follows it, is filled in by Finish. Keep one per
+// goroutine and Reset it for each batch.
+type BatchBuilder struct {
+	o      BatchOptions
+	dst    []byte // while the codec is none: the output so far
+	start  int    // where the batch starts in the output
+	cw     codec.Writer
+	rec    []byte // one record's bytes, for the compressor
+	n      int
+	baseTS int64
+	maxTS  int64
+	last   int64 // the last record's offset
+	err    error
+}
+
+// Reset starts a batch described by o, to be appended to dst.
+func (w *BatchBuilder) Reset(dst []byte, o BatchOptions) error {
+	*w = BatchBuilder{o: o, dst: dst, start: len(dst), cw: w.cw, rec: w.rec[:0], baseTS: NoTimestamp, maxTS: NoTimestamp}
+	if o.Compression != codec.None && !o.Compression.ValidFor(2) {
+		w.err = fmt.Errorf("compression %s is not valid for magic 2", o.Compression)
+		return w.err
+	}
+	w.dst = append(w.dst, make([]byte, V2HeaderSize)...)
+	return nil
+}
+
+// Append adds r, which must come after the records before it.
+func (w *BatchBuilder) Append(r *Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.n == 0 {
+		w.baseTS = r.Timestamp
+		if w.o.DeleteHorizon >= 0 {
+			w.baseTS = w.o.DeleteHorizon
+		}
+		if w.o.Compression != codec.None {
+			w.cw.Reset(w.dst, w.o.Compression, 2)
+			w.dst = nil
+		}
+	}
+	if w.o.Compression == codec.None {
+		w.dst, w.err = appendRecord(w.dst, w.o.BaseOffset, w.baseTS, r)
+	} else if w.rec, w.err = appendRecord(w.rec[:0], w.o.BaseOffset, w.baseTS, r); w.err == nil {
+		_, w.err = w.cw.Write(w.rec)
+	}
+	w.n++
+	w.maxTS, w.last = max(w.maxTS, r.Timestamp), r.Offset
+	return w.err
+}
+
+// Finish fills in the header and returns the output with the batch
+// appended; on error, the output as Reset found it.
+func (w *BatchBuilder) Finish() ([]byte, error) {
+	o := w.o
+	dst := w.dst
+	w.dst = nil // do not keep the caller's buffer alive in a pool
+	if o.Compression != codec.None && w.n > 0 {
+		out, err := w.cw.Close()
+		if w.err == nil {
+			w.err = err
+		}
+		dst = out
+	}
+	if w.err != nil {
+		return dst[:w.start], w.err
+	}
 	attrs := byte(o.Compression)
-	if len(recs) == 0 {
+	maxTS := w.maxTS
+	if w.n == 0 {
 		attrs, maxTS = 0, o.MaxTimestamp
 	}
 	if o.TimestampType == LogAppendTime {
 		attrs |= attrTimestampType
-		if len(recs) > 0 {
+		if w.n > 0 {
 			maxTS = o.MaxTimestamp
 		}
 	}
@@ -71,42 +148,21 @@ func AppendBatch(dst []byte, o BatchOptions, recs []Record) ([]byte, error) {
 	if o.Control {
 		attrs |= attrControl
 	}
-	if o.DeleteHorizon >= 0 && len(recs) > 0 {
+	if o.DeleteHorizon >= 0 && w.n > 0 {
 		attrs |= attrDeleteHorizon
-		baseTS = o.DeleteHorizon
 	}
 	lastDelta := o.LastOffsetDelta
 	if lastDelta < 0 {
-		if len(recs) == 0 {
-			return dst, fmt.Errorf("an empty batch needs its original last offset delta")
+		if w.n == 0 {
+			return dst[:w.start], fmt.Errorf("an empty batch needs its original last offset delta")
 		}
-		d := recs[len(recs)-1].Offset - o.BaseOffset
+		d := w.last - o.BaseOffset
 		if d < 0 || d > 1<<31-1 {
-			return dst, fmt.Errorf("last offset %d does not fit a batch based at %d", recs[len(recs)-1].Offset, o.BaseOffset)
+			return dst[:w.start], fmt.Errorf("last offset %d does not fit a batch based at %d", w.last, o.BaseOffset)
 		}
 		lastDelta = int32(d)
 	}
-
-	start := len(dst)
-	dst = append(dst, make([]byte, V2HeaderSize)...)
-	if o.Compression == codec.None || len(recs) == 0 {
-		var err error
-		if dst, err = appendRecords(dst, o.BaseOffset, baseTS, recs); err != nil {
-			return dst[:start], err
-		}
-	} else {
-		sp := scratchPool.Get().(*[]byte)
-		raw, err := appendRecords((*sp)[:0], o.BaseOffset, baseTS, recs)
-		if err == nil {
-			dst, err = codec.Compress(dst, o.Compression, raw, 2)
-		}
-		*sp = raw
-		scratchPool.Put(sp)
-		if err != nil {
-			return dst[:start], err
-		}
-	}
-	h := dst[start:]
+	h := dst[w.start:]
 	be := binary.BigEndian
 	be.PutUint64(h[0:], uint64(o.BaseOffset))
 	be.PutUint32(h[8:], uint32(len(h)-LogOverhead))
@@ -114,39 +170,38 @@ func AppendBatch(dst []byte, o BatchOptions, recs []Record) ([]byte, error) {
 	h[16] = 2
 	be.PutUint16(h[21:], uint16(attrs))
 	be.PutUint32(h[23:], uint32(lastDelta))
-	be.PutUint64(h[27:], uint64(baseTS))
+	be.PutUint64(h[27:], uint64(w.baseTS))
 	be.PutUint64(h[35:], uint64(maxTS))
 	be.PutUint64(h[43:], uint64(o.ProducerID))
 	be.PutUint16(h[51:], uint16(o.ProducerEpoch))
 	be.PutUint32(h[53:], uint32(o.BaseSequence))
-	be.PutUint32(h[57:], uint32(len(recs)))
+	be.PutUint32(h[57:], uint32(w.n))
 	be.PutUint32(h[17:], crc32.Checksum(h[21:], castagnoli))
 	return dst, nil
 }
 
-func appendRecords(dst []byte, baseOffset, baseTS int64, recs []Record) ([]byte, error) {
-	for i := range recs {
-		r := &recs[i]
-		d := r.Offset - baseOffset
-		if d < 0 || d > 1<<31-1 {
-			return dst, fmt.Errorf("record offset %d does not fit a batch based at %d", r.Offset, baseOffset)
-		}
-		tsDelta := r.Timestamp - baseTS
-		size := 1 + varlongLen(tsDelta) + varintLen(int32(d)) + bytesLen(r.Key) + bytesLen(r.Value) + varintLen(int32(len(r.Headers)))
-		for _, h := range r.Headers {
-			size += bytesLen(h.Key) + bytesLen(h.Value)
-		}
-		dst = appendVarint(dst, int32(size))
-		dst = append(dst, byte(r.Attributes))
-		dst = appendVarlong(dst, tsDelta)
-		dst = appendVarint(dst, int32(d))
-		dst = appendBytes(dst, r.Key)
-		dst = appendBytes(dst, r.Value)
-		dst = appendVarint(dst, int32(len(r.Headers)))
-		for _, h := range r.Headers {
-			dst = appendBytes(dst, h.Key)
-			dst = appendBytes(dst, h.Value)
-		}
+// appendRecord appends r as a DefaultRecord of a batch based at baseOffset
+// and baseTS.
+func appendRecord(dst []byte, baseOffset, baseTS int64, r *Record) ([]byte, error) {
+	d := r.Offset - baseOffset
+	if d < 0 || d > 1<<31-1 {
+		return dst, fmt.Errorf("record offset %d does not fit a batch based at %d", r.Offset, baseOffset)
+	}
+	tsDelta := r.Timestamp - baseTS
+	size := 1 + varlongLen(tsDelta) + varintLen(int32(d)) + bytesLen(r.Key) + bytesLen(r.Value) + varintLen(int32(len(r.Headers)))
+	for _, h := range r.Headers {
+		size += bytesLen(h.Key) + bytesLen(h.Value)
+	}
+	dst = appendVarint(dst, int32(size))
+	dst = append(dst, byte(r.Attributes))
+	dst = appendVarlong(dst, tsDelta)
+	dst = appendVarint(dst, int32(d))
+	dst = appendBytes(dst, r.Key)
+	dst = appendBytes(dst, r.Value)
+	dst = appendVarint(dst, int32(len(r.Headers)))
+	for _, h := range r.Headers {
+		dst = appendBytes(dst, h.Key)
+		dst = appendBytes(dst, h.Value)
 	}
 	return dst, nil
 }
@@ -212,49 +267,122 @@ type LegacyWrapperOptions struct {
 // AppendLegacyWrapper compresses recs into one wrapper message whose offset
 // is the last record's. Inner offsets are absolute for magic 0 and relative
 // to the first record for magic 1, keeping any holes between offsets, which
-// is how Kafka's cleaner rebuilds compacted wrappers.
+// is how Kafka's cleaner rebuilds compacted wrappers. It is a
+// WrapperBuilder given recs.
 func AppendLegacyWrapper(dst []byte, o LegacyWrapperOptions, recs []Record) ([]byte, error) {
-	if len(recs) == 0 {
-		return dst, fmt.Errorf("a compressed wrapper needs at least one message")
-	}
-	if o.Compression == codec.None || !o.Compression.ValidFor(o.Magic) {
-		return dst, fmt.Errorf("compression %s is not valid for a magic %d wrapper", o.Compression, o.Magic)
-	}
-	var innerAttr int8
-	lat := o.Magic > 0 && o.TimestampType == LogAppendTime
-	if lat {
-		innerAttr = attrTimestampType
-	}
-	sp := scratchPool.Get().(*[]byte)
-	defer scratchPool.Put(sp)
-	inner := (*sp)[:0]
-	base := recs[0].Offset
-	maxTS := NoTimestamp
-	for i := range recs {
-		r := &recs[i]
-		off := r.Offset
-		if o.Magic > 0 {
-			off -= base
-		}
-		if i > 0 && r.Offset <= recs[i-1].Offset {
-			return dst, fmt.Errorf("offsets must increase: %d after %d", r.Offset, recs[i-1].Offset)
-		}
-		ts := r.Timestamp
-		if lat {
-			ts = o.LogAppendTime
-		}
-		maxTS = max(maxTS, ts)
-		inner = AppendLegacyMessage(inner, o.Magic, off, innerAttr, ts, r.Key, r.Value)
-	}
-	compressed, err := codec.Compress(nil, o.Compression, inner, o.Magic)
-	*sp = inner
-	if err != nil {
+	w := wrapperBuilders.Get().(*WrapperBuilder)
+	defer wrapperBuilders.Put(w)
+	if err := w.Reset(dst, o); err != nil {
 		return dst, err
 	}
-	attr := int8(o.Compression)
-	if lat {
-		attr |= attrTimestampType
-		maxTS = o.LogAppendTime
+	for i := range recs {
+		if err := w.Append(&recs[i]); err != nil {
+			w.Finish()
+			return dst, err
+		}
 	}
-	return AppendLegacyMessage(dst, o.Magic, recs[len(recs)-1].Offset, attr, maxTS, nil, compressed), nil
+	return w.Finish()
+}
+
+var wrapperBuilders = sync.Pool{New: func() any { return new(WrapperBuilder) }}
+
+// WrapperBuilder writes a compressed magic-0/1 wrapper a record at a time,
+// as AppendLegacyWrapper does, streaming the inner messages into the
+// compressor: like BatchBuilder, it holds the compressed bytes and one
+// message, and Finish fills in the wrapper's fields.
+type WrapperBuilder struct {
+	o     LegacyWrapperOptions
+	orig  []byte // the output as Reset found it
+	cw    codec.Writer
+	rec   []byte
+	n     int
+	first int64
+	last  int64
+	maxTS int64
+	err   error
+	value int // where the compressed value starts
+}
+
+// Reset starts a wrapper described by o, to be appended to dst.
+func (w *WrapperBuilder) Reset(dst []byte, o LegacyWrapperOptions) error {
+	*w = WrapperBuilder{o: o, orig: dst, cw: w.cw, rec: w.rec[:0], maxTS: NoTimestamp}
+	if o.Compression == codec.None || !o.Compression.ValidFor(o.Magic) {
+		w.err = fmt.Errorf("compression %s is not valid for a magic %d wrapper", o.Compression, o.Magic)
+		return w.err
+	}
+	// Offset, size, CRC, magic, attributes, timestamp for magic 1, a null
+	// key and the value's length: filled in by Finish.
+	w.value = len(dst) + legacyKeyLenV0 + 8
+	if o.Magic > 0 {
+		w.value += 8
+	}
+	return w.cw.Reset(append(dst, make([]byte, w.value-len(dst))...), o.Compression, o.Magic)
+}
+
+// Append adds r, whose offset must be above the one before.
+func (w *WrapperBuilder) Append(r *Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.n > 0 && r.Offset <= w.last {
+		w.err = fmt.Errorf("offsets must increase: %d after %d", r.Offset, w.last)
+		return w.err
+	}
+	if w.n == 0 {
+		w.first = r.Offset
+	}
+	off := r.Offset
+	if w.o.Magic > 0 {
+		off -= w.first
+	}
+	var innerAttr int8
+	ts := r.Timestamp
+	if w.o.Magic > 0 && w.o.TimestampType == LogAppendTime {
+		innerAttr, ts = attrTimestampType, w.o.LogAppendTime
+	}
+	w.rec = AppendLegacyMessage(w.rec[:0], w.o.Magic, off, innerAttr, ts, r.Key, r.Value)
+	_, w.err = w.cw.Write(w.rec)
+	w.n++
+	w.last, w.maxTS = r.Offset, max(w.maxTS, ts)
+	return w.err
+}
+
+// Finish fills in the wrapper and returns the output with it appended; on
+// error, the output as Reset found it.
+func (w *WrapperBuilder) Finish() ([]byte, error) {
+	orig := w.orig
+	w.orig = nil                      // do not keep the caller's buffer alive in a pool
+	if w.err != nil && w.value == 0 { // Reset refused the codec
+		return orig, w.err
+	}
+	dst, err := w.cw.Close()
+	if w.err == nil {
+		w.err = err
+	}
+	if w.err == nil && w.n == 0 {
+		w.err = fmt.Errorf("a compressed wrapper needs at least one message")
+	}
+	if w.err != nil {
+		return orig, w.err
+	}
+	attr := int8(w.o.Compression)
+	maxTS := w.maxTS
+	if w.o.Magic > 0 && w.o.TimestampType == LogAppendTime {
+		attr |= attrTimestampType
+		maxTS = w.o.LogAppendTime
+	}
+	m := dst[len(orig):]
+	be := binary.BigEndian
+	be.PutUint64(m, uint64(w.last))
+	be.PutUint32(m[8:], uint32(len(m)-LogOverhead))
+	m[MagicOffset], m[legacyAttrOffset] = byte(w.o.Magic), byte(attr)
+	p := legacyKeyLenV0
+	if w.o.Magic > 0 {
+		be.PutUint64(m[legacyTSOffset:], uint64(maxTS))
+		p = legacyKeyLenV1
+	}
+	be.PutUint32(m[p:], 0xffffffff) // a null key
+	be.PutUint32(m[p+4:], uint32(len(dst)-w.value))
+	be.PutUint32(m[legacyCRCOffset:], crc32.ChecksumIEEE(m[MagicOffset:]))
+	return dst, nil
 }
