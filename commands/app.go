@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -87,6 +88,7 @@ func globalFlags() []cli.Flag {
 		&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "partitions processed at once"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
 		&cli.BoolFlag{Name: "quiet", Usage: "only errors on stderr"},
+		&cli.StringFlag{Name: "max-record-bytes", Value: "64MiB", Usage: "refuse a record of a compressed batch larger than this rather than hold it in memory"},
 	}
 }
 
@@ -96,8 +98,11 @@ type Global struct {
 	Workers    int
 	NoProgress bool
 	Quiet      bool
-	Stdout     io.Writer
-	Stderr     io.Writer
+	// MaxRecordBytes bounds one record read from a compressed batch
+	// (logfmt.RecordIter.MaxRecordBytes).
+	MaxRecordBytes int
+	Stdout         io.Writer
+	Stderr         io.Writer
 }
 
 // JSON reports whether JSON Lines output was asked for.
@@ -140,6 +145,12 @@ func globalArgs(c *cli.Context, args []string) (Global, error) {
 	if g.Workers < 1 {
 		return g, usageErr("--workers: want at least 1, got %d", g.Workers)
 	}
+	// A record's length is an int32.
+	n, err := sizeArg("max-record-bytes", lookup(c, "max-record-bytes", (*cli.Context).String), 1, math.MaxInt32)
+	if err != nil {
+		return g, err
+	}
+	g.MaxRecordBytes = int(n)
 	// The parser stops at the first path and takes what follows for more
 	// paths: "dump DIR --format json" would look for a file named
 	// "--format". Say so rather than fail on a missing file.

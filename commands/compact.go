@@ -90,6 +90,7 @@ func runCompact(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	o.MaxRecordBytes = g.MaxRecordBytes
 	overrides, err := topicOverrides(c, compactFlags)
 	if err != nil {
 		return err

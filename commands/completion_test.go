@@ -37,7 +37,7 @@ func TestCompletions(t *testing.T) {
 		{[]string{"--format", ""}, []string{"text", "json"}, ""},
 		{[]string{"--format=j"}, []string{"--format=json"}, ""},
 		{[]string{"dump", "--format", "=", "j"}, []string{"json"}, ""},
-		{[]string{"compact", "--max"}, []string{"--max-lag"}, ""},
+		{[]string{"compact", "--max"}, []string{"--max-lag", "--max-record-bytes"}, ""},
 		{[]string{"compact", "--max-lag", ""}, []string{"unlimited"}, ""},
 		{[]string{"retention", "--cleanup-policy", ""}, []string{"delete", "compact", "compact,delete"}, ""},
 		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}, ""},

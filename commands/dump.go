@@ -175,7 +175,7 @@ func contentFlags(c *cli.Context) bool {
 
 func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 	o := dump.DefaultOptions()
-	o.JSON, o.Workers, o.Quiet = g.JSON(), g.Workers, g.Quiet
+	o.JSON, o.Workers, o.Quiet, o.MaxRecordBytes = g.JSON(), g.Workers, g.Quiet, g.MaxRecordBytes
 	var err error
 	for _, f := range []struct {
 		name string

@@ -130,6 +130,7 @@ func runExport(c *cli.Context) error {
 	if o.Fetch, err = fetchOptions(c); err != nil {
 		return err
 	}
+	o.Fetch.MaxRecordBytes = g.MaxRecordBytes
 	if o.Encoding, err = export.ParseEncoding(c.String("encoding")); err != nil {
 		return usageErr("--encoding: %v", err)
 	}

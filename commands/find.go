@@ -63,13 +63,13 @@ func runFind(c *cli.Context) error {
 		if perr != nil || n < 0 {
 			return usageErr("--offset: want an offset >= 0, got %q", off)
 		}
-		res, err = offsetlookup.Offset(dir, n)
+		res, err = offsetlookup.Offset(dir, n, offsetlookup.Options{MaxRecordBytes: g.MaxRecordBytes})
 	} else {
 		ms, err := timeArg("timestamp", ts, 0)
 		if err != nil {
 			return err
 		}
-		res, err = offsetlookup.Timestamp(dir, ms)
+		res, err = offsetlookup.Timestamp(dir, ms, offsetlookup.Options{MaxRecordBytes: g.MaxRecordBytes})
 	}
 	if err != nil {
 		return err

@@ -78,6 +78,7 @@ func runReindex(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	o.MaxRecordBytes = g.MaxRecordBytes
 	if c.NArg() == 0 {
 		return usageErr("no PATH given")
 	}

@@ -73,6 +73,7 @@ func replayOptions(c *cli.Context, g Global) (replay.Options, error) {
 	if o.Fetch, err = fetchOptions(c); err != nil {
 		return o, err
 	}
+	o.Fetch.MaxRecordBytes = g.MaxRecordBytes
 	if s := c.String("bootstrap-server"); s != "" {
 		o.Brokers = strings.Split(s, ",")
 	} else if !o.DryRun {

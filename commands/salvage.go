@@ -97,7 +97,7 @@ func runSalvage(c *cli.Context) error {
 	if len(parts) != 1 {
 		return usageErr("%s: want one partition directory", src)
 	}
-	var so salvage.Options
+	so := salvage.Options{MaxRecordBytes: g.MaxRecordBytes}
 	bar := newProgress(g, "salvage", segmentBytes(parts[0].Path), true)
 	so.Progress = bar.Add
 	rep, err := salvage.Partition(parts[0].Path, out, so)

@@ -78,7 +78,7 @@ func runUpgrade(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts.Workers = g.Workers
+	opts.Workers, opts.MaxRecordBytes = g.Workers, g.MaxRecordBytes
 	// In place the log directories are written; with --output the sources
 	// must not change while they are copied, and the output is written.
 	access := writeAccess(opts.DryRun)

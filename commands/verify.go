@@ -68,7 +68,7 @@ func runVerify(c *cli.Context) error {
 	}
 	defer release()
 	plan := verify.NewPlan(set)
-	o := verify.Options{Deep: c.Bool("deep"), StrictIndexes: c.Bool("strict"), Workers: g.Workers}
+	o := verify.Options{Deep: c.Bool("deep"), StrictIndexes: c.Bool("strict"), Workers: g.Workers, MaxRecordBytes: g.MaxRecordBytes}
 	// The total costs a stat of every segment: only for a bar.
 	bar := newProgress(g, "verify", 0, true)
 	if bar != nil {

@@ -75,6 +75,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/topicconfig"
 )
 
@@ -126,9 +127,16 @@ type Options struct {
 	Config
 	OffsetMapMemory      int64 // bytes of one offset map (log.cleaner.dedupe.buffer.size per thread)
 	ProducerIDExpiration int64 // producer.id.expiration.ms: older idle producers' last batches are not protected
+	MaxRecordBytes       int   // the largest record read from a compressed batch (logfmt.RecordIter); 0 for the default
 	DryRun               bool  // plan and simulate the first pass, write nothing
 
-	parseAll bool // read every batch's records, for tests of the shortcut that skips dead ones
+	parseAll  bool // read every batch's records, for tests of the shortcut that skips dead ones
+	rereadAll bool // rebuild every batch from a second read, for tests of what batches too large to hold take
+}
+
+// recordIter is a record iterator for these options.
+func (o *Options) recordIter() logfmt.RecordIter {
+	return logfmt.RecordIter{MaxRecordBytes: o.MaxRecordBytes}
 }
 
 // DefaultOptions are Kafka's defaults, with now as the clock.
@@ -157,6 +165,9 @@ func (o *Options) Check() error {
 	}
 	if o.ProducerIDExpiration < 1 {
 		return fmt.Errorf("producer.id.expiration.ms %d: want at least 1 ms", o.ProducerIDExpiration)
+	}
+	if o.MaxRecordBytes < 0 {
+		return fmt.Errorf("--max-record-bytes %d: want 0 or more", o.MaxRecordBytes)
 	}
 	if _, err := mapSlots(o.OffsetMapMemory); err != nil {
 		return err

@@ -111,7 +111,7 @@ func (ps *pass) readKeys(full chan<- *mapItem, free <-chan *mapItem, quit <-chan
 	dirty := ps.p.segs[i:j]
 	txn := newTxnMeta()
 	txn.add(collectAborted(ps.p.aborted, ps.firstDirty, ps.upper))
-	r := keyReader{ps: ps, txn: txn, full: full, free: free, quit: quit}
+	r := keyReader{ps: ps, txn: txn, it: ps.c.o.recordIter(), full: full, free: free, quit: quit}
 	for k := range dirty {
 		next := ps.upper
 		if k+1 < len(dirty) {

@@ -85,7 +85,7 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	} else if ok {
 		p.hw = min(max(off, p.logStart), p.leo)
 	}
-	if p.prods, err = loadProducers(listing.Snapshots, p.segs, p.leo, o.Now, o.ProducerIDExpiration); err != nil {
+	if p.prods, err = loadProducers(listing.Snapshots, p.segs, p.leo, o); err != nil {
 		return nil, err
 	}
 	p.lso = p.hw

@@ -21,10 +21,18 @@ type cleaner struct {
 	o    *Options
 	m    *offsetMap
 	it   logfmt.RecordIter
-	recs []logfmt.Record
-	hdrs []logfmt.Header
-	buf  []byte
 	keys [mapItemsLive]mapItem // buffers of the map pass's reader
+
+	// The cleaning pass's batch: the records held for a rebuild (hold),
+	// and the builders and buffer of the rebuilt batch.
+	recs          []logfmt.Record
+	hdrs          []logfmt.Header
+	held          bool          // recs are all the batch's kept records, and valid
+	last          logfmt.Record // a legacy batch's last record, when held
+	lastTombstone bool          // that record is a tombstone
+	batch         logfmt.BatchBuilder
+	wrapper       logfmt.WrapperBuilder
+	buf           []byte
 }
 
 // passStats is what one pass did.
@@ -202,7 +210,8 @@ func (ps *pass) cleanInto(s *segment, w *segWriter) error {
 	defer sc.Close()
 	// The map pass checked these checksums moments ago.
 	sc.trusted = ps.validated[s.Base]
-	ps.c.it.File = s.Log
+	it := &ps.c.it
+	it.File, it.MaxRecordBytes, it.KeepBytes = s.Log, ps.c.o.MaxRecordBytes, keepBytes
 	original := !ps.rewritten[s.Base]
 	for sc.Next() {
 		read, err := ps.cleanBatch(sc.Batch(), s, w)
@@ -264,31 +273,34 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 		return int(h.RecordCount()), nil
 	}
 
-	// filterBatch.
+	// filterBatch. The records kept are held, to be rebuilt into a batch
+	// once the batch's fate is known, while the iterator keeps them valid
+	// and they are few; past that the batch is read again (rebuild).
+	keep := func(r *logfmt.Record) bool {
+		switch {
+		case discardRecords:
+			return false
+		case control:
+			return true
+		}
+		return ps.retainRecord(r, b, h, s)
+	}
 	if err := c.it.Reset(b); err != nil {
 		return 0, err
 	}
-	c.recs, c.hdrs = c.recs[:0], c.hdrs[:0]
-	original, tombstones, read := true, false, 0
-	var last logfmt.Record
+	c.recs, c.hdrs, c.held = c.recs[:0], c.hdrs[:0], true
+	original, tombstones, read, kept, last := true, false, 0, 0, -1
 	for c.it.Next() {
 		r := c.it.Record()
 		read++
-		var keep bool
-		switch {
-		case discardRecords:
-		case control:
-			keep = true
-		default:
-			keep = ps.retainRecord(r, b, h, s)
-		}
-		if !keep {
+		if !keep(r) {
 			original = false
 			if !control && r.Key != nil && r.Value == nil {
 				ps.stats.tombstonesOut++
 			}
 			if !v2 && retention == retainEmpty {
-				last = *r
+				last = read - 1
+				c.hold(r, true)
 			}
 			continue
 		}
@@ -298,17 +310,19 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 		if r.Value == nil {
 			tombstones = true
 		}
-		c.keep(r)
+		kept++
+		c.hold(r, false)
 	}
 	if err := c.it.Err(); err != nil {
 		return 0, err
 	}
+	c.held = c.held && c.it.Kept()
 
 	switch {
-	case len(c.recs) > 0:
+	case kept > 0:
 		needHorizon := v2 && (tombstones || markerForEmptyTxn) && !h.HasDeleteHorizon()
 		if original && !needHorizon {
-			return read, w.append(b.Data, len(c.recs))
+			return read, w.append(b.Data, kept)
 		}
 		horizon := logfmt.NoTimestamp
 		if v2 {
@@ -317,7 +331,7 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 				horizon = satAdd(o.Now, o.DeleteRetention)
 			}
 		}
-		return read, c.rebuild(b, h, horizon, w)
+		return read, ps.rebuild(b, h, horizon, w, func(i int, r *logfmt.Record) bool { return keep(r) })
 	case retention != retainEmpty:
 		return read, nil
 	case v2 && read == 0:
@@ -333,14 +347,13 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 	default:
 		// A legacy batch cannot be empty. Kafka fails here; keeping its last
 		// record keeps the log end offset, which is the rule's purpose.
-		if ps.stats.tombstonesOut > 0 && last.Key != nil && last.Value == nil {
+		if c.lastTombstone {
 			ps.stats.tombstonesOut--
 		}
 		if read == 1 {
 			return read, w.append(b.Data, 1)
 		}
-		c.keep(&last)
-		return read, c.rebuild(b, h, logfmt.NoTimestamp, w)
+		return read, ps.rebuild(b, h, logfmt.NoTimestamp, w, func(i int, _ *logfmt.Record) bool { return i == last })
 	}
 }
 
@@ -358,10 +371,31 @@ func (ps *pass) dead(b *logfmt.Batch, h logfmt.BatchHeader) bool {
 		ps.tombs.covers(base, last) && ps.latest.count(base, last) == 0
 }
 
-// keep copies r into the retained records. Its key and value stay in the
-// iterator's batch buffer, valid until the next batch; its headers slice is
-// reused by the iterator and so is copied.
-func (c *cleaner) keep(r *logfmt.Record) {
+// keepBytes is how much of a compressed batch the cleaner's iterator keeps
+// in memory (logfmt.RecordIter.KeepBytes), and keepRecords how many
+// records it holds, so that a rebuilt batch is read once. Kafka's batches
+// are smaller; a larger one is read twice rather than held.
+const (
+	keepBytes   = 8 << 20
+	keepRecords = 1 << 16
+)
+
+// hold adds r to the records held for a rebuild while they can be: its key
+// and value stay in the iterator's buffers (Kept), and its headers slice,
+// which the iterator reuses, is copied. A dropped legacy record is held as
+// the batch's last one instead, in case the batch must keep it.
+func (c *cleaner) hold(r *logfmt.Record, dropped bool) {
+	if dropped {
+		c.lastTombstone = r.Key != nil && r.Value == nil
+	}
+	if c.held = c.held && c.it.Kept() && len(c.recs) < keepRecords && !c.o.rereadAll; !c.held {
+		return
+	}
+	if dropped {
+		c.last = *r
+		c.last.Headers = nil
+		return
+	}
 	c.recs = append(c.recs, *r)
 	kept := &c.recs[len(c.recs)-1]
 	kept.Headers = nil
@@ -414,11 +448,20 @@ func (ps *pass) retainRecord(r *logfmt.Record, b *logfmt.Batch, h logfmt.BatchHe
 
 // rebuild writes the retained records as buildRetainedRecordsInto does: a v2
 // batch keeps its base offset, last offset delta, codec and producer fields;
-// a legacy batch keeps its magic and codec, its records their offsets.
-func (c *cleaner) rebuild(b *logfmt.Batch, h logfmt.BatchHeader, horizon int64, w *segWriter) error {
+// a legacy batch keeps its magic and codec, its records their offsets. The
+// records are those held, or when they could not be held, those of
+// another read of the batch for which keep(index, record) holds; the
+// records go into the compressor one at a time.
+func (ps *pass) rebuild(b *logfmt.Batch, h logfmt.BatchHeader, horizon int64, w *segWriter, keep func(int, *logfmt.Record) bool) error {
+	c := ps.c
+	var bw interface {
+		Append(*logfmt.Record) error
+		Finish() ([]byte, error)
+	}
 	var err error
 	if b.Magic() >= 2 {
-		c.buf, err = logfmt.AppendBatch(c.buf[:0], batchOptions(h, horizon), c.recs)
+		err = c.batch.Reset(c.buf[:0], batchOptions(h, horizon))
+		bw = &c.batch
 	} else {
 		// Only compressed wrappers get here: an uncompressed message is a
 		// single record, kept whole or dropped.
@@ -427,12 +470,44 @@ func (c *cleaner) rebuild(b *logfmt.Batch, h logfmt.BatchHeader, horizon int64, 
 		if opts.TimestampType == logfmt.LogAppendTime {
 			opts.LogAppendTime = m.Timestamp()
 		}
-		c.buf, err = logfmt.AppendLegacyWrapper(c.buf[:0], opts, c.recs)
+		err = c.wrapper.Reset(c.buf[:0], opts)
+		bw = &c.wrapper
+	}
+	n := 0
+	add := func(r *logfmt.Record) {
+		if err == nil {
+			err, n = bw.Append(r), n+1
+		}
+	}
+	switch {
+	case !c.held:
+		if rerr := c.it.Reset(b); rerr != nil {
+			return rerr
+		}
+		for i := 0; c.it.Next(); i++ {
+			if r := c.it.Record(); keep(i, r) {
+				add(r)
+			}
+		}
+		if rerr := c.it.Err(); rerr != nil {
+			return rerr
+		}
+	case len(c.recs) == 0: // the last record of a legacy batch, all dropped
+		add(&c.last)
+	default:
+		for i := range c.recs {
+			add(&c.recs[i])
+		}
+	}
+	out, ferr := bw.Finish()
+	c.buf = out
+	if err == nil {
+		err = ferr
 	}
 	if err != nil {
 		return fmt.Errorf("%s: rebuilding the batch at byte %d: %w", c.it.File, b.Pos, err)
 	}
-	return w.append(c.buf, len(c.recs))
+	return w.append(c.buf, n)
 }
 
 func batchOptions(h logfmt.BatchHeader, horizon int64) logfmt.BatchOptions {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/internal/human"
-	"github.com/logtool/logtool/logfmt"
 )
 
 // plan is LogCleanerManager's view of a partition: its cleanable range and
@@ -182,7 +181,7 @@ func (pl *plan) maxCompactionDelay(segs []segment, o *Options) error {
 func expiredDeletes(p *partition, pl *plan, o *Options) (int, error) {
 	end := min(pl.firstDirty, pl.uncleanable)
 	legacy := newLegacyRule(p.segs, pl.firstDirty, p.cp.cleanTime, o)
-	var it logfmt.RecordIter
+	it := o.recordIter()
 	n := 0
 	for k := range p.segs {
 		s := &p.segs[k]

@@ -26,7 +26,7 @@ type producerState map[int64]*producer
 // loadProducers rebuilds the producer state at leo from the snapshots
 // (newest first that parses and is not past leo) and the log after it, then
 // drops producers that expired by now the way removeExpiredProducers does.
-func loadProducers(snapshots []string, segs []segment, leo, now, expirationMs int64) (producerState, error) {
+func loadProducers(snapshots []string, segs []segment, leo int64, o *Options) (producerState, error) {
 	ps := producerState{}
 	from := int64(0)
 	if len(segs) > 0 {
@@ -55,7 +55,7 @@ func loadProducers(snapshots []string, segs []segment, leo, now, expirationMs in
 		from = off
 		break
 	}
-	var it logfmt.RecordIter
+	it := o.recordIter()
 	for i := range segs {
 		s := &segs[i]
 		// A segment that ends at or before from holds nothing to replay;
@@ -72,7 +72,7 @@ func loadProducers(snapshots []string, segs []segment, leo, now, expirationMs in
 		}
 	}
 	for id, p := range ps {
-		if p.txnFirstOffset < 0 && now-p.lastTimestamp >= expirationMs {
+		if p.txnFirstOffset < 0 && o.Now-p.lastTimestamp >= o.ProducerIDExpiration {
 			delete(ps, id)
 		}
 	}

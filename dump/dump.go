@@ -99,6 +99,7 @@ type Options struct {
 	IndexSanityCheck bool // .index/.timeindex: Kafka's broker-startup check only
 	VerifyIndexOnly  bool // .index/.timeindex: check against the log, print only the mismatches
 	MaxMessageSize   int  // window for reading the batch an .index entry points at; 0 means 5 MiB
+	MaxRecordBytes   int  // the largest record read from a compressed batch (logfmt.RecordIter); 0 for the default
 
 	MaxBytes   int64 // read at most this many bytes of each segment; NoLimit for all
 	FromOffset int64 // first offset to show; NoLimit for the start

@@ -46,7 +46,7 @@ type dumper struct {
 }
 
 func newDumper(o *Options, s *sink, stop *atomic.Bool) *dumper {
-	return &dumper{o: o, s: s, stop: stop}
+	return &dumper{o: o, s: s, stop: stop, it: logfmt.RecordIter{MaxRecordBytes: o.MaxRecordBytes}}
 }
 
 // text tells whether per-item text lines are wanted.

@@ -92,6 +92,9 @@ type Options struct {
 	// UnitBytes is about how much of a segment one unit covers (see
 	// Partition); 0 means 16 MiB.
 	UnitBytes int64
+	// MaxRecordBytes bounds one record read from a compressed batch
+	// (logfmt.RecordIter); 0 means the default.
+	MaxRecordBytes int
 }
 
 // DefaultOptions reads everything read_committed.
@@ -232,17 +235,23 @@ func (pt *Partition) Stats() Stats { return pt.stats }
 func (pt *Partition) Units() int { return len(pt.units) }
 
 // Unit returns a reader of unit i alone.
-func (pt *Partition) Unit(i int) *Reader { return &Reader{pt: pt, units: pt.units[i : i+1]} }
+func (pt *Partition) Unit(i int) *Reader { return pt.reader(pt.units[i : i+1]) }
 
 // Reader returns a reader of every unit in turn.
-func (pt *Partition) Reader() *Reader { return &Reader{pt: pt, units: pt.units} }
+func (pt *Partition) Reader() *Reader { return pt.reader(pt.units) }
+
+func (pt *Partition) reader(units []unit) *Reader {
+	r := &Reader{pt: pt, units: units}
+	r.it.MaxRecordBytes = pt.o.MaxRecordBytes
+	return r
+}
 
 // resolveTxns is the first pass: the aborted transactions of the log, the
 // ongoing ones at its end, its end offset, and the units.
 func (pt *Partition) resolveTxns() error {
 	ps := reindex.NewProducerState()
 	pt.aborted = map[int64][]index.AbortedTxn{}
-	var it logfmt.RecordIter
+	it := logfmt.RecordIter{MaxRecordBytes: pt.o.MaxRecordBytes}
 	leo := pt.segs[0].Base
 	unitBytes := cmp.Or(pt.o.UnitBytes, defaultUnitBytes)
 	for i, s := range pt.segs {
@@ -309,7 +318,7 @@ func (pt *Partition) bounds() error {
 		pt.from = max(pt.from, o.FromOffset)
 	}
 	if o.FromTime != NoTime {
-		res, err := lookup.Timestamp(pt.p.Path, o.FromTime)
+		res, err := lookup.Timestamp(pt.p.Path, o.FromTime, lookup.Options{MaxRecordBytes: o.MaxRecordBytes})
 		if err != nil {
 			return err
 		}
@@ -323,7 +332,7 @@ func (pt *Partition) bounds() error {
 		pt.end = min(pt.end, o.ToOffset+1)
 	}
 	if o.ToTime != NoTime && o.ToTime < math.MaxInt64 {
-		res, err := lookup.Timestamp(pt.p.Path, o.ToTime+1)
+		res, err := lookup.Timestamp(pt.p.Path, o.ToTime+1, lookup.Options{MaxRecordBytes: o.MaxRecordBytes})
 		if err != nil {
 			return err
 		}
@@ -348,7 +357,7 @@ func (pt *Partition) bounds() error {
 	if pt.from == pt.segs[0].Base {
 		return nil
 	}
-	res, err := lookup.Offset(pt.p.Path, pt.from)
+	res, err := lookup.Offset(pt.p.Path, pt.from, lookup.Options{MaxRecordBytes: pt.o.MaxRecordBytes})
 	if err != nil {
 		return err
 	}

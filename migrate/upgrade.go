@@ -68,6 +68,10 @@ type UpgradeOptions struct {
 	// DryRun converts in memory to measure, and writes nothing.
 	DryRun bool
 
+	// MaxRecordBytes bounds one record read from a compressed wrapper or
+	// batch (logfmt.RecordIter); 0 means the default.
+	MaxRecordBytes int
+
 	// Workers is how many partitions are converted at once; less than 1
 	// means 1.
 	Workers int
@@ -723,7 +727,8 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Upgra
 		return rep, err
 	}
 	rep.BytesBefore = size
-	rules := upgradeRules{toMagic: u.toMagic, tsType: u.opts.TimestampType, compression: u.compression, recompress: u.recompress}
+	rules := upgradeRules{toMagic: u.toMagic, tsType: u.opts.TimestampType, compression: u.compression, recompress: u.recompress,
+		maxRecord: u.opts.MaxRecordBytes}
 	if rules.tsType == logfmt.LogAppendTime {
 		rules.appendTime = u.opts.AppendTime
 		if rules.appendTime <= 0 {

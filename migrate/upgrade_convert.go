@@ -35,6 +35,7 @@ type upgradeRules struct {
 	appendTime  int64                // under LogAppendTime
 	compression codec.Type           // with recompress, the codec of every rewritten set
 	recompress  bool
+	maxRecord   int // logfmt.RecordIter.MaxRecordBytes
 }
 
 // stamp is the timestamp and type a record has after conversion. Magic 0
@@ -72,9 +73,9 @@ type upgradeCursor struct {
 	rec      logfmt.Record
 }
 
-func newUpgradeCursor(r io.ReaderAt, size int64, file string, validate bool) *upgradeCursor {
+func newUpgradeCursor(r io.ReaderAt, size int64, file string, validate bool, maxRecord int) *upgradeCursor {
 	c := &upgradeCursor{seg: logfmt.NewSegmentReader(r, size, file), file: file, validate: validate}
-	c.it.File = file
+	c.it.File, c.it.MaxRecordBytes = file, maxRecord
 	return c
 }
 
@@ -155,59 +156,19 @@ func (c *upgradeCursor) next() (*logfmt.Record, error) {
 	}
 }
 
-// upgradeGroup gathers records for one wrapper or batch. Keys and values are
-// copied into arena, because the source slices they come from are only valid
-// until the next read.
+// upgradeGroup is the wrapper or batch being written. Its records go
+// straight into a builder, which compresses them as they come, so a
+// wrapper of any size is converted holding one record at a time.
 type upgradeGroup struct {
-	recs   []logfmt.Record
-	spans  []upgradeSpan
-	arena  []byte
-	codec  codec.Type
-	tsType logfmt.TimestampType
-	ts     int64 // under LogAppendTime, the one timestamp of every record
-	bytes  int
-}
-
-// upgradeSpan locates a key and a value in the arena; a length of -1 is null.
-type upgradeSpan struct{ keyAt, keyLen, valueAt, valueLen int }
-
-func (g *upgradeGroup) reset() {
-	g.recs, g.spans, g.arena, g.bytes = g.recs[:0], g.spans[:0], g.arena[:0], 0
-}
-
-func (g *upgradeGroup) save(b []byte) (at, n int) {
-	if b == nil {
-		return len(g.arena), -1
-	}
-	at = len(g.arena)
-	g.arena = append(g.arena, b...)
-	return at, len(b)
-}
-
-func (g *upgradeGroup) add(r *logfmt.Record, ts int64) {
-	var s upgradeSpan
-	s.keyAt, s.keyLen = g.save(r.Key)
-	s.valueAt, s.valueLen = g.save(r.Value)
-	g.spans = append(g.spans, s)
-	g.recs = append(g.recs, logfmt.Record{Offset: r.Offset, Timestamp: ts})
-	g.bytes += len(r.Key) + len(r.Value)
-}
-
-// records returns the gathered records with their keys and values in place.
-func (g *upgradeGroup) records() []logfmt.Record {
-	slice := func(at, n int) []byte {
-		switch {
-		case n < 0:
-			return nil
-		case n == 0:
-			return []byte{} // empty, not null: the arena may still be nil
-		}
-		return g.arena[at : at+n : at+n]
-	}
-	for i, s := range g.spans {
-		g.recs[i].Key, g.recs[i].Value = slice(s.keyAt, s.keyLen), slice(s.valueAt, s.valueLen)
-	}
-	return g.recs
+	n       int
+	first   int64 // the first record's offset
+	codec   codec.Type
+	tsType  logfmt.TimestampType
+	ts      int64 // under LogAppendTime, the one timestamp of every record
+	bytes   int
+	batch   logfmt.BatchBuilder
+	wrapper logfmt.WrapperBuilder
+	rec     logfmt.Record
 }
 
 // upgradeConverter rewrites one segment. It writes nothing until it meets
@@ -237,7 +198,7 @@ type upgradeConverter struct {
 }
 
 func newUpgradeConverter(rules *upgradeRules, r io.ReaderAt, size int64, file string, base int64) *upgradeConverter {
-	return &upgradeConverter{rules: rules, r: r, file: file, base: base, src: newUpgradeCursor(r, size, file, true), last: -1}
+	return &upgradeConverter{rules: rules, r: r, file: file, base: base, src: newUpgradeCursor(r, size, file, true, rules.maxRecord), last: -1}
 }
 
 // rewritten tells whether the segment needed a new version.
@@ -403,56 +364,73 @@ func (c *upgradeConverter) convert(b *logfmt.Batch) error {
 	return nil
 }
 
-// addToGroup adds a record to the set being gathered, first closing that set
+// addToGroup adds a record to the set being written, first closing that set
 // when the record cannot share it: another codec or timestamp type, another
 // LogAppendTime, a run at its size limit, or an offset delta past int32.
 func (c *upgradeConverter) addToGroup(r *logfmt.Record, ts int64, typ logfmt.TimestampType, out codec.Type, wrapper bool) error {
 	g := &c.group
-	if n := len(g.recs); n > 0 {
-		full := !wrapper && (n >= upgradeRunRecords || g.bytes+len(r.Key)+len(r.Value) > upgradeRunBytes)
-		if full || g.codec != out || g.tsType != typ || (typ == logfmt.LogAppendTime && g.ts != ts) || r.Offset-g.recs[0].Offset > 1<<31-1 {
+	if g.n > 0 {
+		full := !wrapper && (g.n >= upgradeRunRecords || g.bytes+len(r.Key)+len(r.Value) > upgradeRunBytes)
+		if full || g.codec != out || g.tsType != typ || (typ == logfmt.LogAppendTime && g.ts != ts) || r.Offset-g.first > 1<<31-1 {
 			if err := c.flushGroup(); err != nil {
 				return err
 			}
 		}
 	}
-	if len(g.recs) == 0 {
-		g.codec, g.tsType, g.ts = out, typ, ts
+	var err error
+	if g.n == 0 {
+		// The builder takes the output over until flushGroup.
+		g.codec, g.tsType, g.ts, g.first, g.bytes = out, typ, ts, r.Offset, 0
+		if c.rules.toMagic == 1 {
+			err = g.wrapper.Reset(c.out, logfmt.LegacyWrapperOptions{Magic: 1, Compression: out, TimestampType: typ, LogAppendTime: ts})
+		} else {
+			o := logfmt.DefaultBatchOptions(r.Offset)
+			o.Compression, o.TimestampType = out, typ
+			if typ == logfmt.LogAppendTime {
+				o.MaxTimestamp = ts
+			}
+			err = g.batch.Reset(c.out, o)
+		}
+		c.out = nil
 	}
-	g.add(r, ts)
-	return nil
+	g.n++
+	g.bytes += len(r.Key) + len(r.Value)
+	g.rec = logfmt.Record{Offset: r.Offset, Timestamp: ts, Key: r.Key, Value: r.Value}
+	if err == nil {
+		if c.rules.toMagic == 1 {
+			err = g.wrapper.Append(&g.rec)
+		} else {
+			err = g.batch.Append(&g.rec)
+		}
+	}
+	return err
 }
 
-// flushGroup writes the gathered records as one magic-1 wrapper or one
-// record batch.
+// flushGroup finishes the magic-1 wrapper or record batch being written and
+// gives the output back.
 func (c *upgradeConverter) flushGroup() error {
 	g := &c.group
-	if len(g.recs) == 0 {
+	if g.n == 0 {
 		return nil
 	}
-	recs := g.records()
 	var err error
 	if c.rules.toMagic == 1 {
-		o := logfmt.LegacyWrapperOptions{Magic: 1, Compression: g.codec, TimestampType: g.tsType, LogAppendTime: g.ts}
-		c.out, err = logfmt.AppendLegacyWrapper(c.out, o, recs)
+		c.out, err = g.wrapper.Finish()
 	} else {
-		o := logfmt.DefaultBatchOptions(recs[0].Offset)
-		o.Compression, o.TimestampType = g.codec, g.tsType
-		if g.tsType == logfmt.LogAppendTime {
-			o.MaxTimestamp = g.ts
-		}
-		c.out, err = logfmt.AppendBatch(c.out, o, recs)
+		c.out, err = g.batch.Finish()
 	}
+	g.n = 0
 	if err != nil {
 		return err
 	}
 	c.batchesOut++
-	g.reset()
 	return nil
 }
 
+// maybeWrite writes the output once there is enough of it, unless a
+// builder has it.
 func (c *upgradeConverter) maybeWrite() error {
-	if len(c.out) < upgradeWriteChunk {
+	if len(c.out) < upgradeWriteChunk || c.group.n > 0 {
 		return nil
 	}
 	return c.write()

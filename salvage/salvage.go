@@ -69,6 +69,9 @@ type Options struct {
 	// Progress, when set, is called with the number of source .log bytes
 	// read since its last call.
 	Progress func(n int64)
+	// MaxRecordBytes bounds one record read from a compressed batch
+	// (logfmt.RecordIter); 0 means the default.
+	MaxRecordBytes int
 }
 
 // Lost is a byte range of a source segment that was not copied.
@@ -265,6 +268,7 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 	defer w.abort()
 	sr := Segment{Source: seg.Log, Base: seg.Base, Bytes: src.Size()}
 	s.it.File, s.peekI.File = seg.Log, seg.Log
+	s.it.MaxRecordBytes, s.peekI.MaxRecordBytes = s.o.MaxRecordBytes, s.o.MaxRecordBytes
 	var lost *Lost
 	drop := func(pos int64, reason string, batch bool) {
 		if lost == nil {

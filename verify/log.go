@@ -162,6 +162,10 @@ func (l *logCheck) corrupt(err error, pos int64) {
 	l.c.problem(l.file, pos, "%s", msg)
 }
 
+func (o *Options) recordIter() *logfmt.RecordIter {
+	return &logfmt.RecordIter{MaxRecordBytes: o.MaxRecordBytes}
+}
+
 // recordSet verifies a .log-shaped file that is not part of a partition
 // being verified: a record set, a KRaft snapshot, a segment file given with
 // a name that says nothing about the rest.

@@ -54,7 +54,7 @@ func (u *unit) runPartition(p *Plan, o *Options) *Report {
 		ri <- reindexed{r, err}
 	}()
 
-	v := &partitionRun{u: u, o: o, c: c, rep: rep, part: part, live: u.live, it: &logfmt.RecordIter{}}
+	v := &partitionRun{u: u, o: o, c: c, rep: rep, part: part, live: u.live, it: o.recordIter()}
 	err = v.run()
 	r := <-ri
 	if err == nil {

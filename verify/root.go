@@ -10,7 +10,6 @@ import (
 	"slices"
 
 	"github.com/logtool/logtool/internal/safefile"
-	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -98,7 +97,7 @@ func (u *unit) rootFiles(c *collector, o *Options, rep *Report) error {
 			// The checkpoints are judged against the partitions below.
 		case layout.BootstrapCheckpoint:
 			var res logResult
-			res, err = recordSet(c, o, &logfmt.RecordIter{}, path, noOffset)
+			res, err = recordSet(c, o, o.recordIter(), path, noOffset)
 			rep.Batches += res.batches
 			rep.Records += res.records
 			rep.Bytes += res.size
@@ -479,7 +478,7 @@ func (u *unit) runFile(_ *Plan, o *Options) *Report {
 	c := newCollector(rep)
 	defer c.flush()
 	logFile := func(base int64) error {
-		res, err := recordSet(c, o, &logfmt.RecordIter{}, u.path, base)
+		res, err := recordSet(c, o, o.recordIter(), u.path, base)
 		rep.Batches += res.batches
 		rep.Records += res.records
 		rep.Bytes += res.size

@@ -133,6 +133,9 @@ type Options struct {
 	// Progress, when set, is called with the number of .log bytes read since
 	// its last call. It is called from several goroutines at once.
 	Progress func(n int64)
+	// MaxRecordBytes bounds one record read from a compressed batch
+	// (logfmt.RecordIter); 0 means the default.
+	MaxRecordBytes int
 }
 
 // Report is what verifying one unit of a Plan found: a partition directory,

@@ -54,10 +54,10 @@ func FuzzLookup(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		if res, err := Offset(dir, target); err == nil && res.Found && res.Offset < target {
+		if res, err := Offset(dir, target, Options{}); err == nil && res.Found && res.Offset < target {
 			t.Fatalf("offset %d: answer %d", target, res.Offset)
 		}
-		if res, err := Timestamp(dir, target); err == nil && res.Found && res.Timestamp < target {
+		if res, err := Timestamp(dir, target, Options{}); err == nil && res.Found && res.Timestamp < target {
 			t.Fatalf("timestamp %d: answer %d", target, res.Timestamp)
 		}
 	})

@@ -98,12 +98,13 @@ type finder struct {
 	it       logfmt.RecordIter
 }
 
-func newFinder(dir string, target int64, byTS bool) (*finder, error) {
+func newFinder(dir string, target int64, byTS bool, o Options) (*finder, error) {
 	p, err := layout.ReadPartition(dir)
 	if err != nil {
 		return nil, err
 	}
 	f := &finder{res: &Result{Dir: dir, Target: target, ByTimestamp: byTS, Offset: -1, Timestamp: -1}}
+	f.it.MaxRecordBytes = o.MaxRecordBytes
 	for _, s := range p.Segments {
 		if s.Log != "" {
 			f.segs = append(f.segs, s)
@@ -128,10 +129,17 @@ func (f *finder) fallback(format string, args ...any) {
 	f.res.Fallbacks = append(f.res.Fallbacks, fmt.Sprintf(format, args...))
 }
 
+// Options tune a look-up.
+type Options struct {
+	// MaxRecordBytes bounds one record read from a compressed batch
+	// (logfmt.RecordIter); 0 means the default.
+	MaxRecordBytes int
+}
+
 // Offset finds the batch and record holding offset target, or the first one
 // after it.
-func Offset(dir string, target int64) (*Result, error) {
-	f, err := newFinder(dir, target, false)
+func Offset(dir string, target int64, o Options) (*Result, error) {
+	f, err := newFinder(dir, target, false, o)
 	if err != nil || len(f.segs) == 0 {
 		return resultOf(f), err
 	}
@@ -168,8 +176,8 @@ func Offset(dir string, target int64) (*Result, error) {
 }
 
 // Timestamp finds the first record whose timestamp is target or later.
-func Timestamp(dir string, target int64) (*Result, error) {
-	f, err := newFinder(dir, target, true)
+func Timestamp(dir string, target int64, o Options) (*Result, error) {
+	f, err := newFinder(dir, target, true, o)
 	if err != nil || len(f.segs) == 0 {
 		return resultOf(f), err
 	}

@@ -120,7 +120,7 @@ func agree(t *testing.T, dir string, wantFallback string) float64 {
 	rng := rand.New(rand.NewPCG(1, 2))
 	last := recs[len(recs)-1].offset
 	for _, target := range append([]int64{0, last, last + 1, last + 100}, sample(rng, last, 60)...) {
-		res, err := Offset(dir, target)
+		res, err := Offset(dir, target, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func agree(t *testing.T, dir string, wantFallback string) float64 {
 		if target > 3 && target < maxTS-minTS+10 {
 			target += minTS
 		}
-		res, err := Timestamp(dir, target)
+		res, err := Timestamp(dir, target, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,16 +279,16 @@ func TestLookupNotFound(t *testing.T) {
 		var res *Result
 		var err error
 		if tc.byTS {
-			res, err = Timestamp(dir, tc.target)
+			res, err = Timestamp(dir, tc.target, Options{})
 		} else {
-			res, err = Offset(dir, tc.target)
+			res, err = Offset(dir, tc.target, Options{})
 		}
 		if err != nil || res.Found || !strings.Contains(res.Reason, tc.reason) {
 			t.Errorf("%+v: found %v, reason %q, error %v", tc, res.Found, res.Reason, err)
 		}
 	}
 	// The log start offset bounds timestamp answers too.
-	res, err := Timestamp(dir, 0)
+	res, err := Timestamp(dir, 0, Options{})
 	if err != nil || !res.Found || res.Offset != 100 {
 		t.Errorf("timestamp 0: %+v, %v; want offset 100", res, err)
 	}
@@ -316,7 +316,7 @@ func TestLookupCompactedGap(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, layout.SegmentName(0, layout.LogExt)), log, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Offset(dir, 5)
+	res, err := Offset(dir, 5, Options{})
 	if err != nil || !res.Found || res.Offset != 10 || res.Batch.BaseOffset != 10 {
 		t.Fatalf("offset 5: %+v, %v; want offset 10", res, err)
 	}
@@ -341,14 +341,14 @@ func TestLookupKafkaSamples(t *testing.T) {
 // below the target and reads little.
 func TestLookupUsesIndexes(t *testing.T) {
 	dir := genPartition(t, gen.Options{Magic: 2, Records: 3000, ValueBytes: 300, SegmentBytes: 1 << 20, Seed: 16})
-	res, err := Offset(dir, 2500)
+	res, err := Offset(dir, 2500, Options{})
 	if err != nil || !res.Found {
 		t.Fatal(res, err)
 	}
 	if res.IndexEntry == nil || res.ScannedBytes > 2*index.DefaultIntervalBytes+10000 {
 		t.Errorf("entry %v, scanned %d bytes", res.IndexEntry, res.ScannedBytes)
 	}
-	res, err = Timestamp(dir, res.Timestamp)
+	res, err = Timestamp(dir, res.Timestamp, Options{})
 	if err != nil || !res.Found {
 		t.Fatal(res, err)
 	}

@@ -1,6 +1,7 @@
 package reindex
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -122,24 +123,40 @@ func TestGranularTimeIndex(t *testing.T) {
 }
 
 // TestGranularTimeUndecodableRecords: when records cannot be read, the
-// batch's bucket starts at its first offset.
+// batch's bucket starts at its first offset, or at the last record read
+// before the payload failed.
 func TestGranularTimeUndecodableRecords(t *testing.T) {
-	g := NewGranularTime(100, 1000)
-	g.Record(100, 500)
 	o := logfmt.DefaultBatchOptions(101)
 	o.Compression = codec.Gzip
 	b, err := logfmt.AppendBatch(nil, o, []logfmt.Record{{Offset: 101, Timestamp: 2500, Value: []byte("x")}, {Offset: 102, Timestamp: 3500}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[len(b)-3] ^= 0xff // breaks the gzip payload; the test does not check the CRC
-	batch := logfmt.Batch{Data: b}
-	if err := g.addBatch(&batch, 101, &logfmt.RecordIter{}); err == nil {
-		t.Fatal("no error from a broken payload")
-	}
-	g.Finish()
-	want := []index.TimeEntry{{Timestamp: 0, Offset: 100}, {Timestamp: 3000, Offset: 101}, {Timestamp: 3500, Offset: 102}}
-	if !slices.Equal(g.Times, want) {
-		t.Errorf("got %v, want %v", g.Times, want)
+	for _, tc := range []struct {
+		at   int // the byte of the gzip payload broken; the test does not check the CRC
+		want []index.TimeEntry
+	}{
+		// Inside the deflate data: no record can be read.
+		{10, []index.TimeEntry{{Timestamp: 0, Offset: 100}, {Timestamp: 3000, Offset: 101}, {Timestamp: 3500, Offset: 102}}},
+		// In the gzip trailer: the records come before the failure, and
+		// the bucket of the largest timestamp starts at the last of them.
+		{-3, []index.TimeEntry{{Timestamp: 0, Offset: 100}, {Timestamp: 2000, Offset: 101}, {Timestamp: 3000, Offset: 102}, {Timestamp: 3500, Offset: 102}}},
+	} {
+		g := NewGranularTime(100, 1000)
+		g.Record(100, 500)
+		bad := bytes.Clone(b)
+		if tc.at < 0 {
+			bad[len(bad)+tc.at] ^= 0xff
+		} else {
+			bad[logfmt.V2HeaderSize+tc.at] ^= 0xff
+		}
+		batch := logfmt.Batch{Data: bad}
+		if err := g.addBatch(&batch, 101, &logfmt.RecordIter{}); err == nil {
+			t.Fatal("no error from a broken payload")
+		}
+		g.Finish()
+		if !slices.Equal(g.Times, tc.want) {
+			t.Errorf("payload broken at %d: got %v, want %v", tc.at, g.Times, tc.want)
+		}
 	}
 }

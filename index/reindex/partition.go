@@ -49,6 +49,9 @@ type Options struct {
 	// batch, as recovery does, keeping the bytes removed in a backup file
 	// (see BackupName). Without it the .log is never modified.
 	TruncateCorruptTail bool
+	// MaxRecordBytes bounds one record read from a compressed batch
+	// (logfmt.RecordIter); 0 means the default.
+	MaxRecordBytes int
 	// Segments restricts the run to the segments with these base offsets;
 	// nil means all. Earlier segments are still read when the transaction
 	// index needs their producer state.
@@ -114,7 +117,7 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 	if err != nil {
 		c.note(dir, fmt.Sprintf("log start offset unknown (%v); taking 0, as a broker does without a checkpoint entry", err))
 	}
-	r := &run{o: o, c: c, p: p, logStart: logStart, it: &logfmt.RecordIter{}}
+	r := &run{o: o, c: c, p: p, logStart: logStart, it: &logfmt.RecordIter{MaxRecordBytes: o.MaxRecordBytes}}
 	want := map[int64]bool{}
 	for _, b := range o.Segments {
 		want[b] = true
