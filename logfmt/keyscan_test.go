@@ -125,7 +125,7 @@ func FuzzNextKey(f *testing.F) {
 }
 
 func BenchmarkNextKey(b *testing.B) {
-	seg := benchSegment(b, codec.None, 16<<20)
+	seg := benchSegment(b, codec.None, 16<<20, 20)
 	b.SetBytes(int64(len(seg)))
 	b.ReportAllocs()
 	var it RecordIter

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -99,6 +100,7 @@ type RecordIter struct {
 	consumed int64 // decompressed bytes dropped before data[0]
 	buf      []byte
 
+	recLimit  int   // the largest record to read: MaxRecordBytes when streaming
 	remaining int32 // v2: records still to read
 	index     int
 	rec       Record
@@ -119,6 +121,7 @@ func (it *RecordIter) Reset(b *Batch) error {
 	it.b, it.p, it.index, it.err, it.done = b, 0, 0, nil, false
 	it.data, it.dataPos, it.wrapper = nil, -1, nil
 	it.stream, it.payload, it.srcErr, it.consumed = false, nil, nil, 0
+	it.recLimit = math.MaxInt
 	if b.Magic() >= 2 {
 		it.err = it.resetV2()
 	} else {
@@ -159,7 +162,7 @@ func (it *RecordIter) corrupt(pos int64, format string, args ...any) error {
 // start begins reading a compressed payload: it decompresses as much as the
 // window holds, which for most batches is all of it.
 func (it *RecordIter) start(c codec.Type, payload []byte, magic int8) error {
-	it.stream, it.payload = true, payload
+	it.stream, it.payload, it.recLimit = true, payload, it.maxRecord()
 	if it.buf == nil {
 		it.buf = make([]byte, it.windowSize())
 	}
@@ -234,18 +237,21 @@ func (it *RecordIter) fill(n int) bool {
 // too. It also returns the payload's fault, if there is one; a caller
 // reports that first, as decompressing the whole batch before parsing it
 // would have.
-func (it *RecordIter) rest() (int64, error) {
+func (it *RecordIter) rest() (int64, error) { return it.count(math.MaxInt64) }
+
+// count is rest, but stops once it has counted max bytes.
+func (it *RecordIter) count(max int64) (int64, error) {
 	left := int64(len(it.data) - it.p)
-	if it.stream && it.srcErr == nil {
+	if it.stream && it.srcErr == nil && left < max {
 		it.consumed += int64(len(it.data))
 		it.data, it.p = it.buf[:0], 0
-		for it.srcErr == nil {
+		for it.srcErr == nil && left < max {
 			k, err := it.src.Read(it.buf[:cap(it.buf)])
 			left += int64(k)
 			it.srcErr = err
 		}
 	}
-	if it.stream && it.srcErr != io.EOF {
+	if it.stream && it.srcErr != nil && it.srcErr != io.EOF {
 		return left, it.decompressErr()
 	}
 	return left, nil
@@ -368,11 +374,11 @@ func (it *RecordIter) inner() (LegacyMessage, error) {
 	}
 	n := LogOverhead + int(size)
 	if int(size) > it.maxRecord() {
-		left, err := it.rest()
+		left, err := it.count(LogOverhead + int64(it.maxRecord()) + 1)
 		switch {
 		case err != nil:
 			return nil, err
-		case left < int64(n):
+		case left-LogOverhead <= int64(it.maxRecord()):
 			return nil, invalid()
 		}
 		return nil, it.tooLarge(fmt.Sprintf("inner message at byte %d of the decompressed set", at), int64(size))
@@ -453,58 +459,23 @@ func (it *RecordIter) Record() *Record { return &it.rec }
 func (it *RecordIter) Err() error { return it.err }
 
 func (it *RecordIter) nextV2(keyOnly bool) (bool, error) {
-	start := it.p
-	if it.remaining == 0 {
-		// Kafka reads one byte more to check that nothing follows.
-		if it.fill(1) {
-			left, err := it.rest()
-			if err != nil {
-				return false, err
-			}
-			return false, it.corrupt(it.posAt(start), "incorrect declared batch size: %d bytes remain after the last of %d records", left, it.b.Header().RecordCount())
-		}
-		if it.stream && it.srcErr != io.EOF {
-			return false, it.decompressErr()
-		}
-		return false, nil
-	}
-	if !it.fill(1) {
-		if it.stream && it.srcErr != io.EOF {
-			return false, it.decompressErr()
-		}
-		// Nothing is there to point at: the count field is what is wrong.
-		return false, it.corrupt(it.b.Pos+57, "record batch declares %d records but its data ends after %d",
-			it.b.Header().RecordCount(), it.index)
-	}
-	it.fill(5) // the longest length varint, if the records go on that far
-	length, n, err := readVarint(it.data[it.p:])
-	if err != nil {
-		return false, it.fail(it.corrupt(it.posAt(start), "record %d length: %v", it.index, err))
-	}
-	if length < 0 || int(length) > it.maxRecord() && it.stream {
-		left, err := it.rest()
-		if err != nil {
+	// The common case, a whole record in data, first.
+	rest := it.data[it.p:]
+	length, n, err := readVarint(rest)
+	if err != nil || it.remaining == 0 || length < 0 || int(length) > len(rest)-n || int(length) > it.recLimit {
+		if err := it.frameV2(); err != nil || it.remaining == 0 {
 			return false, err
 		}
-		if left -= int64(n); length < 0 || int64(length) > left {
-			return false, it.corrupt(it.posAt(start), "record %d length %d exceeds the %d bytes left", it.index, length, left)
-		}
-		return false, it.tooLarge(fmt.Sprintf("record %d", it.index), int64(length))
+		rest = it.data[it.p:]
+		length, n, _ = readVarint(rest)
 	}
-	if !it.fill(n + int(length)) {
-		left, err := it.rest()
-		if err != nil {
-			return false, err
-		}
-		return false, it.corrupt(it.posAt(start), "record %d length %d exceeds the %d bytes left", it.index, length, left-int64(n))
-	}
-	body := it.data[it.p+n : it.p+n+int(length)]
+	body := rest[n : n+int(length)]
 	h := it.b.Header()
 	r := &it.rec
 	if !keyOnly || !parseKeyV2(body, h, r) {
 		r.CRC, r.CRCValid, r.Compression = 0, true, codec.None
 		if err := parseV2(body, h, r); err != nil {
-			return false, it.fail(it.corrupt(it.posAt(start), "record %d: %v", it.index, err))
+			return false, it.fail(it.corrupt(it.posAt(it.p), "record %d: %v", it.index, err))
 		}
 	}
 	r.Magic, r.Size = 2, n+int(length)
@@ -512,6 +483,60 @@ func (it *RecordIter) nextV2(keyOnly bool) (bool, error) {
 	it.remaining--
 	it.index++
 	return true, nil
+}
+
+// frameV2 brings the next record of a v2 batch whole into data, or tells
+// why it cannot: nil with no record left at the batch's clean end, or what
+// is wrong.
+func (it *RecordIter) frameV2() error {
+	start := it.p
+	if it.remaining == 0 {
+		// Kafka reads one byte more to check that nothing follows.
+		if it.fill(1) {
+			left, err := it.rest()
+			if err != nil {
+				return err
+			}
+			return it.corrupt(it.posAt(start), "incorrect declared batch size: %d bytes remain after the last of %d records", left, it.b.Header().RecordCount())
+		}
+		if it.stream && it.srcErr != io.EOF {
+			return it.decompressErr()
+		}
+		return nil
+	}
+	if !it.fill(1) {
+		if it.stream && it.srcErr != io.EOF {
+			return it.decompressErr()
+		}
+		// Nothing is there to point at: the count field is what is wrong.
+		return it.corrupt(it.b.Pos+57, "record batch declares %d records but its data ends after %d",
+			it.b.Header().RecordCount(), it.index)
+	}
+	it.fill(5) // the longest length varint, if the records go on that far
+	length, n, err := readVarint(it.data[it.p:])
+	if err != nil {
+		return it.fail(it.corrupt(it.posAt(start), "record %d length: %v", it.index, err))
+	}
+	if length < 0 || int(length) > it.recLimit {
+		// A record over the limit is refused once the limit's worth of it
+		// is there; one cut short before that is damage.
+		left, err := it.count(int64(n) + int64(min(it.recLimit, math.MaxInt32)) + 1)
+		if err != nil {
+			return err
+		}
+		if left -= int64(n); length < 0 || left <= int64(it.recLimit) {
+			return it.corrupt(it.posAt(start), "record %d length %d exceeds the %d bytes left", it.index, length, left)
+		}
+		return it.tooLarge(fmt.Sprintf("record %d", it.index), int64(length))
+	}
+	if !it.fill(n + int(length)) {
+		left, err := it.rest()
+		if err != nil {
+			return err
+		}
+		return it.corrupt(it.posAt(start), "record %d length %d exceeds the %d bytes left", it.index, length, left-int64(n))
+	}
+	return nil
 }
 
 // parseV2 decodes the record body (after its length) as DefaultRecord.readFrom.

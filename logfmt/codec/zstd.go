@@ -43,7 +43,10 @@ func (r *Reader) unzstdStart() error {
 		return errors.New("zstd: no frame in empty input")
 	}
 	windowCap := max(r.limit, zstdMinWindow)
-	p, _ := zstdReaders.LoadOrStore(windowCap, new(sync.Pool))
+	p, ok := zstdReaders.Load(windowCap)
+	if !ok {
+		p, _ = zstdReaders.LoadOrStore(windowCap, new(sync.Pool))
+	}
 	z, _ := p.(*sync.Pool).Get().(*zstdReader)
 	if z == nil {
 		// One goroutine and low memory: the decoder then keeps one window
