@@ -376,7 +376,7 @@ func (ps *pass) dead(b *logfmt.Batch, h logfmt.BatchHeader) bool {
 // records it holds, so that a rebuilt batch is read once. Kafka's batches
 // are smaller; a larger one is read twice rather than held.
 const (
-	keepBytes   = 8 << 20
+	keepBytes   = 4 << 20
 	keepRecords = 1 << 16
 )
 

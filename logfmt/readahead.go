@@ -58,9 +58,14 @@ func (s *SegmentReader) ReadAhead() { s.ahead = s.mapFile == nil }
 // window, which ends the current Batch's validity. The reader stays
 // usable.
 func (s *SegmentReader) Close() {
+	plain := !s.ahead && s.mapFile == nil
 	s.stopAhead()
 	s.unmap()
-	s.buf, s.bufPos, s.chunk = nil, 0, nil
+	if plain {
+		putLarge(s.buf)
+	}
+	putLarge(s.join)
+	s.buf, s.bufPos, s.chunk, s.join = nil, 0, nil, nil
 }
 
 // fetch is window for a reader reading ahead.
@@ -81,9 +86,21 @@ func (s *SegmentReader) fetch(pos int64, n int) ([]byte, error) {
 		s.chunk, s.buf, s.bufPos = c.buf, c.buf[start:room+c.n], pos
 		return s.buf[:n], nil
 	}
-	// A long head or a long entry: join it in a buffer of its own.
-	// head may lie in s.join already; append moves it to the front.
-	j := append(s.join[:0], head...)
+	// A long head or a long entry: join it in a buffer of its own. head
+	// may lie in s.join already; copy moves it to the front.
+	// The chunks are appended whole: room for one past n.
+	want := n + aheadChunkSize
+	if s.aheadSizes != [2]int{} {
+		want = n + s.aheadSizes[1]
+	}
+	j := s.join[:0]
+	if cap(j) < want {
+		j = getLarge(want)[:0]
+	}
+	j = append(j, head...)
+	if cap(s.join) < want {
+		putLarge(s.join)
+	}
 	for {
 		if c.buf != nil {
 			j = append(j, c.buf[room:room+c.n]...)

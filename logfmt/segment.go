@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/logtool/logtool/internal/safefile"
 )
@@ -39,6 +40,45 @@ const (
 	DefaultMaxBatchSize = 128 << 20
 	windowSize          = 1 << 20
 )
+
+// spare holds a buffer of an entry larger than a read window. A command
+// reads a segment several times, each with a reader of its own; the
+// readers take turns with one such buffer rather than each leave one to the
+// garbage collector, which for a batch of tens of MiB made up most of a
+// command's memory. (A sync.Pool would lose it at every collection.) The
+// largest one given back is kept.
+var spare struct {
+	sync.Mutex
+	b []byte
+}
+
+// getLarge returns a buffer of n bytes.
+func getLarge(n int) []byte {
+	if n > windowSize {
+		spare.Lock()
+		b := spare.b
+		if cap(b) >= n {
+			spare.b = nil
+		}
+		spare.Unlock()
+		if cap(b) >= n {
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+// putLarge gives b, which nothing may use any more, to the next getLarge.
+func putLarge(b []byte) {
+	if cap(b) <= windowSize {
+		return
+	}
+	spare.Lock()
+	if cap(b) > cap(spare.b) {
+		spare.b = b
+	}
+	spare.Unlock()
+}
 
 // SegmentReader streams the shallow entries of a segment (any magic) with
 // their byte positions, holding at most one read window and one entry in
@@ -157,7 +197,9 @@ func (s *SegmentReader) window(pos int64, n int) ([]byte, error) {
 		want = int(rest)
 	}
 	if cap(s.buf) < want {
-		s.buf = make([]byte, want)
+		old := s.buf
+		s.buf = getLarge(want)
+		putLarge(old)
 	}
 	s.buf = s.buf[:want]
 	got, err := s.r.ReadAt(s.buf, pos)

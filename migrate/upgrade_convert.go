@@ -3,6 +3,7 @@ package migrate
 import (
 	"bytes"
 	"io"
+	"slices"
 
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -320,6 +321,9 @@ func (c *upgradeConverter) convert(b *logfmt.Batch) error {
 		if err := c.flushGroup(); err != nil {
 			return err
 		}
+		// Its records compress about as they did: room for that up front
+		// saves regrowing a large output.
+		c.out = slices.Grow(c.out, b.Size())
 	}
 	for {
 		r, err := c.src.nextRecord()
@@ -443,6 +447,9 @@ func (c *upgradeConverter) write() error {
 	n, err := c.w.Write(c.out)
 	c.bytesOut += int64(n)
 	c.out = c.out[:0]
+	if cap(c.out) > 4*upgradeWriteChunk {
+		c.out = nil // a large wrapper's: not kept for the small ones after it
+	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/logtool/logtool/internal/safefile"
@@ -217,6 +218,9 @@ func (s *scanner) window(pos int64, n int) ([]byte, error) {
 		k := copy(s.carry, s.carry[pos-s.carryPos:])
 		s.carry, s.carryPos = s.carry[:k], pos
 	}
+	// An entry larger than a chunk is gathered in one allocation of its
+	// size, rather than grown a chunk at a time.
+	s.carry = slices.Grow(s.carry, n-len(s.carry))
 	for len(s.carry) < n {
 		end := s.carryPos + int64(len(s.carry))
 		if end >= s.cur.pos+int64(len(s.cur.b)) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 
 	"github.com/pierrec/lz4/v4"
@@ -231,7 +230,7 @@ func lz4Header(dst []byte, magic int8) []byte {
 // (Kafka's default) wraps.
 func lz4AppendBlock(dst, block []byte, c *lz4.CompressorCCompat) []byte {
 	at := len(dst)
-	dst = slices.Grow(dst, 4+lz4.CompressBlockBound(len(block)))
+	dst = grow(dst, 4+lz4.CompressBlockBound(len(block)))
 	n, err := c.CompressBlock(block, dst[at+4:cap(dst)])
 	if err != nil || n == 0 || n >= len(block) {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(block))|lz4BlockUncompressed)

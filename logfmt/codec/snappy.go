@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/snappy"
@@ -118,7 +117,7 @@ func xerialHeader(dst []byte) []byte {
 // xerialAppendChunk appends one chunk: its length and a raw snappy block.
 func xerialAppendChunk(dst, chunk []byte) []byte {
 	at := len(dst)
-	dst = slices.Grow(dst, 4+s2.MaxEncodedLen(len(chunk)))
+	dst = grow(dst, 4+s2.MaxEncodedLen(len(chunk)))
 	block := s2.EncodeSnappy(dst[at+4:cap(dst)], chunk)
 	binary.BigEndian.PutUint32(dst[at:at+4], uint32(len(block)))
 	return dst[:at+4+len(block)]

@@ -194,8 +194,20 @@ func (w *Writer) release() {
 type appender []byte
 
 func (a *appender) Write(p []byte) (int, error) {
-	*a = append(*a, p...)
+	*a = append(grow(*a, len(p)), p...)
 	return len(p), nil
+}
+
+// grow makes room for n more bytes in b, doubling its capacity at least:
+// append grows a large slice by a quarter at a time, so a payload of tens
+// of MiB written a block at a time would leave four times its size behind.
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b
+	}
+	nb := make([]byte, len(b), max(2*cap(b), len(b)+n))
+	copy(nb, b)
+	return nb
 }
 
 var compressWriters = sync.Pool{New: func() any { return new(Writer) }}
