@@ -20,13 +20,16 @@ import (
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
-// heapLimit bounds the growth of the heap (garbage included) in-process.
-// The bound, "well under 200 MB", is on the resident set of the
-// process, which TestHostileRSS measures (LOGTOOL_LONG=1); in-process the
-// heap sampled with its uncollected garbage is only an upper bound, so CI
-// checks less than the 512 MiB the bombs inflate to: a decompressor
-// without a limit fails it.
+// heapLimit bounds the growth of the heap (garbage included) in-process
+// for the hostile inputs that are damaged: a command may refuse them at any
+// point, and a decompressor without a limit fails it.
 const heapLimit = 448 << 20
+
+// bombHeapLimit bounds it for the decompression bombs, which every command
+// reads a record at a time: the records are 1 MiB, and holding a batch of
+// them took as many MiB as it has records. The bound, 128 MiB, is on
+// the resident set of the process, which TestBombRSS measures.
+const bombHeapLimit = 32 << 20
 
 // measured runs logtool and samples the live heap meanwhile: peak is the
 // most the heap held above what it held before (garbage included, so an
@@ -94,36 +97,6 @@ func partitionWith(t *testing.T, data []byte) (dir, part, log string) {
 	return dir, part, log
 }
 
-// bomb returns a payload of codec c that decompresses to n MiB of zeros,
-// built by repeating a compressed piece: gzip members, zstd frames, xerial
-// snappy chunks and Kafka lz4 blocks may all follow each other.
-func bomb(t *testing.T, c codec.Type, magic int8, mib int) []byte {
-	t.Helper()
-	piece := 1 << 20
-	if c == codec.LZ4 {
-		piece = 64 << 10 // Kafka's lz4 block size
-	}
-	one, err := codec.Compress(nil, c, make([]byte, piece), magic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := mib << 20 / piece
-	switch c {
-	case codec.Gzip, codec.Zstd:
-		return bytes.Repeat(one, n)
-	case codec.Snappy:
-		const header = 16 // xerial magic, version, compatible version
-		return append(one[:header:header], bytes.Repeat(one[header:], n)...)
-	case codec.LZ4:
-		const header, endMark = 7, 4 // magic, FLG, BD, HC; a zero block size
-		block := one[header : len(one)-endMark]
-		out := append(one[:header:header], bytes.Repeat(block, n)...)
-		return append(out, one[len(one)-endMark:]...)
-	}
-	t.Fatalf("no bomb for %v", c)
-	return nil
-}
-
 // v2Batch is a one-record batch whose records area is replaced by payload,
 // under codec c, with a valid checksum.
 func v2Batch(t *testing.T, c codec.Type, payload []byte) []byte {
@@ -156,7 +129,10 @@ func hostileCommands(dir, part, log string, magic int8) [][]string {
 		{"dump", "--deep-iteration", part},
 		{"reindex", part},
 		{"find", "--offset", "0", part},
-		{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", part},
+		// The offset map (128 MiB by default) is allocated whole, and the
+		// heap counts it at once, though its pages become resident only as
+		// keys fill them: a small one keeps the bound on the rest.
+		{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", "--offset-map-memory", "8MiB", part},
 	}
 	if magic < 2 {
 		cmds = append(cmds, []string{"upgrade", "--to-magic", "2", part})
@@ -211,39 +187,95 @@ func TestHostileBatchLength(t *testing.T) {
 	}
 }
 
-// TestHostileDecompressionBomb: a batch of each codec, checksum valid,
-// whose payload inflates to hundreds of MiB.
+// TestHostileDecompressionBomb: one entry of each compressed format, valid
+// checksums, holding records (inner messages) of 1 MiB of zeros each: 512
+// with LOGTOOL_LONG=1, 64 in CI under the race detector, where verify,
+// dump and compact read three formats. Every command reads them a record
+// at a time and succeeds; holding the batch grew the heap by 150-400 MiB.
 func TestHostileDecompressionBomb(t *testing.T) {
-	const mib = 512
+	n := 64
+	if long() {
+		n = 512
+	}
 	for _, f := range allFormats() {
-		if f.codec == codec.None || f.magic == 0 {
+		if f.codec == codec.None {
 			continue
 		}
 		t.Run(f.name, func(t *testing.T) {
-			size := mib
-			if f.codec == codec.Snappy {
-				size = mib / 2 // snappy cannot compress better than about 21:1
+			if !long() && f.name != "v2-zstd" && f.name != "v2-gzip" && f.name != "v1-lz4" {
+				t.Skip("LOGTOOL_LONG=1 runs every format")
 			}
-			payload := bomb(t, f.codec, f.magic, size)
-			var data []byte
-			if f.magic == 2 {
-				data = v2Batch(t, f.codec, payload)
-			} else {
-				data = logfmt.AppendLegacyMessage(nil, f.magic, 0, int8(f.codec), 1700000000000, nil, payload)
-			}
-			dir, part, log := partitionWith(t, data)
-			t.Logf("%d KiB inflating to %d MiB", len(data)>>10, size)
+			entry := bombEntry(t, f.codec, f.magic, n, 1)
+			dir, part, log := partitionWith(t, entry)
+			// The stored entry is read whole (its checksum covers it), by
+			// up to three readers at once. zstd, lz4 and gzip store a MiB
+			// of zeros in a few hundred bytes, snappy in 50 KiB.
+			limit := bombHeapLimit + 3*uint64(len(entry))
 			cmds := hostileCommands(dir, part, log, f.magic)
 			if !long() {
-				// Each command decompresses up to the 64 MiB limit, slowly
-				// under the race detector: CI keeps verify and compact,
-				// whose readers differ most, and one legacy format.
-				if f.magic == 1 && f.codec != codec.LZ4 {
-					t.Skip("LOGTOOL_LONG=1 runs every format")
-				}
-				cmds = [][]string{cmds[0], cmds[5]}
+				cmds = [][]string{cmds[0], cmds[2], cmds[5]} // verify, dump, compact
 			}
-			checkHostile(t, cmds, log)
+			for _, args := range cmds {
+				start := time.Now()
+				r, peak, alloc := measured(t, args...)
+				t.Logf("%-8s exit %d, heap peak %d MiB, allocated %d MiB, %v", args[0], r.code, peak>>20, alloc>>20, time.Since(start).Round(time.Millisecond))
+				if peak > limit {
+					t.Errorf("%s: heap grew by %d MiB; want under %d", strings.Join(args, " "), peak>>20, limit>>20)
+				}
+				if r.code != 0 {
+					t.Errorf("%s: %v", strings.Join(args, " "), r)
+				}
+			}
+		})
+	}
+}
+
+// TestHostileRecordTooLarge: one record of 512 MiB of zeros, in a batch of
+// each codec, and a zstd frame that declares 512 MiB of content in one
+// segment (so a window as large). Each is refused before anything is
+// allocated for it, in one line naming the file, the batch's position and
+// the declared size; verify reports it as a problem.
+func TestHostileRecordTooLarge(t *testing.T) {
+	cases := map[string][]byte{
+		"zstd-window": v2Batch(t, codec.Zstd, zstdWindowBomb(512<<20)),
+	}
+	for _, c := range []codec.Type{codec.Gzip, codec.Snappy, codec.LZ4, codec.Zstd} {
+		cases["record-"+c.String()] = bombEntry(t, c, 2, 1, 512)
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			if !long() && name != "record-zstd" && name != "zstd-window" {
+				t.Skip("LOGTOOL_LONG=1 runs every codec")
+			}
+			dir, part, log := partitionWith(t, data)
+			want := "record 0 declares 536870922 bytes: over the size limit of 67108864 bytes for one record (--max-record-bytes) (at byte 0)"
+			if name == "zstd-window" {
+				want = "zstd: frame window of 536870912 bytes is over the size limit of 67108864 bytes (at byte 61)"
+			}
+			for _, args := range hostileCommands(dir, part, log, 2) {
+				r, peak, _ := measured(t, args...)
+				t.Logf("%-8s exit %d, heap peak %d MiB", args[0], r.code, peak>>20)
+				if peak > bombHeapLimit {
+					t.Errorf("%s: heap grew by %d MiB; want under %d", strings.Join(args, " "), peak>>20, bombHeapLimit>>20)
+				}
+				switch args[0] {
+				case "verify": // the problem is on the report, on stdout
+					if r.code != 3 {
+						t.Errorf("%s: %v; want exit 3", strings.Join(args, " "), r)
+					}
+					continue
+				case "reindex": // reads no record of a v2 batch without transactions
+					if r.code != 0 {
+						t.Errorf("%s: %v", strings.Join(args, " "), r)
+					}
+					continue
+				}
+				lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+				if r.code == 0 && args[0] != "dump" || !strings.HasPrefix(r.stderr, "logtool: "+args[0]+": "+log+": ") ||
+					!strings.Contains(lines[0], want) || len(lines) > 2 {
+					t.Errorf("%s: %v; want one line naming the file and %q", strings.Join(args, " "), r, want)
+				}
+			}
 		})
 	}
 }

@@ -1,0 +1,186 @@
+package campaign
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"testing"
+
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+)
+
+// The decompression bombs are valid entries whose records hold megabytes
+// of zeros: n records (v2) or inner messages (magic 0 and 1) with values of
+// mib MiB each. They are built from compressed pieces, since gzip members,
+// zstd frames, xerial snappy chunks and Kafka lz4 blocks may each follow
+// one another: a record's few bytes of framing are compressed on their own,
+// and one compressed MiB of zeros is repeated for its value.
+
+// pieces joins the compression of each piece under codec c into one
+// payload.
+type pieces struct {
+	t     testing.TB
+	c     codec.Type
+	magic int8
+	out   []byte
+	zeros []byte // one MiB of zeros, compressed as a middle piece
+}
+
+const (
+	xerialHeader = 16 // magic, version, compatible version
+	lz4Header    = 7  // magic, FLG, BD, HC
+	lz4EndMark   = 4  // a zero block size
+	mib          = 1 << 20
+	bombTime     = 1700000000000
+)
+
+func newPieces(t testing.TB, c codec.Type, magic int8) *pieces {
+	p := &pieces{t: t, c: c, magic: magic}
+	whole := p.compress(nil)
+	switch c {
+	case codec.Snappy:
+		p.out = whole[:xerialHeader:xerialHeader]
+	case codec.LZ4:
+		p.out = whole[:lz4Header:lz4Header]
+	}
+	p.zeros = p.middle(p.compress(make([]byte, mib)))
+	return p
+}
+
+func (p *pieces) compress(b []byte) []byte {
+	p.t.Helper()
+	out, err := codec.Compress(nil, p.c, b, p.magic)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return out
+}
+
+// middle strips the stream header and end that a piece between others
+// must not repeat.
+func (p *pieces) middle(whole []byte) []byte {
+	switch p.c {
+	case codec.Snappy:
+		return whole[xerialHeader:]
+	case codec.LZ4:
+		return whole[lz4Header : len(whole)-lz4EndMark]
+	}
+	return whole
+}
+
+func (p *pieces) add(b []byte) {
+	if len(b) > 0 {
+		p.out = append(p.out, p.middle(p.compress(b))...)
+	}
+}
+
+func (p *pieces) addZeros(n int) {
+	for range n {
+		p.out = append(p.out, p.zeros...)
+	}
+}
+
+func (p *pieces) payload() []byte {
+	if p.c == codec.LZ4 {
+		return binary.LittleEndian.AppendUint32(p.out, 0)
+	}
+	return p.out
+}
+
+// bombEntry is a v2 batch of n records, or a legacy wrapper of n inner
+// messages, each valued mib MiB of zeros, with valid checksums.
+func bombEntry(t testing.TB, c codec.Type, magic int8, n, mibs int) []byte {
+	p := newPieces(t, c, magic)
+	if magic < 2 {
+		// Every inner message has the same checksum: offsets are outside it.
+		var inner []byte
+		inner = logfmt.AppendLegacyMessage(inner, magic, 0, 0, bombTime, nil, nil)
+		inner = inner[:len(inner)-4]
+		inner = binary.BigEndian.AppendUint32(inner, uint32(mibs*mib))
+		binary.BigEndian.PutUint32(inner[8:], uint32(len(inner)-logfmt.LogOverhead+mibs*mib))
+		crc := crc32.ChecksumIEEE(inner[logfmt.MagicOffset:])
+		crc = crc32.Update(crc, crc32.IEEETable, make([]byte, mibs*mib))
+		binary.BigEndian.PutUint32(inner[12:], crc)
+		for i := range n {
+			binary.BigEndian.PutUint64(inner, uint64(i))
+			p.add(inner)
+			p.addZeros(mibs)
+		}
+		return logfmt.AppendLegacyMessage(nil, magic, int64(n-1), int8(c), bombTime, nil, p.payload())
+	}
+	for i := range n {
+		// DefaultRecord: length, attributes, timestamp delta, offset
+		// delta, a null key, the value's length, the value, no headers.
+		var body []byte
+		body = append(body, 0, 0)
+		body = binary.AppendVarint(body, int64(i))
+		body = binary.AppendVarint(body, -1)
+		body = binary.AppendVarint(body, int64(mibs*mib))
+		rec := binary.AppendVarint(nil, int64(len(body)+mibs*mib+1))
+		p.add(append(rec, body...))
+		p.addZeros(mibs)
+		p.add([]byte{0})
+	}
+	o := logfmt.DefaultBatchOptions(0)
+	o.LastOffsetDelta = int32(n - 1)
+	b, err := logfmt.AppendBatch(nil, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, p.payload()...)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-logfmt.LogOverhead))
+	b[22] = byte(c)
+	binary.BigEndian.PutUint64(b[27:], bombTime)
+	binary.BigEndian.PutUint64(b[35:], bombTime)
+	binary.BigEndian.PutUint32(b[57:], uint32(n))
+	fixCRC(b)
+	return b
+}
+
+// zstdWindowBomb is a zstd frame written in one segment that declares
+// size bytes of content, a window as large, held as RLE blocks of 128 KiB.
+func zstdWindowBomb(size int) []byte {
+	f := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
+	f = append(f, 0xE0) // an 8-byte content size, single segment, no checksum
+	f = binary.LittleEndian.AppendUint64(f, uint64(size))
+	for size > 0 {
+		n := min(size, 128<<10)
+		size -= n
+		h := uint32(n)<<3 | 1<<1 // RLE
+		if size == 0 {
+			h |= 1
+		}
+		f = append(f, byte(h), byte(h>>8), byte(h>>16), 0)
+	}
+	return f
+}
+
+// TestBombEntries: the bombs are what they claim to be, records a reader
+// takes one by one.
+func TestBombEntries(t *testing.T) {
+	for _, f := range allFormats() {
+		if f.codec == codec.None {
+			continue
+		}
+		b := bombEntry(t, f.codec, f.magic, 3, 2)
+		batch := logfmt.Batch{Data: b}
+		if err := batch.Validate(); err != nil {
+			t.Fatalf("%s: %v", f.name, err)
+		}
+		var it logfmt.RecordIter
+		if err := it.Reset(&batch); err != nil {
+			t.Fatalf("%s: %v", f.name, err)
+		}
+		n := 0
+		for ; it.Next(); n++ {
+			r := it.Record()
+			if r.Offset != int64(n) || r.Key != nil || len(r.Value) != 2*mib || !bytes.Equal(r.Value, make([]byte, 2*mib)) {
+				t.Fatalf("%s: record %d: offset %d, %d bytes", f.name, n, r.Offset, len(r.Value))
+			}
+		}
+		if it.Err() != nil || n != 3 {
+			t.Fatalf("%s: %d records, %v", f.name, n, it.Err())
+		}
+	}
+}
