@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/logtool/logtool/internal/extsort"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -21,9 +23,10 @@ import (
 // checkpointPlan is everything one log directory's run will do, worked out
 // before anything is written. apply performs it in a fixed order.
 type checkpointPlan struct {
-	rep     *CheckpointLogDir
-	writes  []checkpointWrite // forward: per-partition files
-	removes []string          // reverse: per-partition files, after the root file
+	rep       *CheckpointLogDir
+	writes    []checkpointWrite          // forward: per-partition files
+	removes   []string                   // reverse: per-partition files, after the root file
+	partFiles map[checkpointKey]partFile // reverse: the partitions' own files
 	// rootEntries writes the rootCount entries of the merged .migrated file
 	// (forward) or of the root file (reverse), reading the old files again
 	// rather than holding their entries.
@@ -136,19 +139,24 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 	// not here. It is read twice and never held: first to check it, count
 	// it and find the last line of each partition that is here (Kafka reads
 	// the entries into a map, so the last line of a partition wins), then
-	// to plan. Only a merge with a .migrated file needs its partitions as a
-	// set, 8 bytes each.
-	merging := rep.HadMigrated && !opts.KeepOld
-	var rootKeys partitionSet
+	// to plan. Only a merge with a .migrated file needs its partitions, to
+	// sort them with the .migrated file's (planMerge).
+	var rootKeys *extsort.Sorter
+	if rep.HadMigrated && !opts.KeepOld {
+		rootKeys = extsort.New(sortMemory)
+		defer func() { rootKeys.Close() }() // unless planMerge took it over
+	}
 	last := make(map[checkpointKey]int)
 	n := 0
+	var key []byte
 	found, err := scanRootCheckpoint(rep.RootFile, func(e checkpoint.OffsetEntry) error {
 		n++
 		if k := checkpointKeyOf(e); s.live[k] != nil {
 			last[k] = e.Line
 		}
-		if merging {
-			rootKeys.add(e)
+		if rootKeys != nil {
+			key = appendKey(key[:0], e, srcRoot)
+			return rootKeys.Add(key)
 		}
 		return nil
 	})
@@ -239,9 +247,6 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 		rep.Entries = append(rep.Entries, ent)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
 	for _, i := range absent {
 		ent := &rep.Entries[i]
 		k := checkpointKey{ent.Topic, ent.Partition}
@@ -251,7 +256,10 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 			ent.Action, ent.Note = CheckpointAbsent, s.absentNote(k)
 		}
 	}
-	if err := checkpointConflictError(conflicts); err != nil {
+	if err == nil {
+		err = checkpointConflictError(conflicts)
+	}
+	if err != nil {
 		return err
 	}
 	sortCheckpointEntries(rep.Entries)
@@ -260,7 +268,9 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 		rep.Root = CheckpointRootKept
 		return nil
 	}
-	return p.planMerge(n, &rootKeys)
+	keys := rootKeys
+	rootKeys = nil
+	return p.planMerge(n, keys)
 }
 
 // maxListedLeft bounds the entries a report lists that a run leaves where
@@ -270,7 +280,7 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 const maxListedLeft = 1000
 
 // planMerge decides what forward does with the root file of n entries,
-// whose partitions are rootKeys, when a .migrated file may be there too.
+// whose partitions rootKeys holds, when a .migrated file may be there too.
 //
 // A .migrated file next to a root file means a broker ran on the old
 // format after an earlier migration (or a reverse run was cut short). The
@@ -279,9 +289,12 @@ const maxListedLeft = 1000
 // entries followed by the .migrated entries of the other partitions. When
 // that is what the .migrated file holds already, the root file is only
 // removed.
-func (p *checkpointPlan) planMerge(n int, rootKeys *partitionSet) error {
+func (p *checkpointPlan) planMerge(n int, rootKeys *extsort.Sorter) error {
 	rep := p.rep
-	rootKeys.sort()
+	inRoot, err := migratedInRoot(rep.MigratedFile, rootKeys)
+	if err != nil {
+		return err
+	}
 	// The .migrated file is the merged one when it starts with the root
 	// file's entries and the rest are all of other partitions.
 	root, err := openRootReader(rep.RootFile)
@@ -291,8 +304,8 @@ func (p *checkpointPlan) planMerge(n int, rootKeys *partitionSet) error {
 	defer root.Close()
 	i, kept, same := 0, 0, true
 	found, err := scanRootCheckpoint(rep.MigratedFile, func(m checkpoint.OffsetEntry) error {
-		inRoot := rootKeys.has(m)
-		if !inRoot {
+		in := inRoot.has(m.Line)
+		if !in {
 			kept++
 		}
 		if i < n {
@@ -302,7 +315,7 @@ func (p *checkpointPlan) planMerge(n int, rootKeys *partitionSet) error {
 			}
 			same = same && e.Topic == m.Topic && e.Partition == m.Partition && e.Offset == m.Offset
 		} else {
-			same = same && !inRoot
+			same = same && !in
 		}
 		i++
 		return nil
@@ -323,7 +336,7 @@ func (p *checkpointPlan) planMerge(n int, rootKeys *partitionSet) error {
 				return err
 			}
 			_, err := scanRootCheckpoint(rep.MigratedFile, func(e checkpoint.OffsetEntry) error {
-				if rootKeys.has(e) {
+				if inRoot.has(e.Line) {
 					return nil
 				}
 				return write(e)
@@ -334,51 +347,60 @@ func (p *checkpointPlan) planMerge(n int, rootKeys *partitionSet) error {
 	return nil
 }
 
+// migratedInRoot returns the lines of the .migrated file whose partitions
+// rootKeys, the root file's, hold: a bit a line, the partitions sorted on
+// disk (checkpoints_table.go). It takes rootKeys over; nil means there was
+// no .migrated file.
+func migratedInRoot(migrated string, rootKeys *extsort.Sorter) (lineSet, error) {
+	if rootKeys == nil {
+		return nil, nil
+	}
+	var key []byte
+	_, err := scanRootCheckpoint(migrated, func(m checkpoint.OffsetEntry) error {
+		key = appendKey(key[:0], m, srcMigrated)
+		return rootKeys.Add(key)
+	})
+	if err != nil {
+		rootKeys.Close()
+		return nil, err
+	}
+	it, err := rootKeys.Sort()
+	if err != nil {
+		return nil, err
+	}
+	var inRoot lineSet
+	listed := false // the current partition's group began with a root entry
+	key = key[:0]
+	for it.Next() {
+		r := sortedEntry(it.Record())
+		if !bytes.Equal(r.group(), key) {
+			key, listed = append(key[:0], r.group()...), r.source() == srcRoot
+		}
+		if listed && r.source() == srcMigrated {
+			inRoot.add(r.line())
+		}
+	}
+	return inRoot, it.Close()
+}
+
 func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) error {
 	rep := p.rep
 	// Sources in order of precedence: the partition's own file, then the
 	// root file (which a reverse run cut short has already written), then
 	// the .migrated file. Within a root file the last line of a partition
 	// wins, as in Kafka. The root files may list millions of partitions:
-	// their entries are held as 24-byte records, sorted by partition and
-	// then by precedence, so that the first of each partition wins.
-	var t reverseTable
-	var err error
-	if rep.HadRoot, err = scanRootCheckpoint(rep.RootFile, func(e checkpoint.OffsetEntry) error {
-		t.add(e, srcRoot)
-		return nil
-	}); err != nil {
+	// their entries are sorted on disk by partition and then by precedence
+	// (checkpoints_table.go), so that the first of each partition wins.
+	parts := make(map[checkpointKey]partFile)
+	it, err := p.reverseSorted(s, parts)
+	if err != nil {
 		return err
 	}
-	if rep.HadMigrated, err = scanRootCheckpoint(rep.MigratedFile, func(e checkpoint.OffsetEntry) error {
-		t.add(e, srcMigrated)
-		return nil
-	}); err != nil {
-		return err
-	}
-	type partFile struct {
-		path      string
-		cleanTime int64
-	}
-	partFiles := make(map[checkpointKey]partFile)
-	for _, part := range s.sorted {
-		path := filepath.Join(part.Path, layout.CleanerCheckpointFile)
-		c, present, err := readCleanerCheckpoint(path)
-		if err != nil {
-			return err
-		}
-		if present {
-			e := checkpoint.OffsetEntry{Topic: part.Dir.Topic, Partition: part.Dir.Partition, Offset: c.FirstDirtyOffset}
-			t.add(e, srcPartition)
-			partFiles[checkpointKeyOf(e)] = partFile{path, c.LastCleanTimeMs}
-			p.removes = append(p.removes, path)
-		}
-	}
+	defer it.Close()
 	if len(p.removes) == 0 && !rep.HadMigrated {
 		rep.Root = CheckpointRootNone
 		return nil
 	}
-	t.sort()
 
 	type conflict struct {
 		line int
@@ -387,49 +409,48 @@ func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) 
 	var conflicts []conflict
 	unchanged := true
 	listedLeft := 0
-	t.each(func(g []reverseRecord) {
-		win := g[0]
-		k := checkpointKey{t.name(win), win.partition()}
-		var inRoot *reverseRecord
-		for i := range g {
-			if g[i].src == srcRoot {
-				inRoot = &g[i]
-				break
-			}
-		}
-		if win.src == srcPartition && inRoot != nil && inRoot.offset != win.offset && !opts.Overwrite {
-			conflicts = append(conflicts, conflict{int(inRoot.line), fmt.Errorf("%s: %w: line %d says offset %d, %s holds %d",
-				rep.RootFile, ErrCheckpointConflict, inRoot.line, inRoot.offset, partFiles[k].path, win.offset)})
+	winners := 0
+	err = eachGroup(it, func(g *partitionGroup) error {
+		winners++
+		win := g.win
+		k := checkpointKeyOf(win)
+		if g.winSrc == srcPartition && g.inRoot && g.root.Offset != win.Offset && !opts.Overwrite {
+			conflicts = append(conflicts, conflict{g.root.Line, fmt.Errorf("%s: %w: line %d says offset %d, %s holds %d",
+				rep.RootFile, ErrCheckpointConflict, g.root.Line, g.root.Offset, parts[k].path, win.Offset)})
 		}
 		ent := CheckpointEntry{
-			Topic: k.topic, Partition: k.partition, Offset: win.offset, CleanTimeMs: -1,
-			From: rep.RootFile, File: rep.RootFile, Line: int(win.line),
+			Topic: k.topic, Partition: k.partition, Offset: win.Offset, CleanTimeMs: -1,
+			From: rep.RootFile, File: rep.RootFile, Line: win.Line,
 		}
 		switch {
-		case inRoot == nil:
+		case !g.inRoot:
 			ent.Action = CheckpointWrite
-		case inRoot.offset == win.offset:
+		case g.root.Offset == win.Offset:
 			ent.Action = CheckpointUnchanged
 		default:
-			ent.Action, ent.PreviousOffset = CheckpointReplace, inRoot.offset
+			ent.Action, ent.PreviousOffset = CheckpointReplace, g.root.Offset
 		}
 		unchanged = unchanged && ent.Action == CheckpointUnchanged
-		switch win.src {
+		switch g.winSrc {
 		case srcPartition:
-			ent.From, ent.CleanTimeMs, ent.Removed = partFiles[k].path, partFiles[k].cleanTime, !opts.KeepOld
+			ent.From, ent.CleanTimeMs, ent.Removed = parts[k].path, parts[k].cleanTime, !opts.KeepOld
 		case srcMigrated:
 			ent.From = rep.MigratedFile
 		}
 		if s.live[k] == nil {
 			if listedLeft >= maxListedLeft {
 				rep.Unlisted++
-				return
+				return nil
 			}
 			listedLeft++
 			ent.Note = s.absentNote(k)
 		}
 		rep.Entries = append(rep.Entries, ent)
+		return nil
 	})
+	if err != nil {
+		return err
+	}
 	if len(conflicts) > 0 {
 		slices.SortFunc(conflicts, func(a, b conflict) int { return cmp.Compare(a.line, b.line) })
 		errs := make([]error, len(conflicts))
@@ -445,15 +466,17 @@ func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) 
 	if rep.HadRoot && unchanged {
 		rep.Root = CheckpointRootUnchanged
 	} else {
-		t.winners()
-		p.rootCount = len(t.recs)
+		// The winners are sorted again when written rather than kept.
+		p.rootCount = winners
 		p.rootEntries = func(write func(checkpoint.OffsetEntry) error) error {
-			for _, r := range t.recs {
-				if err := write(checkpoint.OffsetEntry{Topic: t.name(r), Partition: r.partition(), Offset: r.offset}); err != nil {
-					return err
-				}
+			it, err := p.reverseSorted(s, nil)
+			if err != nil {
+				return err
 			}
-			return nil
+			defer it.Close()
+			return eachGroup(it, func(g *partitionGroup) error {
+				return write(checkpoint.OffsetEntry{Topic: g.win.Topic, Partition: g.win.Partition, Offset: g.win.Offset})
+			})
 		}
 	}
 	if opts.KeepOld {
@@ -462,6 +485,65 @@ func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) 
 		rep.RemovedMigrated = rep.HadMigrated
 	}
 	return nil
+}
+
+// partFile is a partition's own cleaner checkpoint, for a reverse run.
+type partFile struct {
+	path      string
+	offset    int64
+	cleanTime int64
+}
+
+// reverseSorted sorts the entries of the root file, the .migrated file and
+// the partitions' own files (reverseSource). The first time, with parts
+// not nil, it also records whether the root files exist, the partitions'
+// files in parts and those to remove in the plan; the partitions' files
+// are read once, then taken from parts.
+func (p *checkpointPlan) reverseSorted(s *checkpointScan, parts map[checkpointKey]partFile) (*extsort.Iter, error) {
+	rep := p.rep
+	sorter := extsort.New(sortMemory)
+	var key []byte
+	add := func(src reverseSource) func(checkpoint.OffsetEntry) error {
+		return func(e checkpoint.OffsetEntry) error {
+			key = appendKey(key[:0], e, src)
+			return sorter.Add(key)
+		}
+	}
+	hadRoot, err := scanRootCheckpoint(rep.RootFile, add(srcRoot))
+	var hadMigrated bool
+	if err == nil {
+		hadMigrated, err = scanRootCheckpoint(rep.MigratedFile, add(srcMigrated))
+	}
+	for _, part := range s.sorted {
+		if err != nil {
+			break
+		}
+		k := checkpointKey{part.Dir.Topic, part.Dir.Partition}
+		pf, present := p.partFiles[k]
+		if parts != nil {
+			pf.path = filepath.Join(part.Path, layout.CleanerCheckpointFile)
+			var c checkpoint.CleanerCheckpoint
+			if c, present, err = readCleanerCheckpoint(pf.path); err != nil {
+				break
+			}
+			if present {
+				pf.cleanTime, pf.offset = c.LastCleanTimeMs, c.FirstDirtyOffset
+				parts[k] = pf
+				p.removes = append(p.removes, pf.path)
+			}
+		}
+		if present {
+			err = add(srcPartition)(checkpoint.OffsetEntry{Topic: k.topic, Partition: k.partition, Offset: pf.offset})
+		}
+	}
+	if err != nil {
+		sorter.Close()
+		return nil, err
+	}
+	if parts != nil {
+		rep.HadRoot, rep.HadMigrated, p.partFiles = hadRoot, hadMigrated, parts
+	}
+	return sorter.Sort()
 }
 
 // absentNote says why an entry has no live partition directory.

@@ -98,8 +98,11 @@ func (r *OffsetReader) topic(b []byte) string {
 	if t, ok := r.topics[string(b)]; ok {
 		return t
 	}
-	if r.topics == nil || len(r.topics) >= maxTopics {
+	switch {
+	case r.topics == nil:
 		r.topics = make(map[string]string)
+	case len(r.topics) >= maxTopics:
+		clear(r.topics) // keeps the table: a new one every maxTopics lines was most of the work
 	}
 	t := string(b)
 	r.topics[t] = t
