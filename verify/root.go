@@ -3,13 +3,13 @@ package verify
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
-	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
 
-	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/extsort"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -194,22 +194,22 @@ func checkOffsets(c *collector, path string, s offsetsScope) error {
 	rule := checkpointRules[filepath.Base(path)]
 	var (
 		bads      badEntries
-		idx       entryIndex
+		idx       = extsort.New(entrySortMemory)
+		key       []byte
 		listed    = map[tp]bool{} // the partitions of s.parts with an entry
 		unknown   int
 		unknownAt = -1
 	)
-	if s.only == nil {
-		// Sized once: growing it by appending would hold the old and the
-		// new arrays at once.
-		idx.keys = make([]entryKey, 0, lineCount(path))
-	}
+	defer idx.Close()
 	err = checkpoint.ScanOffsetsFile(path, func(e checkpoint.OffsetEntry) error {
 		t := tp{e.Topic, e.Partition}
 		if _, ok := s.only[t]; s.only != nil && !ok {
 			return nil
 		}
-		idx.add(e)
+		key = appendEntryKey(key[:0], e)
+		if err := idx.Add(key); err != nil {
+			return err
+		}
 		f := s.parts[t]
 		if f != nil {
 			listed[t] = true
@@ -242,9 +242,12 @@ func checkOffsets(c *collector, path string, s offsetsScope) error {
 	if err != nil {
 		return corruptFinding(c, err, path)
 	}
-	idx.repeated(func(line, first int) {
+	err = repeatedEntries(idx, func(line, first int) {
 		bads.keep(badEntry{line: line, why: repeated, msg: fmt.Sprintf("the partition appears again (first on line %d): Kafka writes each partition once, and a broker reading it keeps the last", first)})
 	})
+	if err != nil {
+		return err
+	}
 	first := bads.first()
 	lines := []int{}
 	for _, b := range first {
@@ -338,109 +341,44 @@ func message(e checkpoint.OffsetEntry, why badWhy, rule checkpointRule, s offset
 	return fmt.Sprintf("%s %d of partition %s is not its log end offset %d: %s", rule.what, e.Offset, t, f.logEnd, rule.clean)
 }
 
-// entryIndex finds the partitions a checkpoint lists more than once without
-// holding its entries: each is 12 bytes, its topic a number.
-type entryIndex struct {
-	topics topicIDs
-	keys   []entryKey
-}
+// The partitions a checkpoint lists more than once are found by sorting
+// its entries on disk (internal/extsort): memory stays at entrySortMemory
+// whatever the number of entries and topics.
+const entrySortMemory = 4 << 20
 
-type entryKey struct {
-	topic     uint32
-	partition int32
-	line      uint32 // a checkpoint has at most 2^31-1 entries
-}
-
-func (x *entryIndex) add(e checkpoint.OffsetEntry) {
-	x.keys = append(x.keys, entryKey{topic: x.topics.id(e.Topic), partition: e.Partition, line: uint32(e.Line)})
-}
-
-// topicIDs numbers topic names in little memory, since every line of a
-// hostile checkpoint may name another topic: the names are kept end to end
-// in one slice and found through an open-addressing table of their
-// numbers, some 20 bytes a name where a map of strings takes 60.
-type topicIDs struct {
-	names []byte   // every name, end to end
-	ends  []uint32 // where each name ends in names; a checkpoint read is at most maxCheckpoint bytes
-	table []uint32 // 0 for an empty slot, else a name's number + 1
-	seed  maphash.Seed
-}
-
-func (t *topicIDs) id(name string) uint32 {
-	if 2*(len(t.ends)+1) > len(t.table) {
-		t.grow()
-	}
-	mask := uint64(len(t.table) - 1)
-	for i := maphash.String(t.seed, name) & mask; ; i = (i + 1) & mask {
-		v := t.table[i]
-		if v == 0 {
-			t.names = append(t.names, name...)
-			t.ends = append(t.ends, uint32(len(t.names)))
-			t.table[i] = uint32(len(t.ends))
-			return uint32(len(t.ends) - 1)
+// appendEntryKey appends e's key for repeatedEntries: topic, a byte that
+// ends it, partition, line, so that the bytes sort entries by partition and
+// then line. A topic holding that byte, which Kafka never writes, has its
+// bytes escaped.
+func appendEntryKey(dst []byte, e checkpoint.OffsetEntry) []byte {
+	for i := 0; i < len(e.Topic); i++ {
+		if c := e.Topic[i]; c <= 1 {
+			dst = append(dst, 1)
 		}
-		if string(t.name(v-1)) == name {
-			return v - 1
-		}
+		dst = append(dst, e.Topic[i])
 	}
+	dst = append(dst, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(e.Partition))
+	return binary.BigEndian.AppendUint32(dst, uint32(e.Line))
 }
 
-func (t *topicIDs) name(id uint32) []byte {
-	start := uint32(0)
-	if id > 0 {
-		start = t.ends[id-1]
-	}
-	return t.names[start:t.ends[id]]
-}
-
-// grow doubles the table, keeping it at most half full.
-func (t *topicIDs) grow() {
-	if len(t.table) == 0 {
-		t.seed = maphash.MakeSeed()
-	}
-	t.table = make([]uint32, max(64, 2*len(t.table)))
-	mask := uint64(len(t.table) - 1)
-	for id := range t.ends {
-		i := maphash.Bytes(t.seed, t.name(uint32(id))) & mask
-		for t.table[i] != 0 {
-			i = (i + 1) & mask
-		}
-		t.table[i] = uint32(id) + 1
-	}
-}
-
-// repeated calls fn for every entry of a partition listed on an earlier
-// line too, with the line of the entry before it.
-func (x *entryIndex) repeated(fn func(line, before int)) {
-	slices.SortFunc(x.keys, func(a, b entryKey) int {
-		return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition), cmp.Compare(a.line, b.line))
-	})
-	for i := 1; i < len(x.keys); i++ {
-		if a, b := x.keys[i-1], x.keys[i]; a.topic == b.topic && a.partition == b.partition {
-			fn(int(b.line), int(a.line))
-		}
-	}
-}
-
-// lineCount returns at least the number of lines of the file at path, or 0
-// if it cannot be read.
-func lineCount(path string) int {
-	f, err := safefile.Open(path)
+// repeatedEntries sorts the keys of idx and calls fn for every entry of a
+// partition listed on an earlier line too, with the line of the entry
+// before it.
+func repeatedEntries(idx *extsort.Sorter, fn func(line, before int)) error {
+	it, err := idx.Sort()
 	if err != nil {
-		return 0
+		return err
 	}
-	defer f.Close()
-	n := 1 // a last line without a line end
-	buf := make([]byte, 64<<10)
-	for {
-		m, err := f.Read(buf)
-		b := buf[:m]
-		// "\r\n" ends one line; split across two reads it counts twice.
-		n += bytes.Count(b, []byte{'\n'}) + bytes.Count(b, []byte{'\r'}) - bytes.Count(b, []byte("\r\n"))
-		if err != nil {
-			return n
+	var prev []byte
+	for it.Next() {
+		k := it.Record()
+		if len(prev) == len(k) && bytes.Equal(prev[:len(prev)-4], k[:len(k)-4]) {
+			fn(int(binary.BigEndian.Uint32(k[len(k)-4:])), int(binary.BigEndian.Uint32(prev[len(prev)-4:])))
 		}
+		prev = append(prev[:0], k...)
 	}
+	return it.Close()
 }
 
 // missingEntries reports the partitions verified whole that a checkpoint

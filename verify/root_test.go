@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/extsort"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -82,21 +84,26 @@ func TestCheckOffsetsManyTopics(t *testing.T) {
 	}
 }
 
-func TestTopicIDs(t *testing.T) {
-	var ids topicIDs
-	const n = 10_000
-	for round := range 2 {
-		for i := range n {
-			name := fmt.Sprintf("topic-%d", i)
-			if got := ids.id(name); got != uint32(i) {
-				t.Fatalf("round %d: id(%q) = %d, want %d", round, name, got, i)
-			}
-			if got := string(ids.name(uint32(i))); got != name {
-				t.Fatalf("name(%d) = %q", i, got)
-			}
+// TestEntryKeys: the keys repeatedEntries sorts tell partitions apart
+// whatever bytes their topics hold, and a repeated partition's entries
+// meet in line order.
+func TestEntryKeys(t *testing.T) {
+	entries := []checkpoint.OffsetEntry{
+		{Topic: "a", Partition: 256, Line: 3}, {Topic: "a\x00\x00\x00\x01", Partition: 0, Line: 4},
+		{Topic: "a\x01", Partition: 0, Line: 5}, {Topic: "a", Partition: 256, Line: 6}, {Topic: "", Partition: 0, Line: 7},
+		{Topic: "a\x00", Partition: 1, Line: 8}, {Topic: "a", Partition: 256, Line: 9},
+	}
+	idx := extsort.New(1 << 20)
+	for _, e := range entries {
+		if err := idx.Add(appendEntryKey(nil, e)); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if got := ids.id(""); got != n {
-		t.Fatalf("id of the empty name = %d, want %d", got, n)
+	var got [][2]int
+	if err := repeatedEntries(idx, func(line, before int) { got = append(got, [2]int{line, before}) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := [][2]int{{6, 3}, {9, 6}}; !slices.Equal(got, want) {
+		t.Errorf("repeated %v, want %v", got, want)
 	}
 }
