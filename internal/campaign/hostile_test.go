@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -391,4 +392,87 @@ func TestMigrateCheckpointsMemory(t *testing.T) {
 	if err != nil || !bytes.Equal(migrated, manyLines(100_000)) {
 		t.Errorf("the root file was not renamed whole: %v", err)
 	}
+}
+
+// manyTopics is a root offset checkpoint of n entries, each for a topic of
+// its own that is not in the log directory, from the first'th on: topic
+// ghost-i, partition 0, offset i-first.
+func manyTopics(first, n int) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "0\n%d\n", n)
+	for i := range n {
+		fmt.Fprintf(&b, "ghost-%d 0 %d\n", first+i, i)
+	}
+	return b.Bytes()
+}
+
+// TestMigrateCheckpointsHuge: the two runs of migrate-checkpoints that must
+// know every partition of the root files, on root files of 500,000 entries
+// each (5,000,000 with LOGTOOL_LONG=1), each entry naming a topic of its
+// own, half of them in both files: forward with a .migrated file, which it
+// merges, and reverse, which rebuilds the root file from both. They held
+// every entry (8 and 24 bytes, and a map of the topics' names) and grew the
+// heap by 60-400 MiB; they now sort the entries on disk in a few MiB, and
+// write what they wrote before.
+func TestMigrateCheckpointsHuge(t *testing.T) {
+	const limit = 24 << 20
+	// The heap's peak counts garbage, of which the collector lets as much
+	// pile up as the test binary holds live; collecting more often keeps
+	// the bound on what the command holds whatever ran before.
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
+	n := 500_000
+	if long() {
+		n = 5_000_000
+	}
+	o := matrixOptions(format{"v2-none", 2, codec.None})
+	o.Records = 50
+	for _, reverse := range []bool{false, true} {
+		dir := fixture(t, o)
+		root := filepath.Join(dir, "cleaner-offset-checkpoint")
+		// Both files name ghost-n/2 to ghost-n-1; the root file wins.
+		writeFile(t, root, manyTopics(0, n))
+		writeFile(t, root+".migrated", manyTopics(n/2, n))
+		args := []string{"migrate-checkpoints", dir}
+		file := root + ".migrated"
+		if reverse {
+			args = []string{"migrate-checkpoints", "--reverse", dir}
+			file = root
+		}
+		r, peak, alloc := measured(t, args...)
+		t.Logf("%v: exit %d, heap peak %d MiB, allocated %d MiB", args, r.code, peak>>20, alloc>>20)
+		if r.code != 0 || peak > limit {
+			t.Errorf("%v: %v, heap grew by %d MiB; want exit 0 and under %d", args, r, peak>>20, limit>>20)
+		}
+		if got := readFile(t, file); !bytes.Equal(got, hugeMigrated(n, reverse)) {
+			t.Errorf("%v: %s is not what was written before", args, filepath.Base(file))
+		}
+	}
+}
+
+// hugeMigrated is what TestMigrateCheckpointsHuge's runs write: forward,
+// the root file's entries, then the .migrated file's of the other
+// partitions; reverse, the same in the topics' order ("ghost-1" comes
+// before "ghost-10").
+func hugeMigrated(n int, reverse bool) []byte {
+	type entry struct {
+		topic  string
+		offset int
+	}
+	var es []entry
+	for i := range n + n/2 {
+		off := i
+		if i >= n {
+			off = i - n/2
+		}
+		es = append(es, entry{fmt.Sprint("ghost-", i), off})
+	}
+	if reverse {
+		slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.topic, b.topic) })
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "0\n%d\n", len(es))
+	for _, e := range es {
+		fmt.Fprintf(&b, "%s 0 %d\n", e.topic, e.offset)
+	}
+	return b.Bytes()
 }
