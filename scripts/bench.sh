@@ -9,7 +9,10 @@
 #   - verify, reindex on the same 2 GiB partition, upgrade on a magic-0 one;
 #   - export and salvage (issue 20) on the dump segment: export to /dev/null
 #     (JSON encoding included; target 300 MB/s), salvage into a new directory
-#     (target: within 2x cat, here cat into a file of the same size).
+#     (target: within 2x cat, here cat into a file of the same size);
+#   - memory (issue 15): peak RSS of every command on decompression bombs
+#     (one batch of 512 records of 1 MiB of zeros, each compressed format)
+#     and on root offset checkpoints of 10,000,000 lines.
 # Environment:
 #   BENCH_DIR    where to write (default /tmp/logtool-bench; needs ~6 GiB free)
 #   BENCH_SCALE  divide every size by this, for a quick look (default 1)
@@ -135,6 +138,70 @@ header "KRaft metadata log, 1M records"
 row cat warm cat "${inputs[@]}"
 row "replay (clustermeta.Load)" warm env LOGTOOL_BENCH_METADATA="$meta" "$dir/clustermeta.test" \
   -test.run '^$' -test.bench '^BenchmarkReplay$' -test.benchtime 1x
+
+# mem_row LABEL COMMAND...: one run's wall time and peak RSS (GNU time).
+# PREP, when set, runs (untimed) before it.
+mem_row() {
+  local label=$1; shift
+  [ -n "${PREP:-}" ] && sh -c "$PREP"
+  local t0=$EPOCHREALTIME
+  /usr/bin/time -f '%M' -o "$dir/time.out" "$@" >/dev/null 2>&1 || true
+  local t1=$EPOCHREALTIME
+  awk -v n="$label" -v a="$t0" -v b="$t1" -v kb="$(tail -1 "$dir/time.out")" \
+    'BEGIN { printf "%-58s %8.2f %8.1f\n", n, b - a, kb / 1024 }'
+}
+mem_header() { echo; printf '%-58s %8s %8s\n' "$1" seconds "RSS MiB"; }
+
+bomb_records=$(( 512 / scale ))
+if [ ! -f "$dir/bombs/.done-$scale" ]; then
+  rm -rf "$dir/bombs"
+  LOGTOOL_BOMB_DIR="$dir/bombs" LOGTOOL_BOMB_RECORDS=$bomb_records go test -count=1 -run '^TestWriteBombs$' ./internal/campaign/ >/dev/null
+  touch "$dir/bombs/.done-$scale"
+fi
+mem_header "decompression bombs: $bomb_records records of 1 MiB of zeros in one batch"
+for b in "$dir"/bombs/v*; do
+  f=$(basename "$b") logs="$b/kafka-logs" part="$b/kafka-logs/bomb-0"
+  work="$dir/bomb-work"
+  mem_row "$f verify --deep" "$lt" --no-progress verify --deep "$part"
+  mem_row "$f dump --deep-iteration --print-data-log" "$lt" --no-progress dump --deep-iteration --print-data-log "$part"/*.log
+  mem_row "$f reindex --check" "$lt" --no-progress reindex --check "$part"
+  mem_row "$f find --offset 0" "$lt" --no-progress find --offset 0 "$part"
+  PREP="rm -rf '$work' && cp -r '$logs' '$work'" \
+    mem_row "$f compact --max-lag 1ms" "$lt" --no-progress compact --max-lag 1ms --now "$now" "$work/bomb-0"
+  case $f in v0-*|v1-*)
+    PREP="rm -rf '$work' && cp -r '$logs' '$work'" \
+      mem_row "$f upgrade --to-magic 2" "$lt" --no-progress upgrade --to-magic 2 "$work/bomb-0" ;;
+  esac
+  rm -rf "$work"
+done
+
+lines=$(( 10000000 / scale ))
+ck="$dir/checkpoints"
+if [ ! -f "$ck/.done-$scale" ]; then
+  rm -rf "$ck"
+  "$lt" gen --quiet --out "$ck/kafka-logs" --topic events --records 500
+  awk -v n="$lines" 'BEGIN { print 0; print n; for (i = 0; i < n; i++) print "ghost " i " " i }' >"$ck/root"
+  for f in cleaner-offset-checkpoint log-start-offset-checkpoint recovery-point-offset-checkpoint; do
+    cp "$ck/root" "$ck/kafka-logs/$f"
+  done
+  touch "$ck/.done-$scale"
+fi
+mem_header "root offset checkpoints of $lines lines (cleaner, log-start, recovery-point)"
+logs="$ck/kafka-logs" work="$dir/ck-work"
+fresh="rm -rf '$work' && cp -r '$logs' '$work'"
+mem_row "verify" "$lt" --no-progress verify "$logs"
+mem_row "dump cleaner-offset-checkpoint" "$lt" --no-progress dump "$logs/cleaner-offset-checkpoint"
+# compact's offset map (--offset-map-memory) is counted apart: Kafka's
+# cleaner holds its dedupe buffer whole too.
+PREP=$fresh mem_row "compact --max-lag 1ms --offset-map-memory 16MiB" \
+  "$lt" --no-progress compact --max-lag 1ms --offset-map-memory 16MiB --now "$now" "$work"
+PREP=$fresh mem_row "retention --retention-ms 1h" "$lt" --no-progress retention --retention-ms 1h --now "$now" "$work"
+PREP=$fresh mem_row "migrate-checkpoints" "$lt" --no-progress migrate-checkpoints "$work"
+PREP="$fresh && mv '$work/cleaner-offset-checkpoint' '$work/cleaner-offset-checkpoint.migrated'" \
+  mem_row "migrate-checkpoints --reverse" "$lt" --no-progress migrate-checkpoints --reverse "$work"
+PREP="$fresh && cp '$ck/root' '$work/cleaner-offset-checkpoint.migrated'" \
+  mem_row "migrate-checkpoints, merging a .migrated file" "$lt" --no-progress migrate-checkpoints "$work"
+rm -rf "$work"
 
 echo
 echo "deep iteration against franz-go's kmsg, on the dump segment above (Go benchmarks):"

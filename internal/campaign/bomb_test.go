@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/logtool/logtool/logfmt"
@@ -182,5 +185,33 @@ func TestBombEntries(t *testing.T) {
 		if it.Err() != nil || n != 3 {
 			t.Fatalf("%s: %d records, %v", f.name, n, it.Err())
 		}
+	}
+}
+
+// TestWriteBombs writes, when LOGTOOL_BOMB_DIR is set, a log directory for
+// each compressed format (LOGTOOL_BOMB_DIR/<format>/kafka-logs) holding one
+// bomb of LOGTOOL_BOMB_RECORDS records (512 by default) of 1 MiB each, for
+// scripts/bench.sh to measure the commands' memory on.
+func TestWriteBombs(t *testing.T) {
+	out := os.Getenv("LOGTOOL_BOMB_DIR")
+	if out == "" {
+		t.Skip("LOGTOOL_BOMB_DIR is not set")
+	}
+	n := 512
+	if s := os.Getenv("LOGTOOL_BOMB_RECORDS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("LOGTOOL_BOMB_RECORDS=%q", s)
+		}
+	}
+	for _, f := range allFormats() {
+		if f.codec == codec.None {
+			continue
+		}
+		part := filepath.Join(out, f.name, "kafka-logs", "bomb-0")
+		if err := os.MkdirAll(part, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(part, "00000000000000000000.log"), bombEntry(t, f.codec, f.magic, n, 1))
 	}
 }
