@@ -100,6 +100,7 @@ type RecordIter struct {
 	consumed int64 // decompressed bytes dropped before data[0]
 	buf      []byte
 
+	v2        bool  // a magic-2 batch
 	recLimit  int   // the largest record to read: MaxRecordBytes when streaming
 	remaining int32 // v2: records still to read
 	index     int
@@ -118,11 +119,11 @@ type RecordIter struct {
 // the whole inner set once, to count it and find its offsets; a v2 batch
 // is read as it is iterated. An error is also kept for Err.
 func (it *RecordIter) Reset(b *Batch) error {
-	it.b, it.p, it.index, it.err, it.done = b, 0, 0, nil, false
+	it.b, it.p, it.index, it.err, it.done, it.v2 = b, 0, 0, nil, false, b.Magic() >= 2
 	it.data, it.dataPos, it.wrapper = nil, -1, nil
 	it.stream, it.payload, it.srcErr, it.consumed = false, nil, nil, 0
 	it.recLimit = math.MaxInt
-	if b.Magic() >= 2 {
+	if it.v2 {
 		it.err = it.resetV2()
 	} else {
 		it.err = it.resetLegacy()
@@ -422,7 +423,15 @@ func (it *RecordIter) Count() int {
 }
 
 // Next advances to the next record.
-func (it *RecordIter) Next() bool { return it.next(false) }
+func (it *RecordIter) Next() bool {
+	if it.done {
+		return false
+	}
+	if it.v2 {
+		return it.nextV2(false)
+	}
+	return it.step(it.nextLegacy())
+}
 
 // NextKey is Next for callers that need only each record's Offset, Key and
 // Value, as the cleaner's offset map does: a magic-2 record is checked just
@@ -430,19 +439,18 @@ func (it *RecordIter) Next() bool { return it.next(false) }
 // decoded. Only Offset, Key, Value, Attributes, Magic and Size of Record are
 // set (Headers is emptied); the other fields keep stale values. Errors,
 // positions and messages are the same as Next's.
-func (it *RecordIter) NextKey() bool { return it.next(true) }
-
-func (it *RecordIter) next(keyOnly bool) bool {
+func (it *RecordIter) NextKey() bool {
 	if it.done {
 		return false
 	}
-	var err error
-	var ok bool
-	if it.b.Magic() >= 2 {
-		ok, err = it.nextV2(keyOnly)
-	} else {
-		ok, err = it.nextLegacy()
+	if it.v2 {
+		return it.nextV2(true)
 	}
+	return it.step(it.nextLegacy())
+}
+
+// step ends iteration unless ok, keeping err.
+func (it *RecordIter) step(ok bool, err error) bool {
 	if err != nil {
 		it.err = err
 	}
@@ -458,13 +466,13 @@ func (it *RecordIter) Record() *Record { return &it.rec }
 // Err is the first error met, nil at a clean end.
 func (it *RecordIter) Err() error { return it.err }
 
-func (it *RecordIter) nextV2(keyOnly bool) (bool, error) {
+func (it *RecordIter) nextV2(keyOnly bool) bool {
 	// The common case, a whole record in data, first.
 	rest := it.data[it.p:]
 	length, n, err := readVarint(rest)
 	if err != nil || it.remaining == 0 || length < 0 || int(length) > len(rest)-n || int(length) > it.recLimit {
 		if err := it.frameV2(); err != nil || it.remaining == 0 {
-			return false, err
+			return it.step(false, err)
 		}
 		rest = it.data[it.p:]
 		length, n, _ = readVarint(rest)
@@ -475,14 +483,14 @@ func (it *RecordIter) nextV2(keyOnly bool) (bool, error) {
 	if !keyOnly || !parseKeyV2(body, h, r) {
 		r.CRC, r.CRCValid, r.Compression = 0, true, codec.None
 		if err := parseV2(body, h, r); err != nil {
-			return false, it.fail(it.corrupt(it.posAt(it.p), "record %d: %v", it.index, err))
+			return it.step(false, it.fail(it.corrupt(it.posAt(it.p), "record %d: %v", it.index, err)))
 		}
 	}
 	r.Magic, r.Size = 2, n+int(length)
 	it.p += n + int(length)
 	it.remaining--
 	it.index++
-	return true, nil
+	return true
 }
 
 // frameV2 brings the next record of a v2 batch whole into data, or tells

@@ -35,13 +35,56 @@ func (z *zstdReader) release() {
 // up to 128 MiB; they need a limit at least that large.
 const zstdMinWindow = 8 << 20
 
-// unzstdStart prepares a decoder that reads every frame of src as one
-// stream, holding one window. Kafka always writes a frame, even for no
-// data, so empty input is an error.
+// unzstdStart checks there is a frame to read. Kafka always writes one,
+// even for no data, so empty input is an error.
 func (r *Reader) unzstdStart() error {
 	if len(r.src) == 0 {
 		return errors.New("zstd: no frame in empty input")
 	}
+	return nil
+}
+
+// zstdWhole decodes whole payloads for unzstd. DecodeAll is safe for
+// concurrent use, and the cap limit keeps it within the slice it is given.
+var zstdWhole = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))
+})
+
+// unzstd reads every frame of the payload as one stream, holding one window.
+// Most payloads are a single frame that states its content size: when that
+// fits p, the first read decodes it in one call, as fast as reading a frame
+// gets; anything else, a failure included, is read as a stream from the
+// start, so that what is read and the errors are the same either way.
+func (r *Reader) unzstd(p []byte) (int, error) {
+	if r.zs == nil {
+		var h zstd.Header
+		if r.pos == 0 && h.Decode(r.src) == nil && h.HasFCS && h.FrameContentSize <= uint64(len(p)) {
+			r.pos = 1 // tried
+			if d, err := zstdWhole(); err == nil {
+				if out, err := d.DecodeAll(r.src, p[:0:len(p)]); err == nil {
+					return len(out), io.EOF
+				}
+			}
+		}
+		if err := r.zstdStream(); err != nil {
+			return 0, err
+		}
+	}
+	n, err := r.zs.d.Read(p)
+	switch {
+	case err == nil || err == io.EOF:
+		return n, err
+	case errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded):
+		if w, ok := zstdWindowOver(r.src, r.zs.cap); ok {
+			return n, fmt.Errorf("zstd: %w", tooLarge("frame window", w, r.zs.cap))
+		}
+	}
+	return n, fmt.Errorf("zstd: %w", err)
+}
+
+// zstdStream takes a streaming decoder from the pool and starts it on the
+// payload.
+func (r *Reader) zstdStream() error {
 	windowCap := max(r.limit, zstdMinWindow)
 	p, ok := zstdReaders.Load(windowCap)
 	if !ok {
@@ -68,19 +111,6 @@ func (r *Reader) unzstdStart() error {
 		return fmt.Errorf("zstd: %w", err)
 	}
 	return nil
-}
-
-func (r *Reader) unzstd(p []byte) (int, error) {
-	n, err := r.zs.d.Read(p)
-	switch {
-	case err == nil || err == io.EOF:
-		return n, err
-	case errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded):
-		if w, ok := zstdWindowOver(r.src, r.zs.cap); ok {
-			return n, fmt.Errorf("zstd: %w", tooLarge("frame window", w, r.zs.cap))
-		}
-	}
-	return n, fmt.Errorf("zstd: %w", err)
 }
 
 // zstdEncoder is shared: EncodeAll is safe for concurrent use.
