@@ -313,7 +313,7 @@ func (r *replayer) partition(ctx context.Context, res *Result) {
 			res.Skipped++
 			continue
 		}
-		kr, n := toRecord(rec, res.Topic, res.DestPartition)
+		n := recordBytes(rec)
 		if err := r.limit.wait(ctx, n); err != nil {
 			tr.fail(err, rec.Offset)
 			break
@@ -327,6 +327,7 @@ func (r *replayer) partition(ctx context.Context, res *Result) {
 			}
 			continue
 		}
+		kr := toRecord(rec, n, res.Topic, res.DestPartition)
 		seq := tr.add(rec.Offset, n)
 		wg.Add(1)
 		r.cl.Produce(ctx, kr, func(_ *kgo.Record, err error) {
@@ -341,13 +342,18 @@ func (r *replayer) partition(ctx context.Context, res *Result) {
 	}
 }
 
-// toRecord copies a record, whose bytes the reader reuses, into one
-// allocation, keeping null keys and values null.
-func toRecord(rec *fetch.Record, topic string, partition int32) (*kgo.Record, int64) {
+// recordBytes is what a record sends: its key, value and headers.
+func recordBytes(rec *fetch.Record) int64 {
 	n := len(rec.Key) + len(rec.Value)
 	for _, h := range rec.Headers {
 		n += len(h.Key) + len(h.Value)
 	}
+	return int64(n)
+}
+
+// toRecord copies a record of n bytes (recordBytes), whose bytes the reader
+// reuses, into one allocation, keeping null keys and values null.
+func toRecord(rec *fetch.Record, n int64, topic string, partition int32) *kgo.Record {
 	buf := make([]byte, 0, n)
 	clone := func(b []byte) []byte {
 		if b == nil {
@@ -367,7 +373,7 @@ func toRecord(rec *fetch.Record, topic string, partition int32) (*kgo.Record, in
 			kr.Headers[i] = kgo.RecordHeader{Key: string(h.Key), Value: clone(h.Value)}
 		}
 	}
-	return kr, int64(n)
+	return kr
 }
 
 // tracker follows the records of one source partition from Produce to
