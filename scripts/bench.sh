@@ -166,13 +166,16 @@ for b in "$dir"/bombs/v*; do
   mem_row "$f dump --deep-iteration --print-data-log" "$lt" --no-progress dump --deep-iteration --print-data-log "$part"/*.log
   mem_row "$f reindex --check" "$lt" --no-progress reindex --check "$part"
   mem_row "$f find --offset 0" "$lt" --no-progress find --offset 0 "$part"
+  mem_row "$f export" "$lt" --no-progress export "$part"
+  PREP="rm -rf '$work.out'" mem_row "$f salvage --out" "$lt" --no-progress salvage "$part" --out "$work.out/bomb-0"
+  mem_row "$f replay --dry-run" "$lt" --no-progress replay --dry-run --bootstrap-server localhost:9092 "$part"
   PREP="rm -rf '$work' && cp -r '$logs' '$work'" \
     mem_row "$f compact --max-lag 1ms" "$lt" --no-progress compact --max-lag 1ms --now "$now" "$work/bomb-0"
   case $f in v0-*|v1-*)
     PREP="rm -rf '$work' && cp -r '$logs' '$work'" \
       mem_row "$f upgrade --to-magic 2" "$lt" --no-progress upgrade --to-magic 2 "$work/bomb-0" ;;
   esac
-  rm -rf "$work"
+  rm -rf "$work" "$work.out"
 done
 
 lines=$(( 10000000 / scale ))
@@ -191,6 +194,11 @@ logs="$ck/kafka-logs" work="$dir/ck-work"
 fresh="rm -rf '$work' && cp -r '$logs' '$work'"
 mem_row "verify" "$lt" --no-progress verify "$logs"
 mem_row "dump cleaner-offset-checkpoint" "$lt" --no-progress dump "$logs/cleaner-offset-checkpoint"
+mem_row "reindex --check" "$lt" --no-progress reindex --check "$logs"
+mem_row "find --offset 0" "$lt" --no-progress find --offset 0 "$logs/events-0"
+mem_row "export" "$lt" --no-progress export "$logs"
+PREP="rm -rf '$work.out'" mem_row "salvage --out" "$lt" --no-progress salvage "$logs/events-0" --out "$work.out/events-0"
+mem_row "replay --dry-run" "$lt" --no-progress replay --dry-run --bootstrap-server localhost:9092 "$logs"
 # compact's offset map (--offset-map-memory) is counted apart: Kafka's
 # cleaner holds its dedupe buffer whole too.
 PREP=$fresh mem_row "compact --max-lag 1ms --offset-map-memory 16MiB" \
@@ -201,7 +209,7 @@ PREP="$fresh && mv '$work/cleaner-offset-checkpoint' '$work/cleaner-offset-check
   mem_row "migrate-checkpoints --reverse" "$lt" --no-progress migrate-checkpoints --reverse "$work"
 PREP="$fresh && cp '$ck/root' '$work/cleaner-offset-checkpoint.migrated'" \
   mem_row "migrate-checkpoints, merging a .migrated file" "$lt" --no-progress migrate-checkpoints "$work"
-rm -rf "$work"
+rm -rf "$work" "$work.out"
 
 echo
 echo "deep iteration against franz-go's kmsg, on the dump segment above (Go benchmarks):"
