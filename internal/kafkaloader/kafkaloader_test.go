@@ -358,7 +358,7 @@ func TestLoadLogDir(t *testing.T) {
 	put(t, root, "meta.properties", nil)
 	put(t, root, recoveryPointFile, []byte("0\n2\norders 0 10\norders 1 4\n"))
 	put(t, root, logStartOffsetFile, []byte("0\n1\norders 0 3\n"))
-	logs, err := LoadLogDir(root)
+	logs, err := LoadLogDir(root, DirOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,13 +383,17 @@ func TestLoadLogDir(t *testing.T) {
 		t.Fatalf("orders-1 was not recovered: %v", logs[2].Actions)
 	}
 	put(t, root, cleanShutdownFile, nil)
-	if logs, _ := LoadLogDir(root); slices.ContainsFunc(logs[2].Actions, func(a string) bool { return strings.HasPrefix(a, "recover ") }) {
+	if logs, _ := LoadLogDir(root, DirOptions{}); slices.ContainsFunc(logs[2].Actions, func(a string) bool { return strings.HasPrefix(a, "recover ") }) {
 		t.Fatalf("recovered after a clean shutdown: %v", logs[2].Actions)
+	}
+	// Unflushed: every segment recovered, from offset 0.
+	if logs, _ := LoadLogDir(root, DirOptions{Unflushed: true}); !slices.Contains(logs[0].Actions, "recover 00000000000000000000.log: unflushed: at or after the recovery point 0") {
+		t.Fatalf("not recovered as unflushed: %v", logs[0].Actions)
 	}
 
 	for _, bad := range []string{"orders-0.upgrade.tmp", "lost+found", "orders-x", "-0", "orders-0.abc-delete.x", "a.b-delete"} {
 		mk(bad)
-		if _, err := LoadLogDir(root); err == nil || !strings.Contains(err.Error(), "refuses to start") {
+		if _, err := LoadLogDir(root, DirOptions{}); err == nil || !strings.Contains(err.Error(), "refuses to start") {
 			t.Errorf("%s: %v", bad, err)
 		}
 		os.Remove(filepath.Join(root, bad))

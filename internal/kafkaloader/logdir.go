@@ -30,15 +30,26 @@ var dirPatterns = map[string]*regexp.Regexp{
 	strayDirSuffix:  regexp.MustCompile(`^(\S+)-(\S+)\.(\S+)-stray$`),
 }
 
+// DirOptions change how LoadLogDir reads a log directory's root files.
+type DirOptions struct {
+	// Unflushed loads as after a broker crash that flushed nothing: no
+	// clean shutdown marker and no recovery point, so every segment of
+	// every partition is recovered.
+	Unflushed bool
+}
+
 // LoadLogDir loads every partition of a log directory as LogManager.loadLogs
 // does, with the directory's clean shutdown marker and checkpoints, and
 // returns the logs by directory name. A subdirectory whose name Kafka
 // cannot parse as a partition is an error: the broker refuses to start.
 // The remote index cache and the KRaft metadata partition are skipped.
-func LoadLogDir(dir string) ([]*Log, error) {
+func LoadLogDir(dir string, o DirOptions) ([]*Log, error) {
 	_, err := os.Stat(filepath.Join(dir, cleanShutdownFile))
-	clean := err == nil
+	clean := err == nil && !o.Unflushed
 	recovery := readCheckpoint(filepath.Join(dir, recoveryPointFile))
+	if o.Unflushed {
+		recovery = nil
+	}
 	logStart := readCheckpoint(filepath.Join(dir, logStartOffsetFile))
 	entries, err := os.ReadDir(dir)
 	if err != nil {
