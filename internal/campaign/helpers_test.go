@@ -91,6 +91,10 @@ var templates struct {
 }
 
 func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
 	// Every write of the commands is fsynced; on a disk that makes the
 	// campaign several times slower. The crash tests inject their faults
 	// above the file system, so a RAM file system (where fsync is free)
@@ -99,14 +103,10 @@ func TestMain(m *testing.M) {
 		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 			if d, err := os.MkdirTemp("/dev/shm", "campaign-"); err == nil {
 				os.Setenv("TMPDIR", d)
-				defer os.RemoveAll(d)
+				defer os.RemoveAll(d) // here, not in TestMain: os.Exit skips deferred calls
 			}
 		}
 	}
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
 	root, err := os.MkdirTemp("", "campaign-templates-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
