@@ -358,42 +358,6 @@ func upgradeRootFiles(t *testing.T, dir string) map[string]string {
 	return m
 }
 
-// upgradeMixFormats makes a v0 partition's segments alternate v0 and v1 by
-// upgrading every second one on its own.
-func upgradeMixFormats(t *testing.T, dir string) {
-	t.Helper()
-	p, err := layout.ReadPartition(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.Segments) < 3 {
-		t.Fatalf("%d segments: too few to mix", len(p.Segments))
-	}
-	for i, s := range p.Segments {
-		if i%2 == 0 {
-			continue
-		}
-		tmp := filepath.Join(t.TempDir(), filepath.Base(dir))
-		if err := os.Mkdir(tmp, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		files := []string{s.Log, s.Index, s.TimeIndex}
-		for _, f := range files {
-			if err := os.Rename(f, filepath.Join(tmp, filepath.Base(f))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, tmp), ToMagic: 1}); err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			if err := os.Rename(filepath.Join(tmp, filepath.Base(f)), f); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
 // A kill after any ".swap" rename of an upgrade of a partition whose
 // segments alternate v0 and v1 (only the v0 ones are rewritten) leaves a
 // directory that Kafka's loader turns into every record, each in its old
@@ -403,7 +367,11 @@ func upgradeMixFormats(t *testing.T, dir string) {
 // segments between them (issue 15, item 2).
 func TestUpgradeMixedFormatCrashAfterSwapRenames(t *testing.T) {
 	src, _ := upgradeGen(t, gen.Options{Magic: 0, Compression: codec.Gzip, Records: 600, SegmentBytes: 4 << 10})
-	upgradeMixFormats(t, filepath.Join(src, "legacy-0"))
+	testutil.AlternateSegments(t, filepath.Join(src, "legacy-0"), func(scratch string) {
+		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, scratch), ToMagic: 1}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	fixture := func() (string, string) {
 		logDir := filepath.Join(t.TempDir(), "logs")
 		testutil.CopyTree(t, src, logDir)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -117,32 +118,11 @@ func crashCases() []crashCase {
 	}
 }
 
-// mixFormats makes every partition's segments alternate v0 and v1, by
-// upgrading every second one on its own in a scratch partition directory
-// (upgrade runs logtool upgrade --to-magic 1 on it).
+// mixFormats makes every partition's segments alternate v0 and v1
+// (upgrade runs logtool upgrade --to-magic 1 on a scratch partition).
 func mixFormats(t testing.TB, dir string, upgrade func(part string)) {
 	for _, part := range partitions(t, dir) {
-		for i, s := range segments(t, part) {
-			if i%2 == 0 {
-				continue
-			}
-			tmp := filepath.Join(t.TempDir(), filepath.Base(part))
-			if err := os.Mkdir(tmp, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			files := []string{s.Log, s.Index, s.TimeIndex}
-			for _, f := range files {
-				if err := os.Rename(f, filepath.Join(tmp, filepath.Base(f))); err != nil {
-					t.Fatal(err)
-				}
-			}
-			upgrade(tmp)
-			for _, f := range files {
-				if err := os.Rename(filepath.Join(tmp, filepath.Base(f)), f); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		testutil.AlternateSegments(t, part, upgrade)
 	}
 }
 
