@@ -117,21 +117,19 @@ func TestKillCampaign(t *testing.T) {
 				}
 				return dir
 			}
-			// The uninterrupted runs: the faster of two bounds the delays,
-			// which start where the first file name changed (the time to
-			// start and plan, when nothing is written, is skipped).
+			// The uninterrupted runs: the faster of two gives the delays.
 			dir := fresh()
 			old := logicalWith(t, dir, hashedLine)
 			oldFiles := digest(t, dir)
 			os.RemoveAll(filepath.Dir(dir))
-			var took, first time.Duration
+			var took, first, last time.Duration
 			var want []string
 			var wantFiles map[string]string
 			for range 2 {
 				dir := fresh()
-				d, f := timedRun(t, bin, append(w.args, dir))
+				d, f, l := timedRun(t, bin, append(w.args, dir))
 				if took == 0 || d < took {
-					took, first = d, f
+					took, first, last = d, f, l
 				}
 				want, wantFiles = logicalWith(t, dir, hashedLine), digest(t, dir)
 				os.RemoveAll(filepath.Dir(dir))
@@ -140,22 +138,22 @@ func TestKillCampaign(t *testing.T) {
 				t.Fatal("the uninterrupted run changed no record; the writer is not exercised")
 			}
 
-			// Where each kill left the files: before the first change, after
-			// the last, or in between.
+			// Even trials kill at a delay from the start, anywhere in the
+			// run; odd ones at a delay from the first change a loader would
+			// see, within the time the changes took (half as long again),
+			// where the machine's load cannot make them miss.
 			var before, midway, after int
 			for i := range trials {
 				dir := fresh()
-				delay := first*9/10 + time.Duration(rng.Int64N(int64(took-first*9/10)))
-				cmd := exec.Command(bin, append(append([]string{"--no-progress"}, w.args...), dir)...)
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				time.Sleep(delay)
-				cmd.Process.Signal(syscall.SIGKILL)
-				err := cmd.Wait()
-				var ee *exec.ExitError
-				if err != nil && !(errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL) {
-					t.Fatalf("trial %d: %v", i, err)
+				var when string
+				if i%2 == 0 {
+					delay := time.Duration(rng.Int64N(int64(took)))
+					killRun(t, bin, append(w.args, dir), delay, false)
+					when = fmt.Sprintf("trial %d (killed %v after the start; uninterrupted: %v)", i, delay.Round(time.Millisecond), took.Round(time.Millisecond))
+				} else {
+					delay := time.Duration(rng.Int64N(int64((last-first)*3/2 + time.Millisecond)))
+					killRun(t, bin, append(w.args, dir), delay, true)
+					when = fmt.Sprintf("trial %d (killed %v after the first change; uninterrupted: changes for %v)", i, delay.Round(time.Microsecond), (last - first).Round(time.Microsecond))
 				}
 				tmp := func(s string) bool { return !strings.HasSuffix(s, ".tmp") }
 				switch files := digest(t, dir); {
@@ -166,7 +164,6 @@ func TestKillCampaign(t *testing.T) {
 				default:
 					midway++
 				}
-				when := fmt.Sprintf("trial %d (kill after %v; first change at %v, end at %v)", i, delay.Round(time.Millisecond), first.Round(time.Millisecond), took.Round(time.Millisecond))
 				for _, unflushed := range []bool{false, true} {
 					checkRecords(t, fmt.Sprintf("%s, as a broker loads it (unflushed %v)", when, unflushed),
 						brokerLogicalWith(t, dir, unflushed, hashedLine), old, want, w.rule)
@@ -191,8 +188,8 @@ func TestKillCampaign(t *testing.T) {
 					return
 				}
 			}
-			line := fmt.Sprintf("%s: %d kills: %d before the first change, %d midway, %d after the last change; uninterrupted run %v, first change at %v",
-				w.name, trials, before, midway, after, took.Round(time.Millisecond), first.Round(time.Millisecond))
+			line := fmt.Sprintf("%s: %d kills: %d before the first change, %d midway, %d after the last change; uninterrupted run %v, changes from %v to %v",
+				w.name, trials, before, midway, after, took.Round(time.Millisecond), first.Round(time.Millisecond), last.Round(time.Millisecond))
 			t.Log(line)
 			summary = append(summary, line)
 		})
@@ -201,12 +198,12 @@ func TestKillCampaign(t *testing.T) {
 }
 
 // timedRun runs logtool to completion and returns how long it took and
-// when the first file name under its log directory (the last argument)
-// changed, polling the listing.
-func timedRun(t *testing.T, bin string, args []string) (took, first time.Duration) {
+// when the files a loader sees under its log directory (the last argument)
+// first and last changed, polling their names.
+func timedRun(t *testing.T, bin string, args []string) (took, first, last time.Duration) {
 	t.Helper()
 	dir := args[len(args)-1]
-	initial := listing(dir)
+	seen := listing(dir)
 	cmd := exec.Command(bin, append([]string{"--no-progress"}, args...)...)
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -214,7 +211,7 @@ func timedRun(t *testing.T, bin string, args []string) (took, first time.Duratio
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error)
+	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	for {
 		select {
@@ -223,30 +220,67 @@ func timedRun(t *testing.T, bin string, args []string) (took, first time.Duratio
 			if err != nil {
 				t.Fatalf("uninterrupted run: %v\n%s", err, clip(out.String(), 2000))
 			}
-			if first == 0 {
-				first = took
+			if l := listing(dir); l != seen {
+				last = took
 			}
-			return took, first
+			if first == 0 {
+				first, last = took, took
+			}
+			return took, first, last
 		default:
 		}
-		if first == 0 && listing(dir) != initial {
-			first = time.Since(start)
+		if l := listing(dir); l != seen {
+			seen, last = l, time.Since(start)
+			if first == 0 {
+				first = last
+			}
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
 }
 
-// listing is the names of every file and directory under dir but the
-// .lock that taking the lock creates.
+// killRun starts logtool and kills it with SIGKILL delay after the start,
+// or with afterChange delay after the first change of the files a loader
+// sees (at once if it ends first).
+func killRun(t *testing.T, bin string, args []string, delay time.Duration, afterChange bool) {
+	t.Helper()
+	dir := args[len(args)-1]
+	initial := listing(dir)
+	cmd := exec.Command(bin, append([]string{"--no-progress"}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for afterChange && listing(dir) == initial && len(done) == 0 {
+		time.Sleep(200 * time.Microsecond)
+	}
+	time.Sleep(delay)
+	cmd.Process.Signal(syscall.SIGKILL)
+	err := <-done
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL) {
+		t.Fatalf("logtool %s: %v", strings.Join(args, " "), err)
+	}
+}
+
+// listing is the names under dir that a loader reads, each with its inode
+// number, which a file renamed over it changes. Temporary files and the
+// .lock that taking the lock creates are left out.
 func listing(dir string) string {
-	var names []string
+	var b strings.Builder
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.Name() != ".lock" {
-			names = append(names, path)
+		if err != nil || d.Name() == ".lock" || strings.HasSuffix(d.Name(), ".tmp") {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				fmt.Fprintf(&b, "%s %d\n", path, st.Ino)
+			}
 		}
 		return nil
 	})
-	return strings.Join(names, "\n")
+	return b.String()
 }
 
 func envInt(t *testing.T, name string, def int) int {
