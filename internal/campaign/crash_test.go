@@ -126,16 +126,16 @@ func mixFormats(t testing.TB, dir string, upgrade func(part string)) {
 	}
 }
 
-// crashSteps picks the kill points to try out of n: the first 4 and 5
+// crashSteps picks the kill points to try out of n: the first 2 and 6
 // more spread evenly up to the last (LOGTOOL_LONG=1: every one).
 func crashSteps(n int64) []int64 {
 	var out []int64
-	k := max(1, (n-4)/5)
+	k := max(1, (n-2)/6)
 	if long() {
 		k = 1
 	}
 	for i := int64(1); i <= n; i++ {
-		if i <= 4 || (i-4)%k == 0 || i == n {
+		if i <= 2 || (i-2)%k == 0 || i == n {
 			out = append(out, i)
 		}
 	}
