@@ -28,6 +28,11 @@
 //   - core/src/main/scala/kafka/log/LogManager.scala: loadLogs and loadLog
 //     (which directories are loaded, the clean shutdown marker, the
 //     recovery-point and log-start checkpoints).
+//   - storage/.../log/UnifiedLog.java (create, initializeTopicId) with
+//     storage/.../checkpoint/PartitionMetadataReadBuffer.java and
+//     LeaderEpochCheckpointFile.java, server-common's CheckpointFile: the
+//     partition.metadata and leader-epoch-checkpoint every loaded
+//     directory must read, or the log directory goes offline.
 //
 // Kafka 3.x (core/src/main/scala/kafka/log/LogLoader.scala, 3.0 to 3.6)
 // applies the same rules; an unreleased 3.0 development version bounded the
@@ -36,7 +41,7 @@
 //
 // What is not modeled, because it does not change which records a broker
 // serves: producer state and its snapshots (rebuilt, stray ones removed),
-// the leader epoch cache, the time index and the transaction index beyond
+// the leader epoch cache beyond reading its checkpoint, the time index and the transaction index beyond
 // the sanity check that decides recovery, the preallocation of index files,
 // metrics. What is not modeled and returned as an error instead, so that a
 // test never passes on a guess: a segment whose offsets overflow its base
@@ -127,6 +132,9 @@ type Log struct {
 // LoadPartition loads one partition directory as LogLoader.load does and
 // returns the log. It changes nothing on disk.
 func LoadPartition(dir string, o Options) (*Log, error) {
+	if err := readPartitionFiles(dir); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
 	fs, err := readDir(dir)
 	if err != nil {
 		return nil, err

@@ -433,3 +433,47 @@ func TestNextBatchLastOffset(t *testing.T) {
 		t.Fatalf("%+v %v %v", got, ok, err)
 	}
 }
+
+// Every directory a broker loads, a "-delete" one too, must have a
+// partition.metadata and a leader-epoch-checkpoint that read, or the log
+// directory goes offline. Kafka writes both through a ".tmp" name, which
+// it ignores.
+func TestPartitionFiles(t *testing.T) {
+	const id = "topic_id: 3oLaJhJRQ8CmL6gzHHYCTw"
+	for _, tc := range []struct {
+		file, content string
+		ok            bool
+	}{
+		{partitionMetadataFile, "version: 0\n" + id + "\n", true},
+		{partitionMetadataFile, "version: 0\r\n" + id, true},
+		{partitionMetadataFile, "version: 1\n" + id + "==\nmore", true},
+		{partitionMetadataFile, "", false},
+		{partitionMetadataFile, "version: 0\n", false},
+		{partitionMetadataFile, "version: 0\ntopic_id: 3oLaJhJRQ8", false},
+		{partitionMetadataFile, "version: -1\n" + id, false},
+		{partitionMetadataFile, "version:0\n" + id, false},
+		{partitionMetadataFile, "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", false},
+		{partitionMetadataFile + ".tmp", "", true},
+		{leaderEpochFile, "", true},
+		{leaderEpochFile, "0\n", true},
+		{leaderEpochFile, "0\n0\n", true},
+		{leaderEpochFile, "0\n2\n0 0\n3  120\n", true},
+		{leaderEpochFile, "0\n2\n0 0\n", false},
+		{leaderEpochFile, "0\n2\n0 0\n3 12", true},
+		{leaderEpochFile, "0\n1\n0 0 1\n", false},
+		{leaderEpochFile, "0\n1\n 0 0\n", false},
+		{leaderEpochFile, "1\n0\n", false},
+		{leaderEpochFile, "0\nx\n", false},
+	} {
+		dir := filepath.Join(t.TempDir(), "orders-0.0123abcd-delete")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		segFiles(t, dir, 0, "", seq(0, 3)...)
+		put(t, dir, tc.file, []byte(tc.content))
+		_, err := LoadLogDir(filepath.Dir(dir), DirOptions{})
+		if ok := err == nil; ok != tc.ok || !ok && !strings.Contains(err.Error(), "offline") {
+			t.Errorf("%s %q: %v", tc.file, tc.content, err)
+		}
+	}
+}
