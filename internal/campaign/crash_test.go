@@ -259,13 +259,21 @@ func partitions(t testing.TB, dir string) []string {
 func checkRecords(t *testing.T, when string, got, old, new []string, rule crashRule) {
 	t.Helper()
 	g, o, w := byPartition(got), byPartition(old), byPartition(new)
-	for p := range o {
-		checkPartition(t, when+", "+p, g[p], o[p], w[p], rule)
-	}
 	for p := range g {
-		if _, ok := o[p]; !ok {
+		_, inOld := o[p]
+		if _, inNew := w[p]; !inOld && !inNew {
 			t.Errorf("%s: a partition %s appeared", when, p)
 		}
+	}
+	parts := map[string]bool{}
+	for p := range o {
+		parts[p] = true
+	}
+	for p := range w {
+		parts[p] = true // a partition the command creates had no records before
+	}
+	for p := range parts {
+		checkPartition(t, when+", "+p, g[p], o[p], w[p], rule)
 	}
 }
 

@@ -31,6 +31,16 @@ type killWriter struct {
 	// sameFiles: a re-run leaves every file byte-identical to an
 	// uninterrupted run's.
 	sameFiles bool
+	// out, when set, is the log directory the command writes into instead
+	// of dir, and what a broker loads; args are then the whole command
+	// line, without dir.
+	out func(dir string) string
+	// done tells, for a command that never replaces its output, that the
+	// kill came after the output was complete: the re-run refuses (exit 4).
+	done func(out string) bool
+	// swaps: the writer swaps segments (.swap files); every third kill
+	// lands within the swap.
+	swaps bool
 }
 
 // TestKillCampaign (LOGTOOL_LONG=1) builds the binary, generates a few
@@ -84,8 +94,8 @@ func TestKillCampaign(t *testing.T) {
 
 	retentionBytes := strconv.Itoa(perPartition / 2)
 	writers := []killWriter{
-		{name: "compact", args: []string{"compact", "--now", compactNow}, template: "v2"},
-		{name: "upgrade", args: []string{"upgrade", "--to-magic", "1", "--timestamp-type", "log-append"}, template: "mixed", rule: ruleEach},
+		{name: "compact", args: []string{"compact", "--now", compactNow}, template: "v2", swaps: true},
+		{name: "upgrade", args: []string{"upgrade", "--to-magic", "1", "--timestamp-type", "log-append"}, template: "mixed", rule: ruleEach, swaps: true},
 		{name: "retention", args: []string{"retention", "--now", compactNow, "--retention-ms", "-1", "--retention-bytes", retentionBytes},
 			template: "v2", rule: ruleSuffix},
 		{name: "reindex", args: []string{"reindex"}, template: "v2", sameFiles: true, prepare: func(t *testing.T, dir string) {
@@ -105,91 +115,142 @@ func TestKillCampaign(t *testing.T) {
 					{Topic: "orders", Partition: 0, Offset: n / 5}, {Topic: "gone", Partition: 3, Offset: 9},
 				}))
 			}},
+		// A new partition directory, from a partition with a damaged
+		// batch, into an empty log directory next to the source's.
+		{name: "salvage", template: "v2", sameFiles: true,
+			args: []string{"salvage", "--out", "", ""},
+			out:  func(dir string) string { return filepath.Join(filepath.Dir(dir), "salvaged") },
+			done: func(out string) bool { _, err := os.Stat(filepath.Join(out, "events-0")); return err == nil },
+			prepare: func(t *testing.T, dir string) {
+				log := segments(t, filepath.Join(dir, "events-0"))[1].Log
+				at, _ := damagedEntry(t, log)
+				testutil.FlipByte(t, log, int(at.pos)+at.size/2)
+				if err := os.Mkdir(filepath.Join(filepath.Dir(dir), "salvaged"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}},
 	}
 	var summary []string
 	for _, w := range writers {
 		t.Run(w.name, func(t *testing.T) {
-			fresh := func() string {
-				dir := filepath.Join(t.TempDir(), "kafka-logs")
+			fresh := func() (dir, out string, args []string) {
+				dir = filepath.Join(t.TempDir(), "kafka-logs")
 				testutil.CopyTree(t, templates[w.template], dir)
 				if w.prepare != nil {
 					w.prepare(t, dir)
 				}
-				return dir
+				if w.out == nil {
+					return dir, dir, append(slices.Clone(w.args), dir)
+				}
+				out = w.out(dir)
+				args = slices.Clone(w.args)
+				args[2], args[3] = filepath.Join(out, "events-0"), filepath.Join(dir, "events-0")
+				return dir, out, args
 			}
 			// The uninterrupted runs: the faster of two gives the delays.
-			dir := fresh()
-			old := logicalWith(t, dir, hashedLine)
-			oldFiles := digest(t, dir)
+			dir, out, _ := fresh()
+			old := brokerLogicalWith(t, out, false, hashedLine)
+			oldFiles := digest(t, out)
 			os.RemoveAll(filepath.Dir(dir))
-			var took, first, last time.Duration
+			var took time.Duration
+			var changes, swaps window
 			var want []string
 			var wantFiles map[string]string
+			var wantDirs []string
 			for range 2 {
-				dir := fresh()
-				d, f, l := timedRun(t, bin, append(w.args, dir))
+				dir, out, args := fresh()
+				d, c, s := timedRun(t, bin, args, out)
 				if took == 0 || d < took {
-					took, first, last = d, f, l
+					took, changes, swaps = d, c, s
 				}
-				want, wantFiles = logicalWith(t, dir, hashedLine), digest(t, dir)
+				want, wantFiles, wantDirs = brokerLogicalWith(t, out, false, hashedLine), digest(t, out), subdirs(t, out)
 				os.RemoveAll(filepath.Dir(dir))
 			}
-			if w.rule != ruleExact && slices.Equal(old, want) {
+			if w.rule != ruleExact && slices.Equal(old, want) || w.out != nil && len(want) == 0 {
 				t.Fatal("the uninterrupted run changed no record; the writer is not exercised")
 			}
+			if w.swaps && swaps.first == 0 {
+				t.Fatal("no .swap file was seen during the uninterrupted runs")
+			}
 
-			// Even trials kill at a delay from the start, anywhere in the
-			// run; odd ones at a delay from the first change a loader would
-			// see, within the time the changes took (half as long again),
-			// where the machine's load cannot make them miss.
-			var before, midway, after int
+			// Kills rotate between a delay from the start, anywhere in the
+			// run; one from the first change a loader would see, within
+			// the time the changes took (half as long again), where the
+			// machine's load cannot make them miss; and, for writers that
+			// swap, one from the first .swap file, within the time the
+			// first swap took (half as long again).
+			modes := 2
+			if w.swaps {
+				modes = 3
+			}
+			var before, midway, after, swapLeft, stageLeft int
 			for i := range trials {
-				dir := fresh()
+				dir, out, args := fresh()
 				var when string
-				if i%2 == 0 {
+				switch i % modes {
+				case 0:
 					delay := time.Duration(rng.Int64N(int64(took)))
-					killRun(t, bin, append(w.args, dir), delay, false)
+					killRun(t, bin, args, out, nil, delay)
 					when = fmt.Sprintf("trial %d (killed %v after the start; uninterrupted: %v)", i, delay.Round(time.Millisecond), took.Round(time.Millisecond))
-				} else {
-					delay := time.Duration(rng.Int64N(int64((last-first)*3/2 + time.Millisecond)))
-					killRun(t, bin, append(w.args, dir), delay, true)
-					when = fmt.Sprintf("trial %d (killed %v after the first change; uninterrupted: changes for %v)", i, delay.Round(time.Microsecond), (last - first).Round(time.Microsecond))
+				case 1:
+					initial := listing(out)
+					delay := time.Duration(rng.Int64N(int64(changes.length()*3/2 + time.Millisecond)))
+					killRun(t, bin, args, out, func(l string) bool { return l != initial }, delay)
+					when = fmt.Sprintf("trial %d (killed %v after the first change; uninterrupted: changes for %v)", i, delay.Round(time.Microsecond), changes.length().Round(time.Microsecond))
+				case 2:
+					delay := time.Duration(rng.Int64N(int64(swaps.length()*3/2 + time.Millisecond)))
+					killRun(t, bin, args, out, hasSwap, delay)
+					when = fmt.Sprintf("trial %d (killed %v after the first .swap file; uninterrupted: the first swap took %v)", i, delay.Round(time.Microsecond), swaps.length().Round(time.Microsecond))
 				}
 				tmp := func(s string) bool { return !strings.HasSuffix(s, ".tmp") }
-				switch files := digest(t, dir); {
+				files := digest(t, out)
+				switch {
 				case len(diff(oldFiles, files, tmp)) == 0:
 					before++
-				case len(diff(wantFiles, files, tmp)) == 0:
+				case len(diff(wantFiles, files, tmp)) == 0 && slices.Equal(subdirs(t, out), wantDirs):
 					after++
 				default:
 					midway++
 				}
+				if hasSwap(listing(out)) {
+					swapLeft++
+				}
+				if slices.ContainsFunc(subdirs(t, out), func(d string) bool { return strings.HasSuffix(d, "-delete") }) {
+					stageLeft++
+				}
 				for _, unflushed := range []bool{false, true} {
 					checkRecords(t, fmt.Sprintf("%s, as a broker loads it (unflushed %v)", when, unflushed),
-						brokerLogicalWith(t, dir, unflushed, hashedLine), old, want, w.rule)
+						brokerLogicalWith(t, out, unflushed, hashedLine), old, want, w.rule)
 				}
-				if out, err := exec.Command(bin, append(append([]string{"--no-progress"}, w.args...), dir)...).CombinedOutput(); err != nil {
-					t.Fatalf("%s: re-run: %v\n%s", when, err, clip(string(out), 2000))
+				wantCode := 0
+				if w.done != nil && w.done(out) {
+					wantCode = 4
 				}
-				checkRecords(t, when+", after the re-run", logicalWith(t, dir, hashedLine), want, want, ruleExact)
-				if left := leftovers(t, dir); len(left) > 0 {
+				if got, text := exitCode(t, bin, args...); got != wantCode {
+					t.Fatalf("%s: re-run: exit %d, want %d\n%s", when, got, wantCode, clip(text, 2000))
+				}
+				checkRecords(t, when+", after the re-run", brokerLogicalWith(t, out, false, hashedLine), want, want, ruleExact)
+				if left := leftovers(t, out); len(left) > 0 {
 					t.Errorf("%s: left after the re-run: %v", when, left)
 				}
+				if got := subdirs(t, out); !slices.Equal(got, wantDirs) {
+					t.Errorf("%s: after the re-run the directories are %v, want %v", when, got, wantDirs)
+				}
 				if w.sameFiles {
-					if d := diff(wantFiles, digest(t, dir), tmp); len(d) > 0 {
+					if d := diff(wantFiles, digest(t, out), tmp); len(d) > 0 {
 						t.Errorf("%s: after the re-run the files differ from an uninterrupted run: %v", when, d)
 					}
 				}
-				if out, err := exec.Command(bin, "--no-progress", "verify", "--deep", dir).CombinedOutput(); err != nil {
-					t.Errorf("%s: verify --deep after the re-run: %v\n%s", when, err, clip(string(out), 1500))
+				if got, text := exitCode(t, bin, "verify", "--deep", out); got != 0 {
+					t.Errorf("%s: verify --deep after the re-run: exit %d\n%s", when, got, clip(text, 1500))
 				}
 				os.RemoveAll(filepath.Dir(dir))
 				if t.Failed() {
 					return
 				}
 			}
-			line := fmt.Sprintf("%s: %d kills: %d before the first change, %d midway, %d after the last change; uninterrupted run %v, changes from %v to %v",
-				w.name, trials, before, midway, after, took.Round(time.Millisecond), first.Round(time.Millisecond), last.Round(time.Millisecond))
+			line := fmt.Sprintf("%s: %d kills: %d before the first change, %d midway (%d with .swap files, %d with a staging directory), %d after the last change; uninterrupted run %v, changes from %v to %v",
+				w.name, trials, before, midway, swapLeft, stageLeft, after, took.Round(time.Millisecond), changes.first.Round(time.Millisecond), changes.last.Round(time.Millisecond))
 			t.Log(line)
 			summary = append(summary, line)
 		})
@@ -197,16 +258,31 @@ func TestKillCampaign(t *testing.T) {
 	t.Logf("summary:\n%s", strings.Join(summary, "\n"))
 }
 
-// timedRun runs logtool to completion and returns how long it took and
-// when the files a loader sees under its log directory (the last argument)
-// first and last changed, polling their names.
-func timedRun(t *testing.T, bin string, args []string) (took, first, last time.Duration) {
+// window is when something was seen during a run, from its start.
+type window struct{ first, last time.Duration }
+
+func (w window) length() time.Duration { return w.last - w.first }
+
+func (w *window) see(at time.Duration) {
+	if w.first == 0 {
+		w.first = at
+	}
+	w.last = at
+}
+
+// hasSwap tells a listing that holds a .swap file.
+func hasSwap(l string) bool { return strings.Contains(l, ".swap ") }
+
+// timedRun runs logtool to completion and returns how long it took, when
+// the files a loader sees under the log directory out first and last
+// changed, and when .swap files were there the first time (the first
+// swap), polling their names.
+func timedRun(t *testing.T, bin string, args []string, out string) (took time.Duration, changes, swaps window) {
 	t.Helper()
-	dir := args[len(args)-1]
-	seen := listing(dir)
+	seen, swapped := listing(out), false
 	cmd := exec.Command(bin, append([]string{"--no-progress"}, args...)...)
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
+	text := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = text, text
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -218,41 +294,39 @@ func timedRun(t *testing.T, bin string, args []string) (took, first, last time.D
 		case err := <-done:
 			took = time.Since(start)
 			if err != nil {
-				t.Fatalf("uninterrupted run: %v\n%s", err, clip(out.String(), 2000))
+				t.Fatalf("uninterrupted run: %v\n%s", err, clip(text.String(), 2000))
 			}
-			if l := listing(dir); l != seen {
-				last = took
+			if l := listing(out); l != seen || changes.first == 0 {
+				changes.see(took)
 			}
-			if first == 0 {
-				first, last = took, took
-			}
-			return took, first, last
+			return took, changes, swaps
 		default:
 		}
-		if l := listing(dir); l != seen {
-			seen, last = l, time.Since(start)
-			if first == 0 {
-				first = last
-			}
+		l, at := listing(out), time.Since(start)
+		if l != seen {
+			seen = l
+			changes.see(at)
 		}
+		if hasSwap(l) && !swapped {
+			swaps.see(at)
+		}
+		swapped = swapped || swaps.first > 0 && !hasSwap(l)
 		time.Sleep(200 * time.Microsecond)
 	}
 }
 
 // killRun starts logtool and kills it with SIGKILL delay after the start,
-// or with afterChange delay after the first change of the files a loader
-// sees (at once if it ends first).
-func killRun(t *testing.T, bin string, args []string, delay time.Duration, afterChange bool) {
+// or, with wait, delay after the listing of the log directory out first
+// satisfies wait (at once if the run ends first).
+func killRun(t *testing.T, bin string, args []string, out string, wait func(string) bool, delay time.Duration) {
 	t.Helper()
-	dir := args[len(args)-1]
-	initial := listing(dir)
 	cmd := exec.Command(bin, append([]string{"--no-progress"}, args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	for afterChange && listing(dir) == initial && len(done) == 0 {
+	for wait != nil && !wait(listing(out)) && len(done) == 0 {
 		time.Sleep(200 * time.Microsecond)
 	}
 	time.Sleep(delay)
@@ -262,6 +336,36 @@ func killRun(t *testing.T, bin string, args []string, delay time.Duration, after
 	if err != nil && !(errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL) {
 		t.Fatalf("logtool %s: %v", strings.Join(args, " "), err)
 	}
+}
+
+// exitCode runs logtool to completion and returns its exit code and output.
+func exitCode(t *testing.T, bin string, args ...string) (int, string) {
+	t.Helper()
+	text, err := exec.Command(bin, append([]string{"--no-progress"}, args...)...).CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), string(text)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(text)
+}
+
+// subdirs lists the directories directly under dir.
+func subdirs(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // listing is the names under dir that a loader reads, each with its inode
