@@ -10,6 +10,8 @@ import (
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/logfmt"
 )
 
 // crashFixture is a partition whose clean merges three segments into one
@@ -83,6 +85,11 @@ func TestCrashAtEveryStep(t *testing.T) {
 		if !errors.Is(err, safefile.ErrInjected) {
 			t.Fatalf("step %d: error %v, want the injected fault", n, err)
 		}
+		for _, unflushed := range []bool{false, true} {
+			if got := brokerOffsets(t, dir, unflushed); !slices.Equal(got, oldRecords) && !slices.Equal(got, newRecords) {
+				t.Fatalf("step %d: a broker (unflushed %v) serves %v, neither the old %v nor the new %v", n, unflushed, got, oldRecords, newRecords)
+			}
+		}
 		if _, err := segswap.Recover(dir); err != nil {
 			t.Fatalf("step %d: recover: %v", n, err)
 		}
@@ -97,6 +104,19 @@ func TestCrashAtEveryStep(t *testing.T) {
 			t.Fatalf("step %d: the rerun left %v, want %v", n, keysOf(got), keysOf(want))
 		}
 	}
+}
+
+// brokerOffsets is view.offsets of what a broker serves from the partition
+// after loading it with Kafka's rules (internal/kafkaloader).
+func brokerOffsets(t *testing.T, dir string, unflushed bool) []int64 {
+	t.Helper()
+	var out []int64
+	testutil.BrokerRecords(t, filepath.Dir(dir), unflushed, func(part string, _ *logfmt.Batch, r *logfmt.Record) {
+		if r.Key != nil && r.Value != nil {
+			out = append(out, r.Offset)
+		}
+	})
+	return out
 }
 
 func mapsEqual(a, b map[string]string) bool {

@@ -196,12 +196,16 @@ type UpgradeSegment struct {
 // directories written; with Output, of Output, and the certainty that no
 // broker holds the sources. In place, each partition is first brought back
 // to a consistent state with segswap.Recover, in case an earlier run
-// crashed. Its rewritten segments are then written as
-// ".cleaned" files, fsynced, verified, and installed together by
-// segswap.Replace, Kafka's .cleaned → .swap → rename protocol: after a crash
-// at any moment, Recover (or a broker's log loader) yields either every old
-// segment of the partition or every new one. The disk needs room for the
-// rewritten segments of the partitions being converted at once.
+// crashed. Its rewritten segments are then written as ".cleaned" files,
+// fsynced and verified. Each run of adjacent rewritten segments is then
+// installed by one segswap.Replace, Kafka's .cleaned → .swap → rename
+// protocol; a swap never spans a segment that is not rewritten, which a
+// broker's loader would delete (see upgradeRun). After a crash at any
+// moment, Recover or a broker's log loader yields each run's old segments
+// or its new ones, the earlier runs new and the later ones old: every
+// record keeps its offset, key, value and headers either way. The disk
+// needs room for the rewritten segments of the partitions being converted
+// at once.
 //
 // With Output, each partition is built in a staging directory of Output
 // (upgradeStageName: a name a broker takes for a deleted topic's directory
@@ -471,11 +475,11 @@ func (u *upgrader) partition(j upgradeJob) (UpgradePartition, error) {
 }
 
 // partitionInPlace converts the segments to ".cleaned" files, verifies them
-// and swaps them all in at once.
+// and swaps them in, one run of adjacent rewritten segments at a time.
 func (u *upgrader) partitionInPlace(p *layout.Partition, rep *UpgradePartition) (err error) {
 	var bases []int64
-	var old []layout.Segment
-	swapping := false
+	var runs []upgradeRun
+	inRun, swapping := false, false
 	defer func() {
 		// Once the swap has begun, the ".cleaned" files left tell a loader
 		// to roll it back; removing them could complete half of it.
@@ -494,8 +498,13 @@ func (u *upgrader) partitionInPlace(p *layout.Partition, rep *UpgradePartition) 
 		seg, err := u.segment(s, dst)
 		if seg.Rewritten {
 			bases = append(bases, s.Base)
-			old = append(old, s)
+			if !inRun {
+				runs = append(runs, upgradeRun{})
+			}
+			r := &runs[len(runs)-1]
+			r.bases, r.old = append(r.bases, s.Base), append(r.old, s)
 		}
+		inRun = seg.Rewritten
 		if err != nil {
 			return err
 		}
@@ -505,13 +514,26 @@ func (u *upgrader) partitionInPlace(p *layout.Partition, rep *UpgradePartition) 
 		return nil
 	}
 	swapping = true
-	if err := segswap.Replace(p.Path, bases, old); err != nil {
-		// Settle the directory now, as the next run or a broker would: all
-		// old or all new. After a crash instead, they will.
-		_, rerr := segswap.Recover(p.Path)
-		return errors.Join(err, rerr)
+	for _, r := range runs {
+		if err := segswap.Replace(p.Path, r.bases, r.old); err != nil {
+			// Settle the directory now, as the next run or a broker would:
+			// this run all old or all new, later ones old. After a crash
+			// instead, they will.
+			_, rerr := segswap.Recover(p.Path)
+			return errors.Join(err, rerr)
+		}
 	}
 	return nil
+}
+
+// upgradeRun is a run of adjacent rewritten segments, swapped in at once.
+// A swap must never span a segment that stays: Kafka's loader completes an
+// interrupted swap over ONE offset range per partition, from the lowest
+// ".swap" base offset to the highest ".swap" next offset, and deletes every
+// other segment file inside it.
+type upgradeRun struct {
+	bases []int64
+	old   []layout.Segment
 }
 
 // partitionToOutput builds the converted partition in a staging directory

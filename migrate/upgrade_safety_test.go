@@ -13,7 +13,6 @@ import (
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
-	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -198,18 +197,19 @@ func upgradeAppend(t *testing.T, path string, b []byte) int64 {
 }
 
 // upgradeLogical reads what a broker would serve from a partition
-// directory after loading it (segswap.Recover is the loader's rule), in a
-// copy so the directory itself is not changed.
-func upgradeLogical(t *testing.T, dir string) []upgradeRecord {
+// directory after loading its log directory, as Kafka's loader does
+// (internal/kafkaloader) and, with unflushed, as after a broker crash that
+// recovers every segment.
+func upgradeLogical(t *testing.T, dir string, unflushed ...bool) []upgradeRecord {
 	t.Helper()
-	cp := filepath.Join(t.TempDir(), filepath.Base(dir))
-	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := segswap.Recover(cp); err != nil {
-		t.Fatal(err)
-	}
-	return upgradeReadPartition(t, cp)
+	var out []upgradeRecord
+	testutil.BrokerRecords(t, filepath.Dir(dir), len(unflushed) > 0 && unflushed[0], func(part string, b *logfmt.Batch, r *logfmt.Record) {
+		if part == filepath.Base(dir) {
+			out = append(out, upgradeRecord{Offset: r.Offset, Timestamp: r.Timestamp, Type: r.TimestampType, Magic: b.Magic(),
+				Key: string(r.Key), Value: string(r.Value), NullKey: r.Key == nil, NullValue: r.Value == nil, Headers: len(r.Headers)})
+		}
+	})
+	return out
 }
 
 // upgradePartitionFiles is what two runs that end alike must agree on:
@@ -302,6 +302,11 @@ func upgradeCrashTest(t *testing.T, opts UpgradeOptions) {
 		}
 		if o.Output != "" {
 			upgradeSameSnapshot(t, fmt.Sprintf("source after a crash at step %d", n), upgradeSnapshot(t, logDir), oldSource)
+			// A broker started on the output (Kafka's loader, which also
+			// refuses names it cannot parse) serves nothing or all of it.
+			if got := upgradeLogical(t, final); len(got) > 0 && !slices.Equal(got, newRecs) {
+				t.Fatalf("step %d: a broker started on the output serves %d records, neither none nor the %d converted", n, len(got), len(newRecs))
+			}
 			if _, err := os.Stat(final); err == nil {
 				// The crash hit after the final rename: the output is whole,
 				// and a re-run refuses to overwrite it.
@@ -356,4 +361,74 @@ func upgradeRootFiles(t *testing.T, dir string) map[string]string {
 		}
 	}
 	return m
+}
+
+// A kill after any ".swap" rename of an upgrade of a partition whose
+// segments alternate v0 and v1 (only the v0 ones are rewritten) leaves a
+// directory that Kafka's loader turns into every record, each in its old
+// or its new form. Kafka completes ONE swap range per partition, from the
+// lowest ".swap" base to the highest ".swap" next offset, deleting every
+// other segment inside it: one swap over non-adjacent segments loses the v1
+// segments between them (issue 15, item 2).
+func TestUpgradeMixedFormatCrashAfterSwapRenames(t *testing.T) {
+	src, _ := upgradeGen(t, gen.Options{Magic: 0, Compression: codec.Gzip, Records: 600, SegmentBytes: 4 << 10})
+	testutil.AlternateSegments(t, filepath.Join(src, "legacy-0"), func(scratch string) {
+		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, scratch), ToMagic: 1}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	fixture := func() (string, string) {
+		logDir := filepath.Join(t.TempDir(), "logs")
+		testutil.CopyTree(t, src, logDir)
+		return logDir, filepath.Join(logDir, "legacy-0")
+	}
+	key := func(rs []upgradeRecord) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, fmt.Sprintf("%d %q %q %v %v %d", r.Offset, r.Key, r.Value, r.NullKey, r.NullValue, r.Headers))
+		}
+		return out
+	}
+	logDir, dir := fixture()
+	old := key(upgradeLogical(t, dir))
+	isSwap := func(step safefile.Step, path string) bool {
+		return step == safefile.StepRename && strings.HasSuffix(path, layout.SwapSuffix)
+	}
+	var swaps int
+	restore := safefile.SetFaultHook(func(step safefile.Step, path string) error {
+		if isSwap(step, path) {
+			swaps++
+		}
+		return nil
+	})
+	_, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: 1, TimestampType: logfmt.LogAppendTime})
+	restore()
+	if err != nil || swaps < 2 {
+		t.Fatalf("uninterrupted run: %v, %d swap renames", err, swaps)
+	}
+	for k := 1; k <= swaps; k++ {
+		logDir, dir := fixture()
+		seen, dead := 0, false
+		restore := safefile.SetFaultHook(func(step safefile.Step, path string) error {
+			if dead {
+				return safefile.ErrInjected
+			}
+			if isSwap(step, path) {
+				if seen++; seen == k {
+					dead = true // the process dies right after this rename
+				}
+			}
+			return nil
+		})
+		_, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: 1, TimestampType: logfmt.LogAppendTime})
+		restore()
+		if !errors.Is(err, safefile.ErrInjected) {
+			t.Fatalf("kill after swap rename %d: %v", k, err)
+		}
+		for _, unflushed := range []bool{false, true} {
+			if got := key(upgradeLogical(t, dir, unflushed)); !slices.Equal(got, old) {
+				t.Fatalf("kill after swap rename %d of %d (unflushed %v): a broker serves %d records of %d", k, swaps, unflushed, len(got), len(old))
+			}
+		}
+	}
 }

@@ -7,8 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const noFollow = unix.O_NOFOLLOW
-
 // renameNoReplace renames a directory where nothing exists yet, atomically:
 // an empty directory created there meanwhile is not replaced, as rename(2)
 // would do.

@@ -35,9 +35,14 @@
 //
 // The output is written in a staging directory next to it, named like a
 // partition directory Kafka deletes ("<name>.salvage<digits>-delete"),
-// every file and the directory fsynced, then renamed into place without
-// replacing anything; a crash leaves the staging directory, which a broker
-// removes and a re-run ignores.
+// every file through a temporary name, fsynced and renamed, then the
+// directory renamed into place without replacing anything. A crash leaves
+// the staging directory, which a broker loads as a deleted topic's and
+// deletes, and which the next salvage to the same output removes. No file
+// in it is ever empty or partial under its own name: a broker that loads
+// the staging directory reads its partition.metadata and
+// leader-epoch-checkpoint, and an unreadable one takes the whole log
+// directory offline.
 package salvage
 
 import (
@@ -49,6 +54,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
@@ -130,7 +136,10 @@ func Partition(src, out string, o Options) (*Report, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(parent, name+".salvage*-delete")
+	if err := removeStages(parent, name); err != nil {
+		return nil, err
+	}
+	stage, err := os.MkdirTemp(parent, name+stageInfix+"*"+stageSuffix)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +161,36 @@ func Partition(src, out string, o Options) (*Report, error) {
 	}
 	return s.rep, safefile.SyncDir(parent)
 }
+
+// removeStages removes the staging directories that killed salvages to
+// the output name left in parent.
+func removeStages(parent, name string) error {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type().IsDir() && isStage(e.Name(), name) {
+			if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isStage tells the name of a staging directory of the output name, as
+// os.MkdirTemp makes it from the pattern name+".salvage*-delete".
+func isStage(dir, name string) bool {
+	digits, ok := strings.CutPrefix(dir, name+stageInfix)
+	if digits, ok = strings.CutSuffix(digits, stageSuffix); !ok || digits == "" {
+		return false
+	}
+	return strings.Trim(digits, "0123456789") == ""
+}
+
+// The staging directory's name around os.MkdirTemp's random digits.
+const stageInfix, stageSuffix = ".salvage", "-delete"
 
 // refuse checks what must hold before anything is written: the output does
 // not exist, and the source holds no finished segment replacement. Locks
@@ -548,14 +587,14 @@ func message(err error) string {
 type segWriter struct {
 	dir  string
 	base int64
-	f    *os.File
+	f    *safefile.File
 	bw   *bufio.Writer
 	rec  *index.Recovery
 }
 
 func (s *salvager) create(base int64) (*segWriter, error) {
 	s.aborted = s.aborted[:0]
-	f, err := createNew(filepath.Join(s.stage, layout.SegmentName(base, layout.LogExt)))
+	f, err := safefile.Create(filepath.Join(s.stage, layout.SegmentName(base, layout.LogExt)), 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -575,10 +614,7 @@ func (w *segWriter) finish(aborted []index.AbortedTxn) error {
 	if err := w.bw.Flush(); err != nil {
 		return err
 	}
-	if err := w.f.Sync(); err != nil {
-		return err
-	}
-	err := w.f.Close()
+	err := w.f.Commit()
 	w.f = nil
 	if err != nil {
 		return err
@@ -611,24 +647,12 @@ func (w *segWriter) finish(aborted []index.AbortedTxn) error {
 
 func (w *segWriter) abort() {
 	if w.f != nil {
-		w.f.Close()
+		w.f.Abort()
 	}
 }
 
-// createNew creates a file that must not exist, never through a symbolic
-// link: the staging directory is new and only salvage writes in it.
-func createNew(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
-}
-
+// writeNew writes a whole file of the staging directory through a
+// temporary name, so that a crash never leaves it empty or partial.
 func writeNew(path string, b []byte) error {
-	f, err := createNew(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
+	return safefile.WriteFile(path, b, 0o644)
 }

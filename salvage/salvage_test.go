@@ -3,6 +3,7 @@ package salvage
 import (
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -152,5 +153,35 @@ func TestRefusals(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(out + ".salvage*"); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestStagesRemoved: the staging directories a killed salvage to the same
+// output left are removed; other names are left alone.
+func TestStagesRemoved(t *testing.T) {
+	dir, _ := writeBatches(t, 1)
+	parent := t.TempDir()
+	ours := []string{"orders-0.salvage123-delete", "orders-0.salvage4294967295-delete"}
+	others := []string{"orders-0.salvage-delete", "orders-0.salvagex1-delete", "orders-1.salvage5-delete", "orders-0.0123456789abcdef0123456789abcdef-delete"}
+	for _, name := range append(slices.Clone(ours), others...) {
+		if err := os.Mkdir(filepath.Join(parent, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(parent, name, "00000000000000000000.log"), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Partition(dir, filepath.Join(parent, "orders-0"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range ours {
+		if _, err := os.Lstat(filepath.Join(parent, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %v, want it removed", name, err)
+		}
+	}
+	for _, name := range others {
+		if _, err := os.Stat(filepath.Join(parent, name, "00000000000000000000.log")); err != nil {
+			t.Errorf("%s: %v, want it kept", name, err)
+		}
 	}
 }

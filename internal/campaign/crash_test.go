@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
-	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -22,15 +22,31 @@ type crashCase struct {
 	name  string
 	args  []string // the command line; the log directory is appended
 	setup func(t testing.TB) string
-	// suffix: after a crash, the records may be a suffix of the old ones
-	// that holds the new ones (retention deletes segments one by one, as
-	// a broker does) instead of exactly one of the two.
-	suffix bool
+	// rule is what the records of a partition may be after a crash: see
+	// checkPartition.
+	rule crashRule
 	// verify are verify's flags for the result. The cleaner keeps .txnindex
 	// entries of aborted transactions it emptied, which recovery would not
 	// write, so compacted directories are not checked with --strict.
 	verify []string
 }
+
+// crashRule says which records a partition may hold after a crash.
+type crashRule int
+
+const (
+	// exactly the old ones or exactly the new ones
+	ruleExact crashRule = iota
+	// a suffix of the old ones that ends with the new ones: retention
+	// deletes segments one by one, as a broker does
+	ruleSuffix
+	// each record in its old or its new form, none missing or added:
+	// upgrade swaps one run of adjacent rewritten segments at a time
+	ruleEach
+	// the old ones less some that the new ones lack: compact swaps one
+	// group of segments at a time
+	ruleBetween
+)
 
 func crashCases() []crashCase {
 	three := func(f format) gen.Options {
@@ -61,6 +77,20 @@ func crashCases() []crashCase {
 		{name: "upgrade-v1", args: []string{"upgrade", "--to-magic", "1", "--compression", "none"}, verify: strict, setup: func(t testing.TB) string {
 			return fixture(t, three(format{"v0-snappy", 0, codec.Snappy}))
 		}},
+		// Segments alternating v0 and v1: only the v0 ones are rewritten,
+		// in runs of one segment each (issue 15, item 2).
+		{name: "upgrade-mixed", args: []string{"upgrade", "--to-magic", "1", "--timestamp-type", "log-append"}, rule: ruleEach, verify: strict,
+			setup: func(t testing.TB) string {
+				o := three(format{"v0-gzip", 0, codec.Gzip})
+				o.SegmentBytes = 2000 // 5 segments: v0, v1, v0, v1, v0
+				return derivedFixture(t, "mixed", o, func(t testing.TB, dir string) {
+					mixFormats(t, dir, func(part string) {
+						if r := run(t, "upgrade", "--to-magic", "1", part); r.code != 0 {
+							t.Fatalf("mixing formats: %v", r)
+						}
+					})
+				})
+			}},
 		{name: "migrate-checkpoints", args: []string{"migrate-checkpoints", "--clean-time", "1700000000000"}, verify: strict, setup: func(t testing.TB) string {
 			dir := fixture(t, three(format{"v2-none", 2, codec.None}))
 			writeFile(t, filepath.Join(dir, "cleaner-offset-checkpoint"), checkpoint.AppendOffsets(nil, []checkpoint.OffsetEntry{
@@ -72,46 +102,92 @@ func crashCases() []crashCase {
 		{name: "compact", args: []string{"compact", "--topic", ".*", "--now", compactNow}, verify: deep, setup: func(t testing.TB) string {
 			return fixture(t, three(format{"v2-zstd", 2, codec.Zstd}))
 		}},
+		// Groups of two segments (--segment-bytes), several per partition,
+		// each swapped on its own.
+		{name: "compact-groups", args: []string{"compact", "--topic", ".*", "--now", compactNow, "--segment-bytes", "12000"}, rule: ruleBetween, verify: deep,
+			setup: func(t testing.TB) string {
+				o := three(format{"v2-zstd", 2, codec.Zstd})
+				o.Topics, o.Records = []string{"events"}, 600
+				return fixture(t, o)
+			}},
 		{name: "compact-v1", args: []string{"compact", "--topic", ".*", "--now", compactNow}, verify: deep, setup: func(t testing.TB) string {
 			return fixture(t, three(format{"v1-lz4", 1, codec.LZ4}))
 		}},
-		{name: "retention", args: []string{"retention", "--topic", ".*", "--now", compactNow, "--retention-ms", "-1", "--retention-bytes", "6000"}, suffix: true, verify: strict,
+		{name: "retention", args: []string{"retention", "--topic", ".*", "--now", compactNow, "--retention-ms", "-1", "--retention-bytes", "6000"}, rule: ruleSuffix, verify: strict,
 			setup: func(t testing.TB) string { return fixture(t, three(format{"v2-gzip", 2, codec.Gzip})) }},
 	}
 }
 
-// crashSteps picks the fault steps to try out of n: all of the first 4,
-// where the first files are created, then 5 more spread evenly up to the
-// last (LOGTOOL_LONG=1: every one).
+// mixFormats makes every partition's segments alternate v0 and v1
+// (upgrade runs logtool upgrade --to-magic 1 on a scratch partition).
+func mixFormats(t testing.TB, dir string, upgrade func(part string)) {
+	for _, part := range partitions(t, dir) {
+		testutil.AlternateSegments(t, part, upgrade)
+	}
+}
+
+// crashSteps picks the kill points to try out of n: the first 2 and 6
+// more spread evenly up to the last (LOGTOOL_LONG=1: every one).
 func crashSteps(n int64) []int64 {
 	var out []int64
-	k := max(1, (n-4)/5)
+	k := max(1, (n-2)/6)
 	if long() {
 		k = 1
 	}
 	for i := int64(1); i <= n; i++ {
-		if i <= 4 || (i-4)%k == 0 || i == n {
+		if i <= 2 || (i-2)%k == 0 || i == n {
 			out = append(out, i)
 		}
 	}
 	return out
 }
 
-// TestCrashInjection makes every file-system step of each writing command
-// fail in turn, with every later step (a process that dies there), then
-// checks what a broker would load, runs the command again without faults and
-// checks the result against a run that was never interrupted.
+// killer is a fault hook that kills the process at its at-th kill point:
+// a rename or a removal, the steps that change what a loader finds (a
+// temporary file's creation, writes and syncs change nothing it reads).
+// That step and every later one fail, as in a process that died there.
+// With at 0 it only counts.
+type killer struct {
+	at   int64
+	n    atomic.Int64
+	dead atomic.Bool
+}
+
+func (k *killer) hook(step safefile.Step, path string) error {
+	if k.dead.Load() {
+		return safefile.ErrInjected
+	}
+	if step != safefile.StepRename && step != safefile.StepRemove {
+		return nil
+	}
+	if n := k.n.Add(1); k.at > 0 && n >= k.at {
+		k.dead.Store(true)
+		return safefile.ErrInjected
+	}
+	return nil
+}
+
+// TestCrashInjection kills each writing command at its renames and
+// removals in turn (safefile's fault hook), then checks what a broker
+// serves after loading the directory with Kafka's rules (internal/kafkaloader,
+// independent of logtool's own recovery), as the directory is and as after a
+// broker crash that recovers every segment; then runs the command again
+// without faults and checks the result against a run that was never
+// interrupted.
 func TestCrashInjection(t *testing.T) {
 	for _, c := range crashCases() {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.HasSuffix(c.name, "-v1") && !long() {
 				t.Skip("a second format for the same code path; LOGTOOL_LONG=1 runs it")
 			}
-			// The run that is never interrupted, counting its steps.
+			// The run that is never interrupted, counting its kill points.
 			dir := c.setup(t)
 			old := logical(t, dir)
-			var count safefile.Faults
-			restoreHook := safefile.SetFaultHook(count.Hook)
+			if b := brokerLogical(t, dir, true); !slices.Equal(b, old) {
+				t.Fatalf("the fixture does not load as it reads: %s", firstDiff(b, old))
+			}
+			var count killer
+			restoreHook := safefile.SetFaultHook(count.hook)
 			r := run(t, append(c.args, dir)...)
 			restoreHook()
 			if r.code != 0 {
@@ -119,46 +195,44 @@ func TestCrashInjection(t *testing.T) {
 			}
 			want := logical(t, dir)
 			wantFiles := digest(t, dir)
-			if c.name != "reindex" && c.name != "migrate-checkpoints" && slices.Equal(old, want) && !strings.HasPrefix(c.name, "upgrade") {
+			// reindex and migrate-checkpoints change no record, nor does an
+			// upgrade with CreateTime (v0 and v1 both read timestamp -1).
+			unchanged := c.name == "reindex" || c.name == "migrate-checkpoints" || c.name == "upgrade" || c.name == "upgrade-v1"
+			if !unchanged && slices.Equal(old, want) {
 				t.Fatalf("the uninterrupted run changed no record; the case tests nothing")
 			}
-			steps := crashSteps(count.Steps())
-			t.Logf("%d steps, %d tried", count.Steps(), len(steps))
-			for _, n := range steps {
+			points := crashSteps(count.n.Load())
+			t.Logf("%d kill points, %d tried", count.n.Load(), len(points))
+			for _, n := range points {
 				dir := c.setup(t)
-				faults := &safefile.Faults{FailAt: n}
-				restoreHook := safefile.SetFaultHook(faults.Hook)
+				k := &killer{at: n}
+				restoreHook := safefile.SetFaultHook(k.hook)
 				r := run(t, append(c.args, dir)...)
 				restoreHook()
 				if r.code == 0 {
-					t.Errorf("step %d: exit 0 although the step failed\n%s", n, r.stdout)
+					t.Errorf("kill point %d: exit 0 although the step failed\n%s", n, r.stdout)
 				}
-				// What a broker's log loader makes of the directory.
-				broker := filepath.Join(t.TempDir(), "broker")
-				testutil.CopyTree(t, dir, broker)
-				for _, p := range partitions(t, broker) {
-					if _, err := segswap.Recover(p); err != nil {
-						t.Fatalf("step %d: %s: loader: %v", n, p, err)
-					}
+				for _, unflushed := range []bool{false, true} {
+					when := fmt.Sprintf("kill point %d, as a broker loads it (unflushed %v)", n, unflushed)
+					checkRecords(t, when, brokerLogical(t, dir, unflushed), old, want, c.rule)
 				}
-				checkRecords(t, fmt.Sprintf("step %d, as a broker loads it", n), logical(t, broker), old, want, c.suffix)
 
 				if r := run(t, append(c.args, dir)...); r.code != 0 {
-					t.Errorf("step %d: re-run: %v", n, r)
+					t.Errorf("kill point %d: re-run: %v", n, r)
 					continue
 				}
-				checkRecords(t, fmt.Sprintf("step %d, after the re-run", n), logical(t, dir), want, want, false)
+				checkRecords(t, fmt.Sprintf("kill point %d, after the re-run", n), logical(t, dir), want, want, ruleExact)
 				if r := run(t, append(append([]string{"verify"}, c.verify...), dir)...); r.code != 0 {
-					t.Errorf("step %d: verify after the re-run: %v\n%s", n, r, clip(r.stdout, 1500))
+					t.Errorf("kill point %d: verify after the re-run: %v\n%s", n, r, clip(r.stdout, 1500))
 				}
 				if left := leftovers(t, dir); len(left) > 0 {
-					t.Errorf("step %d: left after the re-run: %v", n, left)
+					t.Errorf("kill point %d: left after the re-run: %v", n, left)
 				}
 				if c.name == "reindex" || c.name == "migrate-checkpoints" {
 					// Deterministic outputs: the files must be the
 					// uninterrupted run's, byte for byte.
 					if d := diff(wantFiles, digest(t, dir), func(s string) bool { return !strings.HasSuffix(s, safefile.TempSuffix) }); len(d) > 0 {
-						t.Errorf("step %d: after the re-run the files differ from an uninterrupted run: %v", n, d)
+						t.Errorf("kill point %d: after the re-run the files differ from an uninterrupted run: %v", n, d)
 					}
 				}
 			}
@@ -179,19 +253,27 @@ func partitions(t testing.TB, dir string) []string {
 	return out
 }
 
-// checkRecords wants the records of each partition in got to equal those
-// in old or in new, or with suffix a suffix of old that ends with new.
-// Partitions are independent: a crash may leave one done and the next not.
-func checkRecords(t *testing.T, when string, got, old, new []string, suffix bool) {
+// checkRecords wants the records of each partition in got to be what rule
+// allows between old and new. Partitions are independent: a crash may leave
+// one done and the next not.
+func checkRecords(t *testing.T, when string, got, old, new []string, rule crashRule) {
 	t.Helper()
 	g, o, w := byPartition(got), byPartition(old), byPartition(new)
-	for p := range o {
-		checkPartition(t, when+", "+p, g[p], o[p], w[p], suffix)
-	}
 	for p := range g {
-		if _, ok := o[p]; !ok {
+		_, inOld := o[p]
+		if _, inNew := w[p]; !inOld && !inNew {
 			t.Errorf("%s: a partition %s appeared", when, p)
 		}
+	}
+	parts := map[string]bool{}
+	for p := range o {
+		parts[p] = true
+	}
+	for p := range w {
+		parts[p] = true // a partition the command creates had no records before
+	}
+	for p := range parts {
+		checkPartition(t, when+", "+p, g[p], o[p], w[p], rule)
 	}
 }
 
@@ -204,15 +286,41 @@ func byPartition(lines []string) map[string][]string {
 	return out
 }
 
-func checkPartition(t *testing.T, when string, got, old, new []string, suffix bool) {
+func checkPartition(t *testing.T, when string, got, old, new []string, rule crashRule) {
 	t.Helper()
-	switch {
-	case slices.Equal(got, old), slices.Equal(got, new):
-		return
-	case suffix && len(got) >= len(new) && len(got) <= len(old) && slices.Equal(got, old[len(old)-len(got):]) && slices.Equal(got[len(got)-len(new):], new):
+	if slices.Equal(got, old) || slices.Equal(got, new) {
 		return
 	}
+	switch rule {
+	case ruleSuffix:
+		if len(got) >= len(new) && len(got) <= len(old) && slices.Equal(got, old[len(old)-len(got):]) && slices.Equal(got[len(got)-len(new):], new) {
+			return
+		}
+	case ruleEach:
+		each := len(got) == len(old) && len(old) == len(new)
+		for i := 0; each && i < len(got); i++ {
+			each = got[i] == old[i] || got[i] == new[i]
+		}
+		if each {
+			return
+		}
+	case ruleBetween:
+		if isSubsequence(new, got) && isSubsequence(got, old) {
+			return
+		}
+	}
 	t.Errorf("%s: %d records, neither the old %d nor the new %d; first difference: %s", when, len(got), len(old), len(new), firstDiff(got, new))
+}
+
+// isSubsequence reports whether a is b with some elements left out.
+func isSubsequence(a, b []string) bool {
+	i := 0
+	for _, x := range b {
+		if i < len(a) && a[i] == x {
+			i++
+		}
+	}
+	return i == len(a)
 }
 
 func firstDiff(a, b []string) string {

@@ -91,6 +91,10 @@ var templates struct {
 }
 
 func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
 	// Every write of the commands is fsynced; on a disk that makes the
 	// campaign several times slower. The crash tests inject their faults
 	// above the file system, so a RAM file system (where fsync is free)
@@ -99,14 +103,10 @@ func TestMain(m *testing.M) {
 		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
 			if d, err := os.MkdirTemp("/dev/shm", "campaign-"); err == nil {
 				os.Setenv("TMPDIR", d)
-				defer os.RemoveAll(d)
+				defer os.RemoveAll(d) // here, not in TestMain: os.Exit skips deferred calls
 			}
 		}
 	}
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
 	root, err := os.MkdirTemp("", "campaign-templates-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -120,21 +120,29 @@ func testMain(m *testing.M) int {
 // fixture returns a fresh copy of the log directory gen writes for o (Out is
 // ignored).
 func fixture(t testing.TB, o gen.Options) string {
+	return derivedFixture(t, "", o, nil)
+}
+
+// derivedFixture is fixture with fn applied to the generated directory, once
+// for every test that asks with the same name and options.
+func derivedFixture(t testing.TB, name string, o gen.Options, fn func(testing.TB, string)) string {
 	t.Helper()
 	o.Out = ""
-	key := fmt.Sprintf("%+v", o)
+	key := fmt.Sprintf("%s %+v", name, o)
 	templates.Lock()
+	defer templates.Unlock()
 	src, ok := templates.dirs[key]
 	if !ok {
 		src = filepath.Join(templates.root, fmt.Sprint(len(templates.dirs)))
 		o.Out = src
 		if _, err := gen.Generate(o); err != nil {
-			templates.Unlock()
 			t.Fatalf("gen %+v: %v", o, err)
+		}
+		if fn != nil {
+			fn(t, src)
 		}
 		templates.dirs[key] = src
 	}
-	templates.Unlock()
 	dst := filepath.Join(t.TempDir(), "kafka-logs")
 	testutil.CopyTree(t, src, dst)
 	return dst
@@ -212,6 +220,14 @@ func isLog(name string) bool { return strings.HasSuffix(name, ".log") }
 // index files are not part of it.
 func logical(t testing.TB, dir string) []string {
 	t.Helper()
+	return logicalWith(t, dir, recordLine)
+}
+
+// lineFunc turns a record into one line of logical.
+type lineFunc func(part string, b *logfmt.Batch, r *logfmt.Record) string
+
+func logicalWith(t testing.TB, dir string, line lineFunc) []string {
+	t.Helper()
 	ld, err := layout.ReadLogDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -222,13 +238,13 @@ func logical(t testing.TB, dir string) []string {
 			if s.Log == "" {
 				continue
 			}
-			out = append(out, segmentRecords(t, p.Dir.Name, s.Log)...)
+			out = append(out, segmentRecords(t, p.Dir.Name, s.Log, line)...)
 		}
 	}
 	return out
 }
 
-func segmentRecords(t testing.TB, part, path string) []string {
+func segmentRecords(t testing.TB, part, path string, line lineFunc) []string {
 	t.Helper()
 	seg, err := logfmt.OpenSegment(path)
 	if err != nil {
@@ -242,27 +258,12 @@ func segmentRecords(t testing.TB, part, path string) []string {
 		if err := b.Validate(); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		control := b.IsControl()
 		it.File = path
 		if err := it.Reset(b); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
 		for it.Next() {
-			r := it.Record()
-			line := fmt.Sprintf("%s %d ts=%d key=%q value=%q", part, r.Offset, r.Timestamp, r.Key, r.Value)
-			if r.Key == nil {
-				line = fmt.Sprintf("%s %d ts=%d key=null value=%q", part, r.Offset, r.Timestamp, r.Value)
-			}
-			if r.Value == nil {
-				line += " tombstone"
-			}
-			if control {
-				line += " control"
-			}
-			for _, h := range r.Headers {
-				line += fmt.Sprintf(" h[%q]=%q", h.Key, h.Value)
-			}
-			out = append(out, line)
+			out = append(out, line(part, b, it.Record()))
 		}
 		if it.Err() != nil {
 			t.Fatalf("%s: %v", path, it.Err())
@@ -271,6 +272,49 @@ func segmentRecords(t testing.TB, part, path string) []string {
 	if seg.Err() != nil || seg.End() != logfmt.EndClean {
 		t.Fatalf("%s: %v (%v)", path, seg.Err(), seg.End())
 	}
+	return out
+}
+
+// recordLine is one line of logical.
+func recordLine(part string, b *logfmt.Batch, r *logfmt.Record) string {
+	line := fmt.Sprintf("%s %d ts=%d key=%q value=%q", part, r.Offset, r.Timestamp, r.Key, r.Value)
+	if r.Key == nil {
+		line = fmt.Sprintf("%s %d ts=%d key=null value=%q", part, r.Offset, r.Timestamp, r.Value)
+	}
+	if r.Value == nil {
+		line += " tombstone"
+	}
+	if b.IsControl() {
+		line += " control"
+	}
+	for _, h := range r.Headers {
+		line += fmt.Sprintf(" h[%q]=%q", h.Key, h.Value)
+	}
+	return line
+}
+
+// hashedLine is recordLine with everything after the offset hashed, for
+// partitions too big to hold as text.
+func hashedLine(part string, b *logfmt.Batch, r *logfmt.Record) string {
+	sum := sha256.Sum256([]byte(recordLine(part, b, r)))
+	return fmt.Sprintf("%s %d %x", part, r.Offset, sum[:12])
+}
+
+// brokerLogical is logical as a broker serves the log directory after
+// loading it with Kafka's rules (internal/kafkaloader), from each
+// partition's log start offset; with unflushed, as after a broker crash
+// that recovers every segment. It changes nothing on disk.
+func brokerLogical(t testing.TB, dir string, unflushed bool) []string {
+	t.Helper()
+	return brokerLogicalWith(t, dir, unflushed, recordLine)
+}
+
+func brokerLogicalWith(t testing.TB, dir string, unflushed bool, line lineFunc) []string {
+	t.Helper()
+	var out []string
+	testutil.BrokerRecords(t, dir, unflushed, func(part string, b *logfmt.Batch, r *logfmt.Record) {
+		out = append(out, line(part, b, r))
+	})
 	return out
 }
 

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/logtool/logtool/internal/kafkatest"
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/salvage"
 )
@@ -197,6 +201,79 @@ func TestSalvageSamples(t *testing.T) {
 		}
 		if r := run(t, "verify", "--deep", "--strict", out); r.code != 0 {
 			t.Errorf("%s: verify --deep --strict on the output: %v\n%s", dir, r, clip(r.stdout, 2000))
+		}
+	}
+}
+
+// TestSalvageKillPoints kills salvage at each of its file-system steps (a
+// sample in CI, every one with LOGTOOL_LONG=1): the output's log directory
+// is copied as the step finds it, which is what a SIGKILL there leaves.
+// A broker started on that copy (internal/kafkaloader) must load it, no
+// file in the staging directory taking the log directory offline, and
+// serve either no partition there or the whole output; a re-run must then
+// remove the staging directory and leave the files of an uninterrupted
+// run, byte for byte.
+func TestSalvageKillPoints(t *testing.T) {
+	dir := fixture(t, matrixOptions(format{"v2-zstd", 2, codec.Zstd}))
+	part := onlyPartition(t, dir)
+	log := segments(t, part)[0].Log
+	at, _ := damagedEntry(t, log)
+	testutil.FlipByte(t, log, int(at.pos)+at.size/2)
+	salvageTo := func(logDir string) result {
+		return run(t, "salvage", part, "--out", filepath.Join(logDir, filepath.Base(part)))
+	}
+	newLogDir := func() string {
+		d := filepath.Join(t.TempDir(), "kafka-logs")
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+
+	whole := newLogDir()
+	var steps safefile.Faults
+	restore := safefile.SetFaultHook(steps.Hook)
+	r := salvageTo(whole)
+	restore()
+	if r.code != 0 {
+		t.Fatalf("uninterrupted run: %v", r)
+	}
+	want, wantFiles := brokerLogical(t, whole, false), digest(t, whole)
+	if len(want) == 0 {
+		t.Fatal("the output serves no record; the test would prove nothing")
+	}
+	points := crashSteps(steps.Steps())
+	t.Logf("%d kill points, %d tried", steps.Steps(), len(points))
+	for _, n := range points {
+		logDir, killed := newLogDir(), ""
+		var seen int64
+		restore := safefile.SetFaultHook(func(safefile.Step, string) error {
+			if seen++; seen == n {
+				killed = filepath.Join(t.TempDir(), "kafka-logs")
+				testutil.CopyTree(t, logDir, killed)
+			}
+			return nil
+		})
+		r := salvageTo(logDir)
+		restore()
+		if r.code != 0 || killed == "" {
+			t.Fatalf("kill point %d: %v", n, r)
+		}
+		for _, unflushed := range []bool{false, true} {
+			if got := brokerLogical(t, killed, unflushed); len(got) > 0 && !slices.Equal(got, want) {
+				t.Errorf("kill point %d (unflushed %v): a broker serves %d records, neither none nor the %d of the output", n, unflushed, len(got), len(want))
+			}
+		}
+		done := len(brokerLogical(t, killed, false)) > 0
+		r = salvageTo(killed)
+		if done && r.code != 4 || !done && r.code != 0 {
+			t.Errorf("kill point %d (output complete: %v): re-run: %v", n, done, r)
+		}
+		if d := diff(wantFiles, digest(t, killed), nil); len(d) > 0 {
+			t.Errorf("kill point %d: after the re-run the files differ from an uninterrupted run's: %v", n, d)
+		}
+		if entries, err := os.ReadDir(killed); err != nil || len(entries) != 2 {
+			t.Errorf("kill point %d: after the re-run the log directory holds %v (%v), want the output and .lock", n, entries, err)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // CopyTree copies the directory tree src into dst, which may exist,
@@ -57,5 +59,41 @@ func FlipByte(t testing.TB, path string, pos int) {
 	b[pos] ^= 0xff
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// AlternateSegments makes a partition of v0 segments alternate v0 and v1:
+// every second segment is moved alone into a scratch partition directory of
+// the same name, upgrade is called on it (to run logtool upgrade
+// --to-magic 1), and its files are moved back.
+func AlternateSegments(t testing.TB, partDir string, upgrade func(scratch string)) {
+	t.Helper()
+	p, err := layout.ReadPartition(partDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Segments) < 3 {
+		t.Fatalf("%s: %d segments, too few to alternate", partDir, len(p.Segments))
+	}
+	for i, s := range p.Segments {
+		if i%2 == 0 {
+			continue
+		}
+		scratch := filepath.Join(t.TempDir(), filepath.Base(partDir))
+		if err := os.Mkdir(scratch, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		files := []string{s.Log, s.Index, s.TimeIndex}
+		for _, f := range files {
+			if err := os.Rename(f, filepath.Join(scratch, filepath.Base(f))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		upgrade(scratch)
+		for _, f := range files {
+			if err := os.Rename(filepath.Join(scratch, filepath.Base(f)), f); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
