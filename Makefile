@@ -26,7 +26,7 @@ vet:
 
 # Unit, round-trip, real-broker-sample and golden tests, with the race detector.
 test: vet
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # Regenerate golden files after an intended output change; review the diff.
 golden:

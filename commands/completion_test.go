@@ -174,6 +174,7 @@ func TestCompletionZsh(t *testing.T) {
 				"retention:delete expired segments by record timestamps, with Kafka's retention rules\n" +
 				"--- logtool compact --max\n" +
 				"--max-lag:max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included (default: the topic's configuration, else Kafka's default, unlimited)\n" +
+				"--max-record-bytes:refuse a record of a compressed batch larger than this rather than hold it in memory\n" +
 				"--- logtool --format \n" +
 				"text\njson\n" +
 				"--- logtool dump \n" +
