@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/logtool/logtool/internal/gen"
@@ -33,10 +34,10 @@ func TestCompactGolden(t *testing.T) {
 
 func TestRetentionGolden(t *testing.T) {
 	cases := []goldenCase{
-		{name: "log-dir-dry-run", args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", sample}},
+		{name: "log-dir-dry-run", setup: copySampleDated, args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", "$DIR/kafka-logs"}},
 		{name: "flags-override", args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", "--retention-ms", "1h",
 			"--retention-bytes", "64KiB", "--topic", "orders|user-profiles", sample}},
-		{name: "run", setup: copySample, args: []string{"retention", "--now", "2024-01-05T00:00:00Z", "$DIR/kafka-logs"}},
+		{name: "run", setup: copySampleDated, args: []string{"retention", "--now", "2024-01-05T00:00:00Z", "$DIR/kafka-logs"}},
 		{name: "json", args: []string{"--format", "json", "retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", sample + "/payments.txn-0", sample + "/user-profiles-0"}},
 		{name: "no-configuration", setup: plainSample, args: []string{"retention", "--dry-run", "$DIR/kafka-logs"}},
 		{name: "topic-config-file", setup: topicConfigFile, args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z",
@@ -70,6 +71,31 @@ func checkWidth(t *testing.T, sub string, cases []goldenCase) {
 
 func copySample(t *testing.T, dir string) {
 	testutil.CopyTree(t, sample, filepath.Join(dir, "kafka-logs"))
+}
+
+// copySampleDated is copySample with fixed modification times on the
+// segments of the magic 0 topics, whose largest timestamp is the file's
+// mtime: a checkout gives its files the time of the checkout.
+func copySampleDated(t *testing.T, dir string) {
+	copySample(t, dir)
+	for part, at := range map[string]string{
+		"legacy.events-v0-0":        "2024-01-01T00:04:02.456Z",
+		"legacy.events-v0-snappy-0": "2024-01-01T00:06:38.355Z",
+	} {
+		tm, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs, err := filepath.Glob(filepath.Join(dir, "kafka-logs", part, "*.log"))
+		if err != nil || len(logs) == 0 {
+			t.Fatalf("%s: no segments (%v)", part, err)
+		}
+		for _, l := range logs {
+			if err := os.Chtimes(l, tm, tm); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // plainSample is a log dir without cluster metadata.

@@ -136,7 +136,7 @@ func (it *wholeIter) resetLegacy() error {
 		p += len(inner)
 	}
 	if n == 0 {
-		return it.corrupt(-1, "compressed message set has no inner messages")
+		return it.corrupt(-1, "invalid compressed message set: no inner messages")
 	}
 	it.legacyCount = n
 	it.legacyBase = -1
