@@ -120,8 +120,9 @@ func TestStreamsInBoundedMemory(t *testing.T) {
 			}
 			write() // warm the pools
 			// Appending grows a large slice by a quarter at a time, so an output
-			// of n bytes takes about 5n of allocations.
-			if a := measure(write); a > 16<<20+6*uint64(len(enc)) {
+			// of n bytes takes about 5n of allocations; a GC that empties the codec
+			// pools mid-write (a loaded runner) can double it.
+			if a := measure(write); a > 16<<20+12*uint64(len(enc)) {
 				t.Errorf("writing: allocated %d MiB for %d KiB of output", a>>20, len(enc)>>10)
 			}
 			var r Reader
