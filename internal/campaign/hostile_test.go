@@ -41,6 +41,11 @@ const bombHeapLimit = 48 << 20
 // millions of lines, is not memory the command holds.
 func measured(t *testing.T, args ...string) (r result, peak, alloc uint64) {
 	t.Helper()
+	// The peak counts garbage, which the collector lets pile up in
+	// proportion to what the test binary holds live and how far a loaded
+	// runner lets it fall behind; collecting often keeps the figure close to
+	// what the command holds.
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	runtime.GC()
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(sample)
@@ -450,10 +455,6 @@ func manyTopics(first, n int) []byte {
 // reverse on 150,000 entries: 16 MiB of heap, where holding them took more
 // (checked on the code before), in 20 s under the race detector.
 func TestMigrateCheckpointsHuge(t *testing.T) {
-	// The heap's peak counts garbage, of which the collector lets as much
-	// pile up as the test binary holds live; collecting more often keeps
-	// the bound on what the command holds whatever ran before.
-	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	n, limit, runs := 150_000, 16<<20, []bool{true}
 	if long() {
 		n, limit, runs = 5_000_000, 24<<20, []bool{false, true}
@@ -518,7 +519,6 @@ func hugeMigrated(n int, reverse bool) []byte {
 // that grew the heap by 23 and 39 MiB (86 MB RSS for 740,000); it now sorts
 // the entries on disk, in 4 MiB.
 func TestVerifyCheckpointTopics(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	n := 400_000
 	if long() {
 		n = 740_000
