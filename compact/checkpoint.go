@@ -85,7 +85,7 @@ func updateRoot(path, topic string, num int32, offset int64) error {
 			return err
 		}
 	}
-	f, err := safefile.CreateAt(path, checkpoint.TempName(path), 0o644)
+	f, err := safefile.Create(path, 0o644)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 )
@@ -55,7 +56,7 @@ func TestUpdateRoot(t *testing.T) {
 			} else if string(got) != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			if _, err := os.Stat(checkpoint.TempName(path)); !os.IsNotExist(err) {
+			if _, err := os.Stat(safefile.TempName(path)); !os.IsNotExist(err) {
 				t.Errorf("temporary file left: %v", err)
 			}
 		})

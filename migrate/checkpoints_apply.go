@@ -23,7 +23,7 @@ func (p *checkpointPlan) apply(workers int) error {
 	}
 	err := parallel.Each(len(p.writes), workers, func(i int) error {
 		w := p.writes[i]
-		f, err := safefile.CreateAt(w.path, checkpoint.TempName(w.path), 0o644)
+		f, err := safefile.Create(w.path, 0o644)
 		if err != nil {
 			return err
 		}

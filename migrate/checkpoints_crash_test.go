@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/logtool/logtool/internal/safefile"
-	"github.com/logtool/logtool/logfmt/checkpoint"
 )
 
 // TestCheckpointsCrash fails every file-system step of a run in turn, as a
@@ -34,7 +33,7 @@ func TestCheckpointsCrash(t *testing.T) {
 		want  map[string]int64
 	}{
 		{"forward", func(t *testing.T) string {
-			dir := ckBuild(t, ckWith(ckSample, ckTree{checkpoint.TempName("orders-2/" + ckCP): "x"}))
+			dir := ckBuild(t, ckWith(ckSample, ckTree{safefile.TempName("orders-2/" + ckCP): "x"}))
 			if err := os.Chtimes(filepath.Join(dir, ckRoot), mtime, mtime); err != nil {
 				t.Fatal(err)
 			}

@@ -81,7 +81,7 @@ func planCheckpoints(dir string, opts CheckpointOptions) (*checkpointPlan, error
 // scan lists the log directory, records the renamed partition directories
 // as skipped, and collects the temporary files of earlier runs: no writer can
 // be active while the directory is locked, so they are garbage. Only the
-// names this command writes through are collected (checkpoint.TempName): a
+// names this command writes through are collected (safefile.TempName): a
 // broker's own "cleaner-offset-checkpoint.tmp" is not ours.
 func (p *checkpointPlan) scan(dir string) (*checkpointScan, error) {
 	ld, err := layout.ReadLogDir(dir)
@@ -104,12 +104,12 @@ func (p *checkpointPlan) scan(dir string) (*checkpointScan, error) {
 		}
 		s.live[k] = part
 		s.sorted = append(s.sorted, part)
-		if err := p.addTemp(checkpoint.TempName(filepath.Join(part.Path, layout.CleanerCheckpointFile))); err != nil {
+		if err := p.addTemp(safefile.TempName(filepath.Join(part.Path, layout.CleanerCheckpointFile))); err != nil {
 			return nil, err
 		}
 	}
 	for _, name := range []string{layout.CleanerOffsetCheckpointFile, MigratedCheckpointFile} {
-		if err := p.addTemp(checkpoint.TempName(filepath.Join(dir, name))); err != nil {
+		if err := p.addTemp(safefile.TempName(filepath.Join(dir, name))); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -597,7 +598,7 @@ func TestCheckpointsDryRun(t *testing.T) {
 		if reverse {
 			ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
 		}
-		ckWrite(t, dir, ckTree{checkpoint.TempName("orders-0/" + ckCP): "junk"})
+		ckWrite(t, dir, ckTree{safefile.TempName("orders-0/" + ckCP): "junk"})
 		before := ckSnapshot(t, dir)
 		dry := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: reverse, DryRun: true})
 		ckCheck(t, dir, before)
@@ -621,12 +622,12 @@ func TestCheckpointsTempsRemoved(t *testing.T) {
 		"orders-1/" + ckCP + ".tmp":          "1\n5 -1\n",           // compact's, or an older logtool's
 		"orders-0/" + ckCP + ".logtool.tmp/": "",                    // a directory
 		"other-0/unrelated.tmp":              "x",
-		"stale-0.00112233445566778899aabbccddeeff-stray/" + checkpoint.TempName(ckCP): "x",
+		"stale-0.00112233445566778899aabbccddeeff-stray/" + safefile.TempName(ckCP): "x",
 	}
 	dir := ckBuild(t, ckWith(ckWith(ckSampleMigrated, theirs), ckTree{
-		checkpoint.TempName("orders-2/" + ckCP):     "1\n",
-		checkpoint.TempName(ckRoot):                 "0\n",
-		checkpoint.TempName(MigratedCheckpointFile): "",
+		safefile.TempName("orders-2/" + ckCP):     "1\n",
+		safefile.TempName(ckRoot):                 "0\n",
+		safefile.TempName(MigratedCheckpointFile): "",
 	}))
 	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
 	d := rep.LogDirs[0]

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -76,7 +77,7 @@ func TestRootsChangedSinceRead(t *testing.T) {
 		if got, _ := os.ReadFile(path); string(got) != changed {
 			t.Errorf("%q: replaced by %q", changed, got)
 		}
-		if _, err := os.Stat(checkpoint.TempName(path)); !os.IsNotExist(err) {
+		if _, err := os.Stat(safefile.TempName(path)); !os.IsNotExist(err) {
 			t.Errorf("%q: temporary file left: %v", changed, err)
 		}
 	}

@@ -36,22 +36,22 @@ func TestCreateRefusesPlantedTemp(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "log-start-offset-checkpoint")
 	victim, content := outside(t)
-	if err := os.Symlink(victim, target+TempSuffix); err != nil {
+	if err := os.Symlink(victim, TempName(target)); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteFile(target, []byte("0\n0\n"), 0o644); !errors.Is(err, ErrSymlink) {
 		t.Fatalf("WriteFile with a planted link: %v, want ErrSymlink", err)
 	}
 	checkUntouched(t, victim, content)
-	if fi, err := os.Lstat(target + TempSuffix); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+	if fi, err := os.Lstat(TempName(target)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the planted link was removed or replaced: %v", err)
 	}
 	if exists(t, target) {
 		t.Error("target written")
 	}
 
-	os.Remove(target + TempSuffix)
-	if err := os.WriteFile(target+TempSuffix, []byte("leftover of a crash, longer than the new content"), 0o600); err != nil {
+	os.Remove(TempName(target))
+	if err := os.WriteFile(TempName(target), []byte("leftover of a crash, longer than the new content"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteFile(target, []byte("0\n0\n"), 0o644); err != nil {
@@ -61,7 +61,7 @@ func TestCreateRefusesPlantedTemp(t *testing.T) {
 		t.Errorf("target = %q", got)
 	}
 
-	if err := syscall.Mkfifo(target+TempSuffix, 0o644); err != nil {
+	if err := syscall.Mkfifo(TempName(target), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteFile(target, []byte("x"), 0o644); !errors.Is(err, ErrNotRegular) {

@@ -9,10 +9,13 @@
 // directory.
 //
 // A crash between creating the temporary file and renaming it leaves
-// "<name>.tmp" behind. That is harmless: nothing reads it, the next write of
-// the same target removes it first, and Kafka's log loader only looks at
-// names ending in .log, .index, .timeindex, .txnindex, .snapshot, .cleaned,
-// .swap and .deleted, so it ignores a trailing .tmp.
+// "<name>.logtool.tmp" (TempName) behind. That is harmless: nothing reads
+// it, the next write of the same target removes it first, and Kafka's log
+// loader only looks at names ending in .log, .index, .timeindex, .txnindex,
+// .snapshot, .cleaned, .swap and .deleted, so it ignores a trailing .tmp.
+// The name is one no broker and no person writes, so that removing it as a
+// leftover never removes someone else's file: a broker's checkpoints go
+// through "<name>.tmp", and so may a user's notes.
 //
 // Nothing here follows a symbolic link for a file it creates, replaces,
 // renames, truncates or removes: a link planted under a temporary name, or a
@@ -37,11 +40,19 @@ import (
 	"runtime"
 )
 
-// TempSuffix is appended to a target's name to form the temporary file that
-// Create writes. Kafka uses the same suffix for its checkpoints.
+// TempSuffix ends every temporary file, logtool's (OwnTempSuffix) and those
+// of a broker's checkpoint writes.
 const TempSuffix = ".tmp"
 
-// WriteFile writes data to path atomically: path+TempSuffix is written,
+// OwnTempSuffix ends the temporary files of logtool's own writes.
+const OwnTempSuffix = ".logtool" + TempSuffix
+
+// TempName is the temporary file Create writes path through. It is the one
+// definition of logtool's temporary names: only names it gives are removed
+// as logtool's leftovers (layout.OwnTemp).
+func TempName(path string) string { return path + OwnTempSuffix }
+
+// WriteFile writes data to path atomically: TempName(path) is written,
 // fsynced, closed and renamed over path, and then the directory is fsynced.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
 	f, err := Create(path, perm)
@@ -81,12 +92,12 @@ const (
 	stateDone                    // renamed or removed: nothing left to clean up
 )
 
-// Create starts replacing path, writing to path+TempSuffix. An existing
+// Create starts replacing path, writing to TempName(path). An existing
 // regular file of that name is a leftover of an earlier crash and is removed
 // first; anything else under that name (a symbolic link, a directory, a
 // FIFO) is refused.
 func Create(path string, perm fs.FileMode) (*File, error) {
-	return CreateAt(path, path+TempSuffix, perm)
+	return CreateAt(path, TempName(path), perm)
 }
 
 // CreateAt is Create with a chosen temporary name, for protocols that give the

@@ -42,7 +42,7 @@ func TestWriteFile(t *testing.T) {
 		if got := readOrNil(t, path); string(got) != content {
 			t.Errorf("content = %q, want %q", got, content)
 		}
-		if exists(t, path+TempSuffix) {
+		if exists(t, TempName(path)) {
 			t.Errorf("temporary file survived a successful write")
 		}
 	}
@@ -66,7 +66,7 @@ func TestCreateCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Abort()
-	if want := path + TempSuffix; f.Name() != want {
+	if want := TempName(path); f.Name() != want {
 		t.Errorf("Name() = %q, want %q", f.Name(), want)
 	}
 	if _, err := f.Write([]byte("xxxx5678")); err != nil {
@@ -111,7 +111,7 @@ func TestAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A stale temporary file from an earlier crash is truncated, not appended to.
-	if err := os.WriteFile(path+TempSuffix, []byte("stale stale stale"), 0o644); err != nil {
+	if err := os.WriteFile(TempName(path), []byte("stale stale stale"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Create(path, 0o644)
@@ -234,9 +234,9 @@ func TestSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []call{
-		{StepCreate, path + TempSuffix},
-		{StepWrite, path + TempSuffix},
-		{StepSync, path + TempSuffix},
+		{StepCreate, TempName(path)},
+		{StepWrite, TempName(path)},
+		{StepSync, TempName(path)},
 		{StepRename, path},
 		{StepSyncDir, dir},
 	}
@@ -310,7 +310,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 					t.Errorf("old=%v once=%v step %d (%s): target = %q, want %q", hadOld, once, i+1, step, got, want)
 				}
 				tmpLeft := !once && step != StepCreate && step != StepSyncDir
-				if got := exists(t, path+TempSuffix); got != tmpLeft {
+				if got := exists(t, TempName(path)); got != tmpLeft {
 					t.Errorf("old=%v once=%v step %d (%s): temporary file left = %v, want %v", hadOld, once, i+1, step, got, tmpLeft)
 				}
 				// A later run recovers from whatever the failure left behind.
@@ -320,7 +320,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 				if got := readOrNil(t, path); !bytes.Equal(got, newData) {
 					t.Errorf("rerun after step %d (%s): target = %q", i+1, step, got)
 				}
-				if exists(t, path+TempSuffix) {
+				if exists(t, TempName(path)) {
 					t.Errorf("rerun after step %d (%s): temporary file left", i+1, step)
 				}
 			}
@@ -405,4 +405,21 @@ func TestSetFaultHookConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestCreateLeavesOthersTemps: only logtool's own temporary name is removed
+// as a leftover; "<name>.tmp" may be a user's file or a broker's checkpoint
+// cut by a crash.
+func TestCreateLeavesOthersTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(path+TempSuffix, []byte("notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(path, []byte("export"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := readOrNil(t, path+TempSuffix); string(got) != "notes" {
+		t.Errorf("%s after a write of %s = %q, want it untouched", path+TempSuffix, path, got)
+	}
 }

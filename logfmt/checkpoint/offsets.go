@@ -255,19 +255,13 @@ func (w *OffsetWriter) Close() error {
 	return w.err
 }
 
-// TempName is the temporary file logtool writes a checkpoint at path
-// through. A broker writes its checkpoints through "<name>.tmp" and a crash
-// can leave one; that file is the broker's, not logtool's to truncate or
-// remove, so logtool's has a name no broker writes.
-func TempName(path string) string { return path + ".logtool" + safefile.TempSuffix }
-
 // WriteOffsetsFile replaces the offset checkpoint at path with n entries,
 // which fill passes to write in order, the crash-safe way (temporary file
-// TempName(path), fsync, rename, directory fsync: internal/safefile). Until
+// safefile.TempName(path), fsync, rename, directory fsync: internal/safefile). Until
 // it returns nil the old file is untouched. The entries are streamed, so a
 // caller can copy them from the old file while it writes the new one.
 func WriteOffsetsFile(path string, n int, fill func(write func(OffsetEntry) error) error) error {
-	f, err := safefile.CreateAt(path, TempName(path), 0o644)
+	f, err := safefile.Create(path, 0o644)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/logtool/logtool/internal/safefile"
 )
 
 // Extensions of the files named after an offset.
@@ -112,21 +114,21 @@ func (k FileKind) String() string {
 }
 
 // OwnTemp reports whether name is a temporary file only logtool writes, so
-// that a writer may remove it when a crash left it: name ends in TempSuffix
-// and what precedes it is ".logtool" (the checkpoints logtool writes through
-// checkpoint.TempName), a segment file (leftover suffixes such as .cleaned
-// included), a reindex backup of a cut tail ("<segment>.log.truncated-N"),
-// logtool's cleaner-checkpoint or the .migrated root file. Kafka writes none
-// of these through a temporary name. "<checkpoint>.tmp" of the offset
-// checkpoints, leader-epoch-checkpoint and partition.metadata is the broker's,
-// and never logtool's to remove.
+// that a writer may remove it when a crash left it: a name safefile.TempName
+// gives ("<name>.logtool.tmp"), which no broker and no person writes. Names
+// earlier versions wrote through "<name>.tmp" are recognised too where Kafka
+// never writes such a name: a segment file (leftover suffixes such as
+// .cleaned included), a reindex backup of a cut tail
+// ("<segment>.log.truncated-N"), logtool's cleaner-checkpoint and the
+// .migrated root file. Any other "<name>.tmp" (a broker's checkpoint cut by
+// a crash, a user's file) is never logtool's to remove.
 func OwnTemp(name string) bool {
+	if strings.HasSuffix(name, safefile.OwnTempSuffix) {
+		return true
+	}
 	stem, ok := strings.CutSuffix(name, TempSuffix)
 	if !ok {
 		return false
-	}
-	if strings.HasSuffix(stem, ".logtool") {
-		return true
 	}
 	if stem == CleanerCheckpointFile || stem == CleanerOffsetCheckpointFile+".migrated" {
 		return true

@@ -144,6 +144,9 @@ func TestOwnTemp(t *testing.T) {
 		"00000000000000000000.log.cleaned":               false,
 		"00000000000000000000.snapshot.tmp":              false,
 		"notes.tmp":                                      false,
+		"notes.txt.logtool.tmp":                          true,
+		"00000000000000000000.snapshot.logtool.tmp":      true,
+		"leader-epoch-checkpoint.logtool.tmp":            true,
 		"00000000000000000000-0000000001.checkpoint.tmp": false,
 	} {
 		if got := OwnTemp(name); got != want {
