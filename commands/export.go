@@ -39,7 +39,7 @@ func exportCommand() *cli.Command {
 			"  logtool export --encoding utf8 --from-time 2024-01-01T00:05:00Z --to-offset 900 testdata/kafka-logs/orders-0\n" +
 			"  logtool export --isolation read_uncommitted testdata/kafka-logs/payments.txn-0 | jq 'select(.transaction == \"aborted\")'",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to FILE (crash-safely; .zst compresses); - is stdout"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (crash-safely; .zst compresses); - is stdout"},
 			&cli.StringFlag{Name: "encoding", Value: "base64", Usage: "keys, values and header values: base64, or utf8 (text when valid UTF-8, else marked base64)"},
 		}, readFlags()...),
 		Action: runExport,

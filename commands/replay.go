@@ -46,7 +46,7 @@ func replayCommand() *cli.Command {
 			&cli.StringFlag{Name: "bootstrap-server", Usage: "HOST:PORT[,HOST:PORT...] of the destination cluster"},
 			&cli.StringSliceFlag{Name: "topic-map", Usage: "OLD=NEW: send topic OLD's records to topic NEW (repeatable)"},
 			&cli.StringFlag{Name: "partition", Value: "same", Usage: "same (the source partition's number) or key-hash (Kafka's default partitioner)"},
-			&cli.StringFlag{Name: "resume", Usage: "resume file: read at the start, kept up to date (a Kafka offset checkpoint)"},
+			&cli.StringFlag{Name: "resume", Usage: "`FILE` of the offsets reached: read at the start, kept up to date (a Kafka offset checkpoint)"},
 			&cli.StringFlag{Name: "rate", Usage: "limit the bytes of keys, values and headers sent per second (1048576, 10MiB, 5MB)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "count what would be sent; connect to nothing"},
 			&cli.IntFlag{Name: "max-in-flight", Value: replay.DefaultMaxInFlight, Usage: "records sent and not yet acknowledged, at most"},

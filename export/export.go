@@ -260,7 +260,11 @@ func (o *Output) Commit() error {
 		return err
 	}
 	if o.file != nil {
-		return o.file.Commit()
+		if err := o.file.Commit(); err != nil {
+			// Before the rename the temporary file is still there.
+			o.file.Abort()
+			return err
+		}
 	}
 	return nil
 }

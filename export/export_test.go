@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/kafkatest"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -518,6 +520,22 @@ func TestOutput(t *testing.T) {
 	out.Abort()
 	if left, _ := filepath.Glob(filepath.Join(tmp, "failed*")); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+	// So does a Commit that fails before its rename.
+	path = filepath.Join(tmp, "uncommitted.jsonl")
+	out, _ = Create(path, nil)
+	fmt.Fprintln(out, "{}")
+	defer safefile.SetFaultHook(func(step safefile.Step, p string) error {
+		if step == safefile.StepRename {
+			return errors.New("injected")
+		}
+		return nil
+	})()
+	if err := out.Commit(); err == nil {
+		t.Fatal("Commit with a failing rename succeeded")
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "uncommitted*")); len(left) > 0 {
+		t.Errorf("left behind by a failed Commit: %v", left)
 	}
 }
 

@@ -95,7 +95,8 @@ const (
 // Create starts replacing path, writing to TempName(path). An existing
 // regular file of that name is a leftover of an earlier crash and is removed
 // first; anything else under that name (a symbolic link, a directory, a
-// FIFO) is refused.
+// FIFO) is refused. So is a path that is a directory, before anything is
+// written: no rename can replace it.
 func Create(path string, perm fs.FileMode) (*File, error) {
 	return CreateAt(path, TempName(path), perm)
 }
@@ -109,6 +110,9 @@ func CreateAt(path, tmp string, perm fs.FileMode) (*File, error) {
 	}
 	if filepath.Clean(tmp) == filepath.Clean(path) {
 		return nil, fmt.Errorf("safefile: temporary file and target are both %s", path)
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("is a directory, not a file")}
 	}
 	if err := RemoveLeftover(tmp); err != nil {
 		return nil, err

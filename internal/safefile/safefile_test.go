@@ -423,3 +423,20 @@ func TestCreateLeavesOthersTemps(t *testing.T) {
 		t.Errorf("%s after a write of %s = %q, want it untouched", path+TempSuffix, path, got)
 	}
 }
+
+// TestCreateRefusesDirectory: a directory can never be replaced by the
+// rename, so nothing is written for it.
+func TestCreateRefusesDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "orders-0")
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := Create(path, 0o644); err == nil {
+		f.Abort()
+		t.Fatal("Create of a directory succeeded")
+	}
+	if exists(t, TempName(path)) {
+		t.Error("temporary file written for a directory")
+	}
+}
