@@ -96,11 +96,12 @@ func partitionBytes(parts []*layout.Partition) int64 {
 	return n
 }
 
-// readTargets resolves the paths of a reading command into partitions.
-// The KRaft metadata log is only read when named.
-func readTargets(c *cli.Context, g Global, cmd string) ([]*layout.Partition, func() error, error) {
+// readTargets resolves the paths of a reading command into partitions, and
+// checks outFile, the file it writes (target.Options.OutputFile). The KRaft
+// metadata log is only read when named.
+func readTargets(c *cli.Context, g Global, cmd, outFile string) ([]*layout.Partition, func() error, error) {
 	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: cmd, Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: func(p *target.Partition) (bool, string) {
+		OutputFile: outFile, Topic: c.String("topic"), Skip: func(p *target.Partition) (bool, string) {
 			return p.Dir.Topic == "__cluster_metadata" && !p.Named, ""
 		}}, target.Read)
 	if err != nil {
@@ -134,7 +135,7 @@ func runExport(c *cli.Context) error {
 	if o.Encoding, err = export.ParseEncoding(c.String("encoding")); err != nil {
 		return usageErr("--encoding: %v", err)
 	}
-	parts, release, err := readTargets(c, g, "export")
+	parts, release, err := readTargets(c, g, "export", c.String("output"))
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func runReplay(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	parts, release, err := readTargets(c, g, "replay")
+	parts, release, err := readTargets(c, g, "replay", o.ResumeFile)
 	if err != nil {
 		return err
 	}

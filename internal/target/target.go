@@ -60,6 +60,10 @@ type Options struct {
 	// Output is a directory the run writes into besides the paths (upgrade
 	// --output, gen --out); it need not exist yet.
 	Output string
+	// OutputFile is a file the run writes besides the paths (export -o,
+	// replay --resume); "" and "-" (stdout) are none. It must not be a
+	// directory, nor be in a log or partition directory: see outputFile.
+	OutputFile string
 }
 
 // Set is what a command works on.
@@ -199,6 +203,11 @@ func Resolve(paths []string, o Options) (*Set, error) {
 	}
 	for _, f := range r.pending {
 		r.addFile(f)
+	}
+	if o.OutputFile != "" && o.OutputFile != "-" {
+		if err := outputFile(o.OutputFile); err != nil {
+			return nil, err
+		}
 	}
 	if o.Output != "" {
 		out, err := r.output(o.Output)
@@ -502,36 +511,83 @@ func (r *resolver) addFile(f *File) {
 	r.set.Items = append(r.set.Items, Item{File: f})
 }
 
-// output resolves a directory the run writes into, which need not exist:
-// the real path of its deepest existing ancestor, and the rest.
+// output resolves a directory the run writes into, which need not exist.
 func (r *resolver) output(dir string) (*LogDir, error) {
 	abs, err := filepath.Abs(filepath.Clean(dir))
 	if err != nil {
 		return nil, err
 	}
+	realPath, _, err := realPathOf(abs)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(realPath); err == nil && !fi.IsDir() {
+		return nil, usage("%s is not a directory", dir)
+	}
+	use := filepath.Clean(dir)
+	if realPath != abs {
+		use = realPath
+	}
+	return r.logDirAt(use, realPath, false), nil
+}
+
+// realPathOf is the real path of abs, an absolute path that need not exist:
+// that of its deepest existing ancestor, exists, joined to the rest.
+func realPathOf(abs string) (realPath, exists string, err error) {
 	rest := ""
 	at := abs
 	for {
 		realPath, err := filepath.EvalSymlinks(at)
 		if err == nil {
-			realPath = filepath.Join(realPath, rest)
-			if fi, err := os.Stat(realPath); err == nil && !fi.IsDir() {
-				return nil, usage("%s is not a directory", dir)
-			}
-			use := filepath.Clean(dir)
-			if realPath != abs {
-				use = realPath
-			}
-			return r.logDirAt(use, realPath, false), nil
+			return filepath.Join(realPath, rest), realPath, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+			return "", "", err
 		}
 		parent := filepath.Dir(at)
 		if parent == at {
-			return nil, err
+			return "", "", err
 		}
 		rest = filepath.Join(filepath.Base(at), rest)
 		at = parent
 	}
+}
+
+// outputFile checks a file the run writes besides its paths. A directory
+// is refused before anything is written. So is a file in a log directory or
+// a partition directory, at any depth, or named as a Kafka file: there it
+// would replace a segment or a checkpoint, or be a file a broker does not
+// expect (a directory it creates in a log directory stops the broker from
+// loading it). Both are usage errors, unless a broker holds the log
+// directory: then it is a lockfile.LockedError (exit 4), as for any write
+// into it.
+func outputFile(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usage("%s is a directory; want a file to write", path)
+	}
+	abs, err := filepath.Abs(filepath.Clean(path))
+	if err != nil {
+		return usage("%w", err)
+	}
+	name := layout.ParseFileName(filepath.Base(abs))
+	_, dir, err := realPathOf(filepath.Dir(abs))
+	if err != nil {
+		return usage("%w", err)
+	}
+	for at := dir; ; at = filepath.Dir(at) {
+		if kind, ok := layout.KafkaFilesIn(at); ok {
+			logDir := layout.LogDirOf(at, kind)
+			if h, err := lockfile.Held(logDir); err == nil && h != nil {
+				return &lockfile.LockedError{Dir: logDir, Holder: *h}
+			}
+			return usage("%s is inside %s, a Kafka %s: write it outside every log directory", path, at, kind)
+		}
+		if filepath.Dir(at) == at {
+			break
+		}
+	}
+	if name.Kind != layout.Unknown && name.Kind != layout.Temp {
+		return usage("%s is named as a Kafka %s file: write it under another name", path, name.Kind)
+	}
+	return nil
 }

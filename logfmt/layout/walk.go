@@ -321,6 +321,33 @@ func Classify(path string) (PathKind, error) {
 	return 0, fmt.Errorf("%s: %w: the directory holds no Kafka files", path, ErrUnrecognizedPath)
 }
 
+// KafkaFilesIn says what dir is by the Kafka files it holds itself, never
+// by names of directories: KindLogDir when it holds a log-dir root file
+// (meta.properties, an offset checkpoint, .kafka_cleanshutdown,
+// bootstrap.checkpoint; not a .lock alone, which logtool itself may have
+// made), KindPartitionDir when it holds a file of a partition directory,
+// and ok false otherwise (or when it cannot be read). It is how writers tell an
+// existing log directory, which they must lock and not litter, from a plain
+// directory, which they must not make look like one.
+func KafkaFilesIn(dir string) (kind PathKind, ok bool) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range entries {
+		if isDir(filepath.Join(dir, e.Name()), e) {
+			continue
+		}
+		switch k := ParseFileName(e.Name()).Kind; {
+		case k.atRoot() && k != Lock:
+			return KindLogDir, true
+		case k.inPartition():
+			kind, ok = KindPartitionDir, true
+		}
+	}
+	return kind, ok
+}
+
 // LogDirsIn returns the log directories in dir, a KindLogDirs directory:
 // its subdirectories holding a meta.properties, in name order.
 func LogDirsIn(dir string) ([]string, error) {
