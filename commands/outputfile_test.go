@@ -78,3 +78,41 @@ func TestOutputFileRefused(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOutputDirInsideSource: upgrade --output and salvage --out never put a
+// directory a broker refuses to load into a log or partition directory of
+// the paths; salvage may add a partition-named directory to the log
+// directory, and locks only a directory that is a log directory already.
+func TestOutputDirInsideSource(t *testing.T) {
+	dir := outputLogDir(t)
+	part := filepath.Join(dir, "orders-0")
+	before := upgradeDigest(t, dir)
+	for _, args := range [][]string{
+		{"upgrade", "--to-magic", "2", "--output", filepath.Join(dir, "converted"), dir},
+		{"upgrade", "--to-magic", "2", "--output", filepath.Join(dir, "converted"), part},
+		{"upgrade", "--to-magic", "2", "--output", dir, part},
+		{"upgrade", "--to-magic", "2", "--output", part, dir},
+		{"salvage", part, "--out", filepath.Join(part, "orders-0")},
+		{"salvage", part, "--out", filepath.Join(dir, "rescued")},
+	} {
+		if code, _, errOut := runLogtool(t, args...); code != ExitUsage || !strings.Contains(errOut, "write it outside") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2", args, code, errOut)
+		}
+	}
+	if upgradeDigest(t, dir) != before {
+		t.Error("the log directory changed")
+	}
+	if code, _, errOut := runLogtool(t, "salvage", part, "--out", filepath.Join(dir, "orders-7")); code != ExitOK {
+		t.Errorf("salvage into the log directory as orders-7: exit %d: %s", code, errOut)
+	}
+	plain := t.TempDir()
+	if err := os.Mkdir(filepath.Join(plain, "other-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runLogtool(t, "salvage", part, "--out", filepath.Join(plain, "orders-0")); code != ExitOK {
+		t.Fatalf("salvage: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Lstat(filepath.Join(plain, ".lock")); err == nil {
+		t.Error("salvage made a .lock in a plain directory")
+	}
+}

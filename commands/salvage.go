@@ -83,11 +83,7 @@ func runSalvage(c *cli.Context) error {
 	}
 	// The source must not change while it is read; a log directory the
 	// output goes into is locked while it is written.
-	o := target.Options{Command: "salvage", Takes: target.Partitions}
-	parent := filepath.Dir(filepath.Clean(out))
-	if kind, err := layout.Classify(parent); err == nil && kind == layout.KindLogDir {
-		o.Output = parent
-	}
+	o := target.Options{Command: "salvage", Takes: target.Partitions, Output: out, OutputPartition: true}
 	set, release, err := targets(g, []string{src}, o, target.Stable)
 	if err != nil {
 		return err

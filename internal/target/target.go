@@ -58,8 +58,17 @@ type Options struct {
 	// skip leaves it out, and a note, when not "", says why (Set.Notes).
 	Skip func(p *Partition) (skip bool, note string)
 	// Output is a directory the run writes into besides the paths (upgrade
-	// --output, gen --out); it need not exist yet.
+	// --output, gen --out); it need not exist yet. It must not be in, or be,
+	// a partition directory or a log directory of the paths: the run would
+	// leave there a directory a broker refuses to load.
 	Output string
+	// OutputPartition says that Output is the partition directory the run
+	// creates (salvage --out), which must not exist, rather than a log
+	// directory to write into. It may then be a partition-named directory
+	// of a log directory of the paths, and Set.Output is its parent when
+	// that is an existing log directory (layout.KafkaFilesIn), else nil: a
+	// plain directory gets no .lock.
+	OutputPartition bool
 	// OutputFile is a file the run writes besides the paths (export -o,
 	// replay --resume); "" and "-" (stdout) are none. It must not be a
 	// directory, nor be in a log or partition directory: see outputFile.
@@ -524,11 +533,38 @@ func (r *resolver) output(dir string) (*LogDir, error) {
 	if fi, err := os.Stat(realPath); err == nil && !fi.IsDir() {
 		return nil, usage("%s is not a directory", dir)
 	}
+	for _, p := range r.parts {
+		if within(realPath, p.Real) {
+			return nil, usage("%s is in %s, a partition directory of the paths: write it outside", dir, p.Path)
+		}
+	}
+	for _, d := range r.dirs {
+		if !within(realPath, d.Real) {
+			continue
+		}
+		_, perr := layout.ParsePartitionDir(filepath.Base(realPath))
+		if !r.o.OutputPartition || filepath.Dir(realPath) != d.Real || perr != nil {
+			return nil, usage("%s is in %s, a log directory of the paths, where a broker loads only partition directories: write it outside", dir, d.Path)
+		}
+	}
 	use := filepath.Clean(dir)
 	if realPath != abs {
 		use = realPath
 	}
+	if r.o.OutputPartition {
+		realPath, use = filepath.Dir(realPath), filepath.Dir(use)
+		if kind, ok := layout.KafkaFilesIn(realPath); !ok || kind != layout.KindLogDir {
+			return nil, nil
+		}
+	}
 	return r.logDirAt(use, realPath, false), nil
+}
+
+// within reports whether path is dir or inside it; both are clean and
+// absolute.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // realPathOf is the real path of abs, an absolute path that need not exist:
