@@ -143,6 +143,11 @@ func Partition(src, out string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A broker makes partition directories 0755; MkdirTemp makes 0700.
+	if err := os.Chmod(stage, 0o755); err != nil {
+		os.RemoveAll(stage)
+		return nil, err
+	}
 	s := &salvager{o: o, p: p, stage: stage, rep: &Report{Source: src, Out: out}, state: reindex.NewProducerState(), lastKept: -1}
 	if err := s.run(); err != nil {
 		os.RemoveAll(stage)

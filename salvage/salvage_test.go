@@ -171,8 +171,13 @@ func TestStagesRemoved(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Partition(dir, filepath.Join(parent, "orders-0"), Options{}); err != nil {
+	out := filepath.Join(parent, "orders-0")
+	if _, err := Partition(dir, out, Options{}); err != nil {
 		t.Fatal(err)
+	}
+	// A broker makes partition directories 0755.
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("%s: %v; want mode 0755", out, err)
 	}
 	for _, name := range ours {
 		if _, err := os.Lstat(filepath.Join(parent, name)); !errors.Is(err, fs.ErrNotExist) {
