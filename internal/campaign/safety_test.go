@@ -168,6 +168,7 @@ func checkOutside(t *testing.T, what, path string, want []byte) {
 func TestPlantedTempLinks(t *testing.T) {
 	f := format{"v2-none", 2, 0}
 	retention := []string{"retention", "--topic", ".*", "--now", "2030-01-01T00:00:00Z", "--retention-bytes", "6000", "--retention-ms", "-1"}
+	compact := []string{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms"}
 	for _, c := range []struct {
 		name string // the planted link, relative to the log directory; %p is the partition
 		args []string
@@ -176,8 +177,10 @@ func TestPlantedTempLinks(t *testing.T) {
 		{"log-start-offset-checkpoint.logtool.tmp", retention, 1},
 		// The broker's temporary name: not logtool's to write or remove.
 		{"log-start-offset-checkpoint.tmp", retention, 0},
-		{"%p/00000000000000000000.index.tmp", []string{"reindex"}, 1},
-		{"%p/cleaner-checkpoint.tmp", []string{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms"}, 1},
+		{"%p/00000000000000000000.index.logtool.tmp", []string{"reindex"}, 1},
+		{"%p/00000000000000000000.index.tmp", []string{"reindex"}, 0},
+		{"%p/cleaner-checkpoint.logtool.tmp", compact, 1},
+		{"%p/cleaner-checkpoint.tmp", compact, 0},
 	} {
 		dir := fixture(t, matrixOptions(f))
 		part := onlyPartition(t, dir)
