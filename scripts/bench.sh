@@ -49,29 +49,30 @@ if [ -w /proc/sys/vm/drop_caches ] && sync && echo 1 >/proc/sys/vm/drop_caches 2
 # PREP, when set, runs (untimed) before each run.
 measure() {
   local cache=$1; shift
-  local best= bestkb=
+  local best= bestkb= failed=0
   for _ in $(seq "$runs"); do
     [ -n "${PREP:-}" ] && sh -c "$PREP"
     if [ "$cache" = cold ]; then sync; echo 1 >/proc/sys/vm/drop_caches; else cat "${inputs[@]}" >/dev/null; fi
     # Wall time from bash's microsecond clock (GNU time rounds to 10 ms,
     # too coarse for a 60 ms cat); peak RSS from GNU time.
     local t0=$EPOCHREALTIME
-    /usr/bin/time -f '%M' -o "$dir/time.out" "$@" >/dev/null 2>&1 || true
+    /usr/bin/time -f '%M' -o "$dir/time.out" "$@" >/dev/null 2>&1 || failed=$?
     local t1=$EPOCHREALTIME
     local secs kb
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'); kb=$(tail -1 "$dir/time.out")
     if [ -z "$best" ] || awk -v a="$secs" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$secs bestkb=$kb; fi
   done
-  echo "$best $bestkb"
+  echo "$best $bestkb $failed"
 }
 
 row() { # label, cache, command...
   local label=$1 cache=$2; shift 2
-  local r secs kb
-  r=$(measure "$cache" "$@"); secs=${r% *}; kb=${r#* }
+  local secs kb failed
+  read -r secs kb failed < <(measure "$cache" "$@")
   [ "$label" = cat ] && catsecs[$cache]=$secs
   awk -v n="$label" -v c="$cache" -v s="$secs" -v kb="$kb" -v b="$bytes" -v k="${catsecs[$cache]}" \
-    'BEGIN { if (s == 0) s = 0.001; if (k == 0) k = 0.001; printf "%-40s %-5s %8.3f %8.0f %8.1f %7.2f\n", n, c, s, b/s/1e6, kb/1024, s/k }'
+    -v f="$failed" \
+    'BEGIN { if (s == 0) s = 0.001; if (k == 0) k = 0.001; printf "%-40s %-5s %8.3f %8.0f %8.1f %7.2f%s\n", n, c, s, b/s/1e6, kb/1024, s/k, f ? "  FAILED (exit " f ")" : "" }'
 }
 
 header() {
@@ -145,10 +146,13 @@ mem_row() {
   local label=$1; shift
   [ -n "${PREP:-}" ] && sh -c "$PREP"
   local t0=$EPOCHREALTIME
-  /usr/bin/time -f '%M' -o "$dir/time.out" "$@" >/dev/null 2>&1 || true
+  local code=0
+  /usr/bin/time -f '%M' -o "$dir/time.out" "$@" >/dev/null 2>"$dir/mem.err" || code=$?
   local t1=$EPOCHREALTIME
-  awk -v n="$label" -v a="$t0" -v b="$t1" -v kb="$(tail -1 "$dir/time.out")" \
-    'BEGIN { printf "%-58s %8.2f %8.1f\n", n, b - a, kb / 1024 }'
+  # A failed run's figures say nothing: show its exit code and first error.
+  awk -v n="$label" -v a="$t0" -v b="$t1" -v kb="$(tail -1 "$dir/time.out")" -v c="$code" \
+    -v e="$(grep -v '^Command exited' "$dir/mem.err" | head -1)" \
+    'BEGIN { printf "%-58s %8.2f %8.1f%s\n", n, b - a, kb / 1024, c ? "  exit " c ": " e : "" }'
 }
 mem_header() { echo; printf '%-58s %8s %8s\n' "$1" seconds "RSS MiB"; }
 
@@ -202,8 +206,8 @@ mem_row "replay --dry-run" "$lt" --no-progress replay --dry-run --bootstrap-serv
 # compact's offset map (--offset-map-memory) is counted apart: Kafka's
 # cleaner holds its dedupe buffer whole too.
 PREP=$fresh mem_row "compact --max-lag 1ms --offset-map-memory 16MiB" \
-  "$lt" --no-progress compact --max-lag 1ms --offset-map-memory 16MiB --now "$now" "$work"
-PREP=$fresh mem_row "retention --retention-ms 1h" "$lt" --no-progress retention --retention-ms 1h --now "$now" "$work"
+  "$lt" --no-progress compact --topic ".*" --max-lag 1ms --offset-map-memory 16MiB --now "$now" "$work"
+PREP=$fresh mem_row "retention --retention-ms 1h" "$lt" --no-progress retention --topic ".*" --retention-ms 1h --now "$now" "$work"
 PREP=$fresh mem_row "migrate-checkpoints" "$lt" --no-progress migrate-checkpoints "$work"
 PREP="$fresh && mv '$work/cleaner-offset-checkpoint' '$work/cleaner-offset-checkpoint.migrated'" \
   mem_row "migrate-checkpoints --reverse" "$lt" --no-progress migrate-checkpoints --reverse "$work"
