@@ -12,6 +12,10 @@ import (
 type Batch struct {
 	Pos  int64  // byte position of the entry in its file
 	Data []byte // the entry; owned by the reader and valid until its next Next
+
+	// dec, for a batch a DeepReader gave out, is what its worker found,
+	// valid as long as Data.
+	dec *decoded
 }
 
 // Magic is byte 16, which every magic keeps at the same place.
@@ -71,8 +75,16 @@ func (b *Batch) StoredCRC() uint32 {
 }
 
 // ComputeCRC recomputes the checksum: CRC-32C over attributes..end for v2,
-// CRC-32 (IEEE) over magic..end for legacy messages.
+// CRC-32 (IEEE) over magic..end for legacy messages. For a batch a
+// DeepReader gave out, its worker has.
 func (b *Batch) ComputeCRC() uint32 {
+	if b.dec != nil {
+		return b.dec.crc
+	}
+	return b.computeCRC()
+}
+
+func (b *Batch) computeCRC() uint32 {
 	if b.Magic() >= 2 {
 		return b.Header().ComputeCRC(b.Data)
 	}

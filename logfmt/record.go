@@ -113,6 +113,9 @@ type RecordIter struct {
 	legacyCount int
 	legacyFirst int64
 	wrapper     LegacyMessage
+	// replay, for a batch a DeepReader gave out, holds the records its
+	// worker decoded; Next returns them and then its error.
+	replay *decoded
 }
 
 // Reset prepares iteration over b's records. For a legacy wrapper it reads
@@ -123,6 +126,11 @@ func (it *RecordIter) Reset(b *Batch) error {
 	it.data, it.dataPos, it.wrapper = nil, -1, nil
 	it.stream, it.payload, it.srcErr, it.consumed = false, nil, nil, 0
 	it.recLimit = math.MaxInt
+	if it.replay = nil; b.dec != nil && b.dec.has {
+		it.replay, it.err = b.dec, b.dec.resetErr
+		it.legacyFirst, it.legacyCount, it.done = b.dec.first, b.dec.count, it.err != nil
+		return it.err
+	}
 	if it.v2 {
 		it.err = it.resetV2()
 	} else {
@@ -135,8 +143,8 @@ func (it *RecordIter) Reset(b *Batch) error {
 }
 
 // Kept reports whether every record returned since Reset is still valid:
-// always for an uncompressed batch, and for a compressed one while it fits
-// KeepBytes (see there).
+// always for an uncompressed batch or one a DeepReader decoded, and for a
+// compressed one while it fits KeepBytes (see there).
 func (it *RecordIter) Kept() bool { return !it.stream || it.consumed == 0 }
 
 func (it *RecordIter) windowSize() int {
@@ -427,6 +435,9 @@ func (it *RecordIter) Next() bool {
 	if it.done {
 		return false
 	}
+	if it.replay != nil {
+		return it.nextReplay()
+	}
 	if it.v2 {
 		return it.nextV2(false)
 	}
@@ -442,6 +453,9 @@ func (it *RecordIter) Next() bool {
 func (it *RecordIter) NextKey() bool {
 	if it.done {
 		return false
+	}
+	if it.replay != nil {
+		return it.nextReplay()
 	}
 	if it.v2 {
 		return it.nextV2(true)
@@ -461,7 +475,21 @@ func (it *RecordIter) step(ok bool, err error) bool {
 }
 
 // Record is the current record; see RecordIter for how long it is valid.
-func (it *RecordIter) Record() *Record { return &it.rec }
+func (it *RecordIter) Record() *Record {
+	if it.replay != nil {
+		return &it.replay.recs[it.index-1]
+	}
+	return &it.rec
+}
+
+// nextReplay is Next over the records a DeepReader's worker decoded.
+func (it *RecordIter) nextReplay() bool {
+	if it.index < len(it.replay.recs) {
+		it.index++
+		return true
+	}
+	return it.step(false, it.replay.err)
+}
 
 // Err is the first error met, nil at a clean end.
 func (it *RecordIter) Err() error { return it.err }
