@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -46,8 +47,12 @@ func (r *Reader) unzstdStart() error {
 
 // zstdWhole decodes whole payloads for unzstd. DecodeAll is safe for
 // concurrent use, and the cap limit keeps it within the slice it is given.
+// It runs on as many goroutines at once as it has decoders, and waits for
+// one beyond that: enough for every CPU, whatever GOMAXPROCS was when it was
+// made (a benchmark changes it), so that batches decoded in parallel
+// (logfmt.DeepReader) do not queue here.
 var zstdWhole = sync.OnceValues(func() (*zstd.Decoder, error) {
-	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(max(runtime.GOMAXPROCS(0), runtime.NumCPU())), zstd.WithDecodeAllCapLimit(true))
 })
 
 // unzstd reads every frame of the payload as one stream, holding one window.
