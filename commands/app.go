@@ -85,7 +85,7 @@ func exitCode(err error) int {
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "format", Value: "text", Usage: "output: text (Kafka-compatible lines, tables) or json (JSON Lines on stdout)"},
-		&cli.IntFlag{Name: "workers", Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "partitions processed at once"},
+		&cli.IntFlag{Name: "workers", Value: runtime.GOMAXPROCS(0), DefaultText: "GOMAXPROCS, the number of CPUs", Usage: "partitions processed at once; workers left over decode the batches of each"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
 		&cli.BoolFlag{Name: "quiet", Usage: "only errors on stderr"},
 		&cli.StringFlag{Name: "max-record-bytes", Value: "64MiB", Usage: "refuse a record of a compressed batch larger than this rather than hold it in memory"},

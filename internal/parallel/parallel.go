@@ -15,6 +15,11 @@ import "sync"
 // jobs × inner workers stays within the cores.
 func Workers(w, n int) int { return max(1, min(w, n)) }
 
+// PerJob is how many goroutines each of the Workers(w, n) jobs running at
+// once may use inside it (logfmt.DeepReader's batch workers): w shared out
+// among them, at least one.
+func PerJob(w, n int) int { return max(1, w/Workers(w, n)) }
+
 // Each calls f(0), ..., f(n-1) on Workers(w, n) goroutines, taking the jobs in
 // index order, and waits for them. Once a call returns an error no new call
 // starts (a failing disk is not handed the rest of the batch), and Each

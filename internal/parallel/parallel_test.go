@@ -15,6 +15,15 @@ func TestWorkers(t *testing.T) {
 	}
 }
 
+// TestPerJob: jobs at once × goroutines each stays within w.
+func TestPerJob(t *testing.T) {
+	for _, c := range []struct{ w, n, want int }{{8, 1, 8}, {8, 2, 4}, {8, 3, 2}, {8, 20, 1}, {3, 2, 1}, {1, 1, 1}, {4, 0, 4}} {
+		if got := PerJob(c.w, c.n); got != c.want || got*Workers(c.w, c.n) > max(c.w, 1) {
+			t.Errorf("PerJob(%d, %d) = %d, want %d", c.w, c.n, got, c.want)
+		}
+	}
+}
+
 // TestEachBounded: never more than w calls at once, and every index once.
 func TestEachBounded(t *testing.T) {
 	const n, w = 200, 3
