@@ -129,6 +129,10 @@ type Options struct {
 	ProducerIDExpiration int64 // producer.id.expiration.ms: older idle producers' last batches are not protected
 	MaxRecordBytes       int   // the largest record read from a compressed batch (logfmt.RecordIter); 0 for the default
 	DryRun               bool  // plan and simulate the first pass, write nothing
+	// BatchWorkers decode a partition's batches in its passes
+	// (logfmt.DeepReader); Run shares its workers out. Below 2, the pass's
+	// own goroutine does.
+	BatchWorkers int
 
 	parseAll  bool // read every batch's records, for tests of the shortcut that skips dead ones
 	rereadAll bool // rebuild every batch from a second read, for tests of what batches too large to hold take

@@ -48,8 +48,11 @@ func Run(jobs []Job, o Options, workers int, done func()) ([]*Result, []error) {
 	if err := o.Check(); err != nil {
 		return failAll(err)
 	}
-	workers = parallel.Workers(workers, len(jobs))
+	// The partitions cleaned at once share the map memory, and the workers
+	// left over decode their batches.
 	per := o
+	per.BatchWorkers = parallel.PerJob(workers, len(jobs))
+	workers = parallel.Workers(workers, len(jobs))
 	per.OffsetMapMemory = o.OffsetMapMemory / int64(workers)
 	if _, err := mapSlots(per.OffsetMapMemory); err != nil {
 		return failAll(fmt.Errorf("%w when shared among %d workers", err, workers))

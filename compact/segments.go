@@ -67,6 +67,7 @@ func indexBytes(path string, esize int) (int64, error) {
 // ends the data.
 type segmentScan struct {
 	seg     *logfmt.SegmentFile
+	dr      *logfmt.DeepReader // over seg, with one worker unless a stream
 	base    int64
 	trusted bool  // skip the checksums, verified earlier in the same pass
 	last    int64 // last offset of the previous batch
@@ -78,32 +79,37 @@ func openScan(path string, base int64) (*segmentScan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &segmentScan{seg: f, base: base, last: base - 1}, nil
+	return &segmentScan{seg: f, dr: logfmt.NewDeepReader(f.SegmentReader, 1), base: base, last: base - 1}, nil
 }
 
 // openStream opens a segment for a pass over all of it, reading ahead so
-// that the kernel's copy of the file is off the pass's critical path.
+// that the kernel's copy of the file is off the pass's critical path, and
+// decoding its batches on o.BatchWorkers goroutines; skip tells which
+// batches' records the pass will not read (logfmt.DeepReader.Skip).
 // (Mapping the file instead made no difference here: the pass is bound by
 // parsing and the offset map, and then waits on memory for the checksums.)
-func openStream(path string, base int64) (*segmentScan, error) {
+func openStream(path string, base int64, o *Options, skip func(*logfmt.Batch) bool) (*segmentScan, error) {
 	s, err := openScan(path, base)
-	if err == nil {
-		s.seg.ReadAhead()
+	if err != nil {
+		return nil, err
 	}
-	return s, err
+	s.seg.ReadAhead()
+	s.dr = logfmt.NewDeepReader(s.seg.SegmentReader, o.BatchWorkers)
+	s.dr.MaxRecordBytes, s.dr.Skip = o.MaxRecordBytes, skip
+	return s, nil
 }
 
 func (s *segmentScan) Next() bool {
-	if s.err != nil || !s.seg.Next() {
+	if s.err != nil || !s.dr.Next() {
 		if s.err == nil {
-			s.err = s.seg.Err()
-			if s.err == nil && s.seg.End() == logfmt.EndTorn {
-				s.err = logfmt.Corruptf(s.seg.File(), s.seg.Pos(), "%s; recover the log before compacting it", s.seg.EndDetail())
+			s.err = s.dr.Err()
+			if s.err == nil && s.dr.End() == logfmt.EndTorn {
+				s.err = logfmt.Corruptf(s.seg.File(), s.dr.Pos(), "%s; recover the log before compacting it", s.dr.EndDetail())
 			}
 		}
 		return false
 	}
-	b := s.seg.Batch()
+	b := s.dr.Batch()
 	if !s.trusted {
 		if err := b.Validate(); err != nil {
 			s.err = logfmt.WithFile(err, s.seg.File(), 0)
@@ -129,9 +135,13 @@ func (s *segmentScan) Next() bool {
 	return true
 }
 
-func (s *segmentScan) Batch() *logfmt.Batch { return s.seg.Batch() }
+func (s *segmentScan) Batch() *logfmt.Batch { return s.dr.Batch() }
 func (s *segmentScan) Err() error           { return s.err }
-func (s *segmentScan) Close() error         { return s.seg.Close() }
+
+func (s *segmentScan) Close() error {
+	s.dr.Close()
+	return s.seg.Close()
+}
 
 // firstBatchTimestamp is LogSegment.getFirstBatchTimestamp: the max timestamp
 // of the segment's first batch, or -1 when the segment is empty or the batch

@@ -112,7 +112,7 @@ type Options struct {
 	// objects in JSON.
 	Summary bool
 
-	Workers int  // jobs (partitions) dumped at once; 0 means 1
+	Workers int  // goroutines: jobs (partitions) dumped at once, and the rest decoding a deep dump's batches; 0 means 1
 	Quiet   bool // no notes on stderr, only problems
 
 	// Progress, when set, is called from the dumping goroutines with the
@@ -121,6 +121,8 @@ type Options struct {
 	// Policy, when set, gives the cleanup.policy of a partition's topic for
 	// the summary, "" when it is not known.
 	Policy func(p *target.Partition) string
+
+	batchWorkers int // logfmt.DeepReader's workers in each job
 }
 
 // NoLimit disables MaxBytes, FromOffset and ToOffset; NoTime disables
@@ -176,6 +178,7 @@ func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 		jobs = append(jobs, plan(it, &o)...)
 	}
 
+	o.batchWorkers = parallel.PerJob(o.Workers, len(jobs))
 	var stop atomic.Bool
 	free := newChunks(o.Workers)
 	sinks := make([]*sink, len(jobs))

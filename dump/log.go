@@ -61,7 +61,15 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	if size == 0 {
 		d.readable = true
 	}
-	if err := sr.CatchFault(func() { d.segmentBatches(sr, it.path, size, limit, &st) }); err != nil {
+	// A deep dump decodes batches on the goroutines the job may use.
+	workers := 1
+	if d.o.deep() {
+		workers = d.o.batchWorkers
+	}
+	dr := logfmt.NewDeepReader(sr, workers)
+	dr.MaxRecordBytes = d.o.MaxRecordBytes
+	defer dr.Close()
+	if err := sr.CatchFault(func() { d.segmentBatches(dr, it.path, size, limit, &st) }); err != nil {
 		// The fault may have come while a record line held back reports.
 		d.release()
 		d.problemErr(err)
@@ -69,7 +77,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 }
 
 // segmentBatches dumps the batches of a segment from the reader's position.
-func (d *dumper) segmentBatches(sr *logfmt.SegmentReader, path string, size, limit int64, st *segState) {
+func (d *dumper) segmentBatches(sr *logfmt.DeepReader, path string, size, limit int64, st *segState) {
 	if d.pipelined() {
 		d.startPipeline()
 		defer d.stopPipeline()
@@ -99,7 +107,7 @@ func (d *dumper) pipelined() bool {
 // segmentStop handles the reader stopping short of a batch: corruption, a
 // torn or zero-filled end. It reports true when the dump can go on at a
 // later valid batch.
-func (d *dumper) segmentStop(sr *logfmt.SegmentReader, path string, size, limit int64, st *segState) bool {
+func (d *dumper) segmentStop(sr *logfmt.DeepReader, path string, size, limit int64, st *segState) bool {
 	from := sr.Pos()
 	if err := sr.Err(); err != nil {
 		d.problemErr(err)
@@ -149,7 +157,7 @@ func (d *dumper) segmentStop(sr *logfmt.SegmentReader, path string, size, limit 
 }
 
 // resync skips damage to the next batch that frames and checksums.
-func (d *dumper) resync(sr *logfmt.SegmentReader, from int64) bool {
+func (d *dumper) resync(sr *logfmt.DeepReader, from int64) bool {
 	if sr.Resync() {
 		d.note(from, fmt.Sprintf("skipped %d bytes to the next valid batch, at byte %d", sr.Pos()-from, sr.Pos()))
 		return true

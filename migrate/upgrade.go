@@ -72,8 +72,8 @@ type UpgradeOptions struct {
 	// batch (logfmt.RecordIter); 0 means the default.
 	MaxRecordBytes int
 
-	// Workers is how many partitions are converted at once; less than 1
-	// means 1.
+	// Workers is how many goroutines convert: partitions converted at
+	// once, and the rest decoding the batches of each; less than 1 means 1.
 	Workers int
 
 	// Progress, when set, is called from time to time with the bytes of
@@ -276,6 +276,9 @@ type upgrader struct {
 
 	progressMu  sync.Mutex
 	done, total int64
+	// batchWorkers decode the batches of each partition converted: the
+	// Workers not busy with partitions of their own.
+	batchWorkers int
 }
 
 func newUpgrader(opts UpgradeOptions) (*upgrader, error) {
@@ -376,6 +379,7 @@ func (u *upgrader) run(jobs []upgradeJob) []UpgradePartition {
 		}
 	}
 	u.progress(0, total)
+	u.batchWorkers = parallel.PerJob(u.opts.Workers, len(jobs))
 	reps := make([]UpgradePartition, len(jobs))
 	parallel.Each(len(jobs), u.opts.Workers, func(i int) error {
 		rep, err := u.partition(jobs[i])
@@ -750,7 +754,7 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Upgra
 	}
 	rep.BytesBefore = size
 	rules := upgradeRules{toMagic: u.toMagic, tsType: u.opts.TimestampType, compression: u.compression, recompress: u.recompress,
-		maxRecord: u.opts.MaxRecordBytes}
+		maxRecord: u.opts.MaxRecordBytes, workers: u.batchWorkers}
 	if rules.tsType == logfmt.LogAppendTime {
 		rules.appendTime = u.opts.AppendTime
 		if rules.appendTime <= 0 {

@@ -37,6 +37,7 @@ type upgradeRules struct {
 	compression codec.Type           // with recompress, the codec of every rewritten set
 	recompress  bool
 	maxRecord   int // logfmt.RecordIter.MaxRecordBytes
+	workers     int // decoding the source's batches (logfmt.DeepReader)
 }
 
 // stamp is the timestamp and type a record has after conversion. Magic 0
@@ -64,7 +65,7 @@ func (r *upgradeRules) outCodec(c codec.Type) codec.Type {
 // its own only record and its checksum was checked with the batch, which
 // keeps the common magic-0 case at one checksum per message.
 type upgradeCursor struct {
-	seg      *logfmt.SegmentReader
+	seg      *logfmt.DeepReader
 	file     string
 	validate bool // check each batch's checksum (Kafka's ensureValid)
 	it       logfmt.RecordIter
@@ -74,8 +75,11 @@ type upgradeCursor struct {
 	rec      logfmt.Record
 }
 
-func newUpgradeCursor(r io.ReaderAt, size int64, file string, validate bool, maxRecord int) *upgradeCursor {
-	c := &upgradeCursor{seg: logfmt.NewSegmentReader(r, size, file), file: file, validate: validate}
+// newUpgradeCursor reads r on the given number of workers; with more than
+// one, close must be called.
+func newUpgradeCursor(r io.ReaderAt, size int64, file string, validate bool, maxRecord, workers int) *upgradeCursor {
+	c := &upgradeCursor{seg: logfmt.NewDeepReader(logfmt.NewSegmentReader(r, size, file), workers), file: file, validate: validate}
+	c.seg.MaxRecordBytes = maxRecord
 	c.it.File, c.it.MaxRecordBytes = file, maxRecord
 	return c
 }
@@ -199,7 +203,7 @@ type upgradeConverter struct {
 }
 
 func newUpgradeConverter(rules *upgradeRules, r io.ReaderAt, size int64, file string, base int64) *upgradeConverter {
-	return &upgradeConverter{rules: rules, r: r, file: file, base: base, src: newUpgradeCursor(r, size, file, true, rules.maxRecord), last: -1}
+	return &upgradeConverter{rules: rules, r: r, file: file, base: base, src: newUpgradeCursor(r, size, file, true, rules.maxRecord, rules.workers), last: -1}
 }
 
 // rewritten tells whether the segment needed a new version.
@@ -207,6 +211,7 @@ func (c *upgradeConverter) rewritten() bool { return c.w != nil }
 
 // run converts the whole segment.
 func (c *upgradeConverter) run() error {
+	defer c.src.seg.Close()
 	var unreported int64
 	for {
 		ok, err := c.src.nextBatch()

@@ -51,7 +51,7 @@ type upgradeVerifier struct {
 func newUpgradeVerifier(rules *upgradeRules, orig io.ReaderAt, origSize int64, origName string, conv io.ReaderAt, convName string, base int64) *upgradeVerifier {
 	// The original was checked batch by batch by the conversion that read
 	// it; here only its records matter.
-	return &upgradeVerifier{rules: rules, orig: newUpgradeCursor(orig, origSize, origName, false, rules.maxRecord), conv: conv, name: convName,
+	return &upgradeVerifier{rules: rules, orig: newUpgradeCursor(orig, origSize, origName, false, rules.maxRecord, 1), conv: conv, name: convName,
 		base: base, rec: index.NewRecovery(base, index.DefaultIntervalBytes)}
 }
 
@@ -76,7 +76,7 @@ func (v *upgradeVerifier) fail(pos int64, format string, args ...any) error {
 // check verifies the new segment up to end, an entry boundary.
 func (v *upgradeVerifier) check(end int64) error {
 	start := v.done
-	n := newUpgradeCursor(io.NewSectionReader(v.conv, start, end-start), end-start, v.name, false, v.rules.maxRecord)
+	n := newUpgradeCursor(io.NewSectionReader(v.conv, start, end-start), end-start, v.name, false, v.rules.maxRecord, 1)
 	for {
 		ok, err := n.nextBatch()
 		if err != nil {

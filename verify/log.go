@@ -46,12 +46,19 @@ type logResult struct {
 // run reads the whole file. The error is for I/O only; bad data becomes
 // findings.
 func (l *logCheck) run() (logResult, error) {
-	seg, err := logfmt.OpenSegment(l.file)
+	f, err := logfmt.OpenSegment(l.file)
 	if err != nil {
 		return logResult{}, err
 	}
+	defer f.Close()
+	workers := 1
+	if l.o.Deep {
+		workers = l.o.batchWorkers
+	}
+	seg := logfmt.NewDeepReader(f.SegmentReader, workers)
+	seg.MaxRecordBytes = l.o.MaxRecordBytes
 	defer seg.Close()
-	res := logResult{size: seg.Size(), last: noOffset}
+	res := logResult{size: f.Size(), last: noOffset}
 	prevLast := l.prevLast
 	var reported int64
 	for seg.Next() {
@@ -66,7 +73,7 @@ func (l *logCheck) run() (logResult, error) {
 		}
 	}
 	if l.o.Progress != nil {
-		l.o.Progress(seg.Size() - reported)
+		l.o.Progress(res.size - reported)
 	}
 	if err := seg.Err(); err != nil {
 		ce, ok := logfmt.AsCorrupt(err)

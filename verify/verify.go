@@ -128,7 +128,8 @@ type Options struct {
 	// broker's after it recovered them, not for a live broker's (see
 	// index/reindex), so it is for checking such directories completely.
 	StrictIndexes bool
-	// Workers is the number of partitions verified at once; at least 1.
+	// Workers is the number of goroutines: partitions verified at once,
+	// and with Deep the rest decoding the batches of each; at least 1.
 	Workers int
 	// Progress, when set, is called with the number of .log bytes read since
 	// its last call. It is called from several goroutines at once.
@@ -136,6 +137,8 @@ type Options struct {
 	// MaxRecordBytes bounds one record read from a compressed batch
 	// (logfmt.RecordIter); 0 means the default.
 	MaxRecordBytes int
+
+	batchWorkers int // logfmt.DeepReader's workers in each unit, with Deep
 }
 
 // Report is what verifying one unit of a Plan found: a partition directory,
@@ -202,6 +205,7 @@ func (p *Plan) Run(o Options, emit func(*Report) error) error {
 	p.md = loadMetadata(p.logDirs)
 	reported := false
 	facts := map[string]*partitionFacts{}
+	o.batchWorkers = parallel.PerJob(o.Workers, len(p.units))
 	return parallel.Ordered(len(p.units), o.Workers, func(i int) *Report {
 		// Root units run at their turn to be emitted, once the facts of
 		// their partitions are in.
