@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -13,7 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
 )
 
 // benchSegment generates one v2 segment of about 64 MiB in the shape of
@@ -167,4 +170,38 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkDumpDeepParallel is `logtool dump --deep-iteration` on a
+// partition of small compressed batches (issue 19: 8 records of 200-byte
+// values), with --workers at GOMAXPROCS, side by side at 1 and 2 (and every
+// CPU): the speedup is the target's ratio.
+func BenchmarkDumpDeepParallel(b *testing.B) {
+	for _, c := range []codec.Type{codec.Gzip, codec.Zstd} {
+		b.Run(c.String(), func(b *testing.B) {
+			o := gen.SmallBatches(c, 200_000)
+			o.Out = b.TempDir()
+			parts, err := gen.Generate(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			path := filepath.Join(parts[0].Dir, "00000000000000000000.log")
+			fi, err := os.Stat(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			testutil.Procs(b, func(b *testing.B) {
+				o := DefaultOptions()
+				o.Deep, o.Workers = true, runtime.GOMAXPROCS(0)
+				b.SetBytes(fi.Size())
+				defer testutil.ReportCPU(b, fi.Size())()
+				for b.Loop() {
+					res, err := Run(resolve(b, path), o, io.Discard, io.Discard)
+					if err != nil || res.Problems != 0 {
+						b.Fatal(err, res)
+					}
+				}
+			})
+		})
+	}
 }

@@ -213,41 +213,35 @@ func (d *DeepReader) Next() bool {
 // fill reads batches into runs and hands them over until the window is
 // full, the segment reader stops, or a batch is to be given out as it is.
 func (d *DeepReader) fill() {
+	var r *run
 	for len(d.queue) < d.window && !d.pending && !d.stopped {
-		r := newRun()
-		for len(r.raw) < d.runSize {
-			if !d.sr.Next() {
-				d.stopped = true
-				break
-			}
-			if !d.add(r, d.sr.Batch()) {
-				d.pending = true
-				break
-			}
+		if !d.sr.Next() {
+			d.stopped = true
+			break
 		}
-		if len(r.batches) == 0 {
-			deepRuns.Put(r)
-			return
+		b := d.sr.Batch()
+		want := d.Skip == nil || !d.Skip(b)
+		work := want && b.Compression() != codec.None
+		// A batch is copied when a worker has work in it, or when it lies
+		// among batches that do.
+		if len(b.Data) > d.maxCopy || !work && !d.ride && (r == nil || !r.work) {
+			d.pending = true
+			break
 		}
+		if r == nil {
+			r = newRun()
+		}
+		r.work = r.work || work
+		r.batches = append(r.batches, runBatch{b: Batch{Pos: b.Pos}, want: want, start: len(r.raw)})
+		r.raw = append(r.raw, b.Data...)
+		if len(r.raw) >= d.runSize {
+			d.dispatch(r)
+			r = nil
+		}
+	}
+	if r != nil {
 		d.dispatch(r)
 	}
-}
-
-// add copies b into r when a worker has work in it, or when it lies among
-// batches that do; false leaves it to be given out as it is.
-func (d *DeepReader) add(r *run, b *Batch) bool {
-	if len(b.Data) > d.maxCopy {
-		return false
-	}
-	want := d.Skip == nil || !d.Skip(b)
-	work := want && b.Compression() != codec.None
-	if !work && !r.work && !d.ride {
-		return false
-	}
-	r.work = r.work || work
-	r.batches = append(r.batches, runBatch{b: Batch{Pos: b.Pos}, want: want, start: len(r.raw)})
-	r.raw = append(r.raw, b.Data...)
-	return true
 }
 
 // dispatch hands r to the workers, starting them the first time.

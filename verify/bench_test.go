@@ -3,9 +3,11 @@ package verify
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -57,3 +59,33 @@ func BenchmarkVerifyDeep(b *testing.B) { benchVerify(b, 1, codec.None, Options{D
 
 // BenchmarkVerifyDeepLZ4 decompresses every batch.
 func BenchmarkVerifyDeepLZ4(b *testing.B) { benchVerify(b, 1, codec.LZ4, Options{Deep: true}) }
+
+// BenchmarkVerifyDeepParallel is `logtool verify --deep` on a partition of
+// small compressed batches (issue 19: 8 records of 200-byte values), with
+// --workers at GOMAXPROCS, side by side at 1 and 2 (and every CPU): the
+// speedup is the target's ratio.
+func BenchmarkVerifyDeepParallel(b *testing.B) {
+	for _, c := range []codec.Type{codec.Gzip, codec.Zstd} {
+		b.Run(c.String(), func(b *testing.B) {
+			o := gen.SmallBatches(c, 200_000)
+			o.Out = b.TempDir()
+			parts, err := gen.Generate(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fi, err := os.Stat(filepath.Join(parts[0].Dir, "00000000000000000000.log"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			testutil.Procs(b, func(b *testing.B) {
+				b.SetBytes(fi.Size())
+				defer testutil.ReportCPU(b, fi.Size())()
+				for b.Loop() {
+					if r := run(b, Options{Deep: true, Workers: runtime.GOMAXPROCS(0)}, parts[0].Dir); r.problems != 0 || len(r.failures) != 0 {
+						b.Fatal(r)
+					}
+				}
+			})
+		})
+	}
+}

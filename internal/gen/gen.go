@@ -58,6 +58,14 @@ type Options struct {
 	Progress func(records int)
 }
 
+// SmallBatches is the partition the targets of parallel batch decoding
+// are set on (issue 19): `logtool gen --batch-records 8 --value-bytes 200`
+// with the given codec and number of records, in one segment.
+func SmallBatches(c codec.Type, records int) Options {
+	return Options{Topics: []string{"bench"}, Records: records, Keys: records / 10, ValueBytes: 200, BatchRecords: 8,
+		Magic: 2, Compression: c, SegmentBytes: 1 << 30, Seed: 19}
+}
+
 // Defaults fills unset fields with the values `logtool gen` documents.
 func (o *Options) Defaults() {
 	if len(o.Topics) == 0 && o.TopicCount == 0 {

@@ -1,6 +1,10 @@
 package testutil
 
-import "testing"
+import (
+	"fmt"
+	"runtime"
+	"testing"
+)
 
 // ReportCPU adds the process's CPU time per op, and the MB/s of the bytes
 // b.SetBytes gave per CPU second, to a benchmark's figures; call the
@@ -18,5 +22,29 @@ func ReportCPU(b *testing.B, bytes int64) func() {
 		if bytes > 0 {
 			b.ReportMetric(float64(bytes)*float64(b.N)/cpu.Seconds()/1e6, "cpu-MB/s")
 		}
+	}
+}
+
+// Procs runs f as sub-benchmarks with GOMAXPROCS at 1, at 2 and at every
+// CPU when there are more, and reports on each after the first its speedup:
+// the first's time per op over its own. f reads runtime.GOMAXPROCS(0) for
+// the workers it starts, as the commands' --workers default does.
+func Procs(b *testing.B, f func(b *testing.B)) {
+	counts := []int{1, 2}
+	if n := runtime.NumCPU(); n > 2 {
+		counts = append(counts, n)
+	}
+	var one float64
+	for _, n := range counts {
+		b.Run(fmt.Sprintf("procs=%d", n), func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
+			f(b)
+			ns := float64(b.Elapsed()) / float64(b.N)
+			if n == 1 {
+				one = ns
+			} else if one > 0 {
+				b.ReportMetric(one/ns, "speedup")
+			}
+		})
 	}
 }
