@@ -1,48 +1,49 @@
 package logfmt
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
 // Ordered parallel decoding. Most of a deep read of compressed batches is
 // the codec, and batches are independent, so a DeepReader hands runs of
-// consecutive batches to worker goroutines that check each batch's CRC,
-// decompress it and parse its records, and gives the batches back in file
-// order. The reading stays on the caller's goroutine, and so does all that
-// needs the batches in order: framing, resynchronising past damage, the
-// caller's own checks.
+// consecutive batches to worker goroutines that check each batch's CRC and
+// decompress its payload, and gives the batches back in file order. The
+// reading stays on the caller's goroutine, and so does all that needs the
+// batches in order: framing, resynchronising past damage, parsing the
+// records (a tenth of the work) and the caller's own checks.
 
 const (
 	// deepRunBytes is the size of a run of batches handed to a worker at
-	// once: a hundred small compressed batches, so that a hand-over (two
-	// channel operations) costs a percent of the run's decoding.
-	deepRunBytes = 64 << 10
+	// once: forty small compressed batches, a few hundred microseconds of
+	// decompression, so that a hand-over costs about a percent of it,
+	// while the window's runs stay within a core's cache.
+	deepRunBytes = 32 << 10
 	// deepMaxCopy is the largest batch copied into a run. A larger one,
 	// past Kafka's default max.message.bytes, is given out straight from
-	// the segment reader once the runs before it are, and its records are
-	// read by the caller's RecordIter as a stream: copied, it would
-	// multiply the reader's memory by the window.
+	// the segment reader once the runs before it are, and decompressed by
+	// the caller's RecordIter as a stream: copied, it would multiply the
+	// reader's memory by the window.
 	deepMaxCopy = 1 << 20
-	// deepRunDecoded bounds what a worker keeps of a run's records, as a
-	// multiple of the run's size: Kafka's payloads compress a few times,
-	// a decompression bomb thousands. The batches past the bound are left
-	// to the caller's RecordIter.
+	// deepRunDecoded bounds the payloads a worker decompresses into a run,
+	// as a multiple of the run's size: Kafka's payloads compress a few
+	// times, a decompression bomb thousands. The batches past the bound
+	// are left to the caller's RecordIter.
 	deepRunDecoded = 16
 )
 
-// decoded is what a DeepReader's worker found in one batch.
+// decoded is what a DeepReader's worker found in one batch: its CRC and,
+// for a compressed batch, its payload decompressed, which RecordIter then
+// reads instead of decompressing it.
 type decoded struct {
 	crc      uint32
-	has      bool // the records below were decoded; else RecordIter reads the batch itself
+	has      bool // the payload was decompressed
 	resetErr error
-	err      error // what ended the records, after the last of recs
-	recs     []Record
-	first    int64 // BaseOffset and Count (a legacy wrapper's come from its records)
-	count    int
+	payload  []byte // all of it, or all before the fault
+	err      error  // io.EOF after the payload, else the fault
 }
 
 // runBatch is one batch of a run.
@@ -51,77 +52,56 @@ type runBatch struct {
 	dec   decoded
 	want  bool // its records are wanted (DeepReader.Skip)
 	start int  // where it starts in the run's raw bytes
-	// Where its records start in the run's recs, headers and arena, and
-	// how many there are.
-	rec0, hdr0, arena0, nrec int
+	off   int  // where its payload starts in the arena
 }
-
-// A place tells where a record's key and value, or a header's, are in a
-// run's arena: at off, n bytes, nil when n < 0. With direct they point into
-// the batch and are left as they are.
-type place struct {
-	key, value span
-	direct     bool
-	hdrs       int // a record's header count
-}
-
-type span struct{ off, n int }
 
 // run is a run of consecutive batches: their bytes, copied out of the
 // segment reader's window, and, once a worker is done with it, their
-// records. Runs are reused with their slices' capacity.
+// decompressed payloads. Runs are reused with their buffers.
 type run struct {
 	raw     []byte
 	batches []runBatch
-	work    bool // some batch has records a worker decodes
-	recs    []Record
-	hdrs    []Header
-	// The keys and values of compressed batches are copied into arena,
-	// which moves as it grows: they are placed once the run is done.
-	arena  []byte
-	places []place // one per record, then one per header in hplaces
-	hplace []place
-	done   chan struct{}
-	next   int // the caller's next batch
+	work    bool   // some batch has a payload a worker decompresses
+	arena   []byte // the payloads, one after the other
+	done    chan struct{}
+	next    int // the caller's next batch
 }
 
 var deepRuns = sync.Pool{New: func() any { return &run{done: make(chan struct{}, 1)} }}
 
 func newRun() *run {
 	r := deepRuns.Get().(*run)
-	r.raw, r.batches, r.work, r.next = r.raw[:0], r.batches[:0], false, 0
-	r.recs, r.hdrs, r.arena, r.places, r.hplace = r.recs[:0], r.hdrs[:0], r.arena[:0], r.places[:0], r.hplace[:0]
-	if r.arena == nil {
-		r.arena = make([]byte, 0, 4<<10) // never nil, so that an empty key placed in it is not nil
-	}
+	r.raw, r.batches, r.arena, r.work, r.next = r.raw[:0], r.batches[:0], r.arena[:0], false, 0
 	return r
 }
 
 // DeepReader reads the batches of a segment in order, as a SegmentReader
-// does, while worker goroutines check their CRCs and decode their records
-// ahead of the caller. A Batch it gives out carries what the worker found:
-// ComputeCRC and Validate return the CRC it computed, and RecordIter.Reset
-// replays the records it decoded, with the same errors at the same places.
-// A caller reads the batches as it would with one goroutine, and its output
-// cannot differ.
+// does, while worker goroutines check their CRCs and decompress their
+// payloads ahead of the caller. A Batch it gives out carries what the
+// worker found: ComputeCRC and Validate return the CRC it computed, and a
+// RecordIter reset on it reads the payload it decompressed where it would
+// have decompressed it, meeting the same fault, if any, at the same place.
+// A caller reads the batches and their records as it would with one
+// goroutine, with the same code, and its output cannot differ.
 //
 // Memory is bounded by the window: twice as many runs as workers, each of
-// about 64 KiB of batches and at most 16 times that of decoded records.
-// What does not fit is read by the caller as before: a batch over 1 MiB,
-// the records of a run past its bound. Uncompressed batches are left to
-// the caller too, as parsing one costs about what handing it over does,
-// unless they lie among compressed ones.
+// about 32 KiB of batches and at most 16 times that of decompressed
+// payloads. What does not fit is decompressed by the caller's RecordIter,
+// as a stream, as before: a batch over 1 MiB, the payloads of a run past
+// its bound. Uncompressed batches are left to the caller too, as parsing
+// one costs about what handing it over does, unless they lie among
+// compressed ones.
 //
 // Framing, the end of the data and Resync stay sequential: when the
 // segment reader stops, the batches before are given out first; then Err,
 // End, EndDetail and Pos are the segment reader's, and Resync moves it on.
 // Close must be called to stop the workers.
 type DeepReader struct {
-	// MaxRecordBytes is the workers' RecordIter.MaxRecordBytes: give the
-	// one the caller's iterator has.
+	// MaxRecordBytes is the RecordIter.MaxRecordBytes of the caller's
+	// iterator, which bounds the pieces a codec decodes whole.
 	MaxRecordBytes int
 	// Skip, when set, tells that the caller will not read a batch's
-	// records, so that no worker decodes them. It is called on the
+	// records, so that no worker decompresses them. It is called on the
 	// caller's goroutine, in order, before the batch is given out (and not
 	// at all with fewer than two workers).
 	Skip func(*Batch) bool
@@ -258,18 +238,17 @@ func (d *DeepReader) dispatch(r *run) {
 		d.started = true
 		d.quit.Store(false)
 		d.todo = make(chan *run, d.window)
-		file, maxRecord, runSize := d.sr.File(), d.MaxRecordBytes, d.runSize
+		maxRecord, runSize := d.MaxRecordBytes, d.runSize
 		for range d.workers {
 			d.wg.Go(func() {
-				w := deepIters.Get().(*RecordIter)
-				w.File, w.MaxRecordBytes = file, maxRecord
+				cr := deepReaders.Get().(*codec.Reader)
 				for r := range d.todo {
 					if !d.quit.Load() {
-						decodeRun(w, r, runSize)
+						decodeRun(cr, r, maxRecord, runSize)
 					}
 					r.done <- struct{}{}
 				}
-				deepIters.Put(w)
+				deepReaders.Put(cr)
 			})
 		}
 	}
@@ -277,9 +256,9 @@ func (d *DeepReader) dispatch(r *run) {
 	d.todo <- r
 }
 
-// deepIters keeps the workers' iterators, whose buffers and decoders are
-// worth keeping from one segment to the next.
-var deepIters = sync.Pool{New: func() any { return new(RecordIter) }}
+// deepReaders keeps the workers' decompressors, whose buffers are worth
+// keeping from one segment to the next.
+var deepReaders = sync.Pool{New: func() any { return new(codec.Reader) }}
 
 // Close stops the workers and drops the runs not given out. The segment
 // reader stays open; the current batch stays valid only if it is the
@@ -304,112 +283,68 @@ func (d *DeepReader) Close() {
 	}
 }
 
-// Memory a record and a header take in a run besides their bytes.
-const (
-	recordCost = int(unsafe.Sizeof(Record{}) + unsafe.Sizeof(place{}))
-	headerCost = int(unsafe.Sizeof(Header{}) + unsafe.Sizeof(place{}))
-)
-
 // decodeRun is a worker's work on a run: every batch's CRC, and the
-// records of those wanted, until they would take more memory than the
-// run's bound.
-func decodeRun(it *RecordIter, r *run, runSize int) {
+// payloads of those whose records are wanted, until they would take the
+// run past its bound.
+func decodeRun(cr *codec.Reader, r *run, maxRecord, runSize int) {
 	limit := deepRunDecoded * max(len(r.raw), runSize)
 	full := false
 	for i := range r.batches {
 		rb := &r.batches[i]
 		rb.dec = decoded{crc: rb.b.computeCRC()}
 		if rb.want && !full {
-			full = !r.decode(it, rb, limit)
+			full = !r.decompress(cr, rb, maxRecord, limit)
+		}
+	}
+	// The arena has stopped moving.
+	for i := range r.batches {
+		rb := &r.batches[i]
+		if d := &rb.dec; d.has {
+			d.payload = r.arena[rb.off : rb.off+len(d.payload) : rb.off+len(d.payload)]
 		}
 		rb.b.dec = &rb.dec
 	}
-	r.placeAll()
 }
 
-// decode reads the records of rb into r; false when they would take r past
-// limit, and then leaves them out.
-func (r *run) decode(it *RecordIter, rb *runBatch, limit int) bool {
-	rb.rec0, rb.hdr0, rb.arena0 = len(r.recs), len(r.hdrs), len(r.arena)
+// decompress reads the payload of rb into the arena, as a RecordIter
+// would; false when it would take the arena past limit, and then the
+// payload is left out.
+func (r *run) decompress(cr *codec.Reader, rb *runBatch, maxRecord, limit int) bool {
+	c, payload, magic, ok := compressedPayload(&rb.b)
+	if !ok {
+		return true
+	}
 	d := &rb.dec
-	if d.resetErr = it.Reset(&rb.b); d.resetErr == nil {
-		copied := rb.b.Compression() != codec.None
-		used := len(r.arena) + len(r.recs)*recordCost + len(r.hdrs)*headerCost
-		for it.Next() {
-			rec := it.Record()
-			if used += recordCost + len(rec.Headers)*headerCost; copied {
-				used += len(rec.Key) + len(rec.Value)
-				for _, h := range rec.Headers {
-					used += len(h.Key) + len(h.Value)
-				}
-			}
-			if used > limit {
-				r.recs, r.hdrs, r.arena = r.recs[:rb.rec0], r.hdrs[:rb.hdr0], r.arena[:rb.arena0]
-				r.places, r.hplace = r.places[:rb.rec0], r.hplace[:rb.hdr0]
-				*d = decoded{crc: d.crc}
+	rb.off = len(r.arena)
+	if d.resetErr = cr.Reset(c, payload, magic, maxRecord); d.resetErr == nil {
+		for d.err == nil {
+			// Room for a whole small payload, which zstd then decodes in
+			// one call.
+			r.arena = slices.Grow(r.arena, recordWindow)
+			k, err := cr.Read(r.arena[len(r.arena):cap(r.arena)])
+			if r.arena = r.arena[:len(r.arena)+k]; len(r.arena) > limit {
+				r.arena, *d = r.arena[:rb.off], decoded{crc: d.crc}
 				return false
 			}
-			r.recs = append(r.recs, *rec)
-			p := place{direct: !copied, hdrs: len(rec.Headers)}
-			r.hdrs = append(r.hdrs, rec.Headers...)
-			if copied {
-				p.key, p.value = r.copy(rec.Key), r.copy(rec.Value)
-				for _, h := range rec.Headers {
-					r.hplace = append(r.hplace, place{key: r.copy(h.Key), value: r.copy(h.Value)})
-				}
-			} else {
-				for range rec.Headers {
-					r.hplace = append(r.hplace, place{direct: true})
-				}
-			}
-			r.places = append(r.places, p)
+			d.err = err
 		}
-		d.err = it.Err()
-		d.first, d.count = it.BaseOffset(), it.Count()
 	}
-	rb.nrec = len(r.recs) - rb.rec0
-	d.has = true
+	// Its length, until the arena stops moving.
+	d.payload, d.has = r.arena[rb.off:], true
 	return true
 }
 
-// copy appends b to the arena.
-func (r *run) copy(b []byte) span {
-	if b == nil {
-		return span{n: -1}
+// compressedPayload is the payload of a compressed batch and how to read
+// it; ok is false when b has none, or RecordIter stops before reading it.
+func compressedPayload(b *Batch) (c codec.Type, payload []byte, magic int8, ok bool) {
+	if b.Magic() >= 2 {
+		c = b.Header().Compression()
+		return c, b.Data[V2HeaderSize:], 2, c != codec.None && c.ValidFor(2)
 	}
-	s := span{off: len(r.arena), n: len(b)}
-	r.arena = append(r.arena, b...)
-	return s
-}
-
-func (r *run) at(s span) []byte {
-	if s.n < 0 {
-		return nil
+	m := b.Legacy()
+	if c = m.Compression(); c == codec.None || !c.ValidFor(m.Magic()) {
+		return c, nil, 0, false
 	}
-	return r.arena[s.off : s.off+s.n : s.off+s.n]
-}
-
-// placeAll points the records at their keys, values and headers, now that
-// the arena and the headers have stopped moving, and gives each batch its
-// records.
-func (r *run) placeAll() {
-	for i := range r.hdrs {
-		if p := &r.hplace[i]; !p.direct {
-			r.hdrs[i].Key, r.hdrs[i].Value = r.at(p.key), r.at(p.value)
-		}
-	}
-	h := 0
-	for i := range r.recs {
-		rec, p := &r.recs[i], &r.places[i]
-		if !p.direct {
-			rec.Key, rec.Value = r.at(p.key), r.at(p.value)
-		}
-		rec.Headers = r.hdrs[h : h+p.hdrs : h+p.hdrs]
-		h += p.hdrs
-	}
-	for i := range r.batches {
-		if rb := &r.batches[i]; rb.dec.has {
-			rb.dec.recs = r.recs[rb.rec0 : rb.rec0+rb.nrec : rb.rec0+rb.nrec]
-		}
-	}
+	_, value, err := m.KeyValue()
+	return c, value, m.Magic(), err == nil && value != nil
 }

@@ -241,7 +241,7 @@ func fixCRC(e []byte) []byte {
 	return e
 }
 
-// TestDeepReaderBomb: records that decompress past a run's bound are left
+// TestDeepReaderBomb: payloads that decompress past a run's bound are left
 // to the caller, whose iterator streams them, with the same result.
 func TestDeepReaderBomb(t *testing.T) {
 	var seg []byte
@@ -257,8 +257,8 @@ func TestDeepReaderBomb(t *testing.T) {
 	sameDeep(t, seg, nil)
 }
 
-// TestDeepReaderNextKey: NextKey over replayed records gives what it gives
-// over the batch, in the fields it sets.
+// TestDeepReaderNextKey: NextKey over payloads a worker decompressed gives
+// what it gives over the batch.
 func TestDeepReaderNextKey(t *testing.T) {
 	seg := deepSegment(t, 9)
 	keys := func(r batchReader) string {

@@ -92,8 +92,11 @@ type RecordIter struct {
 	dataPos int64 // file position of data[0] when data is the batch's own, else -1
 
 	// A compressed payload is read through src into buf, and data is a
-	// slice of buf.
+	// slice of buf. For a batch a DeepReader gave out, a worker has read
+	// the payload: data is pre.payload, all of it up to its end or fault,
+	// and reading on meets pre.err, as reading src would have.
 	src      codec.Reader
+	pre      *decoded
 	srcErr   error // io.EOF at the payload's clean end, else what stopped it
 	stream   bool  // data comes from src
 	payload  []byte
@@ -113,9 +116,6 @@ type RecordIter struct {
 	legacyCount int
 	legacyFirst int64
 	wrapper     LegacyMessage
-	// replay, for a batch a DeepReader gave out, holds the records its
-	// worker decoded; Next returns them and then its error.
-	replay *decoded
 }
 
 // Reset prepares iteration over b's records. For a legacy wrapper it reads
@@ -124,13 +124,8 @@ type RecordIter struct {
 func (it *RecordIter) Reset(b *Batch) error {
 	it.b, it.p, it.index, it.err, it.done, it.v2 = b, 0, 0, nil, false, b.Magic() >= 2
 	it.data, it.dataPos, it.wrapper = nil, -1, nil
-	it.stream, it.payload, it.srcErr, it.consumed = false, nil, nil, 0
+	it.stream, it.payload, it.srcErr, it.consumed, it.pre = false, nil, nil, 0, nil
 	it.recLimit = math.MaxInt
-	if it.replay = nil; b.dec != nil && b.dec.has {
-		it.replay, it.err = b.dec, b.dec.resetErr
-		it.legacyFirst, it.legacyCount, it.done = b.dec.first, b.dec.count, it.err != nil
-		return it.err
-	}
 	if it.v2 {
 		it.err = it.resetV2()
 	} else {
@@ -143,8 +138,8 @@ func (it *RecordIter) Reset(b *Batch) error {
 }
 
 // Kept reports whether every record returned since Reset is still valid:
-// always for an uncompressed batch or one a DeepReader decoded, and for a
-// compressed one while it fits KeepBytes (see there).
+// always for an uncompressed batch or one a DeepReader decompressed, and
+// for a compressed one while it fits KeepBytes (see there).
 func (it *RecordIter) Kept() bool { return !it.stream || it.consumed == 0 }
 
 func (it *RecordIter) windowSize() int {
@@ -172,11 +167,17 @@ func (it *RecordIter) corrupt(pos int64, format string, args ...any) error {
 // window holds, which for most batches is all of it.
 func (it *RecordIter) start(c codec.Type, payload []byte, magic int8) error {
 	it.stream, it.payload, it.recLimit = true, payload, it.maxRecord()
-	if it.buf == nil {
-		it.buf = make([]byte, it.windowSize())
+	var err error
+	if d := it.b.dec; d != nil && d.has {
+		it.pre, it.data, err = d, d.payload, d.resetErr
+	} else {
+		if it.buf == nil {
+			it.buf = make([]byte, it.windowSize())
+		}
+		it.data = it.buf[:0]
+		err = it.src.Reset(c, payload, magic, it.maxRecord())
 	}
-	it.data = it.buf[:0]
-	if err := it.src.Reset(c, payload, magic, it.maxRecord()); err != nil {
+	if err != nil {
 		it.srcErr = err
 		return it.decompressErr()
 	}
@@ -213,6 +214,10 @@ func (it *RecordIter) fill(n int) bool {
 	for len(it.data)-it.p < n {
 		if !it.stream || it.srcErr != nil {
 			return false
+		}
+		if it.pre != nil {
+			it.srcErr = it.pre.err
+			continue
 		}
 		switch left := len(it.data) - it.p; {
 		case len(it.data) < cap(it.buf):
@@ -251,6 +256,9 @@ func (it *RecordIter) rest() (int64, error) { return it.count(math.MaxInt64) }
 // count is rest, but stops once it has counted max bytes.
 func (it *RecordIter) count(max int64) (int64, error) {
 	left := int64(len(it.data) - it.p)
+	if it.pre != nil && it.srcErr == nil && left < max {
+		it.srcErr = it.pre.err
+	}
 	if it.stream && it.srcErr == nil && left < max {
 		it.consumed += int64(len(it.data))
 		it.data, it.p = it.buf[:0], 0
@@ -435,9 +443,6 @@ func (it *RecordIter) Next() bool {
 	if it.done {
 		return false
 	}
-	if it.replay != nil {
-		return it.nextReplay()
-	}
 	if it.v2 {
 		return it.nextV2(false)
 	}
@@ -453,9 +458,6 @@ func (it *RecordIter) Next() bool {
 func (it *RecordIter) NextKey() bool {
 	if it.done {
 		return false
-	}
-	if it.replay != nil {
-		return it.nextReplay()
 	}
 	if it.v2 {
 		return it.nextV2(true)
@@ -475,21 +477,7 @@ func (it *RecordIter) step(ok bool, err error) bool {
 }
 
 // Record is the current record; see RecordIter for how long it is valid.
-func (it *RecordIter) Record() *Record {
-	if it.replay != nil {
-		return &it.replay.recs[it.index-1]
-	}
-	return &it.rec
-}
-
-// nextReplay is Next over the records a DeepReader's worker decoded.
-func (it *RecordIter) nextReplay() bool {
-	if it.index < len(it.replay.recs) {
-		it.index++
-		return true
-	}
-	return it.step(false, it.replay.err)
-}
+func (it *RecordIter) Record() *Record { return &it.rec }
 
 // Err is the first error met, nil at a clean end.
 func (it *RecordIter) Err() error { return it.err }
