@@ -10,6 +10,9 @@
 #   - export and salvage (issue 20) on the dump segment: export to /dev/null
 #     (JSON encoding included; target 300 MB/s), salvage into a new directory
 #     (target: within 2x cat, here cat into a file of the same size);
+#   - deep reads on several cores (issue 19): dump --deep-iteration, verify
+#     --deep and compact at GOMAXPROCS=1 and 2, on zstd and gzip partitions
+#     of 2M records in batches of 8 records of 200-byte values;
 #   - memory (issue 15): peak RSS of every command on decompression bombs
 #     (one batch of 512 records of 1 MiB of zeros, each compressed format)
 #     and on root offset checkpoints of 10,000,000 lines.
@@ -123,6 +126,31 @@ row cat warm cat "${inputs[@]}"
 PREP="rm -rf '$dir/up' && mkdir -p '$dir/up'" \
   row "upgrade --output (v0 -> v1)" warm "$lt" --no-progress upgrade --output "$dir/up" "$dir/v0/v0-0"
 rm -rf "$dir/up"
+
+# Deep reads on several cores (issue 19): partitions of small compressed
+# batches (8 records of 200-byte values), read deep at GOMAXPROCS=1 and 2,
+# which --workers follows. The target: at 2, at most 1/1.7 of the time at 1
+# for dump and verify, 1/1.4 for compact.
+for c in zstd gzip; do
+  gen "small-$c" --topic "small-$c" --records $(( 2000000 / scale )) --keys $(( 200000 / scale )) \
+    --batch-records 8 --value-bytes 200 --compression "$c" --tombstone-ratio 0.01
+  part="$dir/small-$c/small-$c-0"
+  inputs=("$part"/*.log)
+  header "v2 partition, $c, batches of 8 records of 200 bytes"
+  row cat warm cat "${inputs[@]}"
+  for p in 1 2; do
+    row "dump --deep-iteration, GOMAXPROCS=$p" warm env GOMAXPROCS=$p "$lt" --no-progress dump --deep-iteration "${inputs[@]}"
+  done
+  for p in 1 2; do
+    row "verify --deep, GOMAXPROCS=$p" warm env GOMAXPROCS=$p "$lt" --no-progress verify --deep "$part"
+  done
+  work="$dir/small-work/small-$c-0"
+  for p in 1 2; do
+    PREP="rm -rf '$dir/small-work' && mkdir -p '$dir/small-work' && cp -r '$part' '$work' && sync" \
+      row "compact --max-lag 1h, GOMAXPROCS=$p" warm env GOMAXPROCS=$p "$lt" --no-progress compact --max-lag 1h --now "$now" "$work"
+  done
+  rm -rf "$dir/small-work"
+done
 
 # KRaft metadata replay (issue 17): the 1M-record log of a large cluster
 # (10,000 topics, 100,000 partitions, then ISR churn and NoOps), written and
