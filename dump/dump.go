@@ -178,7 +178,7 @@ func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 		jobs = append(jobs, plan(it, &o)...)
 	}
 
-	o.batchWorkers = parallel.PerJob(o.Workers, len(jobs))
+	o.batchWorkers = batchWorkers(jobs, o.Workers)
 	var stop atomic.Bool
 	free := newChunks(o.Workers)
 	sinks := make([]*sink, len(jobs))
@@ -220,6 +220,19 @@ func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 		werr = writeTable(stdout, rows)
 	}
 	return res, werr
+}
+
+// batchWorkers is how many goroutines decode the batches of each job of a
+// deep dump when w dump them. The root files of a log directory are few
+// and small: their job does not count.
+func batchWorkers(jobs []*job, w int) int {
+	reading := 0
+	for _, j := range jobs {
+		if j.part != nil || j.single {
+			reading++
+		}
+	}
+	return parallel.PerJob(w, reading)
 }
 
 // job is a unit of parallel work: one partition directory, the root files

@@ -296,6 +296,33 @@ func TestWorkersKeepOrder(t *testing.T) {
 	}
 }
 
+// TestBatchWorkers: a partition dumped alone, named or with its log
+// directory (whose root files are a job of their own), gets every worker
+// for its batches; several share them.
+func TestBatchWorkers(t *testing.T) {
+	one := generated(t, gen.Options{Topics: []string{"a"}, Records: 10})
+	two := generated(t, gen.Options{Topics: []string{"a"}, Partitions: 2, Records: 10})
+	for _, c := range []struct {
+		paths []string
+		want  int
+	}{
+		{[]string{one}, 4},
+		{[]string{filepath.Join(one, "a-0")}, 4},
+		{[]string{filepath.Join(one, "a-0", "00000000000000000000.log")}, 4},
+		{[]string{two}, 2},
+		{[]string{one, two}, 1},
+	} {
+		o := DefaultOptions()
+		var jobs []*job
+		for _, it := range resolve(t, c.paths...).Items {
+			jobs = append(jobs, plan(it, &o)...)
+		}
+		if got := batchWorkers(jobs, 4); got != c.want {
+			t.Errorf("%v: %d batch workers of 4, want %d", c.paths, got, c.want)
+		}
+	}
+}
+
 // TestMemoryFlat: dumping allocates the same whatever the segment size, so
 // memory cannot grow with it.
 func TestMemoryFlat(t *testing.T) {

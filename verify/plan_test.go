@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/lockfile/locktest"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -184,5 +185,27 @@ func TestRunStopsOnEmitError(t *testing.T) {
 	err := p.Run(Options{Workers: 1}, func(*Report) error { calls++; return stop })
 	if !errors.Is(err, stop) || calls != 1 {
 		t.Errorf("Run = %v after %d calls, want %v after 1", err, calls, stop)
+	}
+}
+
+// TestBatchWorkers: a partition verified alone, named or with its log
+// directory, gets every worker for its batches; several share them.
+func TestBatchWorkers(t *testing.T) {
+	one := generate(t, gen.Options{Records: 10})
+	two := generate(t, gen.Options{Records: 10, Partitions: 2})
+	for _, c := range []struct {
+		paths []string
+		want  int
+	}{
+		{[]string{one.part}, 4},
+		{[]string{one.dir}, 4},
+		{[]string{one.file("00000000000000000000.log")}, 4},
+		{[]string{two.dir}, 2},
+		{[]string{one.part, two.dir}, 1},
+	} {
+		p, _ := plan(t, c.paths...)
+		if got := p.batchWorkers(4); got != c.want {
+			t.Errorf("%v: %d batch workers of 4, want %d", c.paths, got, c.want)
+		}
 	}
 }

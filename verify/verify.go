@@ -205,7 +205,7 @@ func (p *Plan) Run(o Options, emit func(*Report) error) error {
 	p.md = loadMetadata(p.logDirs)
 	reported := false
 	facts := map[string]*partitionFacts{}
-	o.batchWorkers = parallel.PerJob(o.Workers, len(p.units))
+	o.batchWorkers = p.batchWorkers(o.Workers)
 	return parallel.Ordered(len(p.units), o.Workers, func(i int) *Report {
 		// Root units run at their turn to be emitted, once the facts of
 		// their partitions are in.
@@ -223,6 +223,19 @@ func (p *Plan) Run(o Options, emit func(*Report) error) error {
 		}
 		return emit(rep)
 	})
+}
+
+// batchWorkers is how many goroutines decode the batches of each unit
+// when w verify units. Root units do not count: they run as they are
+// emitted, and read no segment.
+func (p *Plan) batchWorkers(w int) int {
+	reading := 0
+	for _, u := range p.units {
+		if u.kind != RootUnit {
+			reading++
+		}
+	}
+	return parallel.PerJob(w, reading)
 }
 
 // maxListed is how many problems about one file a report lists; a corrupt
