@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/testutil"
@@ -110,25 +111,21 @@ func BenchmarkOffsetMapPut(b *testing.B) {
 func BenchmarkCompactParallel(b *testing.B) {
 	for _, c := range []codec.Type{codec.Gzip, codec.Zstd} {
 		b.Run(c.String(), func(b *testing.B) {
-			g := gen.SmallBatches(c, 1_000_000)
-			g.Out, g.StartTime, g.TombstoneRatio = b.TempDir(), t0, 0.01
-			parts, err := gen.Generate(g)
-			if err != nil {
-				b.Fatal(err)
-			}
-			fi, err := os.Stat(filepath.Join(parts[0].Dir, "00000000000000000000.log"))
+			part, _, size, err := gen.SmallBatches(b.TempDir(), c, 1_000_000)
 			if err != nil {
 				b.Fatal(err)
 			}
 			testutil.Procs(b, func(b *testing.B) {
-				o := DefaultOptions(t0 + 30*day)
+				// A million records a second apart from 2024-01-01 (gen's
+				// start) end within January.
+				o := DefaultOptions(time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
 				o.MaxLag, o.BatchWorkers = day, runtime.GOMAXPROCS(0)
-				b.SetBytes(fi.Size())
-				defer testutil.ReportCPU(b, fi.Size())()
+				b.SetBytes(size)
+				defer testutil.ReportCPU(b, size)()
 				for range b.N {
 					b.StopTimer()
 					dir := filepath.Join(b.TempDir(), "bench-0")
-					testutil.CopyTree(b, parts[0].Dir, dir)
+					testutil.CopyTree(b, part, dir)
 					b.StartTimer()
 					if r, err := Compact(dir, o); err != nil || r.Passes < 1 {
 						b.Fatalf("%v, %+v", err, r)

@@ -179,22 +179,15 @@ func cpuTime() time.Duration {
 func BenchmarkDumpDeepParallel(b *testing.B) {
 	for _, c := range []codec.Type{codec.Gzip, codec.Zstd} {
 		b.Run(c.String(), func(b *testing.B) {
-			o := gen.SmallBatches(c, 200_000)
-			o.Out = b.TempDir()
-			parts, err := gen.Generate(o)
-			if err != nil {
-				b.Fatal(err)
-			}
-			path := filepath.Join(parts[0].Dir, "00000000000000000000.log")
-			fi, err := os.Stat(path)
+			_, path, size, err := gen.SmallBatches(b.TempDir(), c, 200_000)
 			if err != nil {
 				b.Fatal(err)
 			}
 			testutil.Procs(b, func(b *testing.B) {
 				o := DefaultOptions()
 				o.Deep, o.Workers = true, runtime.GOMAXPROCS(0)
-				b.SetBytes(fi.Size())
-				defer testutil.ReportCPU(b, fi.Size())()
+				b.SetBytes(size)
+				defer testutil.ReportCPU(b, size)()
 				for b.Loop() {
 					res, err := Run(resolve(b, path), o, io.Discard, io.Discard)
 					if err != nil || res.Problems != 0 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -24,12 +23,10 @@ import (
 // ns/batch is per batch of the partition.
 func BenchmarkDeepReader(b *testing.B) {
 	for _, c := range []codec.Type{codec.None, codec.Gzip, codec.Zstd} {
-		dir := b.TempDir()
-		parts, err := gen.Generate(with(gen.SmallBatches(c, 200_000), dir))
+		_, path, _, err := gen.SmallBatches(b.TempDir(), c, 200_000)
 		if err != nil {
 			b.Fatal(err)
 		}
-		path := filepath.Join(parts[0].Dir, "00000000000000000000.log")
 		data, err := os.ReadFile(path)
 		if err != nil {
 			b.Fatal(err)
@@ -84,11 +81,6 @@ func BenchmarkDeepReader(b *testing.B) {
 			})
 		})
 	}
-}
-
-func with(o gen.Options, dir string) gen.Options {
-	o.Out = dir
-	return o
 }
 
 type bytesAt []byte

@@ -67,21 +67,15 @@ func BenchmarkVerifyDeepLZ4(b *testing.B) { benchVerify(b, 1, codec.LZ4, Options
 func BenchmarkVerifyDeepParallel(b *testing.B) {
 	for _, c := range []codec.Type{codec.Gzip, codec.Zstd} {
 		b.Run(c.String(), func(b *testing.B) {
-			o := gen.SmallBatches(c, 200_000)
-			o.Out = b.TempDir()
-			parts, err := gen.Generate(o)
-			if err != nil {
-				b.Fatal(err)
-			}
-			fi, err := os.Stat(filepath.Join(parts[0].Dir, "00000000000000000000.log"))
+			part, _, size, err := gen.SmallBatches(b.TempDir(), c, 200_000)
 			if err != nil {
 				b.Fatal(err)
 			}
 			testutil.Procs(b, func(b *testing.B) {
-				b.SetBytes(fi.Size())
-				defer testutil.ReportCPU(b, fi.Size())()
+				b.SetBytes(size)
+				defer testutil.ReportCPU(b, size)()
 				for b.Loop() {
-					if r := run(b, Options{Deep: true, Workers: runtime.GOMAXPROCS(0)}, parts[0].Dir); r.problems != 0 || len(r.failures) != 0 {
+					if r := run(b, Options{Deep: true, Workers: runtime.GOMAXPROCS(0)}, part); r.problems != 0 || len(r.failures) != 0 {
 						b.Fatal(r)
 					}
 				}
