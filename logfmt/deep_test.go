@@ -98,8 +98,8 @@ func newTuned(sr *SegmentReader, tu tuning) *DeepReader {
 }
 
 // sameDeep holds a DeepReader of every tuning to the sequential reader on
-// seg.
-func sameDeep(t *testing.T, seg []byte, skip func(*Batch) bool) {
+// seg, and returns what they saw.
+func sameDeep(t *testing.T, seg []byte, skip func(*Batch) bool) string {
 	t.Helper()
 	sr := NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "seg")
 	want := deepTrace(sr, skip)
@@ -113,6 +113,7 @@ func sameDeep(t *testing.T, seg []byte, skip func(*Batch) bool) {
 			t.Fatalf("%+v: differs from one goroutine:\n%s", tu, firstDiff(got, want))
 		}
 	}
+	return want
 }
 
 func firstDiff(got, want string) string {
@@ -215,7 +216,13 @@ func TestDeepReaderDamage(t *testing.T) {
 			}
 			e := dm.apply(bytes.Clone(seg[starts[i]:end]))
 			bad := append(append(bytes.Clone(seg[:starts[i]]), e...), seg[end:]...)
-			t.Run(fmt.Sprintf("%s/%d", dm.name, i), func(t *testing.T) { sameDeep(t, bad, nil) })
+			t.Run(fmt.Sprintf("%s/%d", dm.name, i), func(t *testing.T) {
+				// Damage in the middle does not hide the batches after it.
+				last := fmt.Sprintf("batch %d+", starts[len(starts)-1]+len(bad)-len(seg))
+				if got := sameDeep(t, bad, nil); i < len(starts)-3 && !strings.Contains(got, last) {
+					t.Errorf("the last batch (%s) is not read:\n%s", last, got)
+				}
+			})
 		}
 	}
 	// Torn at the end, and cut at every few bytes of a compressed batch in
