@@ -1,6 +1,7 @@
 package logfmt
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -247,6 +248,10 @@ func (d *DeepReader) dispatch(r *run) {
 						decodeRun(cr, r, maxRecord, runSize)
 					}
 					r.done <- struct{}{}
+					// The send readies a waiting caller on this P, where
+					// it would wait for this worker to block; the window
+					// waits on the caller, so it goes first.
+					runtime.Gosched()
 				}
 				deepReaders.Put(cr)
 			})
