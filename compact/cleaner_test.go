@@ -461,7 +461,7 @@ func TestSegmentGrouping(t *testing.T) {
 	segs := func(sizes ...int64) []segment {
 		var out []segment
 		for i, s := range sizes {
-			out = append(out, segment{size: s, offsetIdxBytes: 8, timeIdxBytes: 12})
+			out = append(out, segment{Size: s, OffsetIndexBytes: 8, TimeIndexBytes: 12})
 			out[i].Base = int64(i * 100)
 		}
 		return out
@@ -482,7 +482,7 @@ func TestSegmentGrouping(t *testing.T) {
 
 	// testSegmentGroupingWithSparseOffsets: no group spans more than an
 	// int32 of offsets, except through empty segments.
-	sparse := []segment{{size: 1}, {size: 1}, {size: 0}, {size: 0}, {size: 1}}
+	sparse := []segment{{Size: 1}, {Size: 1}, {Size: 0}, {Size: 0}, {Size: 1}}
 	for i, b := range []int64{0, 1 << 31, 1<<31 + 1, 1<<31 + 2, 1<<32 + 5} {
 		sparse[i].Base = b
 	}

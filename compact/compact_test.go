@@ -190,6 +190,46 @@ func TestMinLag(t *testing.T) {
 	}
 }
 
+// A segment without index files is recovered when a broker loads it, so its
+// records' timestamps decide the min lag, not the files' modification time.
+func TestMinLagWithoutIndexes(t *testing.T) {
+	b := newLog(t)
+	var bases []int64
+	for s := 0; s < 4; s++ {
+		bases = append(bases, b.next)
+		b.ts = t0 + int64(s)*day
+		for i := 0; i < 5; i++ {
+			b.plain(rec(i))
+		}
+		b.roll()
+	}
+	dir := b.flush()
+	now := t0 + 4*day
+	p, err := layout.ReadPartition(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p.Segments {
+		for _, f := range []string{s.Index, s.TimeIndex} {
+			if f != "" {
+				if err := os.Remove(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Copied just now: every file is younger than the min lag.
+		if err := os.Chtimes(s.Log, time.UnixMilli(now), time.UnixMilli(now)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := testOptions(now)
+	o.MinLag = 2*day + 1
+	o.DryRun = true
+	if r := mustCompact(t, dir, o); r.FirstUncleanableOffset != bases[2] {
+		t.Errorf("first uncleanable %d, want %d, the first segment with records younger than the min lag (%s)", r.FirstUncleanableOffset, bases[2], r.Reason)
+	}
+}
+
 func TestLastStableOffsetBoundsCleaning(t *testing.T) {
 	b := newLog(t)
 	b.plain(rec(1)).plain(rec(1)).roll()

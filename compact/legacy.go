@@ -24,7 +24,7 @@ func newLegacyRule(segs []segment, firstDirty, cleanTime int64, o *Options) lega
 	}
 	var horizon int64
 	if i, j := span(segs, 0, firstDirty); j > i {
-		horizon = segs[j-1].mtime - o.DeleteRetention
+		horizon = segs[j-1].LastModified - o.DeleteRetention
 	}
 	return legacyRule{horizon: horizon}
 }
@@ -34,7 +34,7 @@ func (l legacyRule) mayDrop(s *segment) bool {
 	if l.known {
 		return l.expired && s.Base < l.firstDirty
 	}
-	return s.mtime <= l.horizon
+	return s.LastModified <= l.horizon
 }
 
 // retainDelete reports whether a legacy tombstone at offset in s stays.
@@ -42,5 +42,5 @@ func (l legacyRule) retainDelete(s *segment, offset int64) bool {
 	if l.known {
 		return !l.expired || offset >= l.firstDirty
 	}
-	return s.mtime > l.horizon
+	return s.LastModified > l.horizon
 }

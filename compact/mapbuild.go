@@ -172,8 +172,7 @@ func (r *keyReader) fail(err error) bool {
 func (r *keyReader) segment(s *segment, next int64) bool {
 	ps, start := r.ps, r.ps.firstDirty
 	m := ps.c.m
-	// Nothing before the dirty range is read.
-	sc, err := openStream(s.Log, s.Base, ps.c.o, func(b *logfmt.Batch) bool { return b.LastOffset() < start })
+	sc, err := openStream(s)
 	if err != nil {
 		return r.fail(err)
 	}

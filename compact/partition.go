@@ -3,12 +3,14 @@ package compact
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // partition is the state of one partition directory that the cleaner reads
@@ -60,7 +62,7 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	if listing.Dir.Topic != "" {
 		p.topic, p.num, p.named = listing.Dir.Topic, listing.Dir.Partition, true
 	}
-	if p.segs, err = loadSegments(listing); err != nil {
+	if p.segs, err = logseg.OpenPartition(listing); err != nil {
 		return nil, err
 	}
 	if len(p.segs) == 0 {
@@ -70,17 +72,17 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 		return nil, err
 	}
 	last := &p.segs[len(p.segs)-1]
-	if p.leo, err = nextOffset(last); err != nil {
+	if p.leo, err = last.NextOffset(); err != nil {
 		return nil, err
 	}
 	p.logStart = p.segs[0].Base
-	if off, ok, err := p.rootOffset(checkpoint.LogStart); err != nil {
+	if off, ok, err := logseg.RootOffset(listing, checkpoint.LogStart); err != nil {
 		return nil, err
 	} else if ok {
 		p.logStart = max(p.logStart, off)
 	}
 	p.hw = p.leo
-	if off, ok, err := p.rootOffset(checkpoint.Replication); err != nil {
+	if off, ok, err := logseg.RootOffset(listing, checkpoint.Replication); err != nil {
 		return nil, err
 	} else if ok {
 		p.hw = min(max(off, p.logStart), p.leo)
@@ -109,41 +111,17 @@ func noSymlinks(listing *layout.Partition) error {
 	return safefile.NoSymlinks(files...)
 }
 
-// rootOffset reads the partition's first entry of a root offset checkpoint.
-// The file is streamed, to its end so that a malformed one is refused: it
-// may list millions of partitions, and only one is wanted.
-func (p *partition) rootOffset(name string) (int64, bool, error) {
-	if !p.named {
-		return 0, false, nil
-	}
-	var off int64
-	found := false
-	err := checkpoint.ScanOffsetsFile(filepath.Join(p.logDir, name), func(e checkpoint.OffsetEntry) error {
-		if !found && e.Topic == p.topic && e.Partition == p.num {
-			off, found = e.Offset, true
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	if name == checkpoint.CleanerOffset {
-		p.rootFile = true
-	}
-	return off, found, nil
-}
-
 // readCheckpoint finds the first dirty offset: the per-partition file, else
 // the log directory's file, else none.
 func (p *partition) readCheckpoint() (dirtyCheckpoint, error) {
-	// The root file is read first only to learn whether it exists: when it
-	// does, it is kept up to date too.
-	rootOff, rootOK, err := p.rootOffset(checkpoint.CleanerOffset)
+	rootOff, rootOK, err := logseg.RootOffset(p.listing, checkpoint.CleanerOffset)
 	if err != nil {
 		return dirtyCheckpoint{}, err
+	}
+	// When the log directory has the root file, it is kept up to date too.
+	if p.named {
+		_, err := os.Stat(filepath.Join(p.logDir, checkpoint.CleanerOffset))
+		p.rootFile = err == nil
 	}
 	path := filepath.Join(p.dir, checkpoint.Cleaner)
 	f, err := safefile.Open(path)

@@ -113,7 +113,7 @@ func groupBySize(segs []segment, maxSize, maxIndexSize, upper int64) [][]segment
 	var groups [][]segment
 	for len(segs) > 0 {
 		n := 1
-		logSize, idxSize, timeSize := segs[0].size, segs[0].offsetIdxBytes, segs[0].timeIdxBytes
+		logSize, idxSize, timeSize := segs[0].Size, segs[0].OffsetIndexBytes, segs[0].TimeIndexBytes
 		for n < len(segs) {
 			s := &segs[n]
 			// The last offset of s is estimated from its successor, as Kafka does.
@@ -121,11 +121,11 @@ func groupBySize(segs []segment, maxSize, maxIndexSize, upper int64) [][]segment
 			if n+1 < len(segs) {
 				last = segs[n+1].Base - 1
 			}
-			if logSize+s.size > maxSize || idxSize+s.offsetIdxBytes > maxIndexSize || timeSize+s.timeIdxBytes > maxIndexSize ||
-				s.size != 0 && last-segs[0].Base > math.MaxInt32 {
+			if logSize+s.Size > maxSize || idxSize+s.OffsetIndexBytes > maxIndexSize || timeSize+s.TimeIndexBytes > maxIndexSize ||
+				s.Size != 0 && last-segs[0].Base > math.MaxInt32 {
 				break
 			}
-			logSize, idxSize, timeSize = logSize+s.size, idxSize+s.offsetIdxBytes, timeSize+s.timeIdxBytes
+			logSize, idxSize, timeSize = logSize+s.Size, idxSize+s.OffsetIndexBytes, timeSize+s.TimeIndexBytes
 			n++
 		}
 		groups = append(groups, segs[:n:n])
@@ -156,10 +156,10 @@ func (ps *pass) cleanGroup(g []segment) error {
 			w.abort()
 			return err
 		}
-		ps.stats.sourceBytes += s.size
+		ps.stats.sourceBytes += s.Size
 	}
 	ps.txn.index = nil
-	if err := w.finish(g[len(g)-1].mtime); err != nil {
+	if err := w.finish(g[len(g)-1].LastModified); err != nil {
 		w.abort()
 		return err
 	}
@@ -203,15 +203,13 @@ const (
 
 // cleanInto filters one source segment into w (Cleaner.cleanInto).
 func (ps *pass) cleanInto(s *segment, w *segWriter) error {
-	// The records of dead batches are not read (but for the last batch of
-	// a producer or of the round, which is rare).
-	sc, err := openStream(s.Log, s.Base, ps.c.o, func(b *logfmt.Batch) bool { return b.Magic() >= 2 && ps.dead(b, b.Header()) })
+	sc, err := openStream(s)
 	if err != nil {
 		return err
 	}
 	defer sc.Close()
 	// The map pass checked these checksums moments ago.
-	sc.trusted = ps.validated[s.Base]
+	sc.Trusted = ps.validated[s.Base]
 	it := &ps.c.it
 	it.File, it.MaxRecordBytes, it.KeepBytes = s.Log, ps.c.o.MaxRecordBytes, keepBytes
 	original := !ps.rewritten[s.Base]

@@ -48,7 +48,7 @@ func span(segs []segment, from, to int64) (int, int) {
 func sizeOf(segs []segment) int64 {
 	var n int64
 	for i := range segs {
-		n += segs[i].size
+		n += segs[i].Size
 	}
 	return n
 }
@@ -65,8 +65,8 @@ func makePlan(p *partition, o *Options) (*plan, error) {
 	segs := p.segs
 	last := &segs[len(segs)-1]
 	pl.activeBase = last.Base
-	if o.MaxLag != Unlimited && last.size > 0 {
-		ts, err := firstBatchTimestamp(last)
+	if o.MaxLag != Unlimited && last.Size > 0 {
+		ts, err := last.FirstBatchTimestamp()
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func makePlan(p *partition, o *Options) (*plan, error) {
 	uncleanable := min(p.lso, pl.activeBase)
 	if o.MinLag > 0 {
 		for _, s := range pl.nonActiveFrom(segs, pl.firstDirty) {
-			ts, err := largestTimestamp(&s)
+			ts, _, err := s.LargestTimestamp()
 			if err != nil {
 				return nil, err
 			}
@@ -161,7 +161,7 @@ func (pl *plan) maxCompactionDelay(segs []segment, o *Options) error {
 	}
 	earliest := int64(math.MaxInt64)
 	for _, s := range pl.nonActiveFrom(segs, pl.firstDirty) {
-		ts, err := firstBatchTimestamp(&s)
+		ts, err := s.FirstBatchTimestamp()
 		if err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func expiredDeletes(p *partition, pl *plan, o *Options) (int, error) {
 		if s.Base >= end {
 			break
 		}
-		sc, err := openScan(s.Log, s.Base)
+		sc, err := openScan(s)
 		if err != nil {
 			return 0, err
 		}

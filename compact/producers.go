@@ -82,7 +82,7 @@ func loadProducers(snapshots []string, segs []segment, leo int64, o *Options) (p
 // replay applies the batches of s at or after offset from, as
 // ProducerAppendInfo.append does when a broker loads a log.
 func (ps producerState) replay(s *segment, from int64, it *logfmt.RecordIter) error {
-	sc, err := openScan(s.Log, s.Base)
+	sc, err := openScan(s)
 	if err != nil {
 		return err
 	}

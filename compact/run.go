@@ -8,6 +8,7 @@ import (
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // Compact plans and, unless o.DryRun, compacts the partition directory dir.
@@ -238,7 +239,7 @@ func (p *partition) reload() error {
 	if err != nil {
 		return err
 	}
-	if p.segs, err = loadSegments(listing); err != nil {
+	if p.segs, err = logseg.OpenPartition(listing); err != nil {
 		return err
 	}
 	p.listing = listing

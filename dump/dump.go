@@ -18,6 +18,7 @@ package dump
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ import (
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // Decoder turns a record key or value into text.
@@ -351,8 +353,12 @@ func skipSegment(segs []layout.Segment, i int, o *Options) bool {
 		return true
 	}
 	if o.FromTime != NoTime && i+1 < len(segs) {
-		if ts, ok := lastIndexedTime(&segs[i]); ok && ts < o.FromTime {
-			return true
+		// A loaded time index's last entry is the segment's largest
+		// timestamp (TimeIndex.lastEntry, LogSegment.maxTimestampSoFar).
+		if s, err := logseg.Open(segs[i]); err == nil && s.Load == logseg.Indexed {
+			if e, ok, why := s.TimeFloor(math.MaxInt64); why == "" && ok && e.Timestamp < o.FromTime {
+				return true
+			}
 		}
 	}
 	return false

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/logtool/logtool/index"
@@ -393,4 +394,17 @@ func (d *dumper) dumpTxnIndex(it *item, size int64) {
 	if err := r.Err(); err != nil {
 		d.problemErr(err)
 	}
+}
+
+func openSized(path string) (*os.File, int64, error) {
+	f, err := safefile.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }

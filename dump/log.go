@@ -49,13 +49,12 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 		d.row.segments++
 		d.row.bytes += size
 	}
-	start := d.seekStart(it, f, size)
+	start := d.seekStart(it)
 	limit := size
 	if d.o.MaxBytes >= 0 && d.o.MaxBytes < size-start {
 		limit = start + d.o.MaxBytes
 	}
-	sr := logfmt.NewSegmentReader(f, limit, it.path)
-	sr.MapWindows()
+	sr := logfmt.NewSegmentReader(f, limit, it.path, logfmt.MappedWindows)
 	defer sr.Close()
 	sr.SeekTo(start)
 	if size == 0 {

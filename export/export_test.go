@@ -17,13 +17,13 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/logtool/logtool/fetch"
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/kafkatest"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // line is an exported line decoded with encoding/json, byte strings decoded.
@@ -555,7 +555,7 @@ func TestSamples(t *testing.T) {
 		if err != nil || len(p.Segments) == 0 {
 			continue
 		}
-		logStart, _ := reindex.LogStartOffset(p)
+		logStart, _ := logseg.LogStartOffset(p)
 		for _, iso := range []fetch.Isolation{fetch.ReadCommitted, fetch.ReadUncommitted} {
 			o := Options{Fetch: fetch.DefaultOptions()}
 			o.Fetch.Isolation = iso

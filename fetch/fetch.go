@@ -43,6 +43,7 @@ import (
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // Isolation is a consumer's isolation.level.
@@ -217,7 +218,7 @@ func Open(p *layout.Partition, o Options) (*Partition, error) {
 	if err := pt.resolveTxns(); err != nil {
 		return nil, err
 	}
-	logStart, err := reindex.LogStartOffset(p)
+	logStart, err := logseg.LogStartOffset(p)
 	if err != nil {
 		return nil, err
 	}
@@ -473,12 +474,11 @@ func (r *Reader) nextBatch() {
 			}
 			u := r.units[0]
 			r.units = r.units[1:]
-			seg, err := logfmt.OpenSegment(pt.segs[u.seg].Log)
+			seg, err := logfmt.OpenSegment(pt.segs[u.seg].Log, logfmt.ReadAheadWindows)
 			if err != nil {
 				r.fail(err)
 				return
 			}
-			seg.ReadAhead()
 			seg.SeekTo(u.start)
 			r.seg, r.reported, r.segEnd = seg, u.start, u.end
 		}

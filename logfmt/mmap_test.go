@@ -29,8 +29,8 @@ func TestMapWindowsMatchesPlainReader(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer f.Close()
-					sr := NewSegmentReader(f, int64(len(data)), "seg")
-					if !sr.MapWindows() {
+					sr := NewSegmentReader(f, int64(len(data)), "seg", MappedWindows)
+					if sr.mapFile == nil {
 						t.Skip("no mapping on this system")
 					}
 					sr.mapLen = w
@@ -152,8 +152,8 @@ func mappedAfterFirst(t *testing.T, seg []byte) (*SegmentReader, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	sr := NewSegmentReader(f, int64(len(seg)), path)
-	if !sr.MapWindows() {
+	sr := NewSegmentReader(f, int64(len(seg)), path, MappedWindows)
+	if sr.mapFile == nil {
 		t.Skip("no mapping on this system")
 	}
 	t.Cleanup(sr.Close)

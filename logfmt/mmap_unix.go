@@ -5,6 +5,7 @@ package logfmt
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 )
@@ -32,15 +33,10 @@ func (s *SegmentReader) unmap() {
 	}
 }
 
-// MapWindows makes the reader map its windows of the file into memory
-// instead of copying them into a buffer, when r is an *os.File. See
-// CatchFault for what a reader of mapped entries must do. It reports
-// whether the windows will be mapped. Close unmaps the last one.
-func (s *SegmentReader) MapWindows() bool {
-	if f, ok := s.r.(*os.File); ok && !s.ahead {
-		s.mapFile = f
-	}
-	return s.mapFile != nil
+// mappable is the file MappedWindows maps: r when it is one.
+func mappable(r io.ReaderAt) *os.File {
+	f, _ := r.(*os.File)
+	return f
 }
 
 // shrunk reports a mapped file now shorter than the data being read.

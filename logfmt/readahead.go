@@ -8,11 +8,12 @@ import (
 	"sync"
 )
 
-// Read-ahead: a goroutine reads the windows that follow the one in use, so
-// that the kernel's copy of the next 4 MiB overlaps the caller's work on
-// this one. Windows are the goroutine's buffers themselves; only an entry
-// that straddles two of them is moved, and then only its head, into room
-// left before the second buffer's data. compact's passes, bound by parsing
+// Read-ahead (ReadAheadWindows): a goroutine reads the windows that follow
+// the one in use, so that the kernel's copy of the next 4 MiB overlaps the
+// caller's work on this one. Windows are the goroutine's buffers themselves;
+// only an entry that straddles two of them is moved, and then only its head,
+// into room left before the second buffer's data. A seek backwards or past
+// the fetched data restarts the fetching. compact's passes, bound by parsing
 // and hashing, gain a tenth from it; a shallow dump, bound by the reading
 // itself, gains more from mapping the file (mmap.go).
 
@@ -47,12 +48,6 @@ type aheadChunk struct {
 	n   int
 	err error
 }
-
-// ReadAhead makes the reader fetch its windows on a goroutine of its own.
-// It suits a scan from start to end; a seek backwards or past the fetched
-// data still works but restarts the fetching. Close must be called to stop
-// the goroutine.
-func (s *SegmentReader) ReadAhead() { s.ahead = s.mapFile == nil }
 
 // Close stops the read-ahead goroutine, if any, and unmaps a mapped
 // window, which ends the current Batch's validity. The reader stays

@@ -74,9 +74,8 @@ func checkReadAhead(t *testing.T, r io.ReaderAt, size int64, room, chunk, seekAt
 	plain := NewSegmentReader(r, size, "seg")
 	plain.MaxBatchSize = 1 << 20
 	want := trace(plain, seekAt, seekTo)
-	ahead := NewSegmentReader(r, size, "seg")
+	ahead := NewSegmentReader(r, size, "seg", ReadAheadWindows)
 	ahead.MaxBatchSize = 1 << 20
-	ahead.ReadAhead()
 	ahead.aheadSizes = [2]int{room, chunk}
 	got := trace(ahead, seekAt, seekTo)
 	ahead.Close()
@@ -135,8 +134,7 @@ func TestReadAheadPooledBuffers(t *testing.T) {
 	}
 	for range 2 {
 		want := trace(NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg"), -1, 0)
-		sr := NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg")
-		sr.ReadAhead()
+		sr := NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg", ReadAheadWindows)
 		got := trace(sr, -1, 0)
 		sr.Close()
 		if got != want {

@@ -101,7 +101,7 @@ type SegmentReader struct {
 	endMsg string
 
 	// Read-ahead state (readahead.go).
-	ahead bool
+	ahead bool // ReadAheadWindows
 	ra    *readAhead
 	chunk []byte // the read-ahead buffer that holds buf, if any
 	join  []byte // holds buf when an entry straddled buffers
@@ -111,14 +111,38 @@ type SegmentReader struct {
 	aheadSizes [2]int
 
 	// Mapping state (mmap.go).
-	mapFile *os.File // set while windows are mapped
+	mapFile *os.File // MappedWindows: set while windows are mapped
 	mapping []byte   // the mapped window
 	mapLen  int64    // mapWindowSize, smaller in tests
 }
 
-// NewSegmentReader reads size bytes of r; file names it in errors.
-func NewSegmentReader(r io.ReaderAt, size int64, file string) *SegmentReader {
-	return &SegmentReader{r: r, size: size, file: file}
+// WindowSource is where a SegmentReader gets the bytes it frames from.
+type WindowSource int
+
+const (
+	// PlainWindows reads each window into a buffer when it is needed.
+	PlainWindows WindowSource = iota
+	// ReadAheadWindows reads the windows that follow on a goroutine of its
+	// own (readahead.go). It suits a scan from start to end; Close must be
+	// called.
+	ReadAheadWindows
+	// MappedWindows maps the windows of the file into memory (mmap.go) where
+	// the reader is an *os.File and the system can map it, and is
+	// PlainWindows otherwise. Entries must then be read inside CatchFault.
+	MappedWindows
+)
+
+// NewSegmentReader reads size bytes of r; file names it in errors. src,
+// when given, says where the windows come from: PlainWindows by default.
+func NewSegmentReader(r io.ReaderAt, size int64, file string, src ...WindowSource) *SegmentReader {
+	s := &SegmentReader{r: r, size: size, file: file}
+	for _, w := range src {
+		s.ahead, s.mapFile = w == ReadAheadWindows, nil
+		if w == MappedWindows {
+			s.mapFile = mappable(r)
+		}
+	}
+	return s
 }
 
 // SegmentFile is a SegmentReader over an open file.
@@ -127,8 +151,9 @@ type SegmentFile struct {
 	f *os.File
 }
 
-// OpenSegment opens a segment file for streaming.
-func OpenSegment(path string) (*SegmentFile, error) {
+// OpenSegment opens a segment file for streaming, with windows from src
+// (see NewSegmentReader).
+func OpenSegment(path string, src ...WindowSource) (*SegmentFile, error) {
 	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
@@ -138,7 +163,7 @@ func OpenSegment(path string) (*SegmentFile, error) {
 		f.Close()
 		return nil, err
 	}
-	return &SegmentFile{SegmentReader: NewSegmentReader(f, st.Size(), path), f: f}, nil
+	return &SegmentFile{SegmentReader: NewSegmentReader(f, st.Size(), path, src...), f: f}, nil
 }
 
 // Close stops any read-ahead and closes the file.

@@ -5,38 +5,41 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/logtool/logtool/internal/safefile"
-	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // segment is one segment as the rules see it.
 type segment struct {
-	layout.Segment
-	size    int64
+	logseg.Segment
 	largest *Timestamp // read on first use
 }
 
-// timestamp returns the segment's largest timestamp, reading it once.
-func (s *segment) timestamp(r *Result) (Timestamp, error) {
+// timestamp returns the segment's largest timestamp, reading it once. It is
+// LogSegment.largestTimestamp but for one case: where a broker would have
+// created the missing time index empty and taken the modification time, the
+// records' timestamps count, the modification time only when none has one.
+func (s *segment) timestamp() (Timestamp, error) {
 	if s.largest != nil {
 		return *s.largest, nil
 	}
-	ts, warning, err := largestTimestamp(s.Segment)
-	if warning != "" {
-		r.Warnings = append(r.Warnings, warning)
+	ms, src, err := s.LargestTimestamp()
+	if err == nil && src == logseg.FromMtime && s.Load == logseg.TimeIndexCreated {
+		var rec int64
+		if rec, err = s.RecordsMaxTimestamp(); rec >= 0 {
+			ms, src = rec, logseg.FromRecords
+		}
 	}
 	if err != nil {
 		return Timestamp{}, err
 	}
-	s.largest = &ts
-	return ts, nil
+	s.largest = &Timestamp{Ms: ms, Source: src}
+	return *s.largest, nil
 }
 
 // partitionLog is the partition as UnifiedLog sees it while deleting: the
@@ -68,7 +71,7 @@ func (l *partitionLog) deleteOldSegments(rule Rule, deletable func(i int) (bool,
 		// Kafka asks the predicate before the emptiness test, but its
 		// answer for an empty last segment changes nothing: the walk
 		// stops there either way.
-		if l.highWatermark < upper || last && s.size == 0 {
+		if l.highWatermark < upper || last && s.Size == 0 {
 			break
 		}
 		ok, err := deletable(i)
@@ -86,11 +89,11 @@ func (l *partitionLog) deleteOldSegments(rule Rule, deletable func(i int) (bool,
 	if n == len(l.segs) {
 		// The last segment is not empty, so its base is below the log end
 		// offset and the new segment's name is free.
-		l.rolled = &segment{Segment: layout.Segment{Base: l.logEnd}}
+		l.rolled = &segment{Segment: logseg.Segment{Segment: layout.Segment{Base: l.logEnd}}}
 		l.segs = append(l.segs, l.rolled)
 	}
 	for _, s := range l.segs[:n] {
-		l.deleted = append(l.deleted, Deletion{Segment: s.Segment, Bytes: s.size, Rule: rule, Largest: s.largest})
+		l.deleted = append(l.deleted, Deletion{Segment: s.Segment.Segment, Bytes: s.Size, Rule: rule, Largest: s.largest})
 	}
 	l.segs = l.segs[n:]
 	l.logStart = max(l.logStart, l.segs[0].Base)
@@ -111,15 +114,15 @@ func (l *partitionLog) applyRules(o Options, r *Result) error {
 	if o.RetentionBytes >= 0 {
 		var size int64
 		for _, s := range l.segs {
-			size += s.size
+			size += s.Size
 		}
 		if size >= o.RetentionBytes {
 			diff := size - o.RetentionBytes
 			err := l.deleteOldSegments(RuleBytes, func(i int) (bool, error) {
-				if diff-l.segs[i].size < 0 {
+				if diff-l.segs[i].Size < 0 {
 					return false, nil
 				}
-				diff -= l.segs[i].size
+				diff -= l.segs[i].Size
 				return true, nil
 			})
 			if err != nil {
@@ -129,7 +132,7 @@ func (l *partitionLog) applyRules(o Options, r *Result) error {
 	}
 	if o.RetentionMs >= 0 {
 		return l.deleteOldSegments(RuleTime, func(i int) (bool, error) {
-			ts, err := l.segs[i].timestamp(r)
+			ts, err := l.segs[i].timestamp()
 			// Java's long subtraction wraps like Go's, so far-off
 			// timestamps compare as they would in a broker.
 			return o.NowMs-ts.Ms > o.RetentionMs, err
@@ -165,23 +168,22 @@ func newPlan(dir string, roots *rootCheckpoints, o Options, r *Result) (*plan, e
 	if n := len(part.Leftovers); n > 0 && o.DryRun {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d file(s) left by an interrupted operation; a real run completes it first, which may change what is deleted", dir, n))
 	}
-	var segs []*segment
-	for _, s := range part.Segments {
-		// Index files without a .log are not a segment: the loader deletes them.
-		if s.Log == "" {
-			continue
-		}
-		st, err := os.Stat(s.Log)
-		if err != nil {
-			return nil, err
-		}
-		segs = append(segs, &segment{Segment: s, size: st.Size()})
+	loaded, err := logseg.OpenPartition(part)
+	if err != nil {
+		return nil, err
+	}
+	segs := make([]*segment, len(loaded))
+	for i := range loaded {
+		segs[i] = &segment{Segment: loaded[i]}
 	}
 	if len(segs) == 0 {
 		r.Warnings = append(r.Warnings, dir+": no segments")
 		return nil, nil
 	}
-	logEnd, err := logEndOffset(segs[len(segs)-1])
+	// A last segment that ends in a torn batch fails here: its log end
+	// offset, and so the base of a rolled segment, is for a broker's
+	// recovery to settle, and retention must not delete around the tear.
+	logEnd, err := segs[len(segs)-1].NextOffset()
 	if err != nil {
 		return nil, err
 	}
@@ -212,17 +214,17 @@ func newPlan(dir string, roots *rootCheckpoints, o Options, r *Result) (*plan, e
 		r.BytesDeleted += d.Bytes
 	}
 	for _, s := range l.segs {
-		r.BytesRemaining += s.size
+		r.BytesRemaining += s.Size
 	}
 	p := &plan{dir: dir, res: r, named: named, newStart: l.logStart}
 	if l.rolled != nil {
 		p.rollBase = l.rolled.Base
 		r.Rolled = filepath.Join(dir, layout.SegmentName(p.rollBase, layout.LogExt))
 	}
-	if first := l.segs[0]; first.size > 0 || len(l.segs) > 1 {
+	if first := l.segs[0]; first.Size > 0 || len(l.segs) > 1 {
 		// Only a report: a segment that cannot be read here will stop the
 		// time rule of a later run, not this one.
-		ts, err := first.timestamp(r)
+		ts, err := first.timestamp()
 		if err != nil {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("oldest remaining timestamp: %v", err))
 		} else {
@@ -256,45 +258,6 @@ func newPlan(dir string, roots *rootCheckpoints, o Options, r *Result) (*plan, e
 // changes reports whether the plan changes anything on disk.
 func (p *plan) changes() bool {
 	return p != nil && (len(p.res.Deleted) > 0 || len(p.snapshots) > 0 || p.epochs != nil)
-}
-
-// logEndOffset is one past the last offset of the last segment, its base
-// when it is empty. Like LogSegment.readNextOffset it starts reading at the
-// last offset index entry, and from the start when that finds no batch.
-//
-// A last batch cut short stops the partition: the log end offset, and so
-// the base of a rolled segment, is then a matter for a broker's recovery,
-// which truncates the tear, or for reindex --truncate-corrupt-tail. Retention
-// must neither guess it nor delete around the torn bytes.
-func logEndOffset(s *segment) (int64, error) {
-	if s.size == 0 {
-		return s.Base, nil
-	}
-	logView, closeLog, err := openView(s.Log)
-	if err != nil {
-		return 0, err
-	}
-	defer closeLog()
-	ixView, closeIx, err := openView(s.Index)
-	if err != nil {
-		return 0, err
-	}
-	defer closeIx()
-	pos := indexPosition(ixView, s.Base, math.MaxInt64)
-	sc, err := scanBatches(logView, s.Base, pos, math.MaxInt64)
-	if pos > 0 && (err != nil || sc.batches == 0) {
-		sc, err = scanBatches(logView, s.Base, 0, math.MaxInt64)
-	}
-	if err != nil {
-		return 0, err
-	}
-	if sc.end == logfmt.EndTorn {
-		return 0, logfmt.Corruptf(s.Log, sc.endPos, "the last segment ends in a torn batch (%s): recover the partition first (a broker's start, or logtool reindex --truncate-corrupt-tail)", sc.endMsg)
-	}
-	if sc.batches == 0 {
-		return s.Base, nil
-	}
-	return sc.last + 1, nil
 }
 
 // snapshotsBelow picks the producer snapshots (paths sorted by offset) that

@@ -29,15 +29,15 @@
 //
 // # Segment age
 //
-// A segment's largest timestamp is Kafka's LogSegment.largestTimestamp: the
-// greatest record timestamp in it, falling back to the .log file's
-// modification time only when no record has one (magic 0, or v1 messages
-// written without). It is read from the last .timeindex entry, confirmed by
-// the batch holding that entry's offset and by scanning the batches after
-// it for a later timestamp, as LogSegment.readLargestTimestamp does; a
-// missing, empty, damaged or stale time index makes it scan every batch. Modification times
-// are what the timestamp proposal replaced: a copy or a replica move resets
-// them, and data copied that way would otherwise live another full
+// A segment's largest timestamp is Kafka's LogSegment.largestTimestamp as a
+// broker has it once it loaded the segment (logseg): the last .timeindex
+// entry, or the records' timestamps for a segment the loader recovers (no
+// .index), falling back to the .log file's modification time when no record
+// has one (magic 0, or v1 messages written without). One case departs from
+// Kafka: a broker creates a missing .timeindex empty and takes the
+// modification time; here the records' timestamps count. Modification
+// times are what the timestamp proposal replaced: a copy or a replica move
+// resets them, and data copied that way would otherwise live another full
 // retention period. Each deletion says which source applied.
 //
 // # On disk
@@ -86,6 +86,7 @@ import (
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/topicconfig"
 )
 
@@ -154,19 +155,10 @@ const (
 	RuleTime     Rule = "retention-ms"     // its largest timestamp was older than retention.ms
 )
 
-// Source names where a segment's largest timestamp came from.
-type Source string
-
-const (
-	SourceTimeIndex Source = "timeindex" // the last .timeindex entry, no later timestamp after it
-	SourceRecords   Source = "records"   // the batches' max timestamps
-	SourceMtime     Source = "mtime"     // the .log modification time: no record has a timestamp
-)
-
 // Timestamp is a segment's largest timestamp and where it came from.
 type Timestamp struct {
 	Ms     int64
-	Source Source
+	Source logseg.Source
 }
 
 // Deletion is one segment that was (or, in a dry run, would be) deleted.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // seg is a segment for the rule tests: base offset, .log size and largest
@@ -80,8 +81,8 @@ func TestRules(t *testing.T) {
 			}
 			l.logStart = max(l.logStart, tt.logStart)
 			for _, s := range tt.segs {
-				ts := Timestamp{Ms: s.ts, Source: SourceTimeIndex}
-				l.segs = append(l.segs, &segment{Segment: layout.Segment{Base: s.base}, size: s.size, largest: &ts})
+				ts := Timestamp{Ms: s.ts, Source: logseg.FromTimeIndex}
+				l.segs = append(l.segs, &segment{Segment: logseg.Segment{Segment: layout.Segment{Base: s.base}, Size: s.size}, largest: &ts})
 			}
 			if err := l.applyRules(Options{Config: deletePolicy(tt.ms, tt.bytes), NowMs: 5000}, &Result{}); err != nil {
 				t.Fatal(err)
@@ -99,7 +100,7 @@ func TestRules(t *testing.T) {
 			if (l.rolled != nil) != tt.rolled {
 				t.Errorf("rolled %v, want %v", l.rolled != nil, tt.rolled)
 			}
-			if tt.rolled && (len(l.segs) != 1 || l.segs[0].Base != tt.logEnd || l.segs[0].size != 0) {
+			if tt.rolled && (len(l.segs) != 1 || l.segs[0].Base != tt.logEnd || l.segs[0].Size != 0) {
 				t.Errorf("after a roll the log should be one empty segment at %d, got %d segments", tt.logEnd, len(l.segs))
 			}
 		})
@@ -113,10 +114,10 @@ func TestTimeRuleStopsReading(t *testing.T) {
 	expired := Timestamp{Ms: 0}
 	kept := Timestamp{Ms: 4999}
 	l.segs = []*segment{
-		{Segment: layout.Segment{Base: 0}, size: 1, largest: &expired},
-		{Segment: layout.Segment{Base: 10}, size: 1, largest: &kept},
+		{Segment: logseg.Segment{Segment: layout.Segment{Base: 0}, Size: 1}, largest: &expired},
+		{Segment: logseg.Segment{Segment: layout.Segment{Base: 10}, Size: 1}, largest: &kept},
 		// No file and no timestamp: reading it would fail.
-		{Segment: layout.Segment{Base: 20, Log: "/nonexistent/00000000000000000020.log"}, size: 1},
+		{Segment: logseg.Segment{Segment: layout.Segment{Base: 20, Log: "/nonexistent/00000000000000000020.log"}, Size: 1}},
 	}
 	if err := l.applyRules(Options{Config: deletePolicy(1000, -1), NowMs: 5000}, &Result{}); err != nil {
 		t.Fatal(err)

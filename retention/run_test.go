@@ -22,6 +22,7 @@ import (
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 var start2024 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
@@ -256,7 +257,7 @@ func TestExpireByRecordTimestamps(t *testing.T) {
 	var got []int64
 	for _, d := range r.Deleted {
 		got = append(got, d.Segment.Base)
-		if d.Rule != RuleTime || d.Largest == nil || d.Largest.Source != SourceTimeIndex || d.Largest.Ms != maxTS[d.Segment.Base] {
+		if d.Rule != RuleTime || d.Largest == nil || d.Largest.Source != logseg.FromTimeIndex || d.Largest.Ms != maxTS[d.Segment.Base] {
 			t.Errorf("deletion %+v: want retention-ms from the time index with the segment's max timestamp", d)
 		}
 	}
@@ -336,11 +337,11 @@ func TestExpireByMtimeForMagic0(t *testing.T) {
 		t.Fatalf("deleted %d segments, want 2", len(r.Deleted))
 	}
 	for _, d := range r.Deleted {
-		if d.Largest == nil || *d.Largest != (Timestamp{Ms: old.UnixMilli(), Source: SourceMtime}) {
+		if d.Largest == nil || *d.Largest != (Timestamp{Ms: old.UnixMilli(), Source: logseg.FromMtime}) {
 			t.Errorf("deletion %+v: want the mtime %d", d, old.UnixMilli())
 		}
 	}
-	if r.OldestRemaining == nil || *r.OldestRemaining != (Timestamp{Ms: recent.UnixMilli(), Source: SourceMtime}) {
+	if r.OldestRemaining == nil || *r.OldestRemaining != (Timestamp{Ms: recent.UnixMilli(), Source: logseg.FromMtime}) {
 		t.Errorf("oldest remaining %+v", r.OldestRemaining)
 	}
 	checkKept(t, before, readPartition(t, dir), before.Segments[2].Base)
@@ -766,25 +767,6 @@ func TestRealBrokerData(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func BenchmarkLargestTimestamp(b *testing.B) {
-	// Without a time index every batch is read, the cost of magic-0 data
-	// and of segments that lost their index.
-	logDir := generate(b, gen.Options{Topics: []string{"t"}, Magic: 2, Records: 60000, Keys: 100, SegmentBytes: 1 << 30, Compression: codec.LZ4, Seed: 1})
-	s := readPartition(b, filepath.Join(logDir, "t-0")).Segments[0]
-	s.TimeIndex = ""
-	st, err := os.Stat(s.Log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(st.Size())
-	b.ResetTimer()
-	for b.Loop() {
-		if _, _, err := largestTimestamp(s); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 

@@ -294,12 +294,11 @@ func (s *salvager) run() error {
 
 // segment copies the sound batches of one source segment.
 func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
-	src, err := logfmt.OpenSegment(seg.Log)
+	src, err := logfmt.OpenSegment(seg.Log, logfmt.ReadAheadWindows)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	src.ReadAhead()
 	peek, err := safefile.Open(seg.Log)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
@@ -98,7 +99,7 @@ func (v *partitionRun) run() error {
 		c.problem(l, 0, "leftover of an interrupted cleaning, segment split or deletion (%s): the broker completes or removes it when it next loads the partition", leftoverKind(l))
 	}
 	v.facts = partitionFacts{topic: part.Dir.Topic, partition: part.Dir.Partition, complete: true, logEnd: noOffset}
-	logStart, err := reindex.LogStartOffset(part)
+	logStart, err := logseg.LogStartOffset(part)
 	if err != nil {
 		c.info(part.Path, -1, "log start offset unknown (%v): taking the first segment's base offset", err)
 	}
@@ -190,7 +191,7 @@ func (v *partitionRun) noLog(start int64) error {
 			{checkpoint.CleanerOffset, "a cleaner offset"},
 		} {
 			// An unreadable checkpoint is the root's finding.
-			if off, ok, err := reindex.RootOffset(part, cp.name); err == nil && ok {
+			if off, ok, err := logseg.RootOffset(part, cp.name); err == nil && ok {
 				seen(off, "%s gives it %s of %d", cp.name, cp.what, off)
 			}
 		}

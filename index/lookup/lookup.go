@@ -11,31 +11,28 @@
 //
 // By timestamp, as ListOffsets does (UnifiedLog.fetchOffsetByTimestamp,
 // LogSegment.findOffsetByTimestamp): the first segment whose largest
-// timestamp reaches the target, the greatest .timeindex entry not above the
+// timestamp (LogSegment.largestTimestamp, as the loader leaves it: see
+// logseg) reaches the target, the greatest .timeindex entry not above the
 // target, the .index entry for that entry's offset (or the log start
 // offset, when larger), then a forward scan to the first batch whose largest
 // timestamp reaches the target, and in it the first record, at or after the
-// log start offset, whose timestamp does. A segment's largest timestamp is
-// its last .timeindex entry, extended by a scan of the batches after that
-// entry's position, as a broker computes it after truncating a segment: for a
-// trimmed index of a closed segment the scan is empty, and for an active
-// segment's index it finds what came after the last entry.
+// log start offset, whose timestamp does.
 //
-// Indexes are not trusted blindly. A missing index, one with entries no
-// broker writes, or an entry that does not point at a batch that could hold
-// it, makes the lookup fall back to a scan from the segment's first byte,
-// and Result.Fallbacks says so.
+// Indexes are not trusted blindly (logseg.Segment.OffsetFloor, TimeFloor).
+// A missing index, one with entries no broker writes, or an entry that does
+// not point at a batch that could hold it, makes the lookup fall back to a
+// scan from the segment's first byte, and Result.Fallbacks says so.
 package lookup
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/index/reindex"
-	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // Result is the outcome of a lookup.
@@ -93,7 +90,7 @@ type Batch struct {
 // finder holds what one lookup shares across segments.
 type finder struct {
 	res      *Result
-	segs     []layout.Segment
+	segs     []logseg.Segment
 	logStart int64
 	it       logfmt.RecordIter
 }
@@ -105,10 +102,8 @@ func newFinder(dir string, target int64, byTS bool, o Options) (*finder, error) 
 	}
 	f := &finder{res: &Result{Dir: dir, Target: target, ByTimestamp: byTS, Offset: -1, Timestamp: -1}}
 	f.it.MaxRecordBytes = o.MaxRecordBytes
-	for _, s := range p.Segments {
-		if s.Log != "" {
-			f.segs = append(f.segs, s)
-		}
+	if f.segs, err = logseg.OpenPartition(p); err != nil {
+		return nil, err
 	}
 	if len(f.segs) == 0 {
 		f.res.Reason = "the partition has no segments"
@@ -117,7 +112,7 @@ func newFinder(dir string, target int64, byTS bool, o Options) (*finder, error) 
 	// The log start offset is at least the first segment's base; a
 	// checkpoint entry can put it further (after DeleteRecords).
 	f.logStart = f.segs[0].Base
-	if ls, err := reindex.LogStartOffset(p); err == nil {
+	if ls, err := logseg.LogStartOffset(p); err == nil {
 		f.logStart = max(f.logStart, ls)
 	} else {
 		f.fallback("log-start-offset-checkpoint unreadable (%v); taking the first segment's base offset as the log start", err)
@@ -155,7 +150,7 @@ func Offset(dir string, target int64, o Options) (*Result, error) {
 	}
 	end := f.segs[first].Base
 	for i := first; i < len(f.segs); i++ {
-		s := f.segs[i]
+		s := &f.segs[i]
 		start := int64(0)
 		if i == first {
 			if e, ok := f.offsetEntry(s, target); ok {
@@ -181,8 +176,9 @@ func Timestamp(dir string, target int64, o Options) (*Result, error) {
 	if err != nil || len(f.segs) == 0 {
 		return resultOf(f), err
 	}
-	for _, s := range f.segs {
-		largest, err := f.largestTimestamp(s)
+	for i := range f.segs {
+		s := &f.segs[i]
+		largest, _, err := s.LargestTimestamp()
 		if err != nil {
 			return f.res, err
 		}
@@ -190,10 +186,7 @@ func Timestamp(dir string, target int64, o Options) (*Result, error) {
 			continue
 		}
 		from := s.Base
-		te, ok, why, err := f.timeEntry(s, func(e index.TimeEntry) bool { return e.Timestamp <= target })
-		if err != nil {
-			return f.res, err
-		}
+		te, ok, why := s.TimeFloor(target)
 		if why != "" {
 			f.fallback("%s: %s; scanning from byte 0", s.Log, why)
 		}
@@ -232,163 +225,21 @@ func resultOf(f *finder) *Result {
 	return f.res
 }
 
-// offsetEntry returns the greatest valid .index entry not above target,
-// after checking that it points at a batch that can hold it. ok is false
-// when the scan has to start at byte 0, with a fallback recorded when that
-// is because of the index.
-func (f *finder) offsetEntry(s layout.Segment, target int64) (index.OffsetEntry, bool) {
-	if s.Index == "" {
-		f.fallback("%s: no .index; scanning from byte 0", s.Log)
-		return index.OffsetEntry{}, false
-	}
-	e, ok, why := floorOffset(s, target)
-	if why == "" && ok {
-		why = f.pointsAtBatch(s, e)
-	}
+// offsetEntry returns the greatest .index entry not above target that
+// points at a batch that can hold it. ok is false when the scan has to start
+// at byte 0, with a fallback recorded when that is because of the index.
+func (f *finder) offsetEntry(s *logseg.Segment, target int64) (index.OffsetEntry, bool) {
+	e, ok, why := s.OffsetFloor(target)
 	if why != "" {
-		f.fallback("%s: %s; scanning from byte 0", s.Index, why)
-		return index.OffsetEntry{}, false
+		f.fallback("%s: %s; scanning from byte 0", cmp.Or(s.Index, s.Log), why)
 	}
 	return e, ok
-}
-
-// floorOffset reads the .index up to the greatest entry not above target.
-// why is set when the index cannot be trusted that far.
-func floorOffset(s layout.Segment, target int64) (e index.OffsetEntry, ok bool, why string) {
-	file, err := safefile.Open(s.Index)
-	if err != nil {
-		return e, false, err.Error()
-	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return e, false, err.Error()
-	}
-	r := index.NewOffsetReader(file, st.Size(), s.Base, s.Index)
-	for r.Next() {
-		if r.Entry().Offset > target {
-			return e, ok, ""
-		}
-		e, ok = r.Entry(), true
-	}
-	if err := r.Err(); err != nil {
-		return e, false, err.Error()
-	}
-	if p := r.Problems(); len(p) > 0 && p[0].Pos < st.Size()-int64(r.Layout().PartialTail) {
-		return e, false, fmt.Sprintf("entry %d: %s", p[0].Entry, p[0].Msg)
-	}
-	return e, ok, ""
-}
-
-// pointsAtBatch checks an .index entry against the log: a valid batch must
-// start at its position, and that batch's first offset must not be above
-// the entry's offset. It returns why not, or "".
-func (f *finder) pointsAtBatch(s layout.Segment, e index.OffsetEntry) string {
-	seg, err := logfmt.OpenSegment(s.Log)
-	if err != nil {
-		return err.Error()
-	}
-	defer seg.Close()
-	seg.SeekTo(int64(e.Position))
-	if !seg.Next() {
-		if err := seg.Err(); err != nil {
-			return fmt.Sprintf("the entry for offset %d points at byte %d, where no batch frames: %v", e.Offset, e.Position, err)
-		}
-		return fmt.Sprintf("the entry for offset %d points at byte %d, past the data", e.Offset, e.Position)
-	}
-	b := seg.Batch()
-	if err := b.Validate(); err != nil {
-		return fmt.Sprintf("the entry for offset %d points at byte %d, where no valid batch starts: %v", e.Offset, e.Position, err)
-	}
-	if first := f.firstOffset(b); first > e.Offset {
-		return fmt.Sprintf("the entry for offset %d points at byte %d, where the batch starts at offset %d", e.Offset, e.Position, first)
-	}
-	return ""
-}
-
-// firstOffset is a batch's first offset. A legacy wrapper's is only known by
-// decompressing it; when that fails its own offset stands in.
-func (f *finder) firstOffset(b *logfmt.Batch) int64 {
-	if b.Magic() >= 2 {
-		return b.Header().BaseOffset()
-	}
-	if b.Compression() == codec.None || f.it.Reset(b) != nil {
-		return b.EntryOffset()
-	}
-	return f.it.BaseOffset()
-}
-
-// timeEntry returns the last valid .timeindex entry for which keep holds;
-// entries are in timestamp order, so keep must hold for a prefix. ok is
-// false when there is none; why says so when that is because the index is
-// absent or cannot be trusted.
-func (f *finder) timeEntry(s layout.Segment, keep func(index.TimeEntry) bool) (e index.TimeEntry, ok bool, why string, err error) {
-	if s.TimeIndex == "" {
-		return e, false, "no .timeindex", nil
-	}
-	file, err := safefile.Open(s.TimeIndex)
-	if err != nil {
-		return e, false, "", err
-	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return e, false, "", err
-	}
-	r := index.NewTimeReader(file, st.Size(), s.Base, s.TimeIndex)
-	for r.Next() {
-		if !keep(r.Entry()) {
-			return e, ok, "", nil
-		}
-		e, ok = r.Entry(), true
-	}
-	if err := r.Err(); err != nil {
-		return e, false, "", err
-	}
-	if p := r.Problems(); len(p) > 0 && p[0].Pos < st.Size()-int64(r.Layout().PartialTail) {
-		return e, false, fmt.Sprintf("%s: entry %d: %s", s.TimeIndex, p[0].Entry, p[0].Msg), nil
-	}
-	return e, ok, "", nil
-}
-
-// largestTimestamp is the segment's largest timestamp, from its last time
-// index entry and a scan of the batches after that entry's position, or
-// from a scan of the whole segment when the time index is absent, empty or
-// unusable.
-func (f *finder) largestTimestamp(s layout.Segment) (int64, error) {
-	last, ok, why, err := f.timeEntry(s, func(index.TimeEntry) bool { return true })
-	if err != nil {
-		return 0, err
-	}
-	largest, start := int64(-1), int64(0)
-	switch {
-	case ok:
-		largest = last.Timestamp
-		if e, found, why := floorOffset(s, last.Offset); why == "" && found && f.pointsAtBatch(s, e) == "" {
-			start = int64(e.Position)
-		}
-	case why != "":
-		f.fallback("%s: %s; scanning the segment for its largest timestamp", s.Log, why)
-	}
-	seg, err := logfmt.OpenSegment(s.Log)
-	if err != nil {
-		return 0, err
-	}
-	defer seg.Close()
-	seg.SeekTo(start)
-	for seg.Next() {
-		largest = max(largest, seg.Batch().MaxTimestamp())
-	}
-	if err := seg.Err(); err != nil {
-		return 0, err
-	}
-	return largest, nil
 }
 
 // scan reads the segment forward from start to the first batch for which
 // batch holds and that has a record for which record holds, and makes them
 // the answer. It returns the last offset of the batches read.
-func (f *finder) scan(s layout.Segment, start int64, batch func(*logfmt.Batch) bool, record func(*logfmt.Record) bool) (int64, bool, error) {
+func (f *finder) scan(s *logseg.Segment, start int64, batch func(*logfmt.Batch) bool, record func(*logfmt.Record) bool) (int64, bool, error) {
 	seg, err := logfmt.OpenSegment(s.Log)
 	if err != nil {
 		return 0, false, err

@@ -15,8 +15,8 @@ import (
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt"
-	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
@@ -113,7 +113,7 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 	for _, l := range p.Leftovers {
 		c.note(l, "leftover of an interrupted cleaning, split or deletion; a broker completes or removes it at load, as reindex does before it writes")
 	}
-	logStart, err := LogStartOffset(p)
+	logStart, err := logseg.LogStartOffset(p)
 	if err != nil {
 		c.note(dir, fmt.Sprintf("log start offset unknown (%v); taking 0, as a broker does without a checkpoint entry", err))
 	}
@@ -143,42 +143,6 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 		}
 	}
 	return rep, nil
-}
-
-// LogStartOffset returns the log start offset Kafka's loader passes to the
-// producer state rebuild: the partition's entry in the
-// log-start-offset-checkpoint of the log directory holding it, or 0 when
-// there is none. An unreadable checkpoint gives 0 and the error.
-func LogStartOffset(p *layout.Partition) (int64, error) {
-	off, _, err := RootOffset(p, checkpoint.LogStart)
-	return off, err
-}
-
-// RootOffset returns the partition's entry in the root offset checkpoint
-// name (checkpoint.LogStart, checkpoint.Replication, ...) of the log
-// directory holding it, and whether there is one. An absent file holds no
-// entry; an unreadable one gives none and the error.
-func RootOffset(p *layout.Partition, name string) (int64, bool, error) {
-	if p.Dir.Topic == "" {
-		return 0, false, nil
-	}
-	// The file is read to its end even after the entry is found: a
-	// checkpoint that turns out malformed gives no offset.
-	var off int64
-	found := false
-	err := checkpoint.ScanOffsetsFile(filepath.Join(p.Path, "..", name), func(e checkpoint.OffsetEntry) error {
-		if !found && e.Topic == p.Dir.Topic && e.Partition == p.Dir.Partition {
-			off, found = e.Offset, true
-		}
-		return nil
-	})
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return 0, false, nil
-	case err != nil:
-		return 0, false, err
-	}
-	return off, found, nil
 }
 
 // run is the state of one Partition call.

@@ -23,7 +23,6 @@ package segswap
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,8 +30,8 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/internal/safefile"
-	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // Exts are the per-segment files, in the order Kafka renames them.
@@ -206,7 +205,11 @@ func Recover(dir string) ([]string, error) {
 		if fn.Kind != layout.Log {
 			continue
 		}
-		next, err := nextOffset(filepath.Join(dir, swapNames[i]), fn.Base)
+		// LogLoader.load opens the swap segment, its index ".swap" too, for
+		// its readNextOffset.
+		swap := logseg.Segment{Segment: layout.Segment{Base: fn.Base, Log: filepath.Join(dir, swapNames[i]),
+			Index: filepath.Join(dir, layout.SegmentName(fn.Base, layout.IndexExt)+layout.SwapSuffix)}}
+		next, err := swap.NextOffset()
 		if err != nil {
 			return actions, err
 		}
@@ -236,22 +239,4 @@ func Recover(dir string) ([]string, error) {
 
 func isSegmentKind(k layout.FileKind) bool {
 	return k == layout.Log || k == layout.Index || k == layout.TimeIndex || k == layout.TxnIndex
-}
-
-// nextOffset is one past the last offset in a segment file (its base when
-// empty), which bounds the offsets a swap segment replaces.
-func nextOffset(path string, base int64) (int64, error) {
-	seg, err := logfmt.OpenSegment(path)
-	if err != nil {
-		return 0, err
-	}
-	defer seg.Close()
-	next := base
-	for seg.Next() {
-		next = seg.Batch().LastOffset() + 1
-	}
-	if err := seg.Err(); err != nil {
-		return 0, fmt.Errorf("reading swap segment: %w", err)
-	}
-	return next, nil
 }
