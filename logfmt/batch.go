@@ -14,6 +14,7 @@ const (
 	HeaderSizeUpToMagic = 17
 	V2HeaderSize        = 61 // RECORD_BATCH_OVERHEAD
 	legacyMinSize       = 14 // LegacyRecord.RECORD_OVERHEAD_V0: the smallest size field Kafka accepts
+	MinEntrySize        = LogOverhead + legacyMinSize
 )
 
 // Sentinels Kafka writes for "none".

@@ -49,22 +49,3 @@ func BenchmarkPartition(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkScanner measures framing alone.
-func BenchmarkScanner(b *testing.B) {
-	dir, size := benchPartition(b)
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	b.SetBytes(size)
-	for b.Loop() {
-		for _, l := range logs {
-			s, f, err := openScanner(l)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for s.next() {
-			}
-			s.close()
-			f.Close()
-		}
-	}
-}

@@ -169,14 +169,13 @@ func (r *run) segment(i int) (*SegmentReport, error) {
 			return nil, err
 		}
 	}
-	sc, f, err := openScanner(s.Log)
+	sc, err := logfmt.OpenSegment(s.Log, logfmt.ReadAheadWindows)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	sr := &SegmentReport{Base: s.Base, Log: s.Log, Size: sc.size}
+	sr := &SegmentReport{Base: s.Base, Log: s.Log, Size: sc.Size()}
 	res, err := r.scan(sc, s, sr)
-	sc.close()
+	sc.Close()
 	if err != nil {
 		return sr, err
 	}
@@ -231,12 +230,12 @@ const presize = 1 << 20
 
 // scan replays the segment as LogSegment.recover does, feeding the
 // rebuilders and, in Check mode, the checks of the existing files.
-func (r *run) scan(sc *scanner, s layout.Segment, sr *SegmentReport) (*rebuilt, error) {
+func (r *run) scan(sc *logfmt.SegmentFile, s layout.Segment, sr *SegmentReport) (*rebuilt, error) {
 	o := &r.o
 	res := &rebuilt{rec: index.NewRecovery(s.Base, o.IntervalBytes)}
 	// An entry needs more than IntervalBytes of log and a batch is at least
 	// 26 bytes (a magic 0 message): enough room, bounded by presize.
-	est := min(sc.size/max(o.IntervalBytes+1, logfmt.LogOverhead+minEntrySize)+2, presize)
+	est := min(sc.Size()/max(o.IntervalBytes+1, logfmt.MinEntrySize)+2, presize)
 	res.rec.Offsets = make([]index.OffsetEntry, 0, est)
 	res.rec.Times = make([]index.TimeEntry, 0, est)
 	if o.Time && o.Granularity > 0 {
@@ -251,8 +250,8 @@ func (r *run) scan(sc *scanner, s layout.Segment, sr *SegmentReport) (*rebuilt, 
 	prevLast := s.Base - 1
 	var reported int64
 	granErr := false
-	for sc.next() {
-		b := &sc.batch
+	for sc.Next() {
+		b := sc.Batch()
 		if err := b.Validate(); err != nil {
 			sr.Stop = logfmt.WithFile(err, s.Log, 0)
 			break
@@ -302,12 +301,12 @@ func (r *run) scan(sc *scanner, s layout.Segment, sr *SegmentReport) (*rebuilt, 
 			res.times.batch(b.Pos, last, maxTS)
 		}
 		prevLast = last
-		if o.Progress != nil && sc.pos-reported >= 1<<20 {
-			o.Progress(sc.pos - reported)
-			reported = sc.pos
+		if o.Progress != nil && sc.Pos()-reported >= 1<<20 {
+			o.Progress(sc.Pos() - reported)
+			reported = sc.Pos()
 		}
 	}
-	if err := sc.err; err != nil {
+	if err := sc.Err(); err != nil {
 		if _, ok := logfmt.AsCorrupt(err); !ok {
 			res.close()
 			return nil, err
@@ -315,7 +314,7 @@ func (r *run) scan(sc *scanner, s layout.Segment, sr *SegmentReport) (*rebuilt, 
 		sr.Stop = err
 	}
 	if sr.Stop == nil {
-		sr.End, sr.EndDetail = sc.end, sc.endMsg
+		sr.End, sr.EndDetail = sc.End(), sc.EndDetail()
 	}
 	sr.ValidBytes = res.rec.ValidBytes()
 	res.rec.Finish()
@@ -323,7 +322,7 @@ func (r *run) scan(sc *scanner, s layout.Segment, sr *SegmentReport) (*rebuilt, 
 		res.gran.Finish()
 	}
 	if o.Progress != nil {
-		o.Progress(sc.size - reported)
+		o.Progress(sc.Size() - reported)
 	}
 	if res.offsets != nil {
 		res.offsets.finish(sr.ValidBytes, sr.Size)
@@ -781,14 +780,13 @@ func (r *run) stateFor(i int) error {
 // from to the producer state. Like Kafka's rebuild it reads batches without
 // checking their checksums, and stops where they stop framing.
 func (r *run) replay(path string, from int64) error {
-	sc, f, err := openScanner(path)
+	sc, err := logfmt.OpenSegment(path, logfmt.ReadAheadWindows)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	defer sc.close()
-	for sc.next() {
-		b := &sc.batch
+	defer sc.Close()
+	for sc.Next() {
+		b := sc.Batch()
 		if b.Magic() < 2 || b.LastOffset() < from {
 			continue
 		}
@@ -796,7 +794,7 @@ func (r *run) replay(path string, from int64) error {
 			r.c.note(path, fmt.Sprintf("producer state replay, at byte %d: %s", b.Pos, message(err)))
 		}
 	}
-	if err := sc.err; err != nil {
+	if err := sc.Err(); err != nil {
 		if _, ok := logfmt.AsCorrupt(err); !ok {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -557,5 +558,28 @@ func TestRootOffset(t *testing.T) {
 	p, _ = layout.ReadPartition(renamed)
 	if _, ok, err := RootOffset(p, checkpoint.Replication); err != nil || ok {
 		t.Errorf("a directory not named for its partition gave %v, %v", ok, err)
+	}
+}
+
+// BenchmarkRecordsMaxTimestamp is the scan of a segment that has to be
+// recovered for its timestamps: no index files, or magic 0.
+func BenchmarkRecordsMaxTimestamp(b *testing.B) {
+	o := gen.Options{Out: b.TempDir(), Topics: []string{"t"}, Magic: 2, Records: 60000, Keys: 100, SegmentBytes: 1 << 30, Compression: codec.LZ4, Seed: 1}
+	if _, err := gen.Generate(o); err != nil {
+		b.Fatal(err)
+	}
+	p, err := layout.ReadPartition(filepath.Join(o.Out, "t-0"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := Open(p.Segments[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(s.Size)
+	for b.Loop() {
+		if _, err := s.RecordsMaxTimestamp(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
