@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/logfmt"
 )
@@ -60,6 +61,24 @@ func (e *ExitError) Unwrap() error { return e.Err }
 
 func usageErr(format string, args ...any) error {
 	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// optionErr is the usage error for an option a library refused: a
+// *fielderr.Error is worded with the flag the option came from (flags maps
+// Options fields to flag names), another error stays as it is.
+func optionErr(err error, flags map[string]string) error {
+	fe, ok := errors.AsType[*fielderr.Error](err)
+	switch {
+	case err == nil:
+		return nil
+	case !ok:
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
+	name := fe.Field
+	if f, ok := flags[fe.Field]; ok {
+		name = "--" + f
+	}
+	return &ExitError{Code: ExitUsage, Err: errors.New(fe.Named(name))}
 }
 
 // problemsErr reports that a check found n problems (exit 3).

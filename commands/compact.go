@@ -185,11 +185,12 @@ func compactOptions(c *cli.Context) (compact.Options, error) {
 	if o.OffsetMapMemory, err = sizeArg("offset-map-memory", c.String("offset-map-memory"), 1, noMax); err != nil {
 		return o, err
 	}
-	if err := o.Check(); err != nil {
-		return o, usageErr("%v", err)
-	}
-	return o, nil
+	return o, optionErr(o.Check(), compactOptionFlags)
 }
+
+// compactOptionFlags name the compact.Options fields that flags set and
+// no topic config does (a topic config's refusal names the config).
+var compactOptionFlags = map[string]string{"OffsetMapMemory": "offset-map-memory", "MaxRecordBytes": "max-record-bytes"}
 
 // compactSkip leaves out what Kafka's cleaner never cleans: the KRaft
 // metadata log and renamed (-delete, -future, -stray) directories.

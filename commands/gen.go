@@ -134,8 +134,8 @@ func runGen(c *cli.Context) error {
 			return usageErr("--%s: want at least 1, got %d", name, c.Int(name))
 		}
 	}
-	if err := o.Check(); err != nil {
-		return usageErr("%v", err)
+	if err := optionErr(o.Check(), genFlags); err != nil {
+		return err
 	}
 	// gen adds topics to an existing log directory: never to one a broker
 	// is running on.
@@ -195,3 +195,11 @@ type wholeValues []string
 
 func (w *wholeValues) Set(s string) error { *w = append(*w, s); return nil }
 func (w *wholeValues) String() string     { return strings.Join(*w, " ") }
+
+// genFlags name the gen.Options fields the flags set.
+var genFlags = map[string]string{
+	"Out": "out", "Magic": "magic", "Compression": "compression", "Partitions": "partitions", "BatchRecords": "batch-records",
+	"Records": "records", "Keys": "keys", "ValueBytes": "value-bytes", "SegmentBytes": "segment-bytes",
+	"TombstoneRatio": "tombstone-ratio", "TransactionalRatio": "transactional-ratio", "AbortRatio": "abort-ratio",
+	"TopicConfigs": "config", "BrokerConfigs": "broker-config",
+}

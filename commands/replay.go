@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/replay"
@@ -101,7 +102,7 @@ func replayOptions(c *cli.Context, g Global) (replay.Options, error) {
 		ServerName: c.String("tls-server-name"), InsecureSkipVerify: c.Bool("tls-insecure-skip-verify"),
 		SASLMechanism: c.String("sasl-mechanism"), User: c.String("sasl-user"), Password: pw}
 	if _, err := o.Security.Opts(); err != nil {
-		return o, usageErr("%v", err)
+		return o, optionErr(err, replayFlags)
 	}
 	return o, nil
 }
@@ -141,6 +142,9 @@ func runReplay(c *cli.Context) error {
 	}
 	res, err := replay.Run(ctx, parts, o)
 	bar.Finish()
+	if _, ok := errors.AsType[*fielderr.Error](err); ok {
+		return optionErr(err, replayFlags) // refused before anything was produced
+	}
 	if rerr := replaySummary(g, o, res); rerr != nil && err == nil {
 		err = rerr
 	}
@@ -242,4 +246,10 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// replayFlags name the replay.Options and replay.Security fields the flags
+// set.
+var replayFlags = map[string]string{
+	"CAFile": "tls-ca", "CertFile": "tls-cert", "KeyFile": "tls-key", "SASLMechanism": "sasl-mechanism", "Partitioning": "partition",
 }

@@ -24,7 +24,7 @@ func checkedTargets(g Global, paths []string, o target.Options, a target.Access,
 	set, err = target.Resolve(paths, o)
 	var ue *target.UsageError
 	if errors.As(err, &ue) {
-		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
+		return nil, nil, optionErr(err, map[string]string{"Topic": "topic"})
 	}
 	if err != nil {
 		return nil, nil, err

@@ -75,6 +75,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/topicconfig"
 )
@@ -162,7 +163,8 @@ func DefaultOptions(now int64) Options {
 }
 
 // Check reports settings Kafka would reject, naming them by Kafka's
-// configs.
+// configs; the run's own settings, which Kafka has no config for, by their
+// field (a *fielderr.Error).
 func (o *Options) Check() error {
 	if err := o.Config.Check(); err != nil {
 		return err
@@ -171,7 +173,7 @@ func (o *Options) Check() error {
 		return fmt.Errorf("producer.id.expiration.ms %d: want at least 1 ms", o.ProducerIDExpiration)
 	}
 	if o.MaxRecordBytes < 0 {
-		return fmt.Errorf("--max-record-bytes %d: want 0 or more", o.MaxRecordBytes)
+		return fielderr.New("MaxRecordBytes", "want 0 or more, got %d", o.MaxRecordBytes)
 	}
 	if _, err := mapSlots(o.OffsetMapMemory); err != nil {
 		return err

@@ -1,10 +1,11 @@
 package compact
 
 import (
-	"fmt"
 	"hash/maphash"
 	"math"
 	"math/bits"
+
+	"github.com/logtool/logtool/internal/fielderr"
 )
 
 // offsetMap is the cleaner's key → latest offset map, sized the way Kafka's
@@ -46,7 +47,7 @@ const loadFactor = 0.9
 func mapSlots(memory int64) (int64, error) {
 	slots := memory / bytesPerEntry
 	if float64(slots)*loadFactor <= 1 {
-		return 0, fmt.Errorf("--offset-map-memory of %d bytes is too small to hold a single key (%d bytes per key at %.0f%% load)",
+		return 0, fielderr.New("OffsetMapMemory", "%d bytes are too few to hold a single key (%d bytes per key at %.0f%% load)",
 			memory, bytesPerEntry, loadFactor*100)
 	}
 	if slots > math.MaxInt32 {

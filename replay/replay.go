@@ -43,6 +43,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logtool/logtool/fetch"
+	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -134,7 +135,7 @@ func Run(ctx context.Context, parts []*layout.Partition, o Options) ([]Result, e
 		res[i] = Result{Partition: p, Topic: o.destTopic(p), DestPartition: -1, From: -1, Next: -1, FailedAtOffset: -1}
 		if o.Partitioning == SamePartition {
 			if p.Dir.Partition < 0 {
-				return res, fmt.Errorf("%s: the directory's name gives no partition number; use --partition key-hash", p.Path)
+				return res, fielderr.New("Partitioning", "%s: the directory's name gives no partition number to keep; partition by key hash", p.Path)
 			}
 			res[i].DestPartition = p.Dir.Partition
 		}
@@ -277,7 +278,7 @@ func (r *replayer) checkDestinations(ctx context.Context, res []Result) error {
 			return fmt.Errorf("destination topic %s: %w (create it first, with as many partitions as the source)", name, err)
 		}
 		if n := int32(len(t.Partitions)); n < need[name] {
-			return fmt.Errorf("destination topic %s has %d partitions; --partition same needs %d", name, n, need[name])
+			return fmt.Errorf("destination topic %s has %d partitions; keeping the partition numbers needs %d", name, n, need[name])
 		}
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/logtool/logtool/internal/fielderr"
 )
 
 // Security is how to connect: TLS and SASL, with the names franz-go's
@@ -31,7 +33,8 @@ type Security struct {
 	Password string
 }
 
-// Opts turns the settings into client options.
+// Opts turns the settings into client options. A setting it refuses is a
+// *fielderr.Error.
 func (s Security) Opts() ([]kgo.Opt, error) {
 	var opts []kgo.Opt
 	if s.TLS || s.CAFile != "" || s.CertFile != "" || s.InsecureSkipVerify || s.ServerName != "" {
@@ -39,21 +42,21 @@ func (s Security) Opts() ([]kgo.Opt, error) {
 		if s.CAFile != "" {
 			pem, err := os.ReadFile(s.CAFile)
 			if err != nil {
-				return nil, fmt.Errorf("--tls-ca: %w", err)
+				return nil, fielderr.New("CAFile", "%v", err)
 			}
 			c.RootCAs = x509.NewCertPool()
 			if !c.RootCAs.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", s.CAFile)
+				return nil, fielderr.New("CAFile", "no PEM certificate in %s", s.CAFile)
 			}
 		}
 		if (s.CertFile == "") != (s.KeyFile == "") {
-			return nil, errors.New("--tls-cert and --tls-key go together")
+			return nil, fielderr.New("CertFile", "a client certificate and its key (KeyFile) go together")
 		}
 		if s.CertFile != "" {
 			cert, err := tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
 			if err != nil {
 				// The key file's content is never quoted: only its name.
-				return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: cannot load the pair", s.CertFile, s.KeyFile)
+				return nil, fielderr.New("CertFile", "cannot load %s with the key in %s", s.CertFile, s.KeyFile)
 			}
 			c.Certificates = []tls.Certificate{cert}
 		}
@@ -61,12 +64,12 @@ func (s Security) Opts() ([]kgo.Opt, error) {
 	}
 	if s.SASLMechanism == "" {
 		if s.User != "" || s.Password != "" {
-			return nil, errors.New("a SASL user or password without --sasl-mechanism")
+			return nil, fielderr.New("SASLMechanism", "a SASL user or password needs a mechanism")
 		}
 		return opts, nil
 	}
 	if s.User == "" || s.Password == "" {
-		return nil, errors.New("--sasl-mechanism needs --sasl-user and a password (--sasl-password-env or --sasl-password-file)")
+		return nil, fielderr.New("SASLMechanism", "needs a user and a password")
 	}
 	switch strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(s.SASLMechanism)) {
 	case "plain":
@@ -76,7 +79,7 @@ func (s Security) Opts() ([]kgo.Opt, error) {
 	case "scramsha512":
 		opts = append(opts, kgo.SASL(scram.Auth{User: s.User, Pass: s.Password}.AsSha512Mechanism()))
 	default:
-		return nil, fmt.Errorf("--sasl-mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", s.SASLMechanism)
+		return nil, fielderr.New("SASLMechanism", "want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got %q", s.SASLMechanism)
 	}
 	return opts, nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -119,8 +120,8 @@ func (o *Options) topicNames() []string {
 	return names
 }
 
-// Check reports options that cannot be generated, after Defaults, naming
-// them by the command line flags they come from.
+// Check reports options that cannot be generated, after Defaults, as a
+// *fielderr.Error naming the field.
 func (o *Options) Check() error {
 	o.Defaults()
 	return o.validate()
@@ -129,35 +130,41 @@ func (o *Options) Check() error {
 func (o *Options) validate() error {
 	switch {
 	case o.Out == "":
-		return errors.New("--out: no output directory")
+		return fielderr.New("Out", "no output directory")
 	case o.Magic < 0 || o.Magic > 2:
-		return fmt.Errorf("--magic %d: want 0, 1 or 2", o.Magic)
+		return fielderr.New("Magic", "want 0, 1 or 2, got %d", o.Magic)
 	case !o.Compression.ValidFor(o.Magic) && o.Compression != codec.None:
-		return fmt.Errorf("--compression %s is not valid for --magic %d", o.Compression, o.Magic)
+		return fielderr.New("Compression", "%s is not valid for magic %d", o.Compression, o.Magic)
 	case o.Partitions < 1:
-		return fmt.Errorf("--partitions %d: want at least 1", o.Partitions)
+		return fielderr.New("Partitions", "want at least 1, got %d", o.Partitions)
 	case o.BatchRecords < 1:
-		return fmt.Errorf("--batch-records %d: want at least 1", o.BatchRecords)
-	case o.Records < 0 || o.Keys < 0 || o.ValueBytes < 0:
-		return fmt.Errorf("--records %d, --keys %d, --value-bytes %d: none may be negative", o.Records, o.Keys, o.ValueBytes)
+		return fielderr.New("BatchRecords", "want at least 1, got %d", o.BatchRecords)
+	case o.Records < 0:
+		return fielderr.New("Records", "want 0 or more, got %d", o.Records)
+	case o.Keys < 0:
+		return fielderr.New("Keys", "want 0 or more, got %d", o.Keys)
+	case o.ValueBytes < 0:
+		return fielderr.New("ValueBytes", "want 0 or more, got %d", o.ValueBytes)
 	case o.SegmentBytes < 1024:
-		return fmt.Errorf("--segment-bytes %d: want at least 1024", o.SegmentBytes)
+		return fielderr.New("SegmentBytes", "want at least 1024, got %d", o.SegmentBytes)
 	case o.TransactionalRatio > 0 && o.Magic < 2:
-		return errors.New("--transactional-ratio: transactions need --magic 2")
-	case !o.KRaft && (len(o.TopicConfigs) > 0 || len(o.BrokerConfigs) > 0):
-		return errors.New("--config, --broker-config: configurations are written to a KRaft metadata log, which needs --kraft")
+		return fielderr.New("TransactionalRatio", "transactions need magic 2")
+	case !o.KRaft && len(o.TopicConfigs) > 0:
+		return fielderr.New("TopicConfigs", "configurations are written to the KRaft metadata log, so they need KRaft")
+	case !o.KRaft && len(o.BrokerConfigs) > 0:
+		return fielderr.New("BrokerConfigs", "configurations are written to the KRaft metadata log, so they need KRaft")
 	}
 	for topic := range o.TopicConfigs {
 		if !slices.Contains(o.topicNames(), topic) {
-			return fmt.Errorf("--config %s:...: %s is not a topic being generated", topic, topic)
+			return fielderr.New("TopicConfigs", "%s is not a topic being generated", topic)
 		}
 	}
 	for _, r := range []struct {
-		flag string
-		v    float64
-	}{{"--tombstone-ratio", o.TombstoneRatio}, {"--transactional-ratio", o.TransactionalRatio}, {"--abort-ratio", o.AbortRatio}} {
+		field string
+		v     float64
+	}{{"TombstoneRatio", o.TombstoneRatio}, {"TransactionalRatio", o.TransactionalRatio}, {"AbortRatio", o.AbortRatio}} {
 		if !(r.v >= 0 && r.v <= 1) {
-			return fmt.Errorf("%s %v: want a value in [0, 1]", r.flag, r.v)
+			return fielderr.New(r.field, "want a value in [0, 1], got %v", r.v)
 		}
 	}
 	for _, t := range o.topicNames() {

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -201,7 +202,7 @@ func Resolve(paths []string, o Options) (*Set, error) {
 		// Compiled alone first, so that an error shows the pattern as
 		// typed rather than the anchored one.
 		if _, err := regexp.Compile(o.Topic); err != nil {
-			return nil, usage("--topic %q: %v", o.Topic, err)
+			return nil, &UsageError{Err: fielderr.New("Topic", "%q: %v", o.Topic, err)}
 		}
 		r.topic = regexp.MustCompile("^(?:" + o.Topic + ")$")
 	}
