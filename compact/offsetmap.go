@@ -93,12 +93,6 @@ func (m *offsetMap) home(h uint64) int {
 	return int(hi)
 }
 
-// put records offset as the latest for key, and as the map's latest offset.
-func (m *offsetMap) put(key []byte, offset int64) {
-	h1, h2 := m.hash(key)
-	m.putHashed(h1, h2, offset)
-}
-
 // touch loads the home slots of hashes. Touching the slots of a run of keys
 // before putting them lets their cache misses overlap instead of following
 // one another: the map is far larger than any cache, and the misses are

@@ -206,9 +206,6 @@ func newUpgradeConverter(rules *upgradeRules, r io.ReaderAt, size int64, file st
 	return &upgradeConverter{rules: rules, r: r, file: file, base: base, src: newUpgradeCursor(r, size, file, true, rules.maxRecord, rules.workers), last: -1}
 }
 
-// rewritten tells whether the segment needed a new version.
-func (c *upgradeConverter) rewritten() bool { return c.w != nil }
-
 // run converts the whole segment.
 func (c *upgradeConverter) run() error {
 	defer c.src.seg.Close()

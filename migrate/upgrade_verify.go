@@ -55,16 +55,6 @@ func newUpgradeVerifier(rules *upgradeRules, orig io.ReaderAt, origSize int64, o
 		base: base, rec: index.NewRecovery(base, index.DefaultIntervalBytes)}
 }
 
-// verifyUpgrade checks a whole rewritten segment of convSize bytes.
-func verifyUpgrade(rules *upgradeRules, orig io.ReaderAt, origSize int64, origName string,
-	conv io.ReaderAt, convSize int64, convName string, base int64) (*index.Recovery, error) {
-	v := newUpgradeVerifier(rules, orig, origSize, origName, conv, convName, base)
-	if err := v.check(convSize); err != nil {
-		return nil, err
-	}
-	return v.finish()
-}
-
 func (v *upgradeVerifier) fail(pos int64, format string, args ...any) error {
 	at := ""
 	if pos >= 0 {

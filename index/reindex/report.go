@@ -5,7 +5,6 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/logfmt"
-	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // Kind is one of the three index files of a segment.
@@ -16,17 +15,6 @@ const (
 	TimeIndex               // .timeindex
 	TxnIndex                // .txnindex
 )
-
-// Ext is the file name extension of the kind.
-func (k Kind) Ext() string {
-	switch k {
-	case OffsetIndex:
-		return layout.IndexExt
-	case TimeIndex:
-		return layout.TimeIndexExt
-	}
-	return layout.TxnIndexExt
-}
 
 func (k Kind) entrySize() int {
 	switch k {

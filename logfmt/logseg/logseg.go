@@ -322,7 +322,7 @@ func (s *Segment) NextOffset() (int64, error) {
 }
 
 // OffsetFloor is OffsetIndex.lookup: the greatest .index entry whose offset
-// is at most target, once checked against the log (PointsAtBatch). ok is
+// is at most target, once checked against the log (pointsAtBatch). ok is
 // false when a scan has to start at byte 0; why then says what was wrong
 // with the index, and is "" when it merely has no such entry.
 func (s *Segment) OffsetFloor(target int64) (e index.OffsetEntry, ok bool, why string) {
@@ -340,7 +340,7 @@ func (s *Segment) OffsetFloor(target int64) (e index.OffsetEntry, ok bool, why s
 		e, ok = r.Entry(), true
 	}
 	if why = untrusted(r.Err(), r.Problems(), r.Layout(), size, !more); why == "" && ok {
-		why = s.PointsAtBatch(e)
+		why = s.pointsAtBatch(e)
 	}
 	if why != "" {
 		return index.OffsetEntry{}, false, why
@@ -362,11 +362,11 @@ func untrusted(err error, problems []index.Problem, l index.Layout, size int64, 
 	return ""
 }
 
-// PointsAtBatch checks an .index entry against the log: a valid batch must
+// pointsAtBatch checks an .index entry against the log: a valid batch must
 // start at its position, and that batch's first offset must not be above
 // the entry's offset (the live path indexes the last offset of an append,
 // whose first batch starts there). It returns why not, or "".
-func (s *Segment) PointsAtBatch(e index.OffsetEntry) string {
+func (s *Segment) pointsAtBatch(e index.OffsetEntry) string {
 	seg, err := logfmt.OpenSegment(s.Log)
 	if err != nil {
 		return err.Error()
