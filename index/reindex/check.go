@@ -2,11 +2,153 @@ package reindex
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt/layout"
 )
+
+// openChecks opens the existing index files selected for checking.
+func (r *run) openChecks(s layout.Segment, res *rebuilt) error {
+	open := func(path string) (*os.File, int64, error) {
+		f, err := safefile.Open(path)
+		if err != nil {
+			return nil, 0, err
+		}
+		res.files = append(res.files, f)
+		st, err := f.Stat()
+		if err != nil {
+			return nil, 0, err
+		}
+		return f, st.Size(), nil
+	}
+	if r.o.Offset && s.Index != "" {
+		f, size, err := open(s.Index)
+		if err != nil {
+			return err
+		}
+		res.offsets = newOffsetCheck(r.c, s.Index, f, size, s.Base)
+	}
+	if r.o.Time && s.TimeIndex != "" {
+		f, size, err := open(s.TimeIndex)
+		if err != nil {
+			return err
+		}
+		res.times = newTimeCheck(r.c, s.TimeIndex, f, size, s.Base)
+	}
+	return nil
+}
+
+// check finishes Check mode for a segment: read errors of the checks,
+// missing files, and the byte differences from the rebuild.
+func (r *run) check(s layout.Segment, sr *SegmentReport, res *rebuilt) error {
+	diffSev, missingSev := Difference, Note
+	if r.o.Strict {
+		diffSev, missingSev = Problem, Problem
+	}
+	base := indexPath(s.Log)
+	if r.o.Offset {
+		fr := FileReport{Kind: OffsetIndex, Path: base + layout.IndexExt, Entries: len(res.rec.Offsets), Before: -1, Action: Unchanged}
+		if oc := res.offsets; oc == nil {
+			fr.Action = Differs
+			r.c.add("missing", Finding{Severity: missingSev, File: fr.Path, Pos: -1, Entry: -1,
+				Msg: "absent; a broker rebuilds it when it loads the segment"})
+		} else {
+			if oc.err != nil {
+				return oc.err
+			}
+			fr.Before = int(oc.layout.ValidBytes / index.OffsetEntrySize)
+			d, err := diffOffsets(oc.src, oc.layout.ValidBytes, s.Base, fr.Path, res.rec.Offsets)
+			if err != nil {
+				return err
+			}
+			if r.judge(fr.Path, oc.problems, oc.layout, d, index.OffsetEntrySize, fr.Before, diffSev) {
+				fr.Action = Differs
+			}
+		}
+		sr.Files = append(sr.Files, fr)
+	}
+	if r.o.Time {
+		want := res.timeEntries()
+		fr := FileReport{Kind: TimeIndex, Path: base + layout.TimeIndexExt, Entries: len(want), Before: -1, Action: Unchanged}
+		if tc := res.times; tc == nil {
+			fr.Action = Differs
+			// LogSegment.sanityCheck: a missing offset index makes the
+			// loader recover the segment, which rebuilds both.
+			msg := "absent; a broker creates it empty, and then takes the .log's modification time for the segment's largest timestamp"
+			if s.Index == "" {
+				msg = "absent, as is the offset index; a broker rebuilds both when it loads the segment"
+			}
+			r.c.add("missing", Finding{Severity: missingSev, File: fr.Path, Pos: -1, Entry: -1, Msg: msg})
+		} else {
+			if tc.err != nil {
+				return tc.err
+			}
+			fr.Before = int(tc.layout.ValidBytes / index.TimeEntrySize)
+			d, err := diffTimes(tc.src, tc.layout.ValidBytes, s.Base, fr.Path, want)
+			if err != nil {
+				return err
+			}
+			if r.judge(fr.Path, tc.problems, tc.layout, d, index.TimeEntrySize, fr.Before, diffSev) {
+				fr.Action = Differs
+			}
+		}
+		sr.Files = append(sr.Files, fr)
+	}
+	if r.o.Txn {
+		fr := FileReport{Kind: TxnIndex, Path: base + layout.TxnIndexExt, Entries: len(res.aborted), Before: -1, Action: Unchanged}
+		f, err := safefile.Open(fr.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if len(res.aborted) == 0 {
+				fr.Action = NotNeeded
+				break
+			}
+			fr.Action = Differs
+			for _, t := range res.aborted {
+				r.c.problem("missing", fr.Path, -1, -1, "absent, but the segment aborts a transaction, so read_committed consumers would receive its records", txnText(t), none)
+			}
+		case err != nil:
+			return err
+		default:
+			defer f.Close()
+			st, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			fr.Before = int(st.Size() / index.TxnEntrySize)
+			before := r.c.rep.Counts
+			if _, err := checkTxns(r.c, f, st.Size(), fr.Path, res.aborted, res.cleaned, r.o.Strict); err != nil {
+				return err
+			}
+			if r.c.rep.Counts != before {
+				fr.Action = Differs
+			}
+		}
+		sr.Files = append(sr.Files, fr)
+	}
+	return nil
+}
+
+// judge reports the differences of a checked .index or .timeindex from its
+// rebuild. A file with problems is not compared: the problems say more. It
+// reports whether the file differs from the rebuild.
+func (r *run) judge(path string, problems int, l index.Layout, d *diffs, esize, entries int, sev Severity) bool {
+	if problems > 0 {
+		return true
+	}
+	d.report(r.c, path, esize, sev)
+	if l.ZeroTail > 0 {
+		r.c.add("zerotail", Finding{Severity: sev, File: path, Pos: l.ValidBytes, Entry: -1,
+			Msg: fmt.Sprintf("%d zero bytes follow the entries (%d): the preallocated index of an active segment, which a broker trims when the segment rolls or the broker stops", l.ZeroTail, entries)})
+	}
+	return len(d.groups) > 0 || l.ZeroTail > 0
+}
 
 // The checks below judge an existing index by what lookups need from it, not
 // by equality with a rebuild: a live broker writes different, equally valid
