@@ -162,9 +162,10 @@ func TestMaxLagEligibility(t *testing.T) {
 	}
 }
 
-func TestMinLag(t *testing.T) {
+// minLagLog writes four segments of five records, a day apart, and
+// returns their bases; now is a day after the last.
+func minLagLog(t *testing.T) (dir string, bases []int64, now int64) {
 	b := newLog(t)
-	var bases []int64
 	for s := 0; s < 4; s++ {
 		bases = append(bases, b.next)
 		b.ts = t0 + int64(s)*day
@@ -173,8 +174,11 @@ func TestMinLag(t *testing.T) {
 		}
 		b.roll()
 	}
-	dir := b.flush()
-	now := t0 + 4*day
+	return b.flush(), bases, t0 + 4*day
+}
+
+func TestMinLag(t *testing.T) {
+	dir, bases, now := minLagLog(t)
 	third := readFile(t, filepath.Join(dir, layout.SegmentName(bases[2], layout.LogExt)))
 
 	o := testOptions(now)
@@ -194,18 +198,7 @@ func TestMinLag(t *testing.T) {
 // A segment without index files is recovered when a broker loads it, so its
 // records' timestamps decide the min lag, not the files' modification time.
 func TestMinLagWithoutIndexes(t *testing.T) {
-	b := newLog(t)
-	var bases []int64
-	for s := 0; s < 4; s++ {
-		bases = append(bases, b.next)
-		b.ts = t0 + int64(s)*day
-		for i := 0; i < 5; i++ {
-			b.plain(rec(i))
-		}
-		b.roll()
-	}
-	dir := b.flush()
-	now := t0 + 4*day
+	dir, bases, now := minLagLog(t)
 	p, err := layout.ReadPartition(dir)
 	if err != nil {
 		t.Fatal(err)

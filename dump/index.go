@@ -2,7 +2,6 @@ package dump
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/logtool/logtool/index"
@@ -41,7 +40,7 @@ func (d *dumper) dumpOffsetIndex(it *item, size int64) {
 	}
 	var lr *logfmt.SegmentReader
 	if lp := sibling(it, layout.LogExt); lp != "" {
-		lf, lsize, err := openSized(lp)
+		lf, lsize, err := safefile.OpenSized(lp)
 		if err != nil {
 			d.problemErr(err)
 		} else {
@@ -176,14 +175,14 @@ func (d *dumper) dumpTimeIndex(it *item, size int64) {
 	}
 	var find *batchFinder
 	if lp := sibling(it, layout.LogExt); lp != "" {
-		lf, lsize, err := openSized(lp)
+		lf, lsize, err := safefile.OpenSized(lp)
 		if err != nil {
 			d.problemErr(err)
 		} else {
 			defer lf.Close()
 			find = &batchFinder{sr: logfmt.NewSegmentReader(lf, lsize, lp)}
 			if ip := sibling(it, layout.IndexExt); ip != "" {
-				if xf, xsize, err := openSized(ip); err == nil {
+				if xf, xsize, err := safefile.OpenSized(ip); err == nil {
 					defer xf.Close()
 					find.idx = &offsetCursor{r: index.NewOffsetReader(xf, xsize, base, ip)}
 				}
@@ -394,17 +393,4 @@ func (d *dumper) dumpTxnIndex(it *item, size int64) {
 	if err := r.Err(); err != nil {
 		d.problemErr(err)
 	}
-}
-
-func openSized(path string) (*os.File, int64, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, st.Size(), nil
 }

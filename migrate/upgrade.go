@@ -743,7 +743,7 @@ func upgradeCopyRootFiles(src, dst string, dryRun bool) ([]string, error) {
 // error, so that the caller knows what to clean up.
 func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (UpgradeSegment, error) {
 	rep := UpgradeSegment{Base: s.Base, File: s.Log, AppendTime: logfmt.NoTimestamp}
-	src, size, err := upgradeOpen(s.Log)
+	src, size, err := safefile.OpenSized(s.Log)
 	if err != nil {
 		return rep, err
 	}

@@ -3,25 +3,10 @@ package migrate
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 )
-
-func upgradeOpen(path string) (*os.File, int64, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, fi.Size(), nil
-}
 
 // upgradeVerifier checks a rewritten segment against its original, record
 // by record: same offsets, keys, values and headers, and the timestamp and

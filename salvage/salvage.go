@@ -63,6 +63,7 @@ import (
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/logfmt/snapshot"
 	"github.com/logtool/logtool/verify"
 )
@@ -501,16 +502,10 @@ func (s *salvager) keep(w *segWriter, b *logfmt.Batch, first, last, records int6
 // of for this partition: its high watermark and recovery point.
 func (s *salvager) endHint() int64 {
 	hint := int64(-1)
-	if s.p.Dir.Topic == "" {
-		return hint
-	}
 	for _, name := range []string{checkpoint.Replication, checkpoint.RecoveryPoint} {
-		checkpoint.ScanOffsetsFile(filepath.Join(s.p.Path, "..", name), func(e checkpoint.OffsetEntry) error {
-			if e.Topic == s.p.Dir.Topic && e.Partition == s.p.Dir.Partition {
-				hint = max(hint, e.Offset)
-			}
-			return nil
-		})
+		if off, ok, err := logseg.RootOffset(s.p, name); err == nil && ok {
+			hint = max(hint, off)
+		}
 	}
 	return hint
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // openChecks opens the existing index files selected for checking.
@@ -78,11 +79,9 @@ func (r *run) check(s layout.Segment, sr *SegmentReport, res *rebuilt) error {
 		fr := FileReport{Kind: TimeIndex, Path: base + layout.TimeIndexExt, Entries: len(want), Before: -1, Action: Unchanged}
 		if tc := res.times; tc == nil {
 			fr.Action = Differs
-			// LogSegment.sanityCheck: a missing offset index makes the
-			// loader recover the segment, which rebuilds both.
 			msg := "absent; a broker creates it empty, and then takes the .log's modification time for the segment's largest timestamp"
-			if s.Index == "" {
-				msg = "absent, as is the offset index; a broker rebuilds both when it loads the segment"
+			if ls, err := logseg.Open(s); err == nil && ls.Load == logseg.Recovered {
+				msg = fmt.Sprintf("absent; a broker recovers the segment when it loads it (%s), which rebuilds both indexes", ls.Why)
 			}
 			r.c.add("missing", Finding{Severity: missingSev, File: fr.Path, Pos: -1, Entry: -1, Msg: msg})
 		} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -178,13 +179,13 @@ func TestCheckFindsProblems(t *testing.T) {
 	}, {
 		name: "garbage after the entries",
 		tamper: func(t *testing.T, log, idx, tidx string, bs []batchInfo) {
-			appendBytes(t, idx, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 9})
+			testutil.AppendBytes(t, idx, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 9})
 		},
 		file: layout.IndexExt, entry: -2, msg: "",
 	}, {
 		name: "a partial entry",
 		tamper: func(t *testing.T, log, idx, tidx string, bs []batchInfo) {
-			appendBytes(t, tidx, []byte{1, 2, 3})
+			testutil.AppendBytes(t, tidx, []byte{1, 2, 3})
 		},
 		file: layout.TimeIndexExt, entry: -2, msg: "do not make a whole entry",
 	}, {
@@ -265,18 +266,6 @@ func TestCheckFindsProblems(t *testing.T) {
 	}
 }
 
-func appendBytes(t *testing.T, path string, b []byte) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write(b); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func flipByte(t *testing.T, path string, pos int64) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -299,8 +288,8 @@ func TestCheckLegitimateDifferences(t *testing.T) {
 	}{{
 		name: "preallocated zero tail",
 		tamper: func(t *testing.T, log, idx, tidx string, bs []batchInfo) {
-			appendBytes(t, idx, make([]byte, 8*1000))
-			appendBytes(t, tidx, make([]byte, 12*1000))
+			testutil.AppendBytes(t, idx, make([]byte, 8*1000))
+			testutil.AppendBytes(t, tidx, make([]byte, 12*1000))
 		},
 		msg: "preallocated index of an active segment",
 	}, {
@@ -388,7 +377,7 @@ func TestCheckLegitimateDifferences(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
-		msg: "absent, as is the offset index; a broker rebuilds both",
+		msg: "absent; a broker recovers the segment when it loads it (no offset index), which rebuilds both",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, log, idx, tidx, _ := checkFixture(t)

@@ -126,7 +126,7 @@ func TestTruncateZeroTail(t *testing.T) {
 	dir := genPartition(t, gen.Options{Magic: 1, Records: 200, Compression: codec.Gzip, SegmentBytes: 1 << 20, Seed: 2})
 	log := filepath.Join(dir, layout.SegmentName(0, layout.LogExt))
 	before, _ := os.ReadFile(log)
-	appendBytes(t, log, make([]byte, 3000))
+	testutil.AppendBytes(t, log, make([]byte, 3000))
 	rep := mustPartition(t, dir, all(Check))
 	if rep.Counts[Problem] != 0 || !strings.Contains(findingsText(rep), "preallocated tail") {
 		t.Errorf("check:\n%s", findingsText(rep))
@@ -238,7 +238,7 @@ func TestCrashSafety(t *testing.T) {
 func TestZeroTailInOlderSegment(t *testing.T) {
 	dir := genPartition(t, gen.Options{Magic: 2, Records: 900, BatchRecords: 5, SegmentBytes: 30000, Seed: 22})
 	log := filepath.Join(dir, layout.SegmentName(0, layout.LogExt))
-	appendBytes(t, log, make([]byte, 3000))
+	testutil.AppendBytes(t, log, make([]byte, 3000))
 	text := findingsText(mustPartition(t, dir, all(Check)))
 	if strings.Contains(text, "preallocated tail") || !strings.Contains(text, "not the active one") {
 		t.Errorf("check:\n%s", text)

@@ -102,6 +102,21 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OpenSized is Open that also returns the file's size, for the readers
+// that take an io.ReaderAt and a length.
+func OpenSized(path string) (*os.File, int64, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
 // ReadFile reads a whole regular file, as os.ReadFile does, through Open.
 func ReadFile(path string) ([]byte, error) {
 	f, err := Open(path)

@@ -97,3 +97,17 @@ func AlternateSegments(t testing.TB, partDir string, upgrade func(scratch string
 		}
 	}
 }
+
+// AppendBytes appends b to the file at path, to give a segment or an index
+// the tail a test wants.
+func AppendBytes(t testing.TB, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -150,7 +150,7 @@ func txnCorrupt(s layout.Segment) (string, error) {
 	if s.TxnIndex == "" {
 		return "", nil
 	}
-	f, size, err := openSized(s.TxnIndex)
+	f, size, err := safefile.OpenSized(s.TxnIndex)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -163,19 +163,6 @@ func txnCorrupt(s layout.Segment) (string, error) {
 		return err.Error(), nil
 	}
 	return "", err
-}
-
-func openSized(path string) (*os.File, int64, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, st.Size(), nil
 }
 
 // Batches streams a segment's batches as LogSegment.recover reads them:
@@ -329,7 +316,7 @@ func (s *Segment) OffsetFloor(target int64) (e index.OffsetEntry, ok bool, why s
 	if s.Index == "" {
 		return e, false, "no .index"
 	}
-	f, size, err := openSized(s.Index)
+	f, size, err := safefile.OpenSized(s.Index)
 	if err != nil {
 		return e, false, err.Error()
 	}
@@ -417,7 +404,7 @@ func (s *Segment) timeFloor(target int64) (e index.TimeEntry, ok bool, why strin
 	if s.TimeIndex == "" {
 		return e, false, "no .timeindex", false
 	}
-	f, size, err := openSized(s.TimeIndex)
+	f, size, err := safefile.OpenSized(s.TimeIndex)
 	if err != nil {
 		return e, false, err.Error(), false
 	}

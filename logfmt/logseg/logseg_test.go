@@ -240,12 +240,12 @@ func TestLargestTimestamp(t *testing.T) {
 		// zeros after the entries. recoverLog recovers the segment.
 		{"a preallocated time index", 2, func(t *testing.T, s layout.Segment) {
 			truncate(t, s.TimeIndex, index.TimeEntrySize)
-			appendBytes(t, s.TimeIndex, make([]byte, 100*index.TimeEntrySize))
+			testutil.AppendBytes(t, s.TimeIndex, make([]byte, 100*index.TimeEntrySize))
 		}, largestOf, FromRecords},
 		{"a damaged time index", 2, func(t *testing.T, s layout.Segment) {
 			e := firstTimeEntry(t, s)
 			b, _ := index.AppendTimeEntry(nil, s.Base, index.TimeEntry{Timestamp: e.Timestamp - 1, Offset: e.Offset})
-			appendBytes(t, s.TimeIndex, b)
+			testutil.AppendBytes(t, s.TimeIndex, b)
 		}, largestOf, FromRecords},
 	}
 	for _, tt := range tests {
@@ -283,18 +283,6 @@ func firstTimeEntry(t *testing.T, s layout.Segment) index.TimeEntry {
 func truncate(t *testing.T, path string, size int64) {
 	t.Helper()
 	if err := os.Truncate(path, size); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func appendBytes(t *testing.T, path string, b []byte) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write(b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -383,7 +371,7 @@ func TestNextOffset(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, ""},
-		{"a preallocated .log", func(t *testing.T, s layout.Segment) { appendBytes(t, s.Log, make([]byte, 1000)) }, ""},
+		{"a preallocated .log", func(t *testing.T, s layout.Segment) { testutil.AppendBytes(t, s.Log, make([]byte, 1000)) }, ""},
 		{"a torn last batch", func(t *testing.T, s layout.Segment) {
 			fi, _ := os.Stat(s.Log)
 			truncate(t, s.Log, fi.Size()-3)
