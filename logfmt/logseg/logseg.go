@@ -95,19 +95,17 @@ func Open(s layout.Segment) (Segment, error) {
 	if seg.TimeIndexBytes, hasTime, err = indexBytes(s.TimeIndex, index.TimeEntrySize); err != nil {
 		return Segment{}, err
 	}
+	corrupt, err := txnCorrupt(s)
+	if err != nil {
+		return Segment{}, err
+	}
 	switch {
 	case !hasIndex:
 		seg.Load, seg.Why = Recovered, "no offset index"
-	default:
-		why, err := txnCorrupt(s)
-		if err != nil {
-			return Segment{}, err
-		}
-		if why != "" {
-			seg.Load, seg.Why = Recovered, why
-		} else if !hasTime {
-			seg.Load = TimeIndexCreated
-		}
+	case corrupt != "":
+		seg.Load, seg.Why = Recovered, corrupt
+	case !hasTime:
+		seg.Load = TimeIndexCreated
 	}
 	return seg, nil
 }
@@ -172,10 +170,11 @@ func txnCorrupt(s layout.Segment) (string, error) {
 // zero-filled end stops it cleanly, and End tells which.
 type Batches struct {
 	*logfmt.SegmentFile
-	base int64
-	err  error
 	// Trusted skips the checksums, for a caller that has verified them.
 	Trusted bool
+
+	base int64
+	err  error
 }
 
 // Batches opens the segment's .log for reading batches from byte pos,
