@@ -160,7 +160,7 @@ func runGen(c *cli.Context) error {
 	case errors.Is(err, gen.ErrPartitionExists), errors.Is(err, gen.ErrTopicExists):
 		return &ExitError{Code: ExitRefused, Err: err}
 	case errors.Is(err, gen.ErrNotKRaft):
-		return &ExitError{Code: ExitUsage, Err: err}
+		return usageErr("--kraft: %v", err)
 	}
 	if err != nil {
 		return err

@@ -70,9 +70,9 @@ func DecoderOfClass(class string) (Decoder, error) {
 	case "DefaultDecoder":
 		return DecodeHex, nil
 	case "IntegerDecoder", "LongDecoder":
-		return 0, fmt.Errorf("%s: logtool has no integer decoders; hex (--key-decoder hex, --value-decoder hex) shows the bytes", class)
+		return 0, fmt.Errorf("%s: logtool has no integer decoders; the hex decoder shows the bytes", class)
 	}
-	return 0, fmt.Errorf("unknown decoder class %q: logtool knows Kafka's StringDecoder and DefaultDecoder (or give --key-decoder, --value-decoder)", class)
+	return 0, fmt.Errorf("unknown decoder class %q: logtool knows Kafka's StringDecoder and DefaultDecoder, and its own decoders by name", class)
 }
 
 // Payload selects how record keys and values are interpreted with

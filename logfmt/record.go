@@ -417,7 +417,7 @@ func (it *RecordIter) inner() (LegacyMessage, error) {
 // tooLarge refuses a record or inner message over MaxRecordBytes.
 func (it *RecordIter) tooLarge(what string, size int64) error {
 	return &CorruptError{File: it.File, Pos: it.b.Pos, Msg: fmt.Sprintf("%s declares %d bytes", what, size),
-		Err: fmt.Errorf("%w of %d bytes for one record (--max-record-bytes)", codec.ErrTooLarge, it.maxRecord())}
+		Err: fmt.Errorf("%w of %d bytes for one record (MaxRecordBytes)", codec.ErrTooLarge, it.maxRecord())}
 }
 
 // BaseOffset is the first record's offset. For a legacy wrapper it is only

@@ -279,7 +279,7 @@ func TestHostileRecordTooLarge(t *testing.T) {
 				t.Skip("LOGTOOL_LONG=1 runs every codec")
 			}
 			dir, part, log := partitionWith(t, data)
-			want := "record 0 declares 536870922 bytes: over the size limit of 67108864 bytes for one record (--max-record-bytes) (at byte 0)"
+			want := "record 0 declares 536870922 bytes: over the size limit of 67108864 bytes for one record (MaxRecordBytes) (at byte 0)"
 			if name == "zstd-window" {
 				want = "zstd: frame window of 536870912 bytes is over the size limit of 67108864 bytes (at byte 61)"
 			}

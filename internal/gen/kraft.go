@@ -116,11 +116,11 @@ func writeMetadata(o *Options, at *metadataTail) error {
 }
 
 // ErrTopicExists is returned, wrapped, when the metadata log of the log
-// directory has a topic to generate already; ErrNotKRaft when --kraft is
+// directory has a topic to generate already; ErrNotKRaft when KRaft is
 // asked of a log directory that is not a KRaft node's.
 var (
 	ErrTopicExists = fmt.Errorf("the topic is in the metadata log already; gen adds topics, it never creates one twice: %w", fs.ErrExist)
-	ErrNotKRaft    = errors.New("--kraft: not a KRaft node's log directory")
+	ErrNotKRaft    = errors.New("not a KRaft node's log directory")
 )
 
 // metadataTail is where gen adds to the metadata log of a log dir it
