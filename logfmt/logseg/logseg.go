@@ -302,7 +302,7 @@ func (s *Segment) NextOffset() (int64, error) {
 		return 0, err
 	}
 	if b.End() == logfmt.EndTorn {
-		return 0, logfmt.Corruptf(s.Log, b.Pos(), "%s; where the log ends is for recovery to settle: a broker's, or a reindex that cuts the corrupt tail", b.EndDetail())
+		return 0, logfmt.Corruptf(s.Log, b.Pos(), "the segment ends in a torn entry (%s); where the log ends is for recovery to settle: a broker's, or a reindex that cuts the corrupt tail", b.EndDetail())
 	}
 	return next, nil
 }

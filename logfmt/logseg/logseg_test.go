@@ -375,7 +375,7 @@ func TestNextOffset(t *testing.T) {
 		{"a torn last batch", func(t *testing.T, s layout.Segment) {
 			fi, _ := os.Stat(s.Log)
 			truncate(t, s.Log, fi.Size()-3)
-		}, "declares"},
+		}, "torn entry"},
 		{"a bad checksum", func(t *testing.T, s layout.Segment) {
 			fi, _ := os.Stat(s.Log)
 			testutil.FlipByte(t, s.Log, int(fi.Size())-1)
