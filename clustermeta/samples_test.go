@@ -89,7 +89,7 @@ func TestSamples(t *testing.T) {
 				if p.Dir.Topic == "__cluster_metadata" {
 					continue
 				}
-				b, err := os.ReadFile(filepath.Join(p.Path, checkpoint.PartitionMetadataFile))
+				b, err := os.ReadFile(filepath.Join(p.Path, layout.PartitionMetadataFile))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -259,7 +259,7 @@ func TestStreamsSampleAsABroker(t *testing.T) {
 		part := filepath.Join(dir, layout.PartitionDirName(topic, 0))
 		testutil.CopyTree(t, filepath.Join(dir, "vehicle.avg.speed-0"), part)
 		b := checkpoint.AppendPartitionMetadata(nil, checkpoint.PartitionMetadata{TopicID: im.Topic(topic).ID})
-		if err := os.WriteFile(filepath.Join(part, checkpoint.PartitionMetadataFile), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(part, layout.PartitionMetadataFile), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

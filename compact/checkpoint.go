@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // rootMu serialises the read-modify-write of root checkpoint files, which
@@ -23,7 +24,7 @@ var rootMu sync.Mutex
 // broker that has not migrated reads. Files that already say so are left
 // alone.
 func writeCheckpoint(p *partition, offset, cleanTime int64) error {
-	path := filepath.Join(p.dir, checkpoint.Cleaner)
+	path := filepath.Join(p.dir, layout.CleanerCheckpointFile)
 	data := checkpoint.AppendCleaner(nil, checkpoint.CleanerCheckpoint{FirstDirtyOffset: offset, LastCleanTimeMs: cleanTime})
 	if err := writeIfChanged(path, data); err != nil {
 		return err
@@ -33,7 +34,7 @@ func writeCheckpoint(p *partition, offset, cleanTime int64) error {
 	}
 	rootMu.Lock()
 	defer rootMu.Unlock()
-	return updateRoot(filepath.Join(p.logDir, checkpoint.CleanerOffset), p.topic, p.num, offset)
+	return updateRoot(filepath.Join(p.logDir, layout.CleanerOffsetCheckpointFile), p.topic, p.num, offset)
 }
 
 // updateRoot gives every entry of the partition in the root offset

@@ -11,7 +11,7 @@ import (
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
-	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 func TestUpdateRoot(t *testing.T) {
@@ -30,7 +30,7 @@ func TestUpdateRoot(t *testing.T) {
 		{"no final newline", "0\n1\ntest 0 50", "0\n1\ntest 0 50\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), checkpoint.CleanerOffset)
+			path := filepath.Join(t.TempDir(), layout.CleanerOffsetCheckpointFile)
 			if err := os.WriteFile(path, []byte(tc.in), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func TestUpdateRoot(t *testing.T) {
 
 func TestUpdateRootRefuses(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, checkpoint.CleanerOffset)
+	path := filepath.Join(dir, layout.CleanerOffsetCheckpointFile)
 	if err := updateRoot(path, "test", 0, 50); err != nil {
 		t.Fatalf("missing file: %v", err)
 	}
@@ -94,7 +94,7 @@ func TestUpdateRootStreams(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&b, "ghost %d %d\n", i, i)
 	}
-	path := filepath.Join(t.TempDir(), checkpoint.CleanerOffset)
+	path := filepath.Join(t.TempDir(), layout.CleanerOffsetCheckpointFile)
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}

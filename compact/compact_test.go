@@ -38,7 +38,7 @@ func mustCompact(t *testing.T, dir string, o Options) *Result {
 func writeCleanerCheckpoint(t *testing.T, dir string, offset, cleanTime int64) {
 	t.Helper()
 	data := checkpoint.AppendCleaner(nil, checkpoint.CleanerCheckpoint{FirstDirtyOffset: offset, LastCleanTimeMs: cleanTime})
-	if err := os.WriteFile(filepath.Join(dir, checkpoint.Cleaner), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.CleanerCheckpointFile), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -113,7 +113,7 @@ func TestIdleActiveSegmentPastMaxLag(t *testing.T) {
 	if last.last != leo-1 || last.count != 0 {
 		t.Errorf("last batch ends at %d with %d records, want an empty batch ending at %d", last.last, last.count, leo-1)
 	}
-	if got := readFile(t, filepath.Join(dir, checkpoint.Cleaner)); got != fmt.Sprintf("1\n%d %d\n", leo, now) {
+	if got := readFile(t, filepath.Join(dir, layout.CleanerCheckpointFile)); got != fmt.Sprintf("1\n%d %d\n", leo, now) {
 		t.Errorf("checkpoint %q", got)
 	}
 }
@@ -285,7 +285,7 @@ func TestCheckpointSources(t *testing.T) {
 	}
 	root := func(t *testing.T, logDir string, offset int64) {
 		data := checkpoint.AppendOffsets(nil, []checkpoint.OffsetEntry{{Topic: "other", Partition: 3, Offset: 7}, {Topic: "test", Partition: 0, Offset: offset}})
-		if err := os.WriteFile(filepath.Join(logDir, checkpoint.CleanerOffset), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(logDir, layout.CleanerOffsetCheckpointFile), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -324,10 +324,10 @@ func TestCheckpointSources(t *testing.T) {
 			t.Errorf("eligible %v first dirty %d warnings %v", r.Eligible, r.FirstDirtyOffset, r.Warnings)
 		}
 		// LogCleanerManager writes the reset offset at once, even without cleaning.
-		if got := readFile(t, filepath.Join(dir, checkpoint.Cleaner)); got != "1\n0 -1\n" {
+		if got := readFile(t, filepath.Join(dir, layout.CleanerCheckpointFile)); got != "1\n0 -1\n" {
 			t.Errorf("partition checkpoint %q", got)
 		}
-		if got := readFile(t, filepath.Join(logDir, checkpoint.CleanerOffset)); got != "0\n2\nother 3 7\ntest 0 0\n" {
+		if got := readFile(t, filepath.Join(logDir, layout.CleanerOffsetCheckpointFile)); got != "0\n2\nother 3 7\ntest 0 0\n" {
 			t.Errorf("root checkpoint %q", got)
 		}
 	})
@@ -337,10 +337,10 @@ func TestCheckpointSources(t *testing.T) {
 		o := o
 		o.DryRun = false
 		mustCompact(t, dir, o)
-		if got, want := readFile(t, filepath.Join(dir, checkpoint.Cleaner)), fmt.Sprintf("1\n10 %d\n", o.Now); got != want {
+		if got, want := readFile(t, filepath.Join(dir, layout.CleanerCheckpointFile)), fmt.Sprintf("1\n10 %d\n", o.Now); got != want {
 			t.Errorf("partition checkpoint %q, want %q", got, want)
 		}
-		if got := readFile(t, filepath.Join(logDir, checkpoint.CleanerOffset)); got != "0\n2\nother 3 7\ntest 0 10\n" {
+		if got := readFile(t, filepath.Join(logDir, layout.CleanerOffsetCheckpointFile)); got != "0\n2\nother 3 7\ntest 0 10\n" {
 			t.Errorf("root checkpoint %q", got)
 		}
 	})
@@ -349,7 +349,7 @@ func TestCheckpointSources(t *testing.T) {
 		o := o
 		o.DryRun = false
 		mustCompact(t, dir, o)
-		if got := readFile(t, filepath.Join(logDir, checkpoint.CleanerOffset)); got != "(missing)" {
+		if got := readFile(t, filepath.Join(logDir, layout.CleanerOffsetCheckpointFile)); got != "(missing)" {
 			t.Errorf("root checkpoint %q, want none", got)
 		}
 	})

@@ -44,8 +44,8 @@ type dirtyCheckpoint struct {
 
 // Checkpoint sources, as reported in Result.CheckpointSource.
 const (
-	SourcePartition = checkpoint.Cleaner       // <partition>/cleaner-checkpoint
-	SourceRoot      = checkpoint.CleanerOffset // <logdir>/cleaner-offset-checkpoint
+	SourcePartition = layout.CleanerCheckpointFile       // <partition>/cleaner-checkpoint
+	SourceRoot      = layout.CleanerOffsetCheckpointFile // <logdir>/cleaner-offset-checkpoint
 	SourceLogStart  = "log start"
 )
 
@@ -76,13 +76,13 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 		return nil, err
 	}
 	p.logStart = p.segs[0].Base
-	if off, ok, err := logseg.RootOffset(listing, checkpoint.LogStart); err != nil {
+	if off, ok, err := logseg.RootOffset(listing, layout.LogStartOffsetCheckpointFile); err != nil {
 		return nil, err
 	} else if ok {
 		p.logStart = max(p.logStart, off)
 	}
 	p.hw = p.leo
-	if off, ok, err := logseg.RootOffset(listing, checkpoint.Replication); err != nil {
+	if off, ok, err := logseg.RootOffset(listing, layout.ReplicationOffsetCheckpointFile); err != nil {
 		return nil, err
 	} else if ok {
 		p.hw = min(max(off, p.logStart), p.leo)
@@ -114,16 +114,16 @@ func noSymlinks(listing *layout.Partition) error {
 // readCheckpoint finds the first dirty offset: the per-partition file, else
 // the log directory's file, else none.
 func (p *partition) readCheckpoint() (dirtyCheckpoint, error) {
-	rootOff, rootOK, err := logseg.RootOffset(p.listing, checkpoint.CleanerOffset)
+	rootOff, rootOK, err := logseg.RootOffset(p.listing, layout.CleanerOffsetCheckpointFile)
 	if err != nil {
 		return dirtyCheckpoint{}, err
 	}
 	// When the log directory has the root file, it is kept up to date too.
 	if p.named {
-		_, err := os.Stat(filepath.Join(p.logDir, checkpoint.CleanerOffset))
+		_, err := os.Stat(filepath.Join(p.logDir, layout.CleanerOffsetCheckpointFile))
 		p.rootFile = err == nil
 	}
-	path := filepath.Join(p.dir, checkpoint.Cleaner)
+	path := filepath.Join(p.dir, layout.CleanerCheckpointFile)
 	f, err := safefile.Open(path)
 	switch {
 	case err == nil:

@@ -285,7 +285,7 @@ func (s *salvager) run() error {
 	}
 	for _, f := range append(slices.Clone(s.p.Others), s.p.Leftovers...) {
 		switch filepath.Base(f) {
-		case checkpoint.LeaderEpoch, checkpoint.PartitionMetadataFile:
+		case layout.LeaderEpochCheckpointFile, layout.PartitionMetadataFile:
 		default:
 			s.rep.Skipped = append(s.rep.Skipped, f)
 		}
@@ -502,7 +502,7 @@ func (s *salvager) keep(w *segWriter, b *logfmt.Batch, first, last, records int6
 // of for this partition: its high watermark and recovery point.
 func (s *salvager) endHint() int64 {
 	hint := int64(-1)
-	for _, name := range []string{checkpoint.Replication, checkpoint.RecoveryPoint} {
+	for _, name := range []string{layout.ReplicationOffsetCheckpointFile, layout.RecoveryPointCheckpointFile} {
 		if off, ok, err := logseg.RootOffset(s.p, name); err == nil && ok {
 			hint = max(hint, off)
 		}
@@ -522,7 +522,7 @@ func (s *salvager) emptySegment(base int64) error {
 // readEpochs takes the source's leader epochs when they read and increase
 // as Kafka keeps them.
 func (s *salvager) readEpochs() {
-	path := filepath.Join(s.p.Path, checkpoint.LeaderEpoch)
+	path := filepath.Join(s.p.Path, layout.LeaderEpochCheckpointFile)
 	f, err := safefile.Open(path)
 	if err != nil {
 		s.rep.LeaderEpochs = "rebuilt from the batches (no leader-epoch-checkpoint)"
@@ -549,11 +549,11 @@ func (s *salvager) writeEpochs() error {
 	if len(s.epochs) < n {
 		s.rep.LeaderEpochs += fmt.Sprintf(", %d entries at or past the log end offset %d removed", n-len(s.epochs), s.rep.LogEndOffset)
 	}
-	return writeNew(filepath.Join(s.stage, checkpoint.LeaderEpoch), checkpoint.AppendLeaderEpochs(nil, s.epochs))
+	return writeNew(filepath.Join(s.stage, layout.LeaderEpochCheckpointFile), checkpoint.AppendLeaderEpochs(nil, s.epochs))
 }
 
 func (s *salvager) copyMetadata() error {
-	path := filepath.Join(s.p.Path, checkpoint.PartitionMetadataFile)
+	path := filepath.Join(s.p.Path, layout.PartitionMetadataFile)
 	b, err := safefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.rep.PartitionMeta = "none in the source"
@@ -567,7 +567,7 @@ func (s *salvager) copyMetadata() error {
 		return nil
 	}
 	s.rep.PartitionMeta = "carried over"
-	return writeNew(filepath.Join(s.stage, checkpoint.PartitionMetadataFile), b)
+	return writeNew(filepath.Join(s.stage, layout.PartitionMetadataFile), b)
 }
 
 // message is an error's text without a file name the report gives anyway.

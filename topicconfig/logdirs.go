@@ -12,6 +12,7 @@ import (
 	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // Options are a run's configuration sources besides its log dirs.
@@ -64,10 +65,10 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 			continue
 		}
 		d := &dirInfo{dir: dir, node: -1}
-		b, err := safefile.ReadFile(filepath.Join(dir, checkpoint.MetaPropertiesFile))
+		b, err := safefile.ReadFile(filepath.Join(dir, layout.MetaPropertiesFile))
 		switch {
 		case err == nil:
-			m, err := checkpoint.ReadMetaProperties(b, filepath.Join(dir, checkpoint.MetaPropertiesFile))
+			m, err := checkpoint.ReadMetaProperties(b, filepath.Join(dir, layout.MetaPropertiesFile))
 			if err != nil {
 				return nil, err
 			}

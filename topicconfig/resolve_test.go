@@ -13,6 +13,7 @@ import (
 	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 var time0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -22,7 +23,7 @@ func metaDir(t *testing.T, node int32, records ...[]byte) string {
 	t.Helper()
 	dir := t.TempDir()
 	m := checkpoint.MetaProperties{Version: 1, NodeID: node, BrokerID: -1, ClusterID: "c1"}
-	if err := os.WriteFile(filepath.Join(dir, checkpoint.MetaPropertiesFile), checkpoint.AppendMetaProperties(nil, m, time0), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, layout.MetaPropertiesFile), checkpoint.AppendMetaProperties(nil, m, time0), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if len(records) == 0 {
@@ -175,7 +176,7 @@ func TestPerBroker(t *testing.T) {
 	if c.For(two).Image() != c.For(one).Image() || c.For(two).BrokerID() != 2 {
 		t.Error("the second broker's log dir does not use the cluster's metadata")
 	}
-	os.Remove(filepath.Join(two, checkpoint.MetaPropertiesFile))
+	os.Remove(filepath.Join(two, layout.MetaPropertiesFile))
 	c, err = Load([]string{two, one}, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -71,7 +71,7 @@ func (md *metadata) checkPartition(c *collector, u *unit, dir layout.PartitionDi
 	if im == nil {
 		return
 	}
-	path := filepath.Join(u.path, checkpoint.PartitionMetadataFile)
+	path := filepath.Join(u.path, layout.PartitionMetadataFile)
 	b, err := safefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.info(u.path, -1, "no partition.metadata, so no topic ID: a KRaft broker sets the log aside as stray when it loads it")

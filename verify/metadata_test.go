@@ -33,7 +33,7 @@ func appendMetadata(t *testing.T, logDir string, records ...[]byte) {
 
 func topicIDOf(t *testing.T, partDir string) checkpoint.TopicID {
 	t.Helper()
-	path := filepath.Join(partDir, checkpoint.PartitionMetadataFile)
+	path := filepath.Join(partDir, layout.PartitionMetadataFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func topicIDOf(t *testing.T, partDir string) checkpoint.TopicID {
 func writeTopicID(t *testing.T, partDir string, id checkpoint.TopicID) {
 	t.Helper()
 	b := checkpoint.AppendPartitionMetadata(nil, checkpoint.PartitionMetadata{TopicID: id})
-	if err := os.WriteFile(filepath.Join(partDir, checkpoint.PartitionMetadataFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(partDir, layout.PartitionMetadataFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

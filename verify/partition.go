@@ -186,9 +186,9 @@ func (v *partitionRun) noLog(start int64) error {
 	}
 	if part.Dir.Kind == layout.Normal && !metadata {
 		for _, cp := range []struct{ name, what string }{
-			{checkpoint.Replication, "a high watermark"},
-			{checkpoint.RecoveryPoint, "a recovery point"},
-			{checkpoint.CleanerOffset, "a cleaner offset"},
+			{layout.ReplicationOffsetCheckpointFile, "a high watermark"},
+			{layout.RecoveryPointCheckpointFile, "a recovery point"},
+			{layout.CleanerOffsetCheckpointFile, "a cleaner offset"},
 		} {
 			// An unreadable checkpoint is the root's finding.
 			if off, ok, err := logseg.RootOffset(part, cp.name); err == nil && ok {
@@ -197,7 +197,7 @@ func (v *partitionRun) noLog(start int64) error {
 		}
 	}
 	for _, e := range v.epochEntries {
-		seen(e.StartOffset, "%s starts epoch %d at offset %d", checkpoint.LeaderEpoch, e.Epoch, e.StartOffset)
+		seen(e.StartOffset, "%s starts epoch %d at offset %d", layout.LeaderEpochCheckpointFile, e.Epoch, e.StartOffset)
 	}
 	for _, path := range part.Snapshots {
 		if off, ok := snapshot.OffsetFromName(filepath.Base(path)); ok {
@@ -231,7 +231,7 @@ func (v *partitionRun) logEnd() int64 {
 // epochs reads leader-epoch-checkpoint and returns the check of the batches
 // against it, nil when there is nothing to check against.
 func (v *partitionRun) epochs(logStart int64) (*epochCheck, error) {
-	path := filepath.Join(v.part.Path, checkpoint.LeaderEpoch)
+	path := filepath.Join(v.part.Path, layout.LeaderEpochCheckpointFile)
 	entries, ok, err := readEpochs(v.c, path)
 	if err != nil || !ok || len(entries) == 0 {
 		return nil, err
@@ -298,7 +298,7 @@ func (v *partitionRun) other(path string, end int64) error {
 // drops such entries when it loads the log, and they mean records of that
 // epoch are gone.
 func (v *partitionRun) epochRange(end int64) {
-	path := filepath.Join(v.part.Path, checkpoint.LeaderEpoch)
+	path := filepath.Join(v.part.Path, layout.LeaderEpochCheckpointFile)
 	var bad []int
 	for i, e := range v.epochEntries {
 		if e.StartOffset > end {

@@ -55,7 +55,7 @@ func (u *unit) runRoot(p *Plan, o *Options, facts map[string]*partitionFacts, fi
 			}
 		}
 	}
-	for _, name := range []string{checkpoint.RecoveryPoint, checkpoint.Replication, checkpoint.LogStart, checkpoint.CleanerOffset} {
+	for _, name := range []string{layout.RecoveryPointCheckpointFile, layout.ReplicationOffsetCheckpointFile, layout.LogStartOffsetCheckpointFile, layout.CleanerOffsetCheckpointFile} {
 		if err := checkOffsets(c, filepath.Join(u.path, name), s); err != nil {
 			rep.Err = err
 			return rep
@@ -151,19 +151,19 @@ type checkpointRule struct {
 }
 
 var checkpointRules = map[string]checkpointRule{
-	checkpoint.RecoveryPoint: {what: "recovery point",
+	layout.RecoveryPointCheckpointFile: {what: "recovery point",
 		below:   "Kafka raises it to the log start when it deletes records",
 		beyond:  "records the broker had flushed are gone",
 		missing: "a broker takes 0 and, after an unclean shutdown, recovers all their segments",
 		clean:   "the log directory holds .kafka_cleanshutdown, and a clean shutdown flushes every log and records its log end offset here, so records were added or lost since, or the file is damaged"},
-	checkpoint.Replication: {what: "high watermark",
+	layout.ReplicationOffsetCheckpointFile: {what: "high watermark",
 		below:   "Kafka never moves the log start past the high watermark",
 		beyond:  "records the cluster had replicated are gone",
 		missing: "a broker starts them with a high watermark of 0"},
-	checkpoint.LogStart: {what: "log start offset",
+	layout.LogStartOffsetCheckpointFile: {what: "log start offset",
 		// LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd
 		beyond: "records up to it are gone, and a broker deletes every segment of the partition when it loads it and starts it empty at that offset"},
-	checkpoint.CleanerOffset: {what: "cleaner offset",
+	layout.CleanerOffsetCheckpointFile: {what: "cleaner offset",
 		below:  "the cleaner resets it to the log start and cleans the whole log again",
 		beyond: "the cleaner resets it to the log start and cleans the whole log again"},
 }

@@ -17,7 +17,7 @@ import (
 // verify does a file given alone.
 func offsetFindings(t *testing.T, content string) (*Report, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), checkpoint.RecoveryPoint)
+	path := filepath.Join(t.TempDir(), layout.RecoveryPointCheckpointFile)
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}

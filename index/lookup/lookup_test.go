@@ -264,7 +264,7 @@ func TestLookupCoarseTimeIndex(t *testing.T) {
 func TestLookupNotFound(t *testing.T) {
 	dir := genPartition(t, gen.Options{Magic: 2, Records: 500, SegmentBytes: 20000, Seed: 15})
 	cp := checkpoint.AppendOffsets(nil, []checkpoint.OffsetEntry{{Topic: "t", Partition: 0, Offset: 100}})
-	if err := os.WriteFile(filepath.Join(dir, "..", checkpoint.LogStart), cp, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "..", layout.LogStartOffsetCheckpointFile), cp, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

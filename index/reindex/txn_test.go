@@ -232,7 +232,7 @@ func TestTxnStateAtSegmentBase(t *testing.T) {
 		setup: func(t *testing.T, dir string) {
 			writeSnapshot(t, dir, 6, snapshot.Entry{ProducerID: a, CurrentTxnFirstOffset: 0}, snapshot.Entry{ProducerID: b, CurrentTxnFirstOffset: 2})
 			cp := checkpoint.AppendOffsets(nil, []checkpoint.OffsetEntry{{Topic: "t", Partition: 0, Offset: 6}})
-			if err := os.WriteFile(filepath.Join(dir, "..", checkpoint.LogStart), cp, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "..", layout.LogStartOffsetCheckpointFile), cp, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		},

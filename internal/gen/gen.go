@@ -300,11 +300,11 @@ func writePartition(o *Options, topic string, p int32, id checkpoint.TopicID) (P
 
 func writePartitionFiles(dir string, id checkpoint.TopicID) error {
 	epochs := checkpoint.AppendLeaderEpochs(nil, []checkpoint.EpochEntry{{Epoch: 0, StartOffset: 0}})
-	if err := safefile.WriteFile(filepath.Join(dir, checkpoint.LeaderEpoch), epochs, 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, layout.LeaderEpochCheckpointFile), epochs, 0o644); err != nil {
 		return err
 	}
 	meta := checkpoint.AppendPartitionMetadata(nil, checkpoint.PartitionMetadata{Version: 0, TopicID: id})
-	return safefile.WriteFile(filepath.Join(dir, checkpoint.PartitionMetadataFile), meta, 0o644)
+	return safefile.WriteFile(filepath.Join(dir, layout.PartitionMetadataFile), meta, 0o644)
 }
 
 func (w *partitionWriter) run() error {
@@ -572,7 +572,7 @@ func (w *partitionWriter) abort() {
 // writeRoot writes meta.properties (when absent), the four root checkpoints
 // (merged with what a previous run left) and the clean-shutdown marker.
 func writeRoot(o *Options, parts []Partition) error {
-	metaPath := filepath.Join(o.Out, checkpoint.MetaPropertiesFile)
+	metaPath := filepath.Join(o.Out, layout.MetaPropertiesFile)
 	if _, err := os.Stat(metaPath); errors.Is(err, fs.ErrNotExist) {
 		m := checkpoint.MetaProperties{Version: 0, BrokerID: 0, NodeID: -1, ClusterID: clusterID(o.Seed)}
 		if o.KRaft {
@@ -648,7 +648,7 @@ func writeRoot(o *Options, parts []Partition) error {
 	for _, f := range []struct {
 		name  string
 		value func(Partition) (int64, bool)
-	}{{checkpoint.RecoveryPoint, end}, {checkpoint.Replication, end}, {checkpoint.LogStart, none}, {checkpoint.CleanerOffset, none}} {
+	}{{layout.RecoveryPointCheckpointFile, end}, {layout.ReplicationOffsetCheckpointFile, end}, {layout.LogStartOffsetCheckpointFile, none}, {layout.CleanerOffsetCheckpointFile, none}} {
 		if err := update(f.name, f.value); err != nil {
 			return err
 		}

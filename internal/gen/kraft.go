@@ -12,6 +12,7 @@ import (
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // KRaft log dirs: what a single node, controller and broker in one
@@ -103,16 +104,16 @@ func writeMetadata(o *Options, at *metadataTail) error {
 		return nil
 	}
 	epochs := checkpoint.AppendLeaderEpochs(nil, []checkpoint.EpochEntry{{Epoch: kraftEpoch, StartOffset: 0}})
-	if err := safefile.WriteFile(filepath.Join(dir, checkpoint.LeaderEpoch), epochs, 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, layout.LeaderEpochCheckpointFile), epochs, 0o644); err != nil {
 		return err
 	}
 	meta := checkpoint.AppendPartitionMetadata(nil, checkpoint.PartitionMetadata{Version: 0, TopicID: metadataTopicID})
-	if err := safefile.WriteFile(filepath.Join(dir, checkpoint.PartitionMetadataFile), meta, 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(dir, layout.PartitionMetadataFile), meta, 0o644); err != nil {
 		return err
 	}
 	quorum := fmt.Sprintf(`{"clusterId":"","leaderId":%d,"leaderEpoch":%d,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":%d}],"data_version":0}`,
 		kraftNode, kraftEpoch, kraftNode)
-	return safefile.WriteFile(filepath.Join(dir, checkpoint.QuorumStateFile), []byte(quorum), 0o644)
+	return safefile.WriteFile(filepath.Join(dir, layout.QuorumStateFile), []byte(quorum), 0o644)
 }
 
 // ErrTopicExists is returned, wrapped, when the metadata log of the log
@@ -134,7 +135,7 @@ type metadataTail struct {
 // (nil when there is none), refusing a log dir that is not a KRaft node's
 // and topics the metadata has already.
 func readMetadataTail(o *Options) (*metadataTail, error) {
-	metaPath := filepath.Join(o.Out, checkpoint.MetaPropertiesFile)
+	metaPath := filepath.Join(o.Out, layout.MetaPropertiesFile)
 	b, err := safefile.ReadFile(metaPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

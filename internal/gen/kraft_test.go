@@ -25,7 +25,7 @@ func TestGenKRaft(t *testing.T) {
 	if _, err := Generate(o); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, checkpoint.MetaPropertiesFile))
+	b, err := os.ReadFile(filepath.Join(out, layout.MetaPropertiesFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // TestGenMergesRootCheckpoints: a second run keeps the entries of other
@@ -21,7 +21,7 @@ func TestGenMergesRootCheckpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, checkpoint.RecoveryPoint)
+	path := filepath.Join(dir, layout.RecoveryPointCheckpointFile)
 	want := fmt.Sprintf("0\n2\nm 0 %d\nm 1 %d\n", first[0].LogEndOffset, first[1].LogEndOffset)
 	if got, err := os.ReadFile(path); err != nil || string(got) != want {
 		t.Fatalf("first run wrote %q, %v; want %q", got, err, want)
@@ -50,7 +50,7 @@ func TestGenMergesRootCheckpoints(t *testing.T) {
 	if got, err := os.ReadFile(path); err != nil || string(got) != want {
 		t.Errorf("second run wrote %q, %v; want %q", got, err, want)
 	}
-	if got, err := os.ReadFile(filepath.Join(dir, checkpoint.CleanerOffset)); err != nil || string(got) != "0\n0\n" {
+	if got, err := os.ReadFile(filepath.Join(dir, layout.CleanerOffsetCheckpointFile)); err != nil || string(got) != "0\n0\n" {
 		t.Errorf("cleaner-offset-checkpoint = %q, %v", got, err)
 	}
 }

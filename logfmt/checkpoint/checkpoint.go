@@ -8,19 +8,5 @@
 // accepted when a broker would accept it; the few places where a reader is
 // stricter are named in its documentation. Writers produce the bytes a broker
 // writes. Bad input is reported as a *logfmt.CorruptError whose Pos is the
-// byte offset of the offending line.
+// byte offset of the offending line. The files' names are in logfmt/layout.
 package checkpoint
-
-// File names, as Kafka spells them. The last three carry a File suffix
-// because the types of their contents take the plain names.
-const (
-	RecoveryPoint         = "recovery-point-offset-checkpoint"
-	LogStart              = "log-start-offset-checkpoint"
-	Replication           = "replication-offset-checkpoint"
-	CleanerOffset         = "cleaner-offset-checkpoint"
-	LeaderEpoch           = "leader-epoch-checkpoint"
-	Cleaner               = "cleaner-checkpoint" // logtool's per-partition cleaner checkpoint
-	PartitionMetadataFile = "partition.metadata"
-	MetaPropertiesFile    = "meta.properties"
-	QuorumStateFile       = "quorum-state"
-)

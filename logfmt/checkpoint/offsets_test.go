@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // checkCorrupt fails unless err is a *logfmt.CorruptError for file at pos
@@ -122,12 +123,12 @@ func TestOffsetsRoundTrip(t *testing.T) {
 
 func TestReadOffsetsFile(t *testing.T) {
 	dir := t.TempDir()
-	_, err := ReadOffsetsFile(filepath.Join(dir, RecoveryPoint))
+	_, err := ReadOffsetsFile(filepath.Join(dir, layout.RecoveryPointCheckpointFile))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing file: error %v, want fs.ErrNotExist", err)
 	}
 
-	path := filepath.Join(dir, Replication)
+	path := filepath.Join(dir, layout.ReplicationOffsetCheckpointFile)
 	if err := os.WriteFile(path, []byte("0\n1\nfoo 0 5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -215,10 +216,10 @@ func TestScanOffsets(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := ScanOffsetsFile(filepath.Join(dir, LogStart), func(OffsetEntry) error { return nil }); !errors.Is(err, fs.ErrNotExist) {
+	if err := ScanOffsetsFile(filepath.Join(dir, layout.LogStartOffsetCheckpointFile), func(OffsetEntry) error { return nil }); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing file: error %v, want fs.ErrNotExist", err)
 	}
-	path := filepath.Join(dir, Replication)
+	path := filepath.Join(dir, layout.ReplicationOffsetCheckpointFile)
 	if err := os.WriteFile(path, []byte("0\n1\nfoo 0 5\nfoo 1 6\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 const samples = "../../../shared/kafka-samples/logdirs"
@@ -41,7 +43,7 @@ func sampleFiles(t *testing.T, names ...string) map[string][]string {
 // Every root offset checkpoint a broker wrote parses, and writing the entries
 // back gives the same bytes: line order is kept.
 func TestSampleOffsetCheckpoints(t *testing.T) {
-	found := sampleFiles(t, RecoveryPoint, LogStart, Replication, CleanerOffset)
+	found := sampleFiles(t, layout.RecoveryPointCheckpointFile, layout.LogStartOffsetCheckpointFile, layout.ReplicationOffsetCheckpointFile, layout.CleanerOffsetCheckpointFile)
 	total, entries := 0, 0
 	for _, paths := range found {
 		for _, path := range paths {
@@ -69,7 +71,7 @@ func TestSampleOffsetCheckpoints(t *testing.T) {
 }
 
 func TestSampleLeaderEpochCheckpoints(t *testing.T) {
-	paths := sampleFiles(t, LeaderEpoch)[LeaderEpoch]
+	paths := sampleFiles(t, layout.LeaderEpochCheckpointFile)[layout.LeaderEpochCheckpointFile]
 	if len(paths) < 30 {
 		t.Fatalf("found %d leader-epoch-checkpoint files, want the samples' 40", len(paths))
 	}
@@ -95,7 +97,7 @@ func TestSampleLeaderEpochCheckpoints(t *testing.T) {
 }
 
 func TestSamplePartitionMetadata(t *testing.T) {
-	paths := sampleFiles(t, PartitionMetadataFile)[PartitionMetadataFile]
+	paths := sampleFiles(t, layout.PartitionMetadataFile)[layout.PartitionMetadataFile]
 	if len(paths) < 10 {
 		t.Fatalf("found %d partition.metadata files, want the samples' 12", len(paths))
 	}
@@ -118,7 +120,7 @@ func TestSamplePartitionMetadata(t *testing.T) {
 // meta.properties is written in hash order by older JVMs, so its bytes are
 // not reproducible; its content must survive a write and a read.
 func TestSampleMetaProperties(t *testing.T) {
-	paths := sampleFiles(t, MetaPropertiesFile)[MetaPropertiesFile]
+	paths := sampleFiles(t, layout.MetaPropertiesFile)[layout.MetaPropertiesFile]
 	if len(paths) != 7 {
 		t.Fatalf("found %d meta.properties files, want the samples' 7", len(paths))
 	}
@@ -186,7 +188,7 @@ func sameLines(a, b []byte) bool {
 }
 
 func TestSampleQuorumState(t *testing.T) {
-	paths := sampleFiles(t, QuorumStateFile)[QuorumStateFile]
+	paths := sampleFiles(t, layout.QuorumStateFile)[layout.QuorumStateFile]
 	epochs := map[string]int32{"ldi-poc_kafka-3.7.0-kraft": 1, "itumelengmogase_kraft-ksqldb-txn": 25, "yashasvi960_kafka-4.1-kraft-streams-config": 2}
 	if len(paths) != len(epochs) {
 		t.Fatalf("found %d quorum-state files, want the samples' %d", len(paths), len(epochs))

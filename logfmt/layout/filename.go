@@ -28,11 +28,8 @@ const (
 	PartSuffix    = ".part"    // KRaft snapshot being written ("<offset>-<epoch>-<random>.checkpoint.part")
 )
 
-// TempSuffix ends the temporary files of Kafka's checkpoint writes and of
-// logtool's own replacements (internal/safefile).
-const TempSuffix = ".tmp"
-
-// Names of the files with fixed names.
+// Names of the files with fixed names: the one table of them, for every
+// package that opens, writes or recognises one.
 const (
 	LeaderEpochCheckpointFile       = "leader-epoch-checkpoint"
 	PartitionMetadataFile           = "partition.metadata"
@@ -78,8 +75,9 @@ const (
 	Lock
 	CleanShutdown
 
-	// Temp is any name ending in TempSuffix: a replacement a crash cut
-	// short. Nothing reads it and the next write of the same file truncates it.
+	// Temp is any name ending in safefile.TempSuffix: a replacement a crash
+	// cut short. Nothing reads it and the next write of the same file
+	// truncates it.
 	Temp
 )
 
@@ -126,7 +124,7 @@ func OwnTemp(name string) bool {
 	if strings.HasSuffix(name, safefile.OwnTempSuffix) {
 		return true
 	}
-	stem, ok := strings.CutSuffix(name, TempSuffix)
+	stem, ok := strings.CutSuffix(name, safefile.TempSuffix)
 	if !ok {
 		return false
 	}
@@ -200,7 +198,7 @@ func ParseFileName(name string) FileName {
 	if k, ok := fixedNames[name]; ok {
 		return FileName{Kind: k, Base: -1, Epoch: -1}
 	}
-	if strings.HasSuffix(name, TempSuffix) {
+	if strings.HasSuffix(name, safefile.TempSuffix) {
 		return FileName{Kind: Temp, Base: -1, Epoch: -1}
 	}
 	if len(name) < offsetWidth || !allDigits(name[:offsetWidth]) {

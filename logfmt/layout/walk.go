@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/logtool/logtool/internal/safefile"
 )
 
 // Segment is the files of one segment, as full paths; a path is "" when its
@@ -390,7 +392,7 @@ func LogDirOf(path string, kind PathKind) string {
 	case KindPartitionDir:
 		return filepath.Join(path, "..")
 	}
-	name := strings.TrimSuffix(filepath.Base(path), TempSuffix)
+	name := strings.TrimSuffix(filepath.Base(path), safefile.TempSuffix)
 	if ParseFileName(name).Kind.atRoot() {
 		return filepath.Join(path, "..")
 	}

@@ -421,7 +421,7 @@ func TestNextOffsetRealBroker(t *testing.T) {
 		p, _ := layout.ReadPartition(pd)
 		segs := open(t, pd)
 		leo, err := segs[len(segs)-1].NextOffset()
-		for _, name := range []string{checkpoint.Replication, checkpoint.RecoveryPoint} {
+		for _, name := range []string{layout.ReplicationOffsetCheckpointFile, layout.RecoveryPointCheckpointFile} {
 			if off, ok, cerr := RootOffset(p, name); err != nil || cerr != nil || !ok || off != leo {
 				t.Errorf("%s: %s has %d (%v %v), log end offset %d (%v)", pd, name, off, ok, cerr, leo, err)
 			}
@@ -521,19 +521,19 @@ func TestRootOffset(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(checkpoint.LogStart, checkpoint.OffsetEntry{Topic: "u", Partition: 0, Offset: 5}, checkpoint.OffsetEntry{Topic: "t", Partition: 0, Offset: 42})
+	write(layout.LogStartOffsetCheckpointFile, checkpoint.OffsetEntry{Topic: "u", Partition: 0, Offset: 5}, checkpoint.OffsetEntry{Topic: "t", Partition: 0, Offset: 42})
 	p, _ := layout.ReadPartition(dir)
 	if off, err := LogStartOffset(p); err != nil || off != 42 {
 		t.Errorf("log start %d (%v), want 42", off, err)
 	}
-	write(checkpoint.LogStart, checkpoint.OffsetEntry{Topic: "u", Partition: 0, Offset: 5})
-	if off, ok, err := RootOffset(p, checkpoint.LogStart); err != nil || ok || off != 0 {
+	write(layout.LogStartOffsetCheckpointFile, checkpoint.OffsetEntry{Topic: "u", Partition: 0, Offset: 5})
+	if off, ok, err := RootOffset(p, layout.LogStartOffsetCheckpointFile); err != nil || ok || off != 0 {
 		t.Errorf("no entry: %d %v (%v)", off, ok, err)
 	}
-	if err := os.WriteFile(filepath.Join(logDir, checkpoint.LogStart), []byte("0\n2\nt 0 1\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(logDir, layout.LogStartOffsetCheckpointFile), []byte("0\n2\nt 0 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := RootOffset(p, checkpoint.LogStart); err == nil || ok {
+	if _, ok, err := RootOffset(p, layout.LogStartOffsetCheckpointFile); err == nil || ok {
 		t.Errorf("a malformed checkpoint gave %v, %v", ok, err)
 	}
 	if _, ok, err := RootOffset(p, "absent-checkpoint"); err != nil || ok {
@@ -544,7 +544,7 @@ func TestRootOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ = layout.ReadPartition(renamed)
-	if _, ok, err := RootOffset(p, checkpoint.Replication); err != nil || ok {
+	if _, ok, err := RootOffset(p, layout.ReplicationOffsetCheckpointFile); err != nil || ok {
 		t.Errorf("a directory not named for its partition gave %v, %v", ok, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // RootOffset returns the partition's entry in the root offset checkpoint
-// name (checkpoint.LogStart, checkpoint.Replication, ...) of the log
+// name (layout.LogStartOffsetCheckpointFile, layout.ReplicationOffsetCheckpointFile, ...) of the log
 // directory holding it, and whether there is one. An absent file holds no
 // entry; an unreadable one gives none and the error. A partition directory
 // not named <topic>-<partition> has no entry anywhere.
@@ -43,6 +43,6 @@ func RootOffset(p *layout.Partition, name string) (int64, bool, error) {
 // log-start-offset-checkpoint, or 0 when there is none. An unreadable
 // checkpoint gives 0 and the error.
 func LogStartOffset(p *layout.Partition) (int64, error) {
-	off, _, err := RootOffset(p, checkpoint.LogStart)
+	off, _, err := RootOffset(p, layout.LogStartOffsetCheckpointFile)
 	return off, err
 }

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 const (
@@ -34,7 +35,6 @@ const (
 	headerSize = 10 // version, crc, count
 	crcStart   = 6  // the CRC covers the count and the entries
 	entrySize  = 46
-	suffix     = ".snapshot"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -119,7 +119,7 @@ func Append(dst []byte, entries []Entry) []byte {
 // at. Kafka writes twenty digits; any run of decimal digits that fits an
 // int64 is accepted, as Kafka's Long.parseLong would.
 func OffsetFromName(name string) (int64, bool) {
-	digits, ok := strings.CutSuffix(name, suffix)
+	digits, ok := strings.CutSuffix(name, layout.SnapshotExt)
 	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
 		return 0, false
 	}
