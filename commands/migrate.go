@@ -15,7 +15,7 @@ import (
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
-	"github.com/logtool/logtool/migrate"
+	"github.com/logtool/logtool/migrate/checkpoints"
 )
 
 func migrateCommand() *cli.Command {
@@ -71,7 +71,7 @@ func runMigrate(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usageErr("no LOGDIR given")
 	}
-	opts := migrate.CheckpointOptions{
+	opts := checkpoints.Options{
 		Reverse: c.Bool("reverse"), KeepOld: c.Bool("keep-old"),
 		Overwrite: c.Bool("overwrite"), DryRun: c.Bool("dry-run"), Workers: g.Workers,
 	}
@@ -81,7 +81,7 @@ func runMigrate(c *cli.Context) error {
 	if opts.CleanTime, opts.CleanTimeMs, err = parseCleanTime(c.String("clean-time")); err != nil {
 		return err
 	}
-	if opts.CleanTime == migrate.CleanTimeFileMtime {
+	if opts.CleanTime == checkpoints.CleanTimeFileMtime {
 		g.Warnf("--clean-time file-mtime: the root file's modification time can be later than a partition's last " +
 			"cleaning, which makes its tombstones expire too early")
 	}
@@ -102,8 +102,8 @@ func runMigrate(c *cli.Context) error {
 		}
 	}
 
-	rep, err := migrate.MigrateCheckpoints(opts)
-	if errors.Is(err, migrate.ErrCheckpointConflict) {
+	rep, err := checkpoints.Migrate(opts)
+	if errors.Is(err, checkpoints.ErrConflict) {
 		source := "the root file"
 		if opts.Reverse {
 			source = "the per-partition files"
@@ -124,18 +124,18 @@ func runMigrate(c *cli.Context) error {
 
 // parseCleanTime reads --clean-time. "-1" is accepted as "unknown", the
 // value it stands for in the file.
-func parseCleanTime(s string) (migrate.CleanTimeSource, int64, error) {
+func parseCleanTime(s string) (checkpoints.CleanTimeSource, int64, error) {
 	switch s {
 	case "unknown", "-1":
-		return migrate.CleanTimeUnknown, -1, nil
+		return checkpoints.CleanTimeUnknown, -1, nil
 	case "file-mtime":
-		return migrate.CleanTimeFileMtime, 0, nil
+		return checkpoints.CleanTimeFileMtime, 0, nil
 	}
 	ms, err := timeArg("clean-time", s, 0)
 	if err != nil {
 		return 0, 0, err
 	}
-	return migrate.CleanTimeFixed, ms, nil
+	return checkpoints.CleanTimeFixed, ms, nil
 }
 
 type migrateEntryJSON struct {
@@ -180,7 +180,7 @@ type migrationJSON struct {
 	Summary         string         `json:"summary"`
 }
 
-func writeMigrateJSON(w io.Writer, rep *migrate.CheckpointReport) error {
+func writeMigrateJSON(w io.Writer, rep *checkpoints.Report) error {
 	enc := json.NewEncoder(w)
 	direction := "forward"
 	if rep.Reverse {
@@ -193,7 +193,7 @@ func writeMigrateJSON(w io.Writer, rep *migrate.CheckpointReport) error {
 				Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, CleanTimeMs: e.CleanTimeMs,
 				Action: string(e.Action), Removed: e.Removed, Note: e.Note,
 			}
-			if e.Action == migrate.CheckpointReplace {
+			if e.Action == checkpoints.Replace {
 				j.PreviousOffset = &e.PreviousOffset
 			}
 			if err := enc.Encode(j); err != nil {
@@ -219,7 +219,7 @@ func writeMigrateJSON(w io.Writer, rep *migrate.CheckpointReport) error {
 	return nil
 }
 
-func writeMigrateText(w io.Writer, rep *migrate.CheckpointReport) error {
+func writeMigrateText(w io.Writer, rep *checkpoints.Report) error {
 	if rep.DryRun {
 		fmt.Fprintln(w, "dry run: nothing is written")
 	}
@@ -246,7 +246,7 @@ func writeMigrateText(w io.Writer, rep *migrate.CheckpointReport) error {
 	return nil
 }
 
-func migrateTable(w io.Writer, d *migrate.CheckpointLogDir) error {
+func migrateTable(w io.Writer, d *checkpoints.LogDir) error {
 	notes := false
 	for _, e := range d.Entries {
 		notes = notes || e.Note != ""
@@ -265,7 +265,7 @@ func migrateTable(w io.Writer, d *migrate.CheckpointLogDir) error {
 			from += " (removed)"
 		}
 		action := string(e.Action)
-		if e.Action == migrate.CheckpointReplace && e.PreviousOffset >= 0 {
+		if e.Action == checkpoints.Replace && e.PreviousOffset >= 0 {
 			action += " " + strconv.FormatInt(e.PreviousOffset, 10)
 		}
 		row := []string{
@@ -282,10 +282,10 @@ func migrateTable(w io.Writer, d *migrate.CheckpointLogDir) error {
 }
 
 // migrateSummary says in one line what happened to a log directory.
-func migrateSummary(rep *migrate.CheckpointReport, d *migrate.CheckpointLogDir) string {
+func migrateSummary(rep *checkpoints.Report, d *checkpoints.LogDir) string {
 	root := filepath.Base(d.RootFile)
 	migrated := filepath.Base(d.MigratedFile)
-	if d.Root == migrate.CheckpointRootNone {
+	if d.Root == checkpoints.RootNone {
 		nothing := migratePick(len(d.TempsRemoved) > 0, "nothing else", "nothing")
 		switch {
 		case rep.Reverse:
@@ -305,14 +305,14 @@ func migrateSummary(rep *migrate.CheckpointReport, d *migrate.CheckpointLogDir) 
 	counts := migrateActionCounts(d)
 	var parts []string
 	for _, a := range []struct {
-		action    migrate.CheckpointAction
+		action    checkpoints.Action
 		done, dry string
 	}{
-		{migrate.CheckpointWrite, "written", "to write"},
-		{migrate.CheckpointReplace, "replaced", "to replace"},
-		{migrate.CheckpointUnchanged, "unchanged", "unchanged"},
-		{migrate.CheckpointAbsent, "absent", "absent"},
-		{migrate.CheckpointDuplicate, "duplicate (a later line wins)", "duplicate"},
+		{checkpoints.Write, "written", "to write"},
+		{checkpoints.Replace, "replaced", "to replace"},
+		{checkpoints.Unchanged, "unchanged", "unchanged"},
+		{checkpoints.Absent, "absent", "absent"},
+		{checkpoints.Duplicate, "duplicate (a later line wins)", "duplicate"},
 	} {
 		if n := counts[string(a.action)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, migratePick(rep.DryRun, a.dry, a.done)))
@@ -327,17 +327,17 @@ func migrateSummary(rep *migrate.CheckpointReport, d *migrate.CheckpointLogDir) 
 	would := migratePick(rep.DryRun, "would be ", "")
 	s := strings.Join(parts, ", ") + "; " + root + " "
 	switch d.Root {
-	case migrate.CheckpointRootRenamed:
+	case checkpoints.RootRenamed:
 		s += would + "renamed to " + migrated
-	case migrate.CheckpointRootMerged:
+	case checkpoints.RootMerged:
 		s += would + "merged into " + migrated + ", which keeps the partitions only it has"
-	case migrate.CheckpointRootRemoved:
+	case checkpoints.RootRemoved:
 		s += would + "removed (" + migrated + " holds its entries)"
-	case migrate.CheckpointRootKept:
+	case checkpoints.RootKept:
 		s += "kept"
-	case migrate.CheckpointRootWritten:
+	case checkpoints.RootWritten:
 		s += would + "written"
-	case migrate.CheckpointRootUnchanged:
+	case checkpoints.RootUnchanged:
 		s += "unchanged"
 	}
 	removed := 0
@@ -359,7 +359,7 @@ func migrateSummary(rep *migrate.CheckpointReport, d *migrate.CheckpointLogDir) 
 // may hold millions, and listing them all cost gigabytes.
 const unlistedWhat = "partitions not in this log directory, or lines a later line overrides; they stay where they are"
 
-func migrateActionCounts(d *migrate.CheckpointLogDir) map[string]int {
+func migrateActionCounts(d *checkpoints.LogDir) map[string]int {
 	m := make(map[string]int)
 	for _, e := range d.Entries {
 		m[string(e.Action)]++
@@ -367,7 +367,7 @@ func migrateActionCounts(d *migrate.CheckpointLogDir) map[string]int {
 	return m
 }
 
-func migrateSkippedReason(s migrate.CheckpointSkippedDir) string {
+func migrateSkippedReason(s checkpoints.SkippedDir) string {
 	return fmt.Sprintf("-%v directory (Kafka renamed it while deleting or moving the partition), never written", s.Kind)
 }
 

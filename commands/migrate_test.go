@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/migrate"
+	"github.com/logtool/logtool/migrate/checkpoints"
 )
 
 // migrateLogDir writes a small log directory: topics with '-' and '.', an
@@ -149,8 +149,8 @@ func TestMigrateDryRunSample(t *testing.T) {
 	if after := readFileOr(t, filepath.Join(sample, "cleaner-offset-checkpoint"), "(missing)"); after != before {
 		t.Errorf("dry run changed the sample's root file")
 	}
-	if _, err := os.Stat(filepath.Join(sample, migrate.MigratedCheckpointFile)); err == nil {
-		t.Errorf("dry run created %s", migrate.MigratedCheckpointFile)
+	if _, err := os.Stat(filepath.Join(sample, checkpoints.MigratedFile)); err == nil {
+		t.Errorf("dry run created %s", checkpoints.MigratedFile)
 	}
 }
 
@@ -201,8 +201,8 @@ func TestMigrateExitCodes(t *testing.T) {
 			if after := readFileOr(t, root, "(missing)"); after != before {
 				t.Errorf("the root file changed")
 			}
-			if _, err := os.Stat(filepath.Join(dir, migrate.MigratedCheckpointFile)); err == nil {
-				t.Errorf("%s written", migrate.MigratedCheckpointFile)
+			if _, err := os.Stat(filepath.Join(dir, checkpoints.MigratedFile)); err == nil {
+				t.Errorf("%s written", checkpoints.MigratedFile)
 			}
 		})
 	}
@@ -228,16 +228,16 @@ func TestMigrateHelp(t *testing.T) {
 func TestMigrateParseCleanTime(t *testing.T) {
 	for _, tc := range []struct {
 		in     string
-		source migrate.CleanTimeSource
+		source checkpoints.CleanTimeSource
 		ms     int64
 		bad    bool
 	}{
-		{"unknown", migrate.CleanTimeUnknown, -1, false},
-		{"-1", migrate.CleanTimeUnknown, -1, false},
-		{"file-mtime", migrate.CleanTimeFileMtime, 0, false},
-		{"0", migrate.CleanTimeFixed, 0, false},
-		{"1700000000000", migrate.CleanTimeFixed, 1700000000000, false},
-		{"2024-01-01T00:00:00.5Z", migrate.CleanTimeFixed, 1704067200500, false},
+		{"unknown", checkpoints.CleanTimeUnknown, -1, false},
+		{"-1", checkpoints.CleanTimeUnknown, -1, false},
+		{"file-mtime", checkpoints.CleanTimeFileMtime, 0, false},
+		{"0", checkpoints.CleanTimeFixed, 0, false},
+		{"1700000000000", checkpoints.CleanTimeFixed, 1700000000000, false},
+		{"2024-01-01T00:00:00.5Z", checkpoints.CleanTimeFixed, 1704067200500, false},
 		{"-2", 0, 0, true},
 		{"1969-12-31T23:59:59Z", 0, 0, true},
 		{"File-Mtime", 0, 0, true},

@@ -15,7 +15,7 @@ import (
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
-	"github.com/logtool/logtool/migrate"
+	"github.com/logtool/logtool/migrate/upgrade"
 )
 
 func upgradeCommand() *cli.Command {
@@ -99,9 +99,9 @@ func runUpgrade(c *cli.Context) error {
 		opts.Progress = bar.Set
 		defer bar.Finish()
 	}
-	rep, err := migrate.Upgrade(opts)
+	rep, err := upgrade.Run(opts)
 	if rep == nil {
-		if errors.Is(err, migrate.ErrUpgradeRefused) {
+		if errors.Is(err, upgrade.ErrRefused) {
 			return &ExitError{Code: ExitRefused, Err: err}
 		}
 		return err
@@ -124,7 +124,7 @@ func runUpgrade(c *cli.Context) error {
 			}
 			perrs[p.Err] = true
 			fmt.Fprintf(g.Stderr, "logtool: upgrade: %s\n", oneLine(p.Err))
-			if errors.Is(p.Err, migrate.ErrUpgradeRefused) {
+			if errors.Is(p.Err, upgrade.ErrRefused) {
 				code = ExitRefused
 			}
 		}
@@ -137,7 +137,7 @@ func runUpgrade(c *cli.Context) error {
 			}
 		}
 		err = errors.Join(rest...)
-	} else if errors.Is(err, migrate.ErrUpgradeRefused) {
+	} else if errors.Is(err, upgrade.ErrRefused) {
 		err = &ExitError{Code: ExitRefused, Err: err}
 	}
 	if !g.Quiet || opts.DryRun {
@@ -153,8 +153,8 @@ func runUpgrade(c *cli.Context) error {
 }
 
 // upgradeOptions reads and checks the command's flags.
-func upgradeOptions(c *cli.Context) (migrate.UpgradeOptions, error) {
-	o := migrate.UpgradeOptions{Output: c.String("output"), DryRun: c.Bool("dry-run")}
+func upgradeOptions(c *cli.Context) (upgrade.Options, error) {
+	o := upgrade.Options{Output: c.String("output"), DryRun: c.Bool("dry-run")}
 	if c.NArg() == 0 {
 		return o, usageErr("no PATH given")
 	}
@@ -224,7 +224,7 @@ type upgradeSegmentJSON struct {
 	AppendTime        *int64 `json:"appendTime"` // null under CreateTime
 }
 
-func writeUpgradeJSON(w io.Writer, rep *migrate.UpgradeReport) error {
+func writeUpgradeJSON(w io.Writer, rep *upgrade.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, f := range rep.RootFiles {
@@ -263,7 +263,7 @@ func writeUpgradeJSON(w io.Writer, rep *migrate.UpgradeReport) error {
 	return nil
 }
 
-func writeUpgradeText(w io.Writer, rep *migrate.UpgradeReport, output string) error {
+func writeUpgradeText(w io.Writer, rep *upgrade.Report, output string) error {
 	t := table.New("PARTITION", "SEGMENTS REWRITTEN", "MESSAGES CONVERTED", "SIZE")
 	var segs, rewritten, failed int
 	var msgs, before, after int64

@@ -1,4 +1,4 @@
-package migrate
+package upgrade
 
 import (
 	"bytes"
@@ -48,8 +48,8 @@ func TestUpgradeVerifyCatchesTamperedWriter(t *testing.T) {
 					}
 				}
 				defer func() { upgradeTamper = nil }()
-				_, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: tc.to, Output: out})
-				if !errors.Is(err, ErrUpgradeVerify) {
+				_, err := Run(Options{Targets: upgradeTargets(t, dir), ToMagic: tc.to, Output: out})
+				if !errors.Is(err, ErrVerify) {
 					t.Fatalf("got %v, want a verification failure", err)
 				}
 				upgradeSameSnapshot(t, "after a failed verification", upgradeSnapshot(t, logDir), snap)
@@ -154,7 +154,7 @@ func TestUpgradeCorruptInput(t *testing.T) {
 			}
 			pos := tc.damage(t, last)
 			snap := upgradeSnapshot(t, logDir)
-			_, err = Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir)})
+			_, err = Run(Options{Targets: upgradeTargets(t, logDir)})
 			ce, ok := logfmt.AsCorrupt(err)
 			if !ok {
 				t.Fatalf("got %v, want a CorruptError", err)
@@ -234,19 +234,19 @@ func upgradePartitionFiles(t *testing.T, dir string) map[string]string {
 // partition that loads as all old or all new, and a second run finishes
 // the job with exactly the result of an uninterrupted one.
 func TestUpgradeCrashAtEveryStep(t *testing.T) {
-	upgradeCrashTest(t, UpgradeOptions{ToMagic: 1, TimestampType: logfmt.LogAppendTime})
+	upgradeCrashTest(t, Options{ToMagic: 1, TimestampType: logfmt.LogAppendTime})
 }
 
 // The same with --output: the output partition either does not exist or
 // is complete, and the source never changes.
 func TestUpgradeOutputCrashAtEveryStep(t *testing.T) {
-	upgradeCrashTest(t, UpgradeOptions{ToMagic: 1, Output: "out"})
+	upgradeCrashTest(t, Options{ToMagic: 1, Output: "out"})
 }
 
-func upgradeCrashTest(t *testing.T, opts UpgradeOptions) {
+func upgradeCrashTest(t *testing.T, opts Options) {
 	// Generated once, copied for every crash point.
 	src, _ := upgradeGen(t, gen.Options{Magic: 0, Compression: codec.Snappy, Records: 80, SegmentBytes: 2 << 10})
-	fixture := func() (logDir, dir string, o UpgradeOptions) {
+	fixture := func() (logDir, dir string, o Options) {
 		root := t.TempDir()
 		logDir = filepath.Join(root, "logs")
 		testutil.CopyTree(t, src, logDir)
@@ -262,7 +262,7 @@ func upgradeCrashTest(t *testing.T, opts UpgradeOptions) {
 	old := upgradeLogical(t, dir)
 	counter := &safefile.Faults{}
 	restore := safefile.SetFaultHook(counter.Hook)
-	_, err := Upgrade(o)
+	_, err := Run(o)
 	restore()
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +295,7 @@ func upgradeCrashTest(t *testing.T, opts UpgradeOptions) {
 		}
 		f := &safefile.Faults{FailAt: n}
 		restore := safefile.SetFaultHook(f.Hook)
-		_, err := Upgrade(o)
+		_, err := Run(o)
 		restore()
 		if !errors.Is(err, safefile.ErrInjected) {
 			t.Fatalf("step %d of %d: got %v", n, steps, err)
@@ -312,7 +312,7 @@ func upgradeCrashTest(t *testing.T, opts UpgradeOptions) {
 				// and a re-run refuses to overwrite it.
 				sawNew = true
 				upgradeSameSnapshot(t, fmt.Sprintf("output after a crash at step %d", n), upgradePartitionFiles(t, final), newFiles)
-				if _, err := Upgrade(o); !errors.Is(err, ErrUpgradeRefused) {
+				if _, err := Run(o); !errors.Is(err, ErrRefused) {
 					t.Fatalf("step %d: re-run over a complete output: %v", n, err)
 				}
 				continue
@@ -328,7 +328,7 @@ func upgradeCrashTest(t *testing.T, opts UpgradeOptions) {
 				t.Fatalf("crash at step %d of %d: the partition loads as neither the old nor the new data", n, steps)
 			}
 		}
-		if _, err := Upgrade(o); err != nil {
+		if _, err := Run(o); err != nil {
 			t.Fatalf("re-run after a crash at step %d: %v", n, err)
 		}
 		upgradeSameSnapshot(t, fmt.Sprintf("re-run after a crash at step %d", n), upgradePartitionFiles(t, final), newFiles)
@@ -373,7 +373,7 @@ func upgradeRootFiles(t *testing.T, dir string) map[string]string {
 func TestUpgradeMixedFormatCrashAfterSwapRenames(t *testing.T) {
 	src, _ := upgradeGen(t, gen.Options{Magic: 0, Compression: codec.Gzip, Records: 600, SegmentBytes: 4 << 10})
 	testutil.AlternateSegments(t, filepath.Join(src, "legacy-0"), func(scratch string) {
-		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, scratch), ToMagic: 1}); err != nil {
+		if _, err := Run(Options{Targets: upgradeTargets(t, scratch), ToMagic: 1}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -401,7 +401,7 @@ func TestUpgradeMixedFormatCrashAfterSwapRenames(t *testing.T) {
 		}
 		return nil
 	})
-	_, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: 1, TimestampType: logfmt.LogAppendTime})
+	_, err := Run(Options{Targets: upgradeTargets(t, logDir), ToMagic: 1, TimestampType: logfmt.LogAppendTime})
 	restore()
 	if err != nil || swaps < 2 {
 		t.Fatalf("uninterrupted run: %v, %d swap renames", err, swaps)
@@ -420,7 +420,7 @@ func TestUpgradeMixedFormatCrashAfterSwapRenames(t *testing.T) {
 			}
 			return nil
 		})
-		_, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: 1, TimestampType: logfmt.LogAppendTime})
+		_, err := Run(Options{Targets: upgradeTargets(t, logDir), ToMagic: 1, TimestampType: logfmt.LogAppendTime})
 		restore()
 		if !errors.Is(err, safefile.ErrInjected) {
 			t.Fatalf("kill after swap rename %d: %v", k, err)

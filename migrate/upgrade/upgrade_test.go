@@ -1,4 +1,4 @@
-package migrate
+package upgrade
 
 import (
 	"bytes"
@@ -251,7 +251,7 @@ func upgradeCheckFixture(t *testing.T, from int8, c codec.Type, to int8, typ log
 		mtimes[s.Base] = fi.ModTime().UnixMilli()
 	}
 
-	rep, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: to, TimestampType: typ, Workers: 2})
+	rep, err := Run(Options{Targets: upgradeTargets(t, logDir), ToMagic: to, TimestampType: typ, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func upgradeCheckFixture(t *testing.T, from int8, c codec.Type, to int8, typ log
 	}
 	// A second run finds nothing to do.
 	again := upgradeSnapshot(t, dir)
-	rep, err = Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: to, TimestampType: typ})
+	rep, err = Run(Options{Targets: upgradeTargets(t, dir), ToMagic: to, TimestampType: typ})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +504,7 @@ func TestUpgradeKeepsHoles(t *testing.T) {
 					logfmt.AppendLegacyMessage(nil, 0, 110, 0, -1, nil, nil))
 				dir, log := upgradeWritePartition(t, 99, data)
 				before := upgradeReadSegment(t, log)
-				if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: to}); err != nil {
+				if _, err := Run(Options{Targets: upgradeTargets(t, dir), ToMagic: to}); err != nil {
 					t.Fatal(err)
 				}
 				after := upgradeReadSegment(t, log)
@@ -568,7 +568,7 @@ func TestUpgradeMessageBytes(t *testing.T) {
 		ts   int64
 	}{{logfmt.CreateTime, 0, -1}, {logfmt.LogAppendTime, 0x08, 1_500_000_000_123}} {
 		dir, log := upgradeWritePartition(t, 5, v0)
-		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), TimestampType: tc.typ, AppendTime: tc.ts}); err != nil {
+		if _, err := Run(Options{Targets: upgradeTargets(t, dir), TimestampType: tc.typ, AppendTime: tc.ts}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(log)
@@ -600,7 +600,7 @@ func TestUpgradeOutput(t *testing.T) {
 	snap := upgradeSnapshot(t, logDir)
 	before := upgradeReadPartition(t, dir)
 	out := filepath.Join(t.TempDir(), "new-logs")
-	rep, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), Output: out})
+	rep, err := Run(Options{Targets: upgradeTargets(t, logDir), Output: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,7 +638,7 @@ func TestUpgradeOutput(t *testing.T) {
 
 	// Again: every partition directory exists, nothing is written.
 	outSnap := upgradeSnapshot(t, out)
-	if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), Output: out}); !errors.Is(err, ErrUpgradeRefused) {
+	if _, err := Run(Options{Targets: upgradeTargets(t, dir), Output: out}); !errors.Is(err, ErrRefused) {
 		t.Fatalf("second run: %v", err)
 	}
 	upgradeSameSnapshot(t, "refused output", upgradeSnapshot(t, out), outSnap)
@@ -646,7 +646,7 @@ func TestUpgradeOutput(t *testing.T) {
 	// Into an existing log directory: the partition only, root files kept.
 	other, _ := upgradeGen(t, gen.Options{Magic: 2, Topics: []string{"c"}})
 	rootBefore := upgradeRootFiles(t, other)
-	rep, err = Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), Output: other})
+	rep, err = Run(Options{Targets: upgradeTargets(t, logDir), Output: other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -663,12 +663,12 @@ func TestUpgradeDryRun(t *testing.T) {
 	for _, to := range []int8{1, 2} {
 		logDir, _ := upgradeGen(t, gen.Options{Magic: 0, Compression: codec.LZ4})
 		snap := upgradeSnapshot(t, logDir)
-		dry, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: to, DryRun: true, TimestampType: logfmt.LogAppendTime})
+		dry, err := Run(Options{Targets: upgradeTargets(t, logDir), ToMagic: to, DryRun: true, TimestampType: logfmt.LogAppendTime})
 		if err != nil {
 			t.Fatal(err)
 		}
 		upgradeSameSnapshot(t, "dry run", upgradeSnapshot(t, logDir), snap)
-		real, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: to, TimestampType: logfmt.LogAppendTime})
+		real, err := Run(Options{Targets: upgradeTargets(t, logDir), ToMagic: to, TimestampType: logfmt.LogAppendTime})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -705,7 +705,7 @@ func TestUpgradeMixedSegment(t *testing.T) {
 	for _, to := range []int8{1, 2} {
 		dir, log := upgradeWritePartition(t, 0, slices.Concat(entries...))
 		before := upgradeReadSegment(t, log)
-		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: to}); err != nil {
+		if _, err := Run(Options{Targets: upgradeTargets(t, dir), ToMagic: to}); err != nil {
 			t.Fatal(err)
 		}
 		after := upgradeReadSegment(t, log)
@@ -798,7 +798,7 @@ func TestUpgradeGrouping(t *testing.T) {
 	} {
 		dir, log := upgradeWritePartition(t, 0, data)
 		before := upgradeReadSegment(t, log)
-		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: tc.to, Compression: tc.comp}); err != nil {
+		if _, err := Run(Options{Targets: upgradeTargets(t, dir), ToMagic: tc.to, Compression: tc.comp}); err != nil {
 			t.Fatal(err)
 		}
 		if after := upgradeReadSegment(t, log); !slices.Equal(after, upgradeExpect(before, tc.to, logfmt.CreateTime, nil)) {
@@ -834,7 +834,7 @@ func TestUpgradeEmptyIsNotNull(t *testing.T) {
 		} {
 			dir, log := upgradeWritePartition(t, 0, m)
 			before := upgradeReadSegment(t, log)
-			if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: tc.to, Compression: tc.comp}); err != nil {
+			if _, err := Run(Options{Targets: upgradeTargets(t, dir), ToMagic: tc.to, Compression: tc.comp}); err != nil {
 				t.Fatal(err)
 			}
 			if after := upgradeReadSegment(t, log); !slices.Equal(after, upgradeExpect(before, tc.to, logfmt.CreateTime, nil)) {
@@ -858,7 +858,7 @@ func TestUpgradeOutputLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), Output: out}); err != nil {
+	if _, err := Run(Options{Targets: upgradeTargets(t, dir), Output: out}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, filepath.Base(dir), filepath.Base(deleted))); err == nil {
@@ -869,7 +869,7 @@ func TestUpgradeOutputLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = t.TempDir()
-	if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), Output: out}); !errors.Is(err, ErrUpgradeRefused) || !strings.Contains(err.Error(), filepath.Base(swap)) {
+	if _, err := Run(Options{Targets: upgradeTargets(t, dir), Output: out}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), filepath.Base(swap)) {
 		t.Fatalf("source with a .swap file: %v", err)
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
@@ -919,7 +919,7 @@ func TestUpgradeOutputRemovesStages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), Output: out})
+	rep, err := Run(Options{Targets: upgradeTargets(t, logDir), Output: out})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package migrate
+package upgrade
 
 import (
 	"bytes"
@@ -82,7 +82,7 @@ func BenchmarkUpgradePartitionV0(b *testing.B) {
 	for b.Loop() {
 		i++
 		dst := filepath.Join(out, fmt.Sprint(i))
-		if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(b, parts[0].Dir), Output: dst}); err != nil {
+		if _, err := Run(Options{Targets: upgradeTargets(b, parts[0].Dir), Output: dst}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

@@ -1,4 +1,4 @@
-package migrate
+package checkpoints
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ func TestCheckpointsCrash(t *testing.T) {
 	for _, sc := range []struct {
 		name  string
 		setup func(t *testing.T) string
-		opts  CheckpointOptions
+		opts  Options
 		want  map[string]int64
 	}{
 		{"forward", func(t *testing.T) string {
@@ -38,7 +38,7 @@ func TestCheckpointsCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			return dir
-		}, CheckpointOptions{CleanTime: CleanTimeFileMtime}, orig},
+		}, Options{CleanTime: CleanTimeFileMtime}, orig},
 		{"merging", func(t *testing.T) string {
 			// A broker ran after a migration and cleaned orders-0 only.
 			dir := ckBuild(t, ckWith(ckSampleMigrated, ckTree{ckRoot: "0\n1\norders 0 130\n"}))
@@ -46,15 +46,15 @@ func TestCheckpointsCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			return dir
-		}, CheckpointOptions{CleanTime: CleanTimeFileMtime, Overwrite: true}, newer},
+		}, Options{CleanTime: CleanTimeFileMtime, Overwrite: true}, newer},
 		{"reverse", func(t *testing.T) string {
 			// Compaction advanced orders-0 after the migration, so the
 			// .migrated file is stale.
 			dir := ckBuild(t, ckSample)
-			ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
+			ckRun(t, Options{LogDirs: []string{dir}})
 			ckWrite(t, dir, ckTree{"orders-0/" + ckCP: ckFile(130, 1000)})
 			return dir
-		}, CheckpointOptions{Reverse: true}, newer},
+		}, Options{Reverse: true}, newer},
 	} {
 		for _, workers := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%s/workers=%d", sc.name, workers), func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestCheckpointsCrash(t *testing.T) {
 						opts.LogDirs = []string{dir}
 						faults := &safefile.Faults{FailAt: n, Once: once}
 						restore := safefile.SetFaultHook(faults.Hook)
-						_, err := MigrateCheckpoints(opts)
+						_, err := Migrate(opts)
 						restore()
 						if !errors.Is(err, safefile.ErrInjected) {
 							t.Fatalf("step %d (once=%v): error %v, want the injected fault", n, once, err)
@@ -100,7 +100,7 @@ func TestCheckpointsCrash(t *testing.T) {
 							continue
 						}
 						other := ckBuild(t, crashed)
-						ckRun(t, CheckpointOptions{LogDirs: []string{other}, Reverse: !sc.opts.Reverse})
+						ckRun(t, Options{LogDirs: []string{other}, Reverse: !sc.opts.Reverse})
 						if !sc.opts.Reverse {
 							if got := ckEntries(t, filepath.Join(other, ckRoot)); !maps.Equal(got, sc.want) {
 								t.Fatalf("step %d (once=%v): reverse after the crash: %v, want %v", n, once, got, sc.want)
@@ -138,17 +138,17 @@ func checkRecoverable(t *testing.T, dir string, want map[string]int64, reverse b
 	case !reverse && rootErr == nil:
 		// In the merging scenario a broker wrote the root file after the
 		// .migrated one: its entries win, the others are still in there.
-		if _, err := os.Stat(filepath.Join(dir, MigratedCheckpointFile)); err == nil {
-			got = ckEntries(t, filepath.Join(dir, MigratedCheckpointFile))
+		if _, err := os.Stat(filepath.Join(dir, MigratedFile)); err == nil {
+			got = ckEntries(t, filepath.Join(dir, MigratedFile))
 		}
 		maps.Copy(got, ckEntries(t, root))
 	case !reverse:
-		got = ckEntries(t, filepath.Join(dir, MigratedCheckpointFile))
+		got = ckEntries(t, filepath.Join(dir, MigratedFile))
 		fromParts()
 	default:
 		// The sources of a reverse run, in order of precedence.
-		if _, err := os.Stat(filepath.Join(dir, MigratedCheckpointFile)); err == nil {
-			got = ckEntries(t, filepath.Join(dir, MigratedCheckpointFile))
+		if _, err := os.Stat(filepath.Join(dir, MigratedFile)); err == nil {
+			got = ckEntries(t, filepath.Join(dir, MigratedFile))
 		}
 		if rootErr == nil {
 			maps.Copy(got, ckEntries(t, root))

@@ -1,4 +1,4 @@
-package migrate
+package checkpoints
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 // apply carries out a plan. The order is what makes a re-run after a crash
-// finish the job (see MigrateCheckpoints): forward, every per-partition file
+// finish the job (see Migrate): forward, every per-partition file
 // is durable before the root file is renamed or removed; reverse, the root
 // file is durable before any per-partition file or the .migrated file is
 // removed.
@@ -37,15 +37,15 @@ func (p *checkpointPlan) apply(workers int) error {
 		return err
 	}
 	switch rep.Root {
-	case CheckpointRootRenamed:
+	case RootRenamed:
 		err = safefile.Rename(rep.RootFile, rep.MigratedFile)
-	case CheckpointRootMerged:
+	case RootMerged:
 		if err = p.writeRoot(rep.MigratedFile); err == nil {
 			err = safefile.Remove(rep.RootFile)
 		}
-	case CheckpointRootRemoved:
+	case RootRemoved:
 		err = safefile.Remove(rep.RootFile)
-	case CheckpointRootWritten:
+	case RootWritten:
 		err = p.writeRoot(rep.RootFile)
 	}
 	if err != nil {

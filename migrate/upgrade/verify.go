@@ -1,4 +1,4 @@
-package migrate
+package upgrade
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 // so that it can follow the writer: check can run while the file is still
 // being written, on the part already written.
 //
-// A difference is an error wrapping ErrUpgradeVerify; corruption of the
+// A difference is an error wrapping ErrVerify; corruption of the
 // original that only a deep read finds (inside entries copied unchanged)
 // is its *logfmt.CorruptError.
 type upgradeVerifier struct {
@@ -45,7 +45,7 @@ func (v *upgradeVerifier) fail(pos int64, format string, args ...any) error {
 	if pos >= 0 {
 		at = fmt.Sprintf(" (at byte %d)", pos)
 	}
-	return fmt.Errorf("%s: %w: %s%s", v.name, ErrUpgradeVerify, fmt.Sprintf(format, args...), at)
+	return fmt.Errorf("%s: %w: %s%s", v.name, ErrVerify, fmt.Sprintf(format, args...), at)
 }
 
 // check verifies the new segment up to end, an entry boundary.

@@ -1,8 +1,8 @@
-package migrate
-
-// Message format upgrade: rewriting the segments of old partitions (magic 0,
-// from Kafka 0.8/0.9, or magic 1 from 0.10) to a newer magic with every
-// offset kept. See Upgrade for the rules and the crash-safety argument.
+// Package upgrade rewrites the segments of old partitions (magic 0, from
+// Kafka 0.8/0.9, or magic 1 from 0.10) to a newer message format with every
+// offset kept, in place or into a new log directory. See Run for the rules
+// and the crash-safety argument.
+package upgrade
 
 import (
 	"errors"
@@ -26,9 +26,9 @@ import (
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
-// UpgradeOptions configures Upgrade. The zero value of each field but
+// Options configures Run. The zero value of each field but
 // Targets and Workers is the default of `logtool upgrade`.
-type UpgradeOptions struct {
+type Options struct {
 	// Targets are the partitions to convert and the log directories named
 	// whole, as target.Resolve gives them.
 	Targets *target.Set
@@ -62,7 +62,7 @@ type UpgradeOptions struct {
 
 	// Output, when set, is a directory that receives each converted
 	// partition as Output/<partition dir name>; the sources are not
-	// modified. See Upgrade for the root files written.
+	// modified. See Run for the root files written.
 	Output string
 
 	// DryRun converts in memory to measure, and writes nothing.
@@ -81,20 +81,20 @@ type UpgradeOptions struct {
 	Progress func(done, total int64)
 }
 
-// ErrUpgradeRefused is wrapped by the error of a run that would overwrite
+// ErrRefused is wrapped by the error of a run that would overwrite
 // something it must not (an existing output partition directory) or copy a
 // source that an interrupted in-place swap left half done.
-var ErrUpgradeRefused = errors.New("refused for safety")
+var ErrRefused = errors.New("refused for safety")
 
-// ErrUpgradeVerify is wrapped by the error of a rewritten segment that does
+// ErrVerify is wrapped by the error of a rewritten segment that does
 // not read back as the original: the run stops before the swap.
-var ErrUpgradeVerify = errors.New("verification failed")
+var ErrVerify = errors.New("verification failed")
 
-// UpgradeReport is what Upgrade did, or with DryRun would do.
-type UpgradeReport struct {
+// Report is what Run did, or with DryRun would do.
+type Report struct {
 	ToMagic    int8
 	DryRun     bool
-	Partitions []UpgradePartition // in the order the paths name them, failed ones included
+	Partitions []Partition // in the order the paths name them, failed ones included
 	// Notes are things left alone and why (-delete directories, directories
 	// that are not partitions), and staging directories of killed runs
 	// removed from Output.
@@ -103,14 +103,14 @@ type UpgradeReport struct {
 	RootFiles []string
 }
 
-// UpgradePartition is the report for one partition directory.
-type UpgradePartition struct {
+// Partition is the report for one partition directory.
+type Partition struct {
 	Dir    string // the source partition directory
-	Output string // Output/<name> with UpgradeOptions.Output, else ""
+	Output string // Output/<name> with Options.Output, else ""
 	// Recovered lists what segswap.Recover did first to finish or roll back
 	// an interrupted earlier run, and the temporary files it removed.
 	Recovered []string
-	Segments  []UpgradeSegment // every segment with a .log, by base offset
+	Segments  []Segment // every segment with a .log, by base offset
 
 	SegmentsRewritten int
 	MessagesConverted int64
@@ -123,7 +123,7 @@ type UpgradePartition struct {
 }
 
 // Failed counts the partitions that failed.
-func (r *UpgradeReport) Failed() int {
+func (r *Report) Failed() int {
 	n := 0
 	for _, p := range r.Partitions {
 		if p.Err != nil {
@@ -133,8 +133,8 @@ func (r *UpgradeReport) Failed() int {
 	return n
 }
 
-// UpgradeSegment is the report for one segment.
-type UpgradeSegment struct {
+// Segment is the report for one segment.
+type Segment struct {
 	Base int64
 	File string // the source .log
 	// Rewritten is false when every entry was already at the target; the
@@ -151,7 +151,7 @@ type UpgradeSegment struct {
 	AppendTime int64
 }
 
-// Upgrade rewrites every message set below opts.ToMagic in the given
+// Run rewrites every message set below opts.ToMagic in the given
 // partitions, keeping every offset, key and value.
 //
 // Conversion follows what a broker does when it up-converts a produce
@@ -159,7 +159,7 @@ type UpgradeSegment struct {
 //
 //   - An uncompressed magic-0 message becomes one magic-1 message with
 //     timestamp -1 and CreateTime, or the append time and LogAppendTime
-//     (UpgradeOptions.TimestampType).
+//     (Options.TimestampType).
 //   - A magic-0 compressed wrapper becomes one magic-1 wrapper of the same
 //     codec: inner offsets relative to the first inner message, from the
 //     original absolute offsets (holes left by compaction stay holes), the
@@ -186,7 +186,7 @@ type UpgradeSegment struct {
 // Every rewritten segment is read back from disk and compared record by
 // record with the original (offset, key, value, headers, and the timestamp
 // and type the rules above give) before anything replaces the original;
-// any difference fails with ErrUpgradeVerify. Corrupt input (a bad
+// any difference fails with ErrVerify. Corrupt input (a bad
 // checksum or frame, or a rewritten segment ending in a torn entry or a
 // zero-filled tail, which only recovery may drop) stops the partition with
 // a *logfmt.CorruptError naming the file and byte position. Either way that
@@ -218,7 +218,7 @@ type UpgradeSegment struct {
 // run into Output removes first, and which a broker started on Output in
 // the meantime deletes without loading it as a partition. An existing Output/<name> is never overwritten, nor a source
 // holding ".cleaned" or ".swap" files of an interrupted swap copied
-// (ErrUpgradeRefused). When a path is a whole log directory and
+// (ErrRefused). When a path is a whole log directory and
 // Output has no meta.properties yet, the log directory's root files are
 // copied first: the four offset checkpoints (offsets do not change),
 // .kafka_cleanshutdown if present, and meta.properties last; never .lock.
@@ -228,14 +228,14 @@ type UpgradeSegment struct {
 // Partitions are independent: they are converted Workers at a time, and a
 // partition that fails (corrupt input, a failed verification, an I/O error)
 // stops only itself. The report lists every partition, the failed ones with
-// their UpgradePartition.Err, and the error joins those errors, each one of
+// their Partition.Err, and the error joins those errors, each one of
 // them at the top level, with any error of the run itself.
-func Upgrade(opts UpgradeOptions) (*UpgradeReport, error) {
+func Run(opts Options) (*Report, error) {
 	u, err := newUpgrader(opts)
 	if err != nil {
 		return nil, err
 	}
-	rep := &UpgradeReport{ToMagic: u.toMagic, DryRun: opts.DryRun}
+	rep := &Report{ToMagic: u.toMagic, DryRun: opts.DryRun}
 	if opts.Output != "" && !opts.DryRun {
 		if err := os.MkdirAll(opts.Output, 0o755); err != nil {
 			return nil, err
@@ -265,9 +265,9 @@ func Upgrade(opts UpgradeOptions) (*UpgradeReport, error) {
 	return rep, errors.Join(errs...)
 }
 
-// upgrader is one run of Upgrade.
+// upgrader is one run of Run.
 type upgrader struct {
-	opts        UpgradeOptions
+	opts        Options
 	toMagic     int8
 	compression codec.Type
 	recompress  bool
@@ -281,7 +281,7 @@ type upgrader struct {
 	batchWorkers int
 }
 
-func newUpgrader(opts UpgradeOptions) (*upgrader, error) {
+func newUpgrader(opts Options) (*upgrader, error) {
 	u := &upgrader{opts: opts, toMagic: opts.ToMagic}
 	if u.toMagic == 0 {
 		u.toMagic = 1
@@ -312,7 +312,7 @@ type upgradeJob struct {
 
 // plan lists the partitions to convert, in path order, and checks that no
 // output would be overwritten before anything is written.
-func (u *upgrader) plan(rep *UpgradeReport) ([]upgradeJob, error) {
+func (u *upgrader) plan(rep *Report) ([]upgradeJob, error) {
 	var jobs []upgradeJob
 	outNames := map[string]string{}
 	for _, it := range u.opts.Targets.Items {
@@ -348,12 +348,12 @@ func (u *upgrader) plan(rep *UpgradeReport) ([]upgradeJob, error) {
 		if u.opts.Output != "" {
 			name := filepath.Base(tp.Real)
 			if first, ok := outNames[name]; ok {
-				return nil, fmt.Errorf("%s: %w: %s and %s would both be written there", filepath.Join(u.opts.Output, name), ErrUpgradeRefused, first, p.Path)
+				return nil, fmt.Errorf("%s: %w: %s and %s would both be written there", filepath.Join(u.opts.Output, name), ErrRefused, first, p.Path)
 			}
 			outNames[name] = p.Path
 			j.output = filepath.Join(u.opts.Output, name)
 			if _, err := os.Lstat(j.output); err == nil {
-				return nil, fmt.Errorf("%s: %w: the directory already exists", j.output, ErrUpgradeRefused)
+				return nil, fmt.Errorf("%s: %w: the directory already exists", j.output, ErrRefused)
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return nil, err
 			}
@@ -366,7 +366,7 @@ func (u *upgrader) plan(rep *UpgradeReport) ([]upgradeJob, error) {
 // run converts the partitions, Workers at a time. A failed partition is
 // left as it was (each is atomic) and reported with its error; the others
 // go on, since nothing they hold depends on it.
-func (u *upgrader) run(jobs []upgradeJob) []UpgradePartition {
+func (u *upgrader) run(jobs []upgradeJob) []Partition {
 	var total int64
 	for _, j := range jobs {
 		for _, s := range j.part.Segments {
@@ -380,13 +380,13 @@ func (u *upgrader) run(jobs []upgradeJob) []UpgradePartition {
 	}
 	u.progress(0, total)
 	u.batchWorkers = parallel.PerJob(u.opts.Workers, len(jobs))
-	reps := make([]UpgradePartition, len(jobs))
+	reps := make([]Partition, len(jobs))
 	parallel.Each(len(jobs), u.opts.Workers, func(i int) error {
 		rep, err := u.partition(jobs[i])
 		if err != nil {
 			// What was read before the failure describes nothing that
 			// happened; what recovery did first still did.
-			rep = UpgradePartition{Dir: rep.Dir, Output: rep.Output, Recovered: rep.Recovered, Err: err}
+			rep = Partition{Dir: rep.Dir, Output: rep.Output, Recovered: rep.Recovered, Err: err}
 		}
 		reps[i] = rep
 		return nil
@@ -410,9 +410,9 @@ func (u *upgrader) progress(n, total int64) {
 }
 
 // partition converts one partition directory.
-func (u *upgrader) partition(j upgradeJob) (UpgradePartition, error) {
+func (u *upgrader) partition(j upgradeJob) (Partition, error) {
 	p := j.part
-	rep := UpgradePartition{Dir: p.Path, Output: j.output}
+	rep := Partition{Dir: p.Path, Output: j.output}
 	if j.err != nil {
 		return rep, j.err
 	}
@@ -436,7 +436,7 @@ func (u *upgrader) partition(j upgradeJob) (UpgradePartition, error) {
 		for _, f := range p.Leftovers {
 			if l := layout.ParseFileName(filepath.Base(f)).Leftover; l == layout.CleanedSuffix || l == layout.SwapSuffix {
 				return rep, fmt.Errorf("%s: %w: %s is left from an interrupted segment swap; upgrade in place or start the broker on it first",
-					p.Path, ErrUpgradeRefused, filepath.Base(f))
+					p.Path, ErrRefused, filepath.Base(f))
 			}
 		}
 	default:
@@ -480,7 +480,7 @@ func (u *upgrader) partition(j upgradeJob) (UpgradePartition, error) {
 
 // partitionInPlace converts the segments to ".cleaned" files, verifies them
 // and swaps them in, one run of adjacent rewritten segments at a time.
-func (u *upgrader) partitionInPlace(p *layout.Partition, rep *UpgradePartition) (err error) {
+func (u *upgrader) partitionInPlace(p *layout.Partition, rep *Partition) (err error) {
 	var bases []int64
 	var runs []upgradeRun
 	inRun, swapping := false, false
@@ -542,7 +542,7 @@ type upgradeRun struct {
 
 // partitionToOutput builds the converted partition in a staging directory
 // next to its final place and renames it there when complete.
-func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *UpgradePartition) (err error) {
+func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Partition) (err error) {
 	if u.opts.DryRun {
 		return u.partitionInPlace(p, rep)
 	}
@@ -712,7 +712,7 @@ func upgradeCopyFile(src, dst string) error {
 }
 
 // upgradeCopyRootFiles copies the root files a broker needs to start on a
-// new log directory (see Upgrade), before any partition: a broker ignores
+// new log directory (see Run), before any partition: a broker ignores
 // checkpoint entries of partitions it does not find. Files dst already has
 // are kept, and meta.properties comes last, so a run interrupted here
 // copies the rest when run again.
@@ -741,8 +741,8 @@ func upgradeCopyRootFiles(src, dst string, dryRun bool) ([]string, error) {
 // segment converts one segment. dst names the new files by extension; nil
 // means a dry run. The report tells whether a rewrite was started, also on
 // error, so that the caller knows what to clean up.
-func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (UpgradeSegment, error) {
-	rep := UpgradeSegment{Base: s.Base, File: s.Log, AppendTime: logfmt.NoTimestamp}
+func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segment, error) {
+	rep := Segment{Base: s.Base, File: s.Log, AppendTime: logfmt.NoTimestamp}
 	src, size, err := safefile.OpenSized(s.Log)
 	if err != nil {
 		return rep, err

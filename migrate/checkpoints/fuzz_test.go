@@ -1,4 +1,4 @@
-package migrate
+package checkpoints
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func FuzzMigrateCheckpoints(f *testing.F) {
 			"outside-0/": "",
 		})
 		before := ckSnapshot(t, parent)
-		_, err := MigrateCheckpoints(CheckpointOptions{LogDirs: []string{logs}, Workers: 2})
+		_, err := Migrate(Options{LogDirs: []string{logs}, Workers: 2})
 		if err != nil {
 			ce, ok := logfmt.AsCorrupt(err)
 			if !ok {
@@ -54,7 +54,7 @@ func FuzzMigrateCheckpoints(f *testing.F) {
 			if _, ok := before[name]; ok && before[name] == content {
 				continue
 			}
-			if name != "logs/"+MigratedCheckpointFile && name != "logs/t-0/"+ckCP && name != "logs/a.b-c-1/"+ckCP {
+			if name != "logs/"+MigratedFile && name != "logs/t-0/"+ckCP && name != "logs/a.b-c-1/"+ckCP {
 				t.Fatalf("run wrote %s", name)
 			}
 		}
@@ -70,7 +70,7 @@ func FuzzMigrateCheckpoints(f *testing.F) {
 			want[layout.PartitionDirName(e.Topic, e.Partition)] = e.Offset
 		}
 
-		ckRun(t, CheckpointOptions{LogDirs: []string{logs}, Reverse: true})
+		ckRun(t, Options{LogDirs: []string{logs}, Reverse: true})
 		if got := ckEntries(t, filepath.Join(logs, ckRoot)); !maps.Equal(got, want) {
 			t.Fatalf("forward then reverse: %v, want %v", got, want)
 		}

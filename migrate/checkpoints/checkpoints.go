@@ -1,8 +1,10 @@
-// Package migrate converts Kafka log directories from one on-disk format to
-// another, in place. Every change is written through internal/safefile while
-// the log directory's lock is held, and each conversion is ordered so that
-// running it again after a crash at any step finishes the job.
-package migrate
+// Package checkpoints moves a log directory's cleaner offsets between
+// Kafka's per-disk cleaner-offset-checkpoint and logtool's per-partition
+// cleaner-checkpoint files, and back (--reverse). Every change is written
+// through internal/safefile while the log directory's lock is held, and the
+// steps are ordered so that running it again after a crash at any one
+// finishes the job.
+package checkpoints
 
 import (
 	"errors"
@@ -11,15 +13,15 @@ import (
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
-// MigratedCheckpointFile is the name a log directory's
+// MigratedFile is the name a log directory's
 // cleaner-offset-checkpoint is given once its entries live in per-partition
 // files. A broker does not read it; it is the way back (--reverse) and the
 // home of entries whose partition is not in the log directory.
-const MigratedCheckpointFile = layout.CleanerOffsetCheckpointFile + ".migrated"
+const MigratedFile = layout.CleanerOffsetCheckpointFile + ".migrated"
 
 // CleanTimeSource says what forward migration records as each partition's
 // last clean time. The version-0 root file has no such time, so every
-// choice is a guess; see CheckpointOptions.CleanTime.
+// choice is a guess; see Options.CleanTime.
 type CleanTimeSource int
 
 const (
@@ -29,9 +31,9 @@ const (
 	CleanTimeUnknown CleanTimeSource = iota
 	// CleanTimeFileMtime records the modification time of the log
 	// directory's cleaner-offset-checkpoint. It can make tombstones expire
-	// too early; see CheckpointOptions.CleanTime.
+	// too early; see Options.CleanTime.
 	CleanTimeFileMtime
-	// CleanTimeFixed records CheckpointOptions.CleanTimeMs.
+	// CleanTimeFixed records Options.CleanTimeMs.
 	CleanTimeFixed
 )
 
@@ -47,8 +49,8 @@ func (s CleanTimeSource) String() string {
 	return fmt.Sprintf("CleanTimeSource(%d)", int(s))
 }
 
-// CheckpointOptions configures MigrateCheckpoints.
-type CheckpointOptions struct {
+// Options configures Migrate.
+type Options struct {
 	// LogDirs are the log directories to convert, each with its own root
 	// cleaner-offset-checkpoint (a JBOD broker has several).
 	LogDirs []string
@@ -81,7 +83,7 @@ type CheckpointOptions struct {
 
 	// Overwrite lets the source win where the destination already holds a
 	// different offset for a partition. Without it such a run writes
-	// nothing and fails with ErrCheckpointConflict.
+	// nothing and fails with ErrConflict.
 	Overwrite bool
 
 	// DryRun plans and reports without writing anything.
@@ -92,72 +94,72 @@ type CheckpointOptions struct {
 	Workers int
 }
 
-// ErrCheckpointConflict is wrapped by the error of a run that would replace
+// ErrConflict is wrapped by the error of a run that would replace
 // a partition's checkpoint with a different offset without Overwrite.
-var ErrCheckpointConflict = errors.New("would replace a different checkpoint")
+var ErrConflict = errors.New("would replace a different checkpoint")
 
-// CheckpointAction is what a run does, or in a dry run would do, with one
+// Action is what a run does, or in a dry run would do, with one
 // entry.
-type CheckpointAction string
+type Action string
 
 const (
-	// CheckpointWrite: the destination gets the entry; it had none for the partition.
-	CheckpointWrite CheckpointAction = "write"
-	// CheckpointReplace: the destination held another offset; Overwrite was set.
-	CheckpointReplace CheckpointAction = "replace"
-	// CheckpointUnchanged: the destination already holds this offset.
-	CheckpointUnchanged CheckpointAction = "unchanged"
-	// CheckpointAbsent: forward found no live directory for the partition
+	// Write: the destination gets the entry; it had none for the partition.
+	Write Action = "write"
+	// Replace: the destination held another offset; Overwrite was set.
+	Replace Action = "replace"
+	// Unchanged: the destination already holds this offset.
+	Unchanged Action = "unchanged"
+	// Absent: forward found no live directory for the partition
 	// in this log directory; the entry stays in the root file's new name
 	// (or in the root file itself with KeepOld).
-	CheckpointAbsent CheckpointAction = "absent"
-	// CheckpointDuplicate: forward found the partition listed again on a
+	Absent Action = "absent"
+	// Duplicate: forward found the partition listed again on a
 	// later line of the root file. Kafka reads the entries into a map, so
 	// the later line wins and this one is not migrated.
-	CheckpointDuplicate CheckpointAction = "duplicate"
+	Duplicate Action = "duplicate"
 )
 
-// CheckpointRootAction is what a run does with the log directory's
+// RootAction is what a run does with the log directory's
 // version-0 root file.
-type CheckpointRootAction string
+type RootAction string
 
 const (
-	// CheckpointRootNone: there was nothing to convert.
-	CheckpointRootNone CheckpointRootAction = "none"
-	// CheckpointRootRenamed: forward renamed the root file to MigratedCheckpointFile.
-	CheckpointRootRenamed CheckpointRootAction = "renamed"
-	// CheckpointRootMerged: forward found a .migrated file from an earlier
+	// RootNone: there was nothing to convert.
+	RootNone RootAction = "none"
+	// RootRenamed: forward renamed the root file to MigratedFile.
+	RootRenamed RootAction = "renamed"
+	// RootMerged: forward found a .migrated file from an earlier
 	// migration holding partitions the root file lacks, rewrote it with the
 	// root file's entries followed by those, and removed the root file.
-	CheckpointRootMerged CheckpointRootAction = "merged"
-	// CheckpointRootRemoved: forward removed the root file, whose entries
+	RootMerged RootAction = "merged"
+	// RootRemoved: forward removed the root file, whose entries
 	// the .migrated file already held (a re-run after a crash).
-	CheckpointRootRemoved CheckpointRootAction = "removed"
-	// CheckpointRootKept: forward with KeepOld left the root file as it was.
-	CheckpointRootKept CheckpointRootAction = "kept"
-	// CheckpointRootWritten: reverse wrote the root file.
-	CheckpointRootWritten CheckpointRootAction = "written"
-	// CheckpointRootUnchanged: reverse found the root file already holding
+	RootRemoved RootAction = "removed"
+	// RootKept: forward with KeepOld left the root file as it was.
+	RootKept RootAction = "kept"
+	// RootWritten: reverse wrote the root file.
+	RootWritten RootAction = "written"
+	// RootUnchanged: reverse found the root file already holding
 	// the entries it would write.
-	CheckpointRootUnchanged CheckpointRootAction = "unchanged"
+	RootUnchanged RootAction = "unchanged"
 )
 
-// CheckpointReport is what MigrateCheckpoints did, or would do.
-type CheckpointReport struct {
+// Report is what Migrate did, or would do.
+type Report struct {
 	Reverse bool
 	DryRun  bool
-	LogDirs []*CheckpointLogDir // in the order of CheckpointOptions.LogDirs
+	LogDirs []*LogDir // in the order of Options.LogDirs
 }
 
-// CheckpointLogDir is the report for one log directory.
-type CheckpointLogDir struct {
+// LogDir is the report for one log directory.
+type LogDir struct {
 	Path         string
 	RootFile     string // Path/cleaner-offset-checkpoint
 	MigratedFile string // Path/cleaner-offset-checkpoint.migrated
 	// HadRoot and HadMigrated tell whether RootFile and MigratedFile
 	// existed when the run began.
 	HadRoot, HadMigrated bool
-	Root                 CheckpointRootAction
+	Root                 RootAction
 	// RemovedMigrated: reverse removed MigratedFile once the root file held
 	// all its entries.
 	RemovedMigrated bool
@@ -166,12 +168,12 @@ type CheckpointLogDir struct {
 	// the others: entries of partitions that are not here, and, forward,
 	// lines a later line of the same partition overrides. A damaged root
 	// file may hold millions of them.
-	Entries []CheckpointEntry
+	Entries []Entry
 	// Unlisted counts the entries left out of Entries. The run does with
 	// them what it does with the listed ones of their kind: forward leaves
 	// them where they are, reverse writes them to the root file.
 	Unlisted int
-	Skipped  []CheckpointSkippedDir // renamed partition directories, never touched
+	Skipped  []SkippedDir // renamed partition directories, never touched
 	// TempsRemoved are temporary files an interrupted run left behind.
 	TempsRemoved []string
 	// Changed tells whether anything was (or would be) written, renamed or
@@ -179,8 +181,8 @@ type CheckpointLogDir struct {
 	Changed bool
 }
 
-// CheckpointEntry is one partition's cleaner checkpoint on its way.
-type CheckpointEntry struct {
+// Entry is one partition's cleaner checkpoint on its way.
+type Entry struct {
 	Topic     string
 	Partition int32
 	Offset    int64 // first dirty offset
@@ -188,11 +190,11 @@ type CheckpointEntry struct {
 	// written, the one already there when unchanged, and in reverse the one
 	// that the version-0 format cannot keep. -1 when unknown.
 	CleanTimeMs int64
-	Action      CheckpointAction
+	Action      Action
 	From        string // file the entry is taken from
 	File        string // file that holds the entry after the run
 	Line        int    // line of From when From is a root file, else 0
-	// PreviousOffset is the offset File held before, with CheckpointReplace.
+	// PreviousOffset is the offset File held before, with Replace.
 	PreviousOffset int64
 	// Removed: reverse removed the per-partition file From after the root
 	// file holding its entry was durable.
@@ -200,14 +202,14 @@ type CheckpointEntry struct {
 	Note    string // why, for entries that are not simply moved
 }
 
-// CheckpointSkippedDir is a partition directory that Kafka renamed while
+// SkippedDir is a partition directory that Kafka renamed while
 // deleting or moving the partition. Migration never writes into it.
-type CheckpointSkippedDir struct {
+type SkippedDir struct {
 	Path string
 	Kind layout.DirKind
 }
 
-// MigrateCheckpoints moves the cleaner checkpoints of each log directory
+// Migrate moves the cleaner checkpoints of each log directory
 // between Kafka's one-file-per-disk format and logtool's per-partition
 // cleaner-checkpoint files.
 //
@@ -237,7 +239,7 @@ type CheckpointSkippedDir struct {
 //
 // The log directories must be distinct real paths (target.Resolve gives
 // them), and the caller holds their locks (target.Set.Lock), unless DryRun.
-func MigrateCheckpoints(opts CheckpointOptions) (rep *CheckpointReport, err error) {
+func Migrate(opts Options) (rep *Report, err error) {
 	if err := checkOptions(opts); err != nil {
 		return nil, err
 	}
@@ -247,7 +249,7 @@ func MigrateCheckpoints(opts CheckpointOptions) (rep *CheckpointReport, err erro
 			return nil, err
 		}
 	}
-	rep = &CheckpointReport{Reverse: opts.Reverse, DryRun: opts.DryRun}
+	rep = &Report{Reverse: opts.Reverse, DryRun: opts.DryRun}
 	for _, p := range plans {
 		if !opts.DryRun {
 			if err := p.apply(max(opts.Workers, 1)); err != nil {
@@ -259,7 +261,7 @@ func MigrateCheckpoints(opts CheckpointOptions) (rep *CheckpointReport, err erro
 	return rep, nil
 }
 
-func checkOptions(opts CheckpointOptions) error {
+func checkOptions(opts Options) error {
 	if len(opts.LogDirs) == 0 {
 		return errors.New("no log directory given")
 	}

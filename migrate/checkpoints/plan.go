@@ -1,4 +1,4 @@
-package migrate
+package checkpoints
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ import (
 // checkpointPlan is everything one log directory's run will do, worked out
 // before anything is written. apply performs it in a fixed order.
 type checkpointPlan struct {
-	rep       *CheckpointLogDir
+	rep       *LogDir
 	writes    []checkpointWrite          // forward: per-partition files
 	removes   []string                   // reverse: per-partition files, after the root file
 	partFiles map[checkpointKey]partFile // reverse: the partitions' own files
@@ -55,11 +55,11 @@ type checkpointScan struct {
 	sorted  []*layout.Partition                 // live, in ReadLogDir's order
 }
 
-func planCheckpoints(dir string, opts CheckpointOptions) (*checkpointPlan, error) {
-	p := &checkpointPlan{rep: &CheckpointLogDir{
+func planCheckpoints(dir string, opts Options) (*checkpointPlan, error) {
+	p := &checkpointPlan{rep: &LogDir{
 		Path:         dir,
 		RootFile:     filepath.Join(dir, layout.CleanerOffsetCheckpointFile),
-		MigratedFile: filepath.Join(dir, MigratedCheckpointFile),
+		MigratedFile: filepath.Join(dir, MigratedFile),
 	}}
 	s, err := p.scan(dir)
 	if err != nil {
@@ -74,7 +74,7 @@ func planCheckpoints(dir string, opts CheckpointOptions) (*checkpointPlan, error
 		return nil, err
 	}
 	p.rep.Changed = len(p.rep.TempsRemoved) > 0 || len(p.writes) > 0 || len(p.removes) > 0 || p.rep.RemovedMigrated ||
-		p.rep.Root != CheckpointRootNone && p.rep.Root != CheckpointRootKept && p.rep.Root != CheckpointRootUnchanged
+		p.rep.Root != RootNone && p.rep.Root != RootKept && p.rep.Root != RootUnchanged
 	return p, nil
 }
 
@@ -92,7 +92,7 @@ func (p *checkpointPlan) scan(dir string) (*checkpointScan, error) {
 	for _, part := range ld.Partitions {
 		k := checkpointKey{part.Dir.Topic, part.Dir.Partition}
 		if part.Dir.Kind != layout.Normal {
-			p.rep.Skipped = append(p.rep.Skipped, CheckpointSkippedDir{Path: part.Path, Kind: part.Dir.Kind})
+			p.rep.Skipped = append(p.rep.Skipped, SkippedDir{Path: part.Path, Kind: part.Dir.Kind})
 			s.renamed[k] = append(s.renamed[k], part.Dir.Name)
 			continue
 		}
@@ -108,7 +108,7 @@ func (p *checkpointPlan) scan(dir string) (*checkpointScan, error) {
 			return nil, err
 		}
 	}
-	for _, name := range []string{layout.CleanerOffsetCheckpointFile, MigratedCheckpointFile} {
+	for _, name := range []string{layout.CleanerOffsetCheckpointFile, MigratedFile} {
 		if err := p.addTemp(safefile.TempName(filepath.Join(dir, name))); err != nil {
 			return nil, err
 		}
@@ -129,7 +129,7 @@ func (p *checkpointPlan) addTemp(path string) error {
 	return nil
 }
 
-func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) error {
+func (p *checkpointPlan) planForward(s *checkpointScan, opts Options) error {
 	rep := p.rep
 	var err error
 	if rep.HadMigrated, err = checkpointFileExists(rep.MigratedFile); err != nil {
@@ -165,7 +165,7 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 	}
 	rep.HadRoot = found
 	if !found {
-		rep.Root = CheckpointRootNone
+		rep.Root = RootNone
 		return nil
 	}
 	cleanTime := int64(-1)
@@ -206,7 +206,7 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 			}
 			listedLeft++
 		}
-		ent := CheckpointEntry{
+		ent := Entry{
 			Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, CleanTimeMs: cleanTime,
 			From: rep.RootFile, File: leftIn, Line: e.Line,
 		}
@@ -217,7 +217,7 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 			}
 			absent = append(absent, len(rep.Entries))
 		case last[k] != e.Line:
-			ent.Action = CheckpointDuplicate
+			ent.Action = Duplicate
 			ent.Note = fmt.Sprintf("line %d lists the partition again and wins", last[k])
 		default:
 			ent.File = filepath.Join(part.Path, layout.CleanerCheckpointFile)
@@ -226,21 +226,21 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 			case err != nil && !opts.Overwrite:
 				return err
 			case err != nil:
-				ent.Action, ent.PreviousOffset, ent.Note = CheckpointReplace, -1, "replaces an unreadable file"
+				ent.Action, ent.PreviousOffset, ent.Note = Replace, -1, "replaces an unreadable file"
 			case !present:
-				ent.Action = CheckpointWrite
+				ent.Action = Write
 			case old.FirstDirtyOffset == e.Offset:
 				// The same offset: an earlier run wrote it, maybe with
 				// another clean time. Keep the file; a clean time is never
 				// better for being replaced by a guess.
-				ent.Action, ent.CleanTimeMs = CheckpointUnchanged, old.LastCleanTimeMs
+				ent.Action, ent.CleanTimeMs = Unchanged, old.LastCleanTimeMs
 			case !opts.Overwrite:
 				conflicts = append(conflicts, fmt.Errorf("%s: %w: it holds offset %d, line %d of %s says %d",
-					ent.File, ErrCheckpointConflict, old.FirstDirtyOffset, e.Line, rep.RootFile, e.Offset))
+					ent.File, ErrConflict, old.FirstDirtyOffset, e.Line, rep.RootFile, e.Offset))
 			default:
-				ent.Action, ent.PreviousOffset = CheckpointReplace, old.FirstDirtyOffset
+				ent.Action, ent.PreviousOffset = Replace, old.FirstDirtyOffset
 			}
-			if ent.Action == CheckpointWrite || ent.Action == CheckpointReplace {
+			if ent.Action == Write || ent.Action == Replace {
 				p.writes = append(p.writes, checkpointWrite{ent.File, checkpoint.CleanerCheckpoint{FirstDirtyOffset: e.Offset, LastCleanTimeMs: cleanTime}})
 			}
 		}
@@ -251,9 +251,9 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 		ent := &rep.Entries[i]
 		k := checkpointKey{ent.Topic, ent.Partition}
 		if l := lastAbsent[k]; l != ent.Line {
-			ent.Action, ent.Note = CheckpointDuplicate, fmt.Sprintf("line %d lists the partition again and wins", l)
+			ent.Action, ent.Note = Duplicate, fmt.Sprintf("line %d lists the partition again and wins", l)
 		} else {
-			ent.Action, ent.Note = CheckpointAbsent, s.absentNote(k)
+			ent.Action, ent.Note = Absent, s.absentNote(k)
 		}
 	}
 	if err == nil {
@@ -265,7 +265,7 @@ func (p *checkpointPlan) planForward(s *checkpointScan, opts CheckpointOptions) 
 	sortCheckpointEntries(rep.Entries)
 
 	if opts.KeepOld {
-		rep.Root = CheckpointRootKept
+		rep.Root = RootKept
 		return nil
 	}
 	keys := rootKeys
@@ -325,11 +325,11 @@ func (p *checkpointPlan) planMerge(n int, rootKeys *extsort.Sorter) error {
 	}
 	switch {
 	case !found || kept == 0:
-		rep.Root = CheckpointRootRenamed
+		rep.Root = RootRenamed
 	case same && i >= n:
-		rep.Root = CheckpointRootRemoved
+		rep.Root = RootRemoved
 	default:
-		rep.Root = CheckpointRootMerged
+		rep.Root = RootMerged
 		p.rootCount = n + kept
 		p.rootEntries = func(write func(checkpoint.OffsetEntry) error) error {
 			if _, err := scanRootCheckpoint(rep.RootFile, write); err != nil {
@@ -383,7 +383,7 @@ func migratedInRoot(migrated string, rootKeys *extsort.Sorter) (lineSet, error) 
 	return inRoot, it.Close()
 }
 
-func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) error {
+func (p *checkpointPlan) planReverse(s *checkpointScan, opts Options) error {
 	rep := p.rep
 	// Sources in order of precedence: the partition's own file, then the
 	// root file (which a reverse run cut short has already written), then
@@ -398,7 +398,7 @@ func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) 
 	}
 	defer it.Close()
 	if len(p.removes) == 0 && !rep.HadMigrated {
-		rep.Root = CheckpointRootNone
+		rep.Root = RootNone
 		return nil
 	}
 
@@ -416,21 +416,21 @@ func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) 
 		k := checkpointKeyOf(win)
 		if g.winSrc == srcPartition && g.inRoot && g.root.Offset != win.Offset && !opts.Overwrite {
 			conflicts = append(conflicts, conflict{g.root.Line, fmt.Errorf("%s: %w: line %d says offset %d, %s holds %d",
-				rep.RootFile, ErrCheckpointConflict, g.root.Line, g.root.Offset, parts[k].path, win.Offset)})
+				rep.RootFile, ErrConflict, g.root.Line, g.root.Offset, parts[k].path, win.Offset)})
 		}
-		ent := CheckpointEntry{
+		ent := Entry{
 			Topic: k.topic, Partition: k.partition, Offset: win.Offset, CleanTimeMs: -1,
 			From: rep.RootFile, File: rep.RootFile, Line: win.Line,
 		}
 		switch {
 		case !g.inRoot:
-			ent.Action = CheckpointWrite
+			ent.Action = Write
 		case g.root.Offset == win.Offset:
-			ent.Action = CheckpointUnchanged
+			ent.Action = Unchanged
 		default:
-			ent.Action, ent.PreviousOffset = CheckpointReplace, g.root.Offset
+			ent.Action, ent.PreviousOffset = Replace, g.root.Offset
 		}
-		unchanged = unchanged && ent.Action == CheckpointUnchanged
+		unchanged = unchanged && ent.Action == Unchanged
 		switch g.winSrc {
 		case srcPartition:
 			ent.From, ent.CleanTimeMs, ent.Removed = parts[k].path, parts[k].cleanTime, !opts.KeepOld
@@ -462,9 +462,9 @@ func (p *checkpointPlan) planReverse(s *checkpointScan, opts CheckpointOptions) 
 
 	// A root file holding the same partitions and offsets, in any order, is
 	// left as it is: rewriting it would change nothing a broker reads.
-	rep.Root = CheckpointRootWritten
+	rep.Root = RootWritten
 	if rep.HadRoot && unchanged {
-		rep.Root = CheckpointRootUnchanged
+		rep.Root = RootUnchanged
 	} else {
 		// The winners are sorted again when written rather than kept.
 		p.rootCount = winners
@@ -675,8 +675,8 @@ func checkpointLinePos(path string, n int) int64 {
 	return pos
 }
 
-func sortCheckpointEntries(es []CheckpointEntry) {
-	slices.SortStableFunc(es, func(a, b CheckpointEntry) int {
+func sortCheckpointEntries(es []Entry) {
+	slices.SortStableFunc(es, func(a, b Entry) int {
 		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 }

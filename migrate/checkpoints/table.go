@@ -1,4 +1,4 @@
-package migrate
+package checkpoints
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package migrate
+package upgrade
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 
 // upgradeSamples holds data written by real brokers, outside the repository.
 // The tests copy what they convert into temporary directories.
-const upgradeSamples = "../../shared/kafka-samples"
+const upgradeSamples = "../../../shared/kafka-samples"
 
 func upgradeNeedSamples(t *testing.T) {
 	t.Helper()
@@ -49,7 +49,7 @@ func TestUpgradeKafka08Samples(t *testing.T) {
 		for _, to := range []int8{1, 2} {
 			dir, log := upgradeSampleSegment(t, name)
 			before := upgradeReadSegment(t, log)
-			rep, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir), ToMagic: to})
+			rep, err := Run(Options{Targets: upgradeTargets(t, dir), ToMagic: to})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -89,7 +89,7 @@ func TestUpgradeKafka09BadCRCSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Upgrade(UpgradeOptions{Targets: upgradeTargets(t, dir)})
+	_, err = Run(Options{Targets: upgradeTargets(t, dir)})
 	if ce, ok := logfmt.AsCorrupt(err); !ok || ce.File != log || ce.Pos != 0 || !strings.Contains(ce.Msg, "checksum") {
 		t.Fatalf("got %v", err)
 	}
@@ -121,7 +121,7 @@ func TestUpgradeKafka010Sample(t *testing.T) {
 		t.Fatalf("TEST-TOPIC-0 has %d records", n)
 	}
 	snap := upgradeSnapshot(t, logDir)
-	rep, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir)})
+	rep, err := Run(Options{Targets: upgradeTargets(t, logDir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,11 +133,11 @@ func TestUpgradeKafka010Sample(t *testing.T) {
 	upgradeSameSnapshot(t, "magic-1 data upgraded to magic 1", upgradeSnapshot(t, logDir), snap)
 
 	out := filepath.Join(t.TempDir(), "v2")
-	if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: 2, Output: out}); err != nil {
+	if _, err := Run(Options{Targets: upgradeTargets(t, logDir), ToMagic: 2, Output: out}); err != nil {
 		t.Fatal(err)
 	}
 	upgradeSameSnapshot(t, "source of --output", upgradeSnapshot(t, logDir), snap)
-	if _, err := Upgrade(UpgradeOptions{Targets: upgradeTargets(t, logDir), ToMagic: 2, TimestampType: logfmt.LogAppendTime}); err != nil {
+	if _, err := Run(Options{Targets: upgradeTargets(t, logDir), ToMagic: 2, TimestampType: logfmt.LogAppendTime}); err != nil {
 		t.Fatal(err)
 	}
 	for _, root := range []string{logDir, out} {

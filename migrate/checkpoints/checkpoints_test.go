@@ -1,4 +1,4 @@
-package migrate
+package checkpoints
 
 import (
 	"errors"
@@ -147,11 +147,11 @@ func ckEntries(t testing.TB, path string) map[string]int64 {
 	return m
 }
 
-func ckRun(t testing.TB, opts CheckpointOptions) *CheckpointReport {
+func ckRun(t testing.TB, opts Options) *Report {
 	t.Helper()
-	rep, err := MigrateCheckpoints(opts)
+	rep, err := Migrate(opts)
 	if err != nil {
-		t.Fatalf("MigrateCheckpoints(%+v): %v", opts, err)
+		t.Fatalf("Migrate(%+v): %v", opts, err)
 	}
 	return rep
 }
@@ -181,7 +181,7 @@ var ckSample = ckTree{
 // ckSampleMigrated is sample after a forward migration with unknown times.
 var ckSampleMigrated = ckWith(ckSample, ckTree{
 	ckRoot:                              ckGone,
-	MigratedCheckpointFile:              ckSample[ckRoot],
+	MigratedFile:                        ckSample[ckRoot],
 	"orders-0/" + ckCP:                  ckFile(120, -1),
 	"orders-1/" + ckCP:                  ckFile(0, -1),
 	"legacy.events-v0-0/" + ckCP:        ckFile(77, -1),
@@ -190,16 +190,16 @@ var ckSampleMigrated = ckWith(ckSample, ckTree{
 
 func TestCheckpointsForward(t *testing.T) {
 	dir := ckBuild(t, ckSample)
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
+	rep := ckRun(t, Options{LogDirs: []string{dir}})
 	ckCheck(t, dir, ckSampleMigrated)
 
 	d := rep.LogDirs[0]
-	if !d.Changed || d.Root != CheckpointRootRenamed || !d.HadRoot || d.HadMigrated {
+	if !d.Changed || d.Root != RootRenamed || !d.HadRoot || d.HadMigrated {
 		t.Errorf("report %+v: want changed, root renamed", d)
 	}
 	type row struct {
 		name   string
-		action CheckpointAction
+		action Action
 		file   string
 		line   int
 	}
@@ -212,12 +212,12 @@ func TestCheckpointsForward(t *testing.T) {
 		}
 	}
 	want := []row{
-		{"gone-topic-3", CheckpointAbsent, MigratedCheckpointFile, 7},
-		{"legacy.events-v0-0", CheckpointWrite, "legacy.events-v0-0/" + ckCP, 5},
-		{"legacy.events-v0-snappy-0", CheckpointWrite, "legacy.events-v0-snappy-0/" + ckCP, 6},
-		{"moving-0", CheckpointAbsent, MigratedCheckpointFile, 8},
-		{"orders-0", CheckpointWrite, "orders-0/" + ckCP, 3},
-		{"orders-1", CheckpointWrite, "orders-1/" + ckCP, 4},
+		{"gone-topic-3", Absent, MigratedFile, 7},
+		{"legacy.events-v0-0", Write, "legacy.events-v0-0/" + ckCP, 5},
+		{"legacy.events-v0-snappy-0", Write, "legacy.events-v0-snappy-0/" + ckCP, 6},
+		{"moving-0", Absent, MigratedFile, 8},
+		{"orders-0", Write, "orders-0/" + ckCP, 3},
+		{"orders-1", Write, "orders-1/" + ckCP, 4},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("entries:\n got %v\nwant %v", got, want)
@@ -234,8 +234,8 @@ func TestCheckpointsForward(t *testing.T) {
 	}
 
 	// A second run changes nothing and says so.
-	rep = ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
-	if d := rep.LogDirs[0]; d.Changed || d.Root != CheckpointRootNone || !d.HadMigrated || len(d.Entries) != 0 {
+	rep = ckRun(t, Options{LogDirs: []string{dir}})
+	if d := rep.LogDirs[0]; d.Changed || d.Root != RootNone || !d.HadMigrated || len(d.Entries) != 0 {
 		t.Errorf("second ckRun: %+v", d)
 	}
 	ckCheck(t, dir, ckSampleMigrated)
@@ -245,13 +245,13 @@ func TestCheckpointsForwardCleanTime(t *testing.T) {
 	mtime := time.Date(2024, 3, 1, 12, 0, 0, 250e6, time.UTC)
 	for _, tc := range []struct {
 		name string
-		opts CheckpointOptions
+		opts Options
 		want int64
 	}{
-		{"unknown", CheckpointOptions{CleanTime: CleanTimeUnknown, CleanTimeMs: 99}, -1},
-		{"file-mtime", CheckpointOptions{CleanTime: CleanTimeFileMtime}, mtime.UnixMilli()},
-		{"fixed", CheckpointOptions{CleanTime: CleanTimeFixed, CleanTimeMs: 1700000000123}, 1700000000123},
-		{"fixed zero", CheckpointOptions{CleanTime: CleanTimeFixed}, 0},
+		{"unknown", Options{CleanTime: CleanTimeUnknown, CleanTimeMs: 99}, -1},
+		{"file-mtime", Options{CleanTime: CleanTimeFileMtime}, mtime.UnixMilli()},
+		{"fixed", Options{CleanTime: CleanTimeFixed, CleanTimeMs: 1700000000123}, 1700000000123},
+		{"fixed zero", Options{CleanTime: CleanTimeFixed}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := ckBuild(t, ckTree{ckRoot: "0\n1\na.b-c 2 31\n", "a.b-c-2/": ""})
@@ -261,11 +261,11 @@ func TestCheckpointsForwardCleanTime(t *testing.T) {
 			tc.opts.LogDirs = []string{dir}
 			ckRun(t, tc.opts)
 			ckCheck(t, dir, ckTree{
-				MigratedCheckpointFile: "0\n1\na.b-c 2 31\n",
-				"a.b-c-2/":             "",
-				"a.b-c-2/" + ckCP:      ckFile(31, tc.want),
+				MigratedFile:      "0\n1\na.b-c 2 31\n",
+				"a.b-c-2/":        "",
+				"a.b-c-2/" + ckCP: ckFile(31, tc.want),
 			})
-			fi, err := os.Stat(filepath.Join(dir, MigratedCheckpointFile))
+			fi, err := os.Stat(filepath.Join(dir, MigratedFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,37 +278,37 @@ func TestCheckpointsForwardCleanTime(t *testing.T) {
 
 func TestCheckpointsForwardKeepOld(t *testing.T) {
 	dir := ckBuild(t, ckSample)
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, KeepOld: true})
-	want := ckWith(ckSampleMigrated, ckTree{ckRoot: ckSample[ckRoot], MigratedCheckpointFile: ckGone})
+	rep := ckRun(t, Options{LogDirs: []string{dir}, KeepOld: true})
+	want := ckWith(ckSampleMigrated, ckTree{ckRoot: ckSample[ckRoot], MigratedFile: ckGone})
 	ckCheck(t, dir, want)
 	d := rep.LogDirs[0]
-	if d.Root != CheckpointRootKept || !d.Changed {
+	if d.Root != RootKept || !d.Changed {
 		t.Errorf("report %+v", d)
 	}
 	for _, e := range d.Entries {
-		if e.Action == CheckpointAbsent && e.File != filepath.Join(dir, ckRoot) {
+		if e.Action == Absent && e.File != filepath.Join(dir, ckRoot) {
 			t.Errorf("absent entry %+v: want it left in the root file", e)
 		}
 	}
-	rep = ckRun(t, CheckpointOptions{LogDirs: []string{dir}, KeepOld: true})
+	rep = ckRun(t, Options{LogDirs: []string{dir}, KeepOld: true})
 	if d := rep.LogDirs[0]; d.Changed {
 		t.Errorf("second --keep-old ckRun changed something: %+v", d)
 	}
 	// A later run without KeepOld completes the migration.
-	ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
+	ckRun(t, Options{LogDirs: []string{dir}})
 	ckCheck(t, dir, ckSampleMigrated)
 }
 
 func TestCheckpointsForwardDuplicates(t *testing.T) {
 	root := "0\n3\nt 0 5\nt 1 6\nt 0 9\n"
 	dir := ckBuild(t, ckTree{ckRoot: root, "t-0/": "", "t-1/": ""})
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
-	ckCheck(t, dir, ckTree{MigratedCheckpointFile: root, "t-0/": "", "t-1/": "", "t-0/" + ckCP: ckFile(9, -1), "t-1/" + ckCP: ckFile(6, -1)})
-	var actions []CheckpointAction
+	rep := ckRun(t, Options{LogDirs: []string{dir}})
+	ckCheck(t, dir, ckTree{MigratedFile: root, "t-0/": "", "t-1/": "", "t-0/" + ckCP: ckFile(9, -1), "t-1/" + ckCP: ckFile(6, -1)})
+	var actions []Action
 	for _, e := range rep.LogDirs[0].Entries {
 		actions = append(actions, e.Action)
 	}
-	if want := []CheckpointAction{CheckpointDuplicate, CheckpointWrite, CheckpointWrite}; !slices.Equal(actions, want) {
+	if want := []Action{Duplicate, Write, Write}; !slices.Equal(actions, want) {
 		t.Errorf("actions = %v, want %v", actions, want)
 	}
 }
@@ -316,17 +316,17 @@ func TestCheckpointsForwardDuplicates(t *testing.T) {
 func TestCheckpointsEmptyAndMissingRoot(t *testing.T) {
 	for _, root := range []string{"", "0\n", "0\n0\n"} {
 		dir := ckBuild(t, ckTree{ckRoot: root, "t-0/": ""})
-		ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
-		ckCheck(t, dir, ckTree{MigratedCheckpointFile: root, "t-0/": ""})
-		ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
+		ckRun(t, Options{LogDirs: []string{dir}})
+		ckCheck(t, dir, ckTree{MigratedFile: root, "t-0/": ""})
+		ckRun(t, Options{LogDirs: []string{dir}, Reverse: true})
 		// Reverse writes the empty file a broker writes.
 		ckCheck(t, dir, ckTree{ckRoot: "0\n0\n", "t-0/": ""})
 	}
 
 	dir := ckBuild(t, ckTree{"t-0/": ""})
 	for _, reverse := range []bool{false, true} {
-		rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: reverse})
-		if d := rep.LogDirs[0]; d.Changed || d.Root != CheckpointRootNone {
+		rep := ckRun(t, Options{LogDirs: []string{dir}, Reverse: reverse})
+		if d := rep.LogDirs[0]; d.Changed || d.Root != RootNone {
 			t.Errorf("reverse=%v ckWith no checkpoint at all: %+v", reverse, d)
 		}
 	}
@@ -374,7 +374,7 @@ func TestCheckpointsMalformedRoot(t *testing.T) {
 			})
 			before := ckSnapshot(t, parent)
 			for _, reverse := range []bool{false, true} {
-				_, err := MigrateCheckpoints(CheckpointOptions{LogDirs: []string{good, logs}, Reverse: reverse})
+				_, err := Migrate(Options{LogDirs: []string{good, logs}, Reverse: reverse})
 				ce, ok := logfmt.AsCorrupt(err)
 				if !ok {
 					t.Fatalf("reverse=%v: error %v, want a CorruptError", reverse, err)
@@ -419,52 +419,52 @@ func TestCheckpointsConflicts(t *testing.T) {
 	base := ckTree{ckRoot: "0\n2\nt 0 100\nt 1 200\n", "t-0/" + ckCP: ckFile(90, 1000), "t-1/": ""}
 
 	dir := ckBuild(t, base)
-	_, err := MigrateCheckpoints(CheckpointOptions{LogDirs: []string{dir}})
-	if !errors.Is(err, ErrCheckpointConflict) || !strings.Contains(err.Error(), filepath.Join(dir, "t-0", ckCP)) {
+	_, err := Migrate(Options{LogDirs: []string{dir}})
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), filepath.Join(dir, "t-0", ckCP)) {
 		t.Fatalf("error %v, want a conflict naming t-0's file", err)
 	}
 	ckCheck(t, dir, base)
 
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Overwrite: true})
-	ckCheck(t, dir, ckTree{MigratedCheckpointFile: base[ckRoot], "t-0/": "", "t-1/": "", "t-0/" + ckCP: ckFile(100, -1), "t-1/" + ckCP: ckFile(200, -1)})
-	if e := rep.LogDirs[0].Entries[0]; e.Action != CheckpointReplace || e.PreviousOffset != 90 {
+	rep := ckRun(t, Options{LogDirs: []string{dir}, Overwrite: true})
+	ckCheck(t, dir, ckTree{MigratedFile: base[ckRoot], "t-0/": "", "t-1/": "", "t-0/" + ckCP: ckFile(100, -1), "t-1/" + ckCP: ckFile(200, -1)})
+	if e := rep.LogDirs[0].Entries[0]; e.Action != Replace || e.PreviousOffset != 90 {
 		t.Errorf("entry %+v: want replace of 90", e)
 	}
 
 	// The same offset with another clean time is no conflict: the file,
 	// and its known clean time, stay.
 	dir = ckBuild(t, ckWith(base, ckTree{"t-0/" + ckCP: ckFile(100, 1000)}))
-	rep = ckRun(t, CheckpointOptions{LogDirs: []string{dir}, CleanTime: CleanTimeFixed, CleanTimeMs: 5})
-	if e := rep.LogDirs[0].Entries[0]; e.Action != CheckpointUnchanged || e.CleanTimeMs != 1000 {
+	rep = ckRun(t, Options{LogDirs: []string{dir}, CleanTime: CleanTimeFixed, CleanTimeMs: 5})
+	if e := rep.LogDirs[0].Entries[0]; e.Action != Unchanged || e.CleanTimeMs != 1000 {
 		t.Errorf("entry %+v: want unchanged ckWith clean time 1000", e)
 	}
-	ckCheck(t, dir, ckTree{MigratedCheckpointFile: base[ckRoot], "t-0/": "", "t-1/": "", "t-0/" + ckCP: ckFile(100, 1000), "t-1/" + ckCP: ckFile(200, 5)})
+	ckCheck(t, dir, ckTree{MigratedFile: base[ckRoot], "t-0/": "", "t-1/": "", "t-0/" + ckCP: ckFile(100, 1000), "t-1/" + ckCP: ckFile(200, 5)})
 
 	// An unreadable per-partition file stops the run, unless overwritten.
 	bad := ckWith(base, ckTree{"t-0/" + ckCP: "2\n100 5\n"})
 	dir = ckBuild(t, bad)
-	_, err = MigrateCheckpoints(CheckpointOptions{LogDirs: []string{dir}})
+	_, err = Migrate(Options{LogDirs: []string{dir}})
 	if ce, ok := logfmt.AsCorrupt(err); !ok || ce.File != filepath.Join(dir, "t-0", ckCP) {
 		t.Fatalf("error %v, want a CorruptError for t-0's file", err)
 	}
 	ckCheck(t, dir, bad)
-	rep = ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Overwrite: true})
-	if e := rep.LogDirs[0].Entries[0]; e.Action != CheckpointReplace || e.PreviousOffset != -1 {
+	rep = ckRun(t, Options{LogDirs: []string{dir}, Overwrite: true})
+	if e := rep.LogDirs[0].Entries[0]; e.Action != Replace || e.PreviousOffset != -1 {
 		t.Errorf("entry %+v: want replace ckWith unknown previous offset", e)
 	}
 
 	// Reverse: a root file kept by --keep-old went stale while compaction
 	// advanced the per-partition file.
 	dir = ckBuild(t, base)
-	ckRun(t, CheckpointOptions{LogDirs: []string{dir}, KeepOld: true, Overwrite: true})
+	ckRun(t, Options{LogDirs: []string{dir}, KeepOld: true, Overwrite: true})
 	ckWrite(t, dir, ckTree{"t-0/" + ckCP: ckFile(150, 2000)})
 	before := ckSnapshot(t, dir)
-	_, err = MigrateCheckpoints(CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
-	if !errors.Is(err, ErrCheckpointConflict) || !strings.Contains(err.Error(), "line 3") {
+	_, err = Migrate(Options{LogDirs: []string{dir}, Reverse: true})
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "line 3") {
 		t.Fatalf("reverse error %v, want a conflict naming line 3", err)
 	}
 	ckCheck(t, dir, before)
-	ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true, Overwrite: true})
+	ckRun(t, Options{LogDirs: []string{dir}, Reverse: true, Overwrite: true})
 	ckCheck(t, dir, ckTree{ckRoot: "0\n2\nt 0 150\nt 1 200\n", "t-0/": "", "t-1/": ""})
 }
 
@@ -475,25 +475,25 @@ func TestCheckpointsRootAndMigratedBoth(t *testing.T) {
 	for _, tc := range []struct {
 		name, root   string
 		wantMigrated string
-		wantRoot     CheckpointRootAction
+		wantRoot     RootAction
 		wantReverse  map[string]int64
 	}{
 		// The broker started with no checkpoint and cleaned t-0 further.
-		{"newer entries", "0\n1\nt 0 300\n", "0\n3\nt 0 300\ngone 5 7\nt 1 50\n", CheckpointRootMerged,
+		{"newer entries", "0\n1\nt 0 300\n", "0\n3\nt 0 300\ngone 5 7\nt 1 50\n", RootMerged,
 			map[string]int64{"t-0": 300, "t-1": 50, "gone-5": 7}},
 		// It created the file and cleaned nothing.
-		{"created empty", "", migrated, CheckpointRootRemoved,
+		{"created empty", "", migrated, RootRemoved,
 			map[string]int64{"t-0": 100, "t-1": 50, "gone-5": 7}},
 		// It wrote every partition of the old file again.
-		{"all partitions", "0\n3\ngone 5 7\nt 1 60\nt 0 300\n", "0\n3\ngone 5 7\nt 1 60\nt 0 300\n", CheckpointRootRenamed,
+		{"all partitions", "0\n3\ngone 5 7\nt 1 60\nt 0 300\n", "0\n3\ngone 5 7\nt 1 60\nt 0 300\n", RootRenamed,
 			map[string]int64{"t-0": 300, "t-1": 60, "gone-5": 7}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := ckBuild(t, ckTree{
-				ckRoot: tc.root, MigratedCheckpointFile: migrated,
+				ckRoot: tc.root, MigratedFile: migrated,
 				"t-0/" + ckCP: ckFile(100, 1000), "t-1/" + ckCP: ckFile(50, 1000),
 			})
-			rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Overwrite: true})
+			rep := ckRun(t, Options{LogDirs: []string{dir}, Overwrite: true})
 			if got := rep.LogDirs[0].Root; got != tc.wantRoot {
 				t.Errorf("root action %v, want %v", got, tc.wantRoot)
 			}
@@ -501,16 +501,16 @@ func TestCheckpointsRootAndMigratedBoth(t *testing.T) {
 			if _, ok := got[ckRoot]; ok {
 				t.Errorf("root file still there")
 			}
-			if got[MigratedCheckpointFile] != tc.wantMigrated {
-				t.Errorf(".migrated = %q, want %q", got[MigratedCheckpointFile], tc.wantMigrated)
+			if got[MigratedFile] != tc.wantMigrated {
+				t.Errorf(".migrated = %q, want %q", got[MigratedFile], tc.wantMigrated)
 			}
-			if rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}}); rep.LogDirs[0].Changed {
+			if rep := ckRun(t, Options{LogDirs: []string{dir}}); rep.LogDirs[0].Changed {
 				t.Errorf("second run changed something")
 			}
 
 			// Reverse restores the newest offset of every partition, and the
 			// one of the partition that is not here.
-			ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
+			ckRun(t, Options{LogDirs: []string{dir}, Reverse: true})
 			if got := ckEntries(t, filepath.Join(dir, ckRoot)); !maps.Equal(got, tc.wantReverse) {
 				t.Errorf("reverse: %v, want %v", got, tc.wantReverse)
 			}
@@ -520,8 +520,8 @@ func TestCheckpointsRootAndMigratedBoth(t *testing.T) {
 
 func TestCheckpointsReverse(t *testing.T) {
 	dir := ckBuild(t, ckSample)
-	ckRun(t, CheckpointOptions{LogDirs: []string{dir}, CleanTime: CleanTimeFixed, CleanTimeMs: 1})
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
+	ckRun(t, Options{LogDirs: []string{dir}, CleanTime: CleanTimeFixed, CleanTimeMs: 1})
+	rep := ckRun(t, Options{LogDirs: []string{dir}, Reverse: true})
 
 	// Forward then reverse gives the same entries, absent partitions too.
 	orig := filepath.Join(t.TempDir(), ckRoot)
@@ -540,16 +540,16 @@ func TestCheckpointsReverse(t *testing.T) {
 		"orders 1 0\n"})
 	ckCheck(t, dir, want)
 	d := rep.LogDirs[0]
-	if d.Root != CheckpointRootWritten || !d.RemovedMigrated || !d.Changed {
+	if d.Root != RootWritten || !d.RemovedMigrated || !d.Changed {
 		t.Errorf("report %+v", d)
 	}
 	for _, e := range d.Entries {
 		fromPartition := strings.HasSuffix(e.From, ckCP)
-		if e.Removed != fromPartition || fromPartition != (e.CleanTimeMs == 1) || e.Action != CheckpointWrite {
+		if e.Removed != fromPartition || fromPartition != (e.CleanTimeMs == 1) || e.Action != Write {
 			t.Errorf("entry %+v", e)
 		}
 	}
-	if rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true}); rep.LogDirs[0].Changed {
+	if rep := ckRun(t, Options{LogDirs: []string{dir}, Reverse: true}); rep.LogDirs[0].Changed {
 		t.Errorf("second reverse changed something: %+v", rep.LogDirs[0])
 	}
 	ckCheck(t, dir, want)
@@ -557,8 +557,8 @@ func TestCheckpointsReverse(t *testing.T) {
 
 func TestCheckpointsReverseKeepOld(t *testing.T) {
 	dir := ckBuild(t, ckSample)
-	ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true, KeepOld: true})
+	ckRun(t, Options{LogDirs: []string{dir}})
+	rep := ckRun(t, Options{LogDirs: []string{dir}, Reverse: true, KeepOld: true})
 	got := ckSnapshot(t, dir)
 	if d := ckDiff(got, ckWith(ckSampleMigrated, ckTree{ckRoot: got[ckRoot]})); d != "" {
 		t.Errorf("--keep-old reverse touched the source:\n%s", d)
@@ -568,13 +568,13 @@ func TestCheckpointsReverseKeepOld(t *testing.T) {
 			t.Errorf("entry %+v reported removed", e)
 		}
 	}
-	if rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true, KeepOld: true}); rep.LogDirs[0].Changed {
+	if rep := ckRun(t, Options{LogDirs: []string{dir}, Reverse: true, KeepOld: true}); rep.LogDirs[0].Changed {
 		t.Errorf("second --keep-old reverse changed something")
 	}
 	// Forward now finds both formats in step, and finishes with a rename.
-	rep = ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
-	if d := rep.LogDirs[0]; d.Root != CheckpointRootRenamed || slices.ContainsFunc(d.Entries, func(e CheckpointEntry) bool {
-		return e.Action == CheckpointWrite || e.Action == CheckpointReplace
+	rep = ckRun(t, Options{LogDirs: []string{dir}})
+	if d := rep.LogDirs[0]; d.Root != RootRenamed || slices.ContainsFunc(d.Entries, func(e Entry) bool {
+		return e.Action == Write || e.Action == Replace
 	}) {
 		t.Errorf("forward after --keep-old reverse: %+v", d)
 	}
@@ -584,9 +584,9 @@ func TestCheckpointsReverseKeepOld(t *testing.T) {
 // in step with the per-partition files and only they are removed.
 func TestCheckpointsReverseAfterKeepOld(t *testing.T) {
 	dir := ckBuild(t, ckSample)
-	ckRun(t, CheckpointOptions{LogDirs: []string{dir}, KeepOld: true})
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
-	if d := rep.LogDirs[0]; d.Root != CheckpointRootUnchanged || !d.Changed || d.RemovedMigrated {
+	ckRun(t, Options{LogDirs: []string{dir}, KeepOld: true})
+	rep := ckRun(t, Options{LogDirs: []string{dir}, Reverse: true})
+	if d := rep.LogDirs[0]; d.Root != RootUnchanged || !d.Changed || d.RemovedMigrated {
 		t.Errorf("report %+v", d)
 	}
 	ckCheck(t, dir, ckSample)
@@ -596,13 +596,13 @@ func TestCheckpointsDryRun(t *testing.T) {
 	for _, reverse := range []bool{false, true} {
 		dir := ckBuild(t, ckSample)
 		if reverse {
-			ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
+			ckRun(t, Options{LogDirs: []string{dir}})
 		}
 		ckWrite(t, dir, ckTree{safefile.TempName("orders-0/" + ckCP): "junk"})
 		before := ckSnapshot(t, dir)
-		dry := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: reverse, DryRun: true})
+		dry := ckRun(t, Options{LogDirs: []string{dir}, Reverse: reverse, DryRun: true})
 		ckCheck(t, dir, before)
-		real := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: reverse})
+		real := ckRun(t, Options{LogDirs: []string{dir}, Reverse: reverse})
 		if !dry.DryRun || real.DryRun {
 			t.Errorf("DryRun flags %v, %v", dry.DryRun, real.DryRun)
 		}
@@ -625,18 +625,18 @@ func TestCheckpointsTempsRemoved(t *testing.T) {
 		"stale-0.00112233445566778899aabbccddeeff-stray/" + safefile.TempName(ckCP): "x",
 	}
 	dir := ckBuild(t, ckWith(ckWith(ckSampleMigrated, theirs), ckTree{
-		safefile.TempName("orders-2/" + ckCP):     "1\n",
-		safefile.TempName(ckRoot):                 "0\n",
-		safefile.TempName(MigratedCheckpointFile): "",
+		safefile.TempName("orders-2/" + ckCP): "1\n",
+		safefile.TempName(ckRoot):             "0\n",
+		safefile.TempName(MigratedFile):       "",
 	}))
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
+	rep := ckRun(t, Options{LogDirs: []string{dir}})
 	d := rep.LogDirs[0]
 	if !d.Changed || len(d.TempsRemoved) != 3 {
 		t.Errorf("report %+v: want 3 temporary files removed", d)
 	}
 	ckCheck(t, dir, ckWith(ckWith(ckSampleMigrated, theirs), ckTree{"other-0/": ""}))
 	// Writing the root file back goes through a temporary file of its own.
-	ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
+	ckRun(t, Options{LogDirs: []string{dir}, Reverse: true})
 	after := ckSnapshot(t, dir)
 	for name, want := range theirs {
 		if got, ok := after[name]; !ok || got != want {
@@ -655,21 +655,21 @@ func TestCheckpointsJBOD(t *testing.T) {
 		"d2/t-0.0123456789abcdef0123456789abcdef-future/": "",
 	})
 	d1, d2 := filepath.Join(parent, "d1"), filepath.Join(parent, "d2")
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{d1, d2}, Workers: 4})
+	rep := ckRun(t, Options{LogDirs: []string{d1, d2}, Workers: 4})
 	if len(rep.LogDirs) != 2 || rep.LogDirs[0].Path != d1 || rep.LogDirs[1].Path != d2 {
 		t.Fatalf("report log dirs %+v", rep.LogDirs)
 	}
 	ckCheck(t, parent, ckTree{
 		"d1/": "", "d2/": "",
-		"d1/" + MigratedCheckpointFile: "0\n2\nt 0 10\nt 1 11\n",
-		"d1/t-0/":                      "",
-		"d1/t-0/" + ckCP:               ckFile(10, -1),
-		"d2/" + MigratedCheckpointFile: "0\n1\nt 1 21\n",
-		"d2/t-1/":                      "",
-		"d2/t-1/" + ckCP:               ckFile(21, -1),
+		"d1/" + MigratedFile: "0\n2\nt 0 10\nt 1 11\n",
+		"d1/t-0/":            "",
+		"d1/t-0/" + ckCP:     ckFile(10, -1),
+		"d2/" + MigratedFile: "0\n1\nt 1 21\n",
+		"d2/t-1/":            "",
+		"d2/t-1/" + ckCP:     ckFile(21, -1),
 		"d2/t-0.0123456789abcdef0123456789abcdef-future/": "",
 	})
-	ckRun(t, CheckpointOptions{LogDirs: []string{d2, d1}, Reverse: true})
+	ckRun(t, Options{LogDirs: []string{d2, d1}, Reverse: true})
 	if got := ckEntries(t, filepath.Join(d1, ckRoot)); !maps.Equal(got, map[string]int64{"t-0": 10, "t-1": 11}) {
 		t.Errorf("d1 after reverse: %v", got)
 	}
@@ -682,18 +682,18 @@ func TestCheckpointsBadArguments(t *testing.T) {
 	dir := ckBuild(t, ckTree{ckRoot: "0\n0\n", "t-1/": "", "t-01/": ""})
 	for _, tc := range []struct {
 		name string
-		opts CheckpointOptions
+		opts Options
 		want string
 	}{
-		{"no dirs", CheckpointOptions{}, "no log directory"},
-		{"negative time", CheckpointOptions{LogDirs: []string{dir}, CleanTime: CleanTimeFixed, CleanTimeMs: -2}, "before 1970"},
-		{"bad source", CheckpointOptions{LogDirs: []string{dir}, CleanTime: 7}, "unknown clean time source"},
-		{"two dirs for one partition", CheckpointOptions{LogDirs: []string{dir}}, "t-01 and t-1"},
-		{"missing", CheckpointOptions{LogDirs: []string{filepath.Join(dir, "nope")}}, "no such file"},
+		{"no dirs", Options{}, "no log directory"},
+		{"negative time", Options{LogDirs: []string{dir}, CleanTime: CleanTimeFixed, CleanTimeMs: -2}, "before 1970"},
+		{"bad source", Options{LogDirs: []string{dir}, CleanTime: 7}, "unknown clean time source"},
+		{"two dirs for one partition", Options{LogDirs: []string{dir}}, "t-01 and t-1"},
+		{"missing", Options{LogDirs: []string{filepath.Join(dir, "nope")}}, "no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := ckSnapshot(t, dir)
-			_, err := MigrateCheckpoints(tc.opts)
+			_, err := Migrate(tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
@@ -706,7 +706,7 @@ func TestCheckpointsBadArguments(t *testing.T) {
 // their partition directory names, with an entry for each, and their own
 // root files.
 func TestCheckpointsSampleLogDirs(t *testing.T) {
-	const samples = "../../shared/kafka-samples/logdirs"
+	const samples = "../../../shared/kafka-samples/logdirs"
 	dirs, err := os.ReadDir(samples)
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Skip("real broker samples not found at " + samples)
@@ -746,11 +746,11 @@ func TestCheckpointsSampleLogDirs(t *testing.T) {
 				}
 				ckWrite(t, dir, want)
 				ckWrite(t, dir, ckTree{ckRoot: root})
-				want[MigratedCheckpointFile] = root
+				want[MigratedFile] = root
 
-				ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
+				ckRun(t, Options{LogDirs: []string{dir}})
 				ckCheck(t, dir, want)
-				ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
+				ckRun(t, Options{LogDirs: []string{dir}, Reverse: true})
 				orig := filepath.Join(t.TempDir(), ckRoot)
 				if err := os.WriteFile(orig, []byte(root), 0o644); err != nil {
 					t.Fatal(err)
@@ -778,35 +778,35 @@ func TestCheckpointsManyLeft(t *testing.T) {
 	root := b.String()
 	dir := ckBuild(t, ckTree{ckRoot: root, "t-0/": "", "t-1/": ""})
 
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}})
+	rep := ckRun(t, Options{LogDirs: []string{dir}})
 	d := rep.LogDirs[0]
-	counts := map[CheckpointAction]int{}
+	counts := map[Action]int{}
 	for _, e := range d.Entries {
 		counts[e.Action]++
 	}
 	// Line 3 (t-0, overridden on line ghosts+4) and the first 999 ghosts
 	// are listed; ghosts 0 to 99 repeat on a later line.
-	want := map[CheckpointAction]int{CheckpointWrite: 2, CheckpointDuplicate: 1 + 100, CheckpointAbsent: 899}
-	if !maps.Equal(counts, want) || d.Unlisted != ghosts-999 || d.Root != CheckpointRootRenamed {
+	want := map[Action]int{Write: 2, Duplicate: 1 + 100, Absent: 899}
+	if !maps.Equal(counts, want) || d.Unlisted != ghosts-999 || d.Root != RootRenamed {
 		t.Errorf("actions %v, %d unlisted, root %v; want %v, %d unlisted, renamed", counts, d.Unlisted, d.Root, want, ghosts-999)
 	}
-	ckCheck(t, dir, ckTree{MigratedCheckpointFile: root, "t-0/" + ckCP: ckFile(6, -1), "t-1/" + ckCP: ckFile(7, -1)})
+	ckCheck(t, dir, ckTree{MigratedFile: root, "t-0/" + ckCP: ckFile(6, -1), "t-1/" + ckCP: ckFile(7, -1)})
 
 	// A broker ran on the old format and cleaned t-1 again: the merged
 	// .migrated file keeps every ghost.
 	ckWrite(t, dir, ckTree{ckRoot: "0\n1\nt 1 8\n"})
-	rep = ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Overwrite: true})
-	if d := rep.LogDirs[0]; d.Root != CheckpointRootMerged || len(d.Entries) != 1 || d.Unlisted != 0 {
+	rep = ckRun(t, Options{LogDirs: []string{dir}, Overwrite: true})
+	if d := rep.LogDirs[0]; d.Root != RootMerged || len(d.Entries) != 1 || d.Unlisted != 0 {
 		t.Errorf("merge: root %v, %d entries, %d unlisted", d.Root, len(d.Entries), d.Unlisted)
 	}
 	merged := "0\n" + fmt.Sprint(ghosts+3) + "\nt 1 8\nt 0 5\n" + root[strings.Index(root, "ghost 0 "):strings.Index(root, "t 1 7\n")]
-	ckCheck(t, dir, ckTree{MigratedCheckpointFile: merged, "t-0/" + ckCP: ckFile(6, -1), "t-1/" + ckCP: ckFile(8, -1)})
+	ckCheck(t, dir, ckTree{MigratedFile: merged, "t-0/" + ckCP: ckFile(6, -1), "t-1/" + ckCP: ckFile(8, -1)})
 
 	// Reverse writes every partition once, in order: the per-partition
 	// files win, then the last line of each ghost.
-	rep = ckRun(t, CheckpointOptions{LogDirs: []string{dir}, Reverse: true})
+	rep = ckRun(t, Options{LogDirs: []string{dir}, Reverse: true})
 	d = rep.LogDirs[0]
-	if len(d.Entries) != 2+1000 || d.Unlisted != ghosts-100-1000 || d.Root != CheckpointRootWritten {
+	if len(d.Entries) != 2+1000 || d.Unlisted != ghosts-100-1000 || d.Root != RootWritten {
 		t.Errorf("reverse: %d entries, %d unlisted, root %v", len(d.Entries), d.Unlisted, d.Root)
 	}
 	var es []checkpoint.OffsetEntry
@@ -834,7 +834,7 @@ func TestCheckpointsForwardStreams(t *testing.T) {
 	dir := ckBuild(t, ckTree{ckRoot: b.String(), "t-0/": ""})
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	rep := ckRun(t, CheckpointOptions{LogDirs: []string{dir}, DryRun: true})
+	rep := ckRun(t, Options{LogDirs: []string{dir}, DryRun: true})
 	runtime.ReadMemStats(&after)
 	if d := rep.LogDirs[0]; len(d.Entries) != maxListedLeft || d.Unlisted != n-maxListedLeft {
 		t.Fatalf("%d entries listed, %d unlisted", len(d.Entries), d.Unlisted)

@@ -1,4 +1,4 @@
-package migrate
+package upgrade
 
 import (
 	"bytes"
@@ -100,7 +100,7 @@ func FuzzUpgradeSegment(f *testing.F) {
 			t.Fatalf("wrote %d bytes, counted %d", out.Len(), c.bytesOut)
 		}
 		_, err := verifyUpgrade(rules, bytes.NewReader(data), int64(len(data)), "orig", bytes.NewReader(out.Bytes()), int64(out.Len()), "new", base)
-		if errors.Is(err, ErrUpgradeVerify) {
+		if errors.Is(err, ErrVerify) {
 			t.Fatalf("conversion output does not verify: %v", err)
 		}
 		if err != nil {
