@@ -1,6 +1,6 @@
 //go:build unix
 
-package campaign
+package faulttest
 
 import (
 	"errors"

@@ -1,7 +1,8 @@
-// Package campaign is logtool's reliability campaign (issue 8): tests that
-// drive whole commands in-process, through commands.Run, against generated
-// log directories that are damaged, interrupted, locked by another process or
-// built to be hostile, and check the promises every command makes:
+// Package faulttest holds logtool's end-to-end fault tests (the reliability
+// campaign of issue 8): tests that drive whole commands in-process, through
+// commands.Run, against generated log directories that are damaged,
+// interrupted, locked by another process or built to be hostile, and check
+// the promises every command makes:
 //
 //   - Corruption matrix: for every magic and the codecs valid for it, one
 //     damaged byte of each kind (offset, length, magic, CRC, attributes,
@@ -28,4 +29,4 @@
 // The package holds tests only; the long runs (every format, every crash
 // step, peak RSS of the built binary) are enabled with LOGTOOL_LONG=1 and
 // described in docs/reliability.md.
-package campaign
+package faulttest

@@ -1,4 +1,4 @@
-package campaign
+package faulttest
 
 import (
 	"bytes"
@@ -101,13 +101,13 @@ func testMain(m *testing.M) int {
 	// loses nothing. LOGTOOL_CAMPAIGN_DISK=1 keeps the default TMPDIR.
 	if os.Getenv("TMPDIR") == "" && os.Getenv("LOGTOOL_CAMPAIGN_DISK") != "1" {
 		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-			if d, err := os.MkdirTemp("/dev/shm", "campaign-"); err == nil {
+			if d, err := os.MkdirTemp("/dev/shm", "faulttest-"); err == nil {
 				os.Setenv("TMPDIR", d)
 				defer os.RemoveAll(d) // here, not in TestMain: os.Exit skips deferred calls
 			}
 		}
 	}
-	root, err := os.MkdirTemp("", "campaign-templates-")
+	root, err := os.MkdirTemp("", "faulttest-templates-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
