@@ -134,9 +134,9 @@ func (g Global) Warnf(format string, args ...any) {
 	}
 }
 
-// lookup returns the value of a global flag from whichever level of the
+// globalFlag returns the value of a global flag from whichever level of the
 // command line set it, the command's own level first.
-func lookup[T any](c *cli.Context, name string, get func(*cli.Context, string) T) T {
+func globalFlag[T any](c *cli.Context, name string, get func(*cli.Context, string) T) T {
 	for _, ctx := range c.Lineage() {
 		if slices.Contains(ctx.LocalFlagNames(), name) {
 			return get(ctx, name)
@@ -151,10 +151,10 @@ func global(c *cli.Context) (Global, error) { return globalArgs(c, c.Args().Slic
 // arguments first (salvage PARTITION_DIR --out DIR, as the contract writes it).
 func globalArgs(c *cli.Context, args []string) (Global, error) {
 	g := Global{
-		Format:     lookup(c, "format", (*cli.Context).String),
-		Workers:    lookup(c, "workers", (*cli.Context).Int),
-		NoProgress: lookup(c, "no-progress", (*cli.Context).Bool),
-		Quiet:      lookup(c, "quiet", (*cli.Context).Bool),
+		Format:     globalFlag(c, "format", (*cli.Context).String),
+		Workers:    globalFlag(c, "workers", (*cli.Context).Int),
+		NoProgress: globalFlag(c, "no-progress", (*cli.Context).Bool),
+		Quiet:      globalFlag(c, "quiet", (*cli.Context).Bool),
 		Stdout:     c.App.Writer,
 		Stderr:     c.App.ErrWriter,
 	}
@@ -165,7 +165,7 @@ func globalArgs(c *cli.Context, args []string) (Global, error) {
 		return g, usageErr("--workers: want at least 1, got %d", g.Workers)
 	}
 	// A record's length is an int32.
-	n, err := sizeArg("max-record-bytes", lookup(c, "max-record-bytes", (*cli.Context).String), 1, math.MaxInt32)
+	n, err := sizeArg("max-record-bytes", globalFlag(c, "max-record-bytes", (*cli.Context).String), 1, math.MaxInt32)
 	if err != nil {
 		return g, err
 	}

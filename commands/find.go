@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	offsetlookup "github.com/logtool/logtool/index/lookup"
+	"github.com/logtool/logtool/index/lookup"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/target"
 )
@@ -57,19 +57,19 @@ func runFind(c *cli.Context) error {
 	}
 	defer release()
 	dir := set.Partitions()[0].Path
-	var res *offsetlookup.Result
+	var res *lookup.Result
 	if off != "" {
 		n, perr := strconv.ParseInt(off, 10, 64)
 		if perr != nil || n < 0 {
 			return usageErr("--offset: want an offset >= 0, got %q", off)
 		}
-		res, err = offsetlookup.Offset(dir, n, offsetlookup.Options{MaxRecordBytes: g.MaxRecordBytes})
+		res, err = lookup.Offset(dir, n, lookup.Options{MaxRecordBytes: g.MaxRecordBytes})
 	} else {
 		ms, err := timeArg("timestamp", ts, 0)
 		if err != nil {
 			return err
 		}
-		res, err = offsetlookup.Timestamp(dir, ms, offsetlookup.Options{MaxRecordBytes: g.MaxRecordBytes})
+		res, err = lookup.Timestamp(dir, ms, lookup.Options{MaxRecordBytes: g.MaxRecordBytes})
 	}
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func findTime(ms int64) string {
 	return fmt.Sprintf("%d (%s)", ms, human.Time(ms))
 }
 
-func findText(r *offsetlookup.Result) string {
+func findText(r *lookup.Result) string {
 	var b strings.Builder
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(&b, "%-10s %s\n", label, fmt.Sprintf(format, args...))
@@ -133,7 +133,7 @@ func findText(r *offsetlookup.Result) string {
 	return b.String()
 }
 
-func findJSON(r *offsetlookup.Result) any {
+func findJSON(r *lookup.Result) any {
 	type entry struct {
 		Offset    int64  `json:"offset"`
 		Position  *int32 `json:"position,omitempty"`
