@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -150,5 +151,41 @@ func TestVerifyWholeMessages(t *testing.T) {
 	want := "problem: " + ix + ": entry 1: offset 1 is not above the previous entry's 56 (found relative offset 1 at byte 8651) (at byte 8)\n"
 	if code != ExitProblems || !strings.HasPrefix(out, want) {
 		t.Errorf("exit %d:\n%s\nwant first line\n%s", code, out, want)
+	}
+}
+
+// TestVerifyFolderOfLogDirs: a folder holding several log directories (each
+// with its meta.properties) is each of them, not one log directory whose
+// "partitions" are the log directories: verifying the folder of real broker
+// log dirs checks what verifying each one checks.
+func TestVerifyFolderOfLogDirs(t *testing.T) {
+	const root = "../../shared/kafka-samples/logdirs"
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", "meta.properties"))
+	if len(dirs) < 2 {
+		t.Skipf("no Kafka sample log directories under %s", root)
+	}
+	summary := regexp.MustCompile(`verified (\d+) partition\(s\), (\d+) segment\(s\), (\d+) batch\(es\)`)
+	counts := func(path string) [3]int {
+		t.Helper()
+		_, out, errOut := verifyRun(t, "verify", path)
+		m := summary.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s: no summary line\n%s%s", path, out, errOut)
+		}
+		var c [3]int
+		for i := range c {
+			c[i], _ = strconv.Atoi(m[i+1])
+		}
+		return c
+	}
+	var want [3]int
+	for _, mp := range dirs {
+		c := counts(filepath.Dir(mp))
+		for i := range want {
+			want[i] += c[i]
+		}
+	}
+	if got := counts(root); got != want || got[2] == 0 {
+		t.Errorf("the folder: %d partitions, %d segments, %d batches; its log dirs one by one: %v", got[0], got[1], got[2], want)
 	}
 }
