@@ -91,6 +91,29 @@ func TestMigrateText(t *testing.T) {
 	}
 }
 
+// TestMigrateLeavesBrokersTemp: the broker's cleaner-offset-checkpoint.tmp,
+// cut short by its crash, is the broker's, not a leftover of an interrupted
+// migrate-checkpoints; logtool's own <name>.logtool.tmp is removed.
+func TestMigrateLeavesBrokersTemp(t *testing.T) {
+	dir := migrateLogDir(t)
+	theirs := filepath.Join(dir, "cleaner-offset-checkpoint.tmp")
+	ours := filepath.Join(dir, "cleaner-offset-checkpoint.logtool.tmp")
+	for _, f := range []string{theirs, ours} {
+		if err := os.WriteFile(f, []byte("0\n1\norders 0 9\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errOut := runLogtool(t, "migrate-checkpoints", dir); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if got := readFileOr(t, theirs, "(removed)"); got != "0\n1\norders 0 9\n" {
+		t.Errorf("the broker's %s is %q", filepath.Base(theirs), got)
+	}
+	if got := readFileOr(t, ours, "(removed)"); got != "(removed)" {
+		t.Errorf("logtool's own %s was left: %q", filepath.Base(ours), got)
+	}
+}
+
 func TestMigrateJSON(t *testing.T) {
 	dir := migrateLogDir(t)
 	for _, args := range [][]string{
