@@ -172,7 +172,8 @@ func (r *keyReader) fail(err error) bool {
 func (r *keyReader) segment(s *segment, next int64) bool {
 	ps, start := r.ps, r.ps.firstDirty
 	m := ps.c.m
-	sc, err := openStream(s)
+	// Nothing before the dirty range is read.
+	sc, err := openStream(s, ps.c.o, func(b *logfmt.Batch) bool { return b.LastOffset() < start })
 	if err != nil {
 		return r.fail(err)
 	}

@@ -203,7 +203,9 @@ const (
 
 // cleanInto filters one source segment into w (Cleaner.cleanInto).
 func (ps *pass) cleanInto(s *segment, w *segWriter) error {
-	sc, err := openStream(s)
+	// The records of dead batches are not read (but for the last batch of
+	// a producer or of the round, which is rare).
+	sc, err := openStream(s, ps.c.o, func(b *logfmt.Batch) bool { return b.Magic() >= 2 && ps.dead(b, b.Header()) })
 	if err != nil {
 		return err
 	}

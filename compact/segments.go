@@ -26,7 +26,15 @@ func openScan(s *segment) (*segmentScan, error) { return openWith(s, logfmt.Plai
 // batches' records the pass will not read (logfmt.DeepReader.Skip).
 // (Mapping the file instead made no difference here: the pass is bound by
 // parsing and the offset map, and then waits on memory for the checksums.)
-func openStream(s *segment) (*segmentScan, error) { return openWith(s, logfmt.ReadAheadWindows) }
+func openStream(s *segment, o *Options, skip func(*logfmt.Batch) bool) (*segmentScan, error) {
+	sc, err := openWith(s, logfmt.ReadAheadWindows)
+	if err != nil {
+		return nil, err
+	}
+	dr := sc.Decode(o.BatchWorkers)
+	dr.MaxRecordBytes, dr.Skip = o.MaxRecordBytes, skip
+	return sc, nil
+}
 
 func openWith(s *segment, src logfmt.WindowSource) (*segmentScan, error) {
 	b, err := s.Batches(0, src)

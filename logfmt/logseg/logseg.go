@@ -173,6 +173,7 @@ type Batches struct {
 	// Trusted skips the checksums, for a caller that has verified them.
 	Trusted bool
 
+	dr   *logfmt.DeepReader // over SegmentFile; the reader itself unless Decode
 	base int64
 	err  error
 }
@@ -185,11 +186,19 @@ func (s *Segment) Batches(pos int64, src logfmt.WindowSource) (*Batches, error) 
 		return nil, err
 	}
 	f.SeekTo(pos)
-	return &Batches{SegmentFile: f, base: s.Base}, nil
+	return &Batches{SegmentFile: f, dr: logfmt.NewDeepReader(f.SegmentReader, 1), base: s.Base}, nil
+}
+
+// Decode has workers goroutines decompress the batches ahead of Next
+// (logfmt.DeepReader), and returns the reader for its MaxRecordBytes and
+// Skip. It must be called before the first Next.
+func (b *Batches) Decode(workers int) *logfmt.DeepReader {
+	b.dr = logfmt.NewDeepReader(b.SegmentReader, workers)
+	return b.dr
 }
 
 func (b *Batches) Next() bool {
-	if b.err != nil || !b.SegmentFile.Next() {
+	if b.err != nil || !b.dr.Next() {
 		return false
 	}
 	batch := b.Batch()
@@ -212,6 +221,18 @@ func (b *Batches) Err() error {
 		return b.err
 	}
 	return b.SegmentFile.Err()
+}
+
+// Batch is the current batch, valid until the next call to Next.
+func (b *Batches) Batch() *logfmt.Batch { return b.dr.Batch() }
+
+// Pos is the position after the current batch.
+func (b *Batches) Pos() int64 { return b.dr.Pos() }
+
+// Close stops the workers, if any, and closes the file.
+func (b *Batches) Close() error {
+	b.dr.Close()
+	return b.SegmentFile.Close()
 }
 
 // RecordsMaxTimestamp is the maxTimestampSoFar LogSegment.recover finds:
