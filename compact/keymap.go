@@ -3,6 +3,7 @@ package compact
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"iter"
 	"math"
 )
@@ -13,9 +14,14 @@ import (
 // key rather than an offset. Where the cleaner's map has the fixed size
 // Kafka's arithmetic gives it, a KeyMap starts small and doubles as keys
 // arrive, up to a limit, so that a map of a few keys stays a few pages.
+//
+// Hash may be called from any number of goroutines at once, also while one
+// other goroutine calls Put; Get and All only while none does.
 type KeyMap struct {
 	m     *offsetMap
 	limit int64 // bytes the slots may take
+	// The seeds of m, which grow replaces: Hash reads only these.
+	seed1, seed2 maphash.Seed
 }
 
 // KeyHash is a key's digest.
@@ -41,13 +47,12 @@ func NewKeyMap(limit int64) (*KeyMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &KeyMap{m: m, limit: limit}, nil
+	return &KeyMap{m: m, limit: limit, seed1: m.seed1, seed2: m.seed2}, nil
 }
 
 // Hash is the digest of key.
 func (k *KeyMap) Hash(key []byte) KeyHash {
-	h1, h2 := k.m.hash(key)
-	return KeyHash{h1, h2}
+	return KeyHash{maphash.Bytes(k.seed1, key), maphash.Bytes(k.seed2, key)}
 }
 
 // Len is the number of keys in the map.

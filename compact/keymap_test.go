@@ -67,3 +67,29 @@ func TestKeyMap(t *testing.T) {
 		t.Error("a negative value is taken")
 	}
 }
+
+// TestKeyMapHashWhilePut: workers hash keys while the map grows under
+// another goroutine's Puts, as grep's key pass does (run with -race).
+func TestKeyMapHashWhilePut(t *testing.T) {
+	k, err := NewKeyMap(64 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := k.Hash([]byte("key-7"))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20_000 {
+			if got := k.Hash(fmt.Appendf(nil, "key-%d", i%10)); i%10 == 7 && got != want {
+				t.Errorf("Hash changed while the map grew")
+				return
+			}
+		}
+	}()
+	for i := range 50_000 {
+		if _, _, err := k.Put(k.Hash(fmt.Appendf(nil, "k%d", i)), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+}
