@@ -53,6 +53,7 @@ type search struct {
 	pending    map[compact.KeyHash]pend
 	lastScope  int // the match pass's last unit in scope
 	iters      sync.Pool
+	segs       segPool
 }
 
 // pend is a match of a superseded or deleted version whose first newer
@@ -62,6 +63,48 @@ type pend struct {
 	status   Status
 	segment  string
 	position int64
+}
+
+// segPool keeps a partition's segments open across the units of its
+// passes, so that a unit reads through the window of a reader that read
+// another before it rather than allocating its own. Windows are read, not
+// read ahead: a unit is too short for read-ahead to pay for its buffers.
+type segPool struct {
+	mu   sync.Mutex
+	idle map[string][]*logfmt.SegmentFile
+}
+
+func (p *segPool) get(path string) (*logfmt.SegmentFile, error) {
+	p.mu.Lock()
+	if n := len(p.idle[path]); n > 0 {
+		f := p.idle[path][n-1]
+		p.idle[path] = p.idle[path][:n-1]
+		p.mu.Unlock()
+		return f, nil
+	}
+	p.mu.Unlock()
+	return logfmt.OpenSegment(path)
+}
+
+func (p *segPool) put(path string, f *logfmt.SegmentFile) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.idle == nil {
+		p.idle = map[string][]*logfmt.SegmentFile{}
+	}
+	p.idle[path] = append(p.idle[path], f)
+}
+
+// close closes every segment, once the passes are done.
+func (p *segPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, fs := range p.idle {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	p.idle = nil
 }
 
 func (s *search) iter() *logfmt.RecordIter {
@@ -78,6 +121,7 @@ func (s *search) iter() *logfmt.RecordIter {
 // without matchers); a match pass over the range decodes the batches that
 // may match, and gives each match its status from the map.
 func (s *search) run() error {
+	defer s.segs.close()
 	p := s.job.Partition
 	fo := s.o.Range
 	fo.Isolation, fo.WholeLog, fo.UnitBytes, fo.Progress = fetch.ReadUncommitted, true, unitBytes, nil
@@ -203,13 +247,12 @@ type keyEntry struct {
 // Kafka's recovery checks them (checksum, offsets above the previous
 // batch's); with positions, only the batches there.
 func (s *search) eachBatch(sp fetch.Span, positions []int64, u *unit, fn func(b *logfmt.Batch) error) error {
-	seg, err := logfmt.OpenSegment(sp.Segment.Log)
+	seg, err := s.segs.get(sp.Segment.Log)
 	if err != nil {
 		return err
 	}
-	defer seg.Close()
+	defer s.segs.put(sp.Segment.Log, seg)
 	if positions == nil {
-		seg.ReadAhead()
 		seg.SeekTo(sp.Start)
 	}
 	u.first = -1
