@@ -191,6 +191,7 @@ func NewApp() *cli.App {
 	app.Commands = []*cli.Command{
 		dumpCommand(),
 		findCommand(),
+		grepCommand(),
 		verifyCommand(),
 		reindexCommand(),
 		upgradeCommand(),

@@ -269,7 +269,9 @@ func flagValues(cmd, flag string) []string {
 	case "magic":
 		return []string{"0", "1", "2"}
 	case "max-lag":
-		return []string{"unlimited"}
+		if cmd == "compact" {
+			return []string{"unlimited"}
+		}
 	case "cleanup-policy":
 		return []string{"delete", "compact", "compact,delete"}
 	}

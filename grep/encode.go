@@ -124,11 +124,12 @@ func appendPreview(dst, b []byte, width int) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-func (e *encoder) head(dst []byte, typ string) []byte {
+// head starts an object of type typ about file.
+func (e *encoder) head(dst []byte, typ, file string) []byte {
 	dst = append(dst, `{"type":"`...)
 	dst = append(dst, typ...)
 	dst = append(dst, `","file":`...)
-	dst = protocol.AppendString(dst, e.path)
+	dst = protocol.AppendString(dst, file)
 	dst = append(dst, `,"topic":`...)
 	dst = protocol.AppendString(dst, e.topic)
 	dst = append(dst, `,"partition":`...)
@@ -151,7 +152,7 @@ func appendStringField(dst []byte, name, v string) []byte {
 
 func (e *encoder) matchJSON(dst []byte, m *Match) []byte {
 	r := m.Record
-	dst = e.head(dst, "match")
+	dst = e.head(dst, "match", e.path)
 	dst = appendField(dst, "offset", r.Offset)
 	dst = appendField(dst, "timestamp", r.Timestamp)
 	dst = appendStringField(dst, "timestampType", r.TimestampType.String())
@@ -189,7 +190,7 @@ func (e *encoder) matchJSON(dst []byte, m *Match) []byte {
 // finding appends the line of a finding.
 func (e *encoder) finding(dst []byte, f *Finding) []byte {
 	if e.f.JSON {
-		dst = e.head(dst, "problem")
+		dst = e.head(dst, "problem", filepath.Join(e.path, f.Segment))
 		dst = appendField(dst, "offset", f.Offset)
 		dst = appendStringField(dst, "status", f.Status.String())
 		if f.By >= 0 {

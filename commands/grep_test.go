@@ -1,0 +1,83 @@
+package commands
+
+import (
+	"bytes"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var grepGoldenCases = []goldenCase{
+	{name: "key", args: []string{"grep", "--key", "key-000007", sample + "/user-profiles-0"}},
+	{name: "key-json", args: []string{"--format", "json", "grep", "--key-regex", "^key-00002[0-3]$", "--to-offset", "120", sample + "/payments.txn-0"}},
+	{name: "key-hex-decoders", args: []string{"--format", "json", "grep", "--key-hex", "6b:65:79:2d:30:30:30:30:30:37", "--key-decoder", "string", "--value-decoder", "none", "--from-offset", "1300", sample + "/user-profiles-0"}},
+	{name: "aborted", args: []string{"grep", "--key-regex", "^key-00000[0-4]$", "--width", "24", "--from-offset", "150", "--to-offset", "420", sample + "/payments.txn-0"}},
+	{name: "value-header-range", args: []string{"grep", "--value-contains", "refund", "--header", "trace-id", "--from-time", "2024-01-01T00:05:00Z", "--to-time", "2024-01-01T00:07:00Z", sample + "/orders-0"}},
+	{name: "legacy-segment", args: []string{"grep", "--key-regex", "^key-00000[0-2]$", "--width", "30", sample + "/legacy.events-v0-0/00000000000000000240.log", sample + "/legacy.events-v0-snappy-0", sample + "/clicks-v1-0"}},
+	{name: "count", args: []string{"grep", "--key-regex", "^key-00001", "--count", sample}},
+	{name: "count-json", args: []string{"--format", "json", "grep", "--header", "source=gen", "--count", "--topic", "orders", sample}},
+	{name: "no-match", args: []string{"grep", "--key", "nobody", sample}},
+	{name: "audit-key", args: []string{"grep", "--key", "key-000003", "--max-lag", "20m", "--now", "2024-01-01T00:40:00Z", "--width", "20", sample + "/user-profiles-0"}},
+	{name: "audit-key-json", args: []string{"--format", "json", "grep", "--key-regex", "^key-00000[0-3]$", "--max-lag", "20m", "--now", "2024-01-01T00:40:00Z", "--delete-retention", "0", "--value-decoder", "none", "--from-offset", "1000", sample + "/user-profiles-0"}},
+	{name: "audit-all", args: []string{"grep", "--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", sample}},
+	{name: "audit-all-json", args: []string{"--format", "json", "grep", "--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", sample + "/user-profiles-0", sample + "/legacy.events-v0-0"}},
+	{name: "audit-within", args: []string{"grep", "--max-lag", "30m", "--now", "2024-01-01T00:30:00Z", "--topic", "user-profiles", sample}},
+	{name: "no-matcher", args: []string{"grep", sample}},
+	{name: "bad-regex", args: []string{"grep", "--key-regex", "(unclosed", sample}},
+}
+
+func TestGrepGolden(t *testing.T) {
+	for _, c := range grepGoldenCases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"logtool", "--no-progress"}, c.args...)
+			var stdout, stderr bytes.Buffer
+			code := Run(args, strings.NewReader(""), &stdout, &stderr)
+			if slices.Contains(args, "json") {
+				checkJSONLines(t, stdout.Bytes())
+			}
+			got := transcript(c.args, code, stdout.String(), stderr.String(), dir)
+			checkGolden(t, filepath.Join("testdata", "golden", "grep", c.name+".golden"), got)
+		})
+	}
+}
+
+// TestGrepAuditCompact is the erasure audit as docs/commands/grep.md walks
+// through it, on data gen writes: the audit finds versions past the
+// deadline (exit 3), compact --max-lag with the same lag and clock removes
+// them, and the same audit then passes (exit 0), with matchers and
+// without; the matched key's latest version is still there.
+func TestGrepAuditCompact(t *testing.T) {
+	logs := filepath.Join(t.TempDir(), "logs")
+	if code, _, stderr := runArgs("--quiet", "gen", "--out", logs, "--topics", "2", "--partitions", "2", "--records", "3000",
+		"--keys", "500", "--tombstone-ratio", "0.1", "--transactional-ratio", "0.3", "--abort-ratio", "0.3",
+		"--compression", "lz4", "--segment-bytes", "65536", "--start-time", "2024-03-01T00:00:00Z"); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr)
+	}
+	audit := []string{"--max-lag", "2h", "--now", "2024-03-01T12:00:00Z"}
+	grep := func(args ...string) (int, string) {
+		t.Helper()
+		code, stdout, stderr := runArgs(append(append([]string{"--no-progress", "grep"}, audit...), append(args, logs)...)...)
+		if code != ExitOK && code != ExitProblems {
+			t.Fatalf("grep %v: exit %d: %s", args, code, stderr)
+		}
+		return code, stdout
+	}
+	for _, args := range [][]string{{"--key", "key-000042"}, {"--value-contains", "refund"}, nil} {
+		if code, out := grep(args...); code != ExitProblems || !strings.Contains(out, "problem: ") {
+			t.Fatalf("before compact, grep %v: exit %d\n%s", args, code, out)
+		}
+	}
+	if code, stdout, stderr := runArgs(append(append([]string{"--no-progress", "compact"}, audit...), logs)...); code != 0 {
+		t.Fatalf("compact: exit %d: %s%s", code, stdout, stderr)
+	}
+	for _, args := range [][]string{{"--key", "key-000042"}, {"--value-contains", "refund"}, nil} {
+		if code, out := grep(args...); code != ExitOK || strings.Contains(out, "problem: ") {
+			t.Errorf("after compact, grep %v: exit %d\n%s", args, code, out)
+		}
+	}
+	if _, out := grep("--key", "key-000042", "--count"); !strings.Contains(out, " latest") {
+		t.Errorf("after compact the key's latest version is gone:\n%s", out)
+	}
+}
