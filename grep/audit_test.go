@@ -3,6 +3,7 @@ package grep
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -197,5 +198,28 @@ func TestAuditRange(t *testing.T) {
 		if got := findingsOf(ps); !maps.Equal(got, want) {
 			t.Errorf("offsets %v: findings %v\nwant %v", r, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 		}
+	}
+}
+
+// TestAuditSegments: naming segments limits the findings to the matches
+// in them, though their newer versions are in later segments.
+func TestAuditSegments(t *testing.T) {
+	dir := auditGen(t, codec.Snappy)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	o := compact.DefaultOptions(start + (45 * time.Minute).Milliseconds())
+	o.MaxLag, o.DeleteRetention = (10 * time.Minute).Milliseconds(), (5 * time.Minute).Milliseconds()
+	p := partition(t, dir)
+	if len(p.Segments) < 4 {
+		t.Fatalf("want several segments, got %d", len(p.Segments))
+	}
+	seg := filepath.Base(p.Segments[1].Log)
+	m, _ := NewMatcher(Spec{KeyRegexps: []string{"[13579]$"}})
+	_, ps, _ := runJobs(t, []Job{{Partition: p, Segments: []int64{p.Segments[1].Base}, Audit: &Audit{Cleaner: o}}}, Options{Match: m})
+	log := refLog(t, dir)
+	want := refFindings(log, refStatuses(log), func(r *refRecord) bool {
+		return r.segment == seg && r.Key != nil && strings.ContainsAny(string(r.Key[len(r.Key)-1:]), "13579")
+	}, &o)
+	if got := findingsOf(ps); len(want) == 0 || !maps.Equal(got, want) {
+		t.Errorf("findings %v\nwant %v", got, want)
 	}
 }
