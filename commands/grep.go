@@ -385,12 +385,14 @@ func (s *grepSummary) auditLine() string {
 func (s *grepSummary) auditText(w io.Writer) error {
 	t := table.New("PARTITION", "KEYS", "OLD VERSIONS", "PAST DEADLINE", "OLDEST", "TOMBSTONES", "PAST DEADLINE", "DIRTY", "UNCLEANABLE")
 	var keys int64
+	audited := 0
 	for _, r := range s.results {
 		if r.Audit == nil {
 			t.Append(r.Partition.Dir.Name, "not audited", "-", "-", "-", "-", "-", "-", "-")
 			continue
 		}
 		keys += int64(r.Keys)
+		audited++
 		dirty, uncleanable := "-", "-"
 		if r.Plan != nil && r.Plan.SegmentsBefore > 0 {
 			dirty, uncleanable = strconv.FormatInt(r.Plan.FirstDirtyOffset, 10), strconv.FormatInt(r.Plan.FirstUncleanableOffset, 10)
@@ -401,7 +403,11 @@ func (s *grepSummary) auditText(w io.Writer) error {
 	if _, err := t.WriteTo(w); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "audited %d key(s) in %d partition(s)%s\n", keys, len(s.results), s.auditLine())
+	not := ""
+	if n := len(s.results) - audited; n > 0 {
+		not = fmt.Sprintf(" (%d not audited)", n)
+	}
+	_, err := fmt.Fprintf(w, "audited %d key(s) in %d partition(s)%s%s\n", keys, audited, not, s.auditLine())
 	return err
 }
 
@@ -428,7 +434,8 @@ type grepSummaryJSON struct {
 	Matches   *int64           `json:"matches,omitempty"`
 	Statuses  map[string]int64 `json:"statuses,omitempty"`
 	Keys      int              `json:"keys"`
-	Audit     *grepAuditJSON   `json:"audit,omitempty"`
+	// Audit is a *grepAuditJSON, or only {"audited": false}.
+	Audit any `json:"audit,omitempty"`
 }
 
 // grepAuditJSON is the audit part of a summary object.
@@ -483,11 +490,13 @@ func (s *grepSummary) json(w io.Writer) error {
 	return nil
 }
 
-func auditJSON(r *grep.Result, all bool) *grepAuditJSON {
-	a := &grepAuditJSON{Audited: r.Audit != nil}
+func auditJSON(r *grep.Result, all bool) any {
 	if r.Audit == nil {
-		return a
+		return struct {
+			Audited bool `json:"audited"`
+		}{false}
 	}
+	a := &grepAuditJSON{Audited: true}
 	c := r.Audit.Cleaner
 	a.Now, a.MaxLagMs, a.DeleteRetentionMs, a.PastDeadline = c.Now, c.MaxLag, c.DeleteRetention, r.Findings
 	if r.Plan != nil && r.Plan.SegmentsBefore > 0 {

@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -79,5 +80,29 @@ func TestGrepAuditCompact(t *testing.T) {
 	}
 	if _, out := grep("--key", "key-000042", "--count"); !strings.Contains(out, " latest") {
 		t.Errorf("after compact the key's latest version is gone:\n%s", out)
+	}
+}
+
+// TestGrepTopicConfig: with the cluster metadata in the log dir, a topic
+// not compacted is not audited, and a compacted one is audited with its
+// own delete.retention.ms unless --delete-retention overrides it.
+func TestGrepTopicConfig(t *testing.T) {
+	logs := filepath.Join(t.TempDir(), "logs")
+	if code, _, stderr := runArgs("--quiet", "gen", "--out", logs, "--kraft", "--topics", "2", "--records", "2000", "--keys", "100",
+		"--tombstone-ratio", "0.2", "--config", "orders:cleanup.policy=compact", "--config", "orders:delete.retention.ms=60000",
+		"--start-time", "2024-03-01T00:00:00Z"); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr)
+	}
+	audit := []string{"--no-progress", "grep", "--max-lag", "1h", "--now", "2024-03-01T02:00:00Z"}
+	code, stdout, stderr := runArgs(append(audit, logs)...)
+	if code != ExitProblems || !strings.Contains(stderr, "user-events-0: not audited: its cleanup.policy does not hold compact") ||
+		!regexp.MustCompile(`(?m)^user-events-0 +not audited`).MatchString(stdout) ||
+		!strings.Contains(stdout, "13 tombstones past their deadline") || !strings.Contains(stdout, "delete.retention.ms 1m;") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	// A day's retention from the flag: no tombstone is due yet.
+	_, stdout, _ = runArgs(append(audit, "--delete-retention", "1d", logs)...)
+	if !regexp.MustCompile(`(?m)^orders-0 .* 1900 .* 13 +0 +0 +2000$`).MatchString(stdout) {
+		t.Errorf("with --delete-retention 1d:\n%s", stdout)
 	}
 }

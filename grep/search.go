@@ -121,6 +121,9 @@ func (s *search) iter() *logfmt.RecordIter {
 // without matchers); a match pass over the range decodes the batches that
 // may match, and gives each match its status from the map.
 func (s *search) run() error {
+	if s.m == nil && s.audit == nil {
+		return nil // an audit of every key, and this partition is not audited
+	}
 	defer s.segs.close()
 	p := s.job.Partition
 	fo := s.o.Range
