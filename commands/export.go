@@ -51,14 +51,15 @@ func exportCommand() *cli.Command {
 func readFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "isolation", Value: "read_committed", Usage: "read_committed or read_uncommitted, as a consumer's isolation.level"},
-	}, rangeFlags()...)
+	}, rangeFlags("the log start offset")...)
 }
 
 // rangeFlags select a range of offsets and the topics to read; grep shares
-// them with export and replay.
-func rangeFlags() []cli.Flag {
+// them with export and replay. start says where reading starts without
+// --from-offset.
+func rangeFlags(start string) []cli.Flag {
 	return []cli.Flag{
-		&cli.Int64Flag{Name: "from-offset", Value: -1, Usage: "first offset (-1: the log start offset)"},
+		&cli.Int64Flag{Name: "from-offset", Value: -1, Usage: "first offset (-1: " + start + ")"},
 		&cli.Int64Flag{Name: "to-offset", Value: -1, Usage: "last offset, included (-1: the end)"},
 		&cli.StringFlag{Name: "from-time", Usage: "start at the first record whose timestamp is this time or later (ms or RFC 3339), as offsetsForTimes finds it"},
 		&cli.StringFlag{Name: "to-time", Usage: "stop before the first record whose timestamp is later than this time (ms or RFC 3339)"},

@@ -72,7 +72,7 @@ func grepCommand() *cli.Command {
 			&cli.StringFlag{Name: "now", Usage: "audit: the clock, ms or RFC 3339 (default: the wall clock)"},
 			&cli.StringFlag{Name: "topic-config", Usage: "audit: the topic configuration `FILE`, as kafka-topics.sh --describe or kafka-configs.sh --describe [--all] print it, in place of the log dirs' cluster metadata"},
 			&cli.StringFlag{Name: "offset-map-memory", Value: "128MiB", Usage: "the key map's memory, shared among --workers; 24 bytes per key"},
-		}, rangeFlags()...),
+		}, rangeFlags("the first segment's base offset: records below the log start offset are still on disk")...),
 		Action: runGrep,
 	}
 }
