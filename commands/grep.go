@@ -126,7 +126,8 @@ func runGrep(c *cli.Context) error {
 		return err
 	}
 	defer release()
-	jobs, err := grepJobs(c, g, set, cleaner)
+	sum := &grepSummary{g: g, audit: audit, all: o.Match == nil, count: o.Count}
+	jobs, err := grepJobs(c, g, set, cleaner, sum)
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,6 @@ func runGrep(c *cli.Context) error {
 	if bar != nil && isTerminal(g.Stdout) {
 		out = &barWriter{w: g.Stdout, bar: bar}
 	}
-	sum := &grepSummary{g: g, audit: audit, all: o.Match == nil, count: o.Count}
 	err = grep.Run(out, jobs, o, sum.add)
 	bar.Finish()
 	if err != nil {
@@ -156,7 +156,7 @@ func runGrep(c *cli.Context) error {
 	}
 	switch {
 	case sum.failed > 0:
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) could not be searched", sum.failed, len(jobs))}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) could not be searched", sum.failed, len(set.Partitions()))}
 	case sum.findings > 0:
 		return &ExitError{Code: ExitProblems, Err: fmt.Errorf("%d version(s) past their erasure deadline", sum.findings)}
 	}
@@ -217,8 +217,8 @@ func grepCleaner(c *cli.Context, audit bool) (*compact.Options, error) {
 
 // grepJobs makes a job of each partition, with in an audit the cleaner's
 // settings for its topic: its configuration where known, the flags over
-// it.
-func grepJobs(c *cli.Context, g Global, set *target.Set, cleaner *compact.Options) ([]grep.Job, error) {
+// it. A partition that cannot be listed fails alone, in sum.
+func grepJobs(c *cli.Context, g Global, set *target.Set, cleaner *compact.Options, sum *grepSummary) ([]grep.Job, error) {
 	var cat *topicconfig.Catalog
 	if cleaner != nil {
 		o := topicconfig.Options{File: c.String("topic-config")}
@@ -240,7 +240,8 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, cleaner *compact.Option
 	for _, tp := range set.Partitions() {
 		p, err := layout.ReadPartition(tp.Path)
 		if err != nil {
-			return nil, err
+			sum.add(&grep.Result{Partition: &layout.Partition{Path: tp.Path, Dir: tp.Dir}, Err: err})
+			continue
 		}
 		job := grep.Job{Partition: p, Segments: tp.Segments}
 		if cleaner != nil {
