@@ -12,8 +12,8 @@ import (
 
 // Options shape a search.
 type Options struct {
-	// Match decides which records match; nil audits every key (every Job
-	// then has an Audit).
+	// Match decides which records match; nil audits every key of the jobs
+	// that have an Audit, and skips the others.
 	Match *Matcher
 	// Range bounds the offsets searched: FromOffset, ToOffset, FromTime,
 	// ToTime. Statuses and the audit look at the whole log whatever it is.
@@ -49,7 +49,7 @@ type Result struct {
 	Audit     *Audit
 	Counts    Counts // matches by status
 	Findings  int64  // versions past their deadline
-	Keys      int    // keys in the key map: those the key matchers accept, every key without them
+	Keys      int    // keys in the key map: the wanted keys (see the package documentation)
 	// Plan is the cleaner's plan for the partition, in an audit.
 	Plan  *compact.Result
 	Notes []string // segments whose data ends early (fetch.Stats.Notes)
@@ -59,11 +59,7 @@ type Result struct {
 	// ones, newest tombstones, and those past their deadline.
 	Versions, VersionsPast     int64
 	Tombstones, TombstonesPast int64
-	// OldestTombstone is the tombstone past its deadline with the lowest
-	// offset, nil when none is.
-	OldestTombstone *Finding
-	oldest          oldVersion
-	oldestPast      oldVersion
+	oldest, oldestPast         oldVersion
 }
 
 // Run searches the partitions and writes their lines to w, partition after

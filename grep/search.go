@@ -756,7 +756,6 @@ func (s *search) auditAll() error {
 	c := &s.audit.Cleaner
 	f.Written = f.batchTime
 	f.Deadline = compact.TombstoneDeadline(f.Written, c.MaxLag, c.DeleteRetention)
-	r.OldestTombstone = f
 	s.found(f)
 	return nil
 }
