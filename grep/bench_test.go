@@ -2,7 +2,6 @@ package grep
 
 import (
 	"io"
-	"os"
 	"runtime"
 	"testing"
 
@@ -24,15 +23,7 @@ func benchPartition(b *testing.B, c codec.Type) (*layout.Partition, int64) {
 	dir := genDir(b, gen.Options{Topics: []string{"bench"}, Records: 480_000, Keys: 100_000, Magic: 2, Compression: c,
 		SegmentBytes: 1 << 30, Seed: 7})
 	p := partition(b, dir)
-	var size int64
-	for _, s := range p.Segments {
-		fi, err := os.Stat(s.Log)
-		if err != nil {
-			b.Fatal(err)
-		}
-		size += fi.Size()
-	}
-	return p, size
+	return p, testutil.LogBytes(b, p)
 }
 
 // benchGrep is `logtool grep --key key-004242` on the partition, with the
@@ -75,16 +66,7 @@ func BenchmarkGrepCat(b *testing.B) {
 	b.ResetTimer()
 	defer testutil.ReportCPU(b, size)()
 	for range b.N {
-		for _, s := range p.Segments {
-			f, err := os.Open(s.Log)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{f}, buf); err != nil {
-				b.Fatal(err)
-			}
-			f.Close()
-		}
+		testutil.Cat(b, p, buf)
 	}
 }
 
