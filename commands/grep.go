@@ -131,10 +131,6 @@ func runGrep(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var parts []*layout.Partition
-	for _, j := range jobs {
-		parts = append(parts, j.Partition)
-	}
 	bar := newProgress(g, "grep", 0, true)
 	if bar != nil {
 		o.Progress = func(done, todo int64) {
