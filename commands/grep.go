@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -239,6 +240,9 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, cleaner *compact.Option
 			sum.add(&grep.Result{Partition: &layout.Partition{Path: tp.Path, Dir: tp.Dir}, Err: err})
 			continue
 		}
+		if n := leftoverLogs(p); n > 0 {
+			g.Warnf("%s: %d leftover segment file(s) (.deleted, .cleaned, .swap) still hold records, which grep does not search: dump them, or let a broker or compact recover the partition first", tp.Path, n)
+		}
 		job := grep.Job{Partition: p, Segments: tp.Segments}
 		if cleaner != nil {
 			a, skip, err := grepAudit(c, cat.For(tp.LogDir.Path), tp.Dir.Topic, *cleaner)
@@ -253,6 +257,18 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, cleaner *compact.Option
 		jobs = append(jobs, job)
 	}
 	return jobs, nil
+}
+
+// leftoverLogs counts the .log files an interrupted swap or deletion left:
+// still on disk, but no segment of the log.
+func leftoverLogs(p *layout.Partition) int {
+	n := 0
+	for _, f := range p.Leftovers {
+		if layout.ParseFileName(filepath.Base(f)).Kind == layout.Log {
+			n++
+		}
+	}
+	return n
 }
 
 // grepAudit is the audit of a partition of topic: nil, and why, when its

@@ -2,11 +2,14 @@ package commands
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/logtool/logtool/internal/testutil"
 )
 
 var grepGoldenCases = []goldenCase{
@@ -104,5 +107,20 @@ func TestGrepTopicConfig(t *testing.T) {
 	_, stdout, _ = runArgs(append(audit, "--delete-retention", "1d", logs)...)
 	if !regexp.MustCompile(`(?m)^orders-0 .* 1900 .* 13 +0 +0 +2000$`).MatchString(stdout) {
 		t.Errorf("with --delete-retention 1d:\n%s", stdout)
+	}
+}
+
+// TestGrepLeftovers: a .log an interrupted deletion or swap left holds
+// records grep does not search, and it says so.
+func TestGrepLeftovers(t *testing.T) {
+	part := filepath.Join(t.TempDir(), "orders-0")
+	testutil.CopyTree(t, filepath.Join(sample, "orders-0"), part)
+	seg := filepath.Join(part, "00000000000000000000.log")
+	if err := os.Rename(seg, seg+".deleted"); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runArgs("grep", "--key", "key-000001", part)
+	if code != ExitOK || !strings.Contains(stderr, part+": 1 leftover segment file(s)") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
