@@ -43,7 +43,7 @@ func TestCompletions(t *testing.T) {
 		{[]string{"gr"}, []string{"grep"}, ""},
 		{[]string{"grep", "--key"}, []string{"--key", "--key-hex", "--key-regex", "--key-decoder"}, ""},
 		{[]string{"grep", "--value-decoder", "b"}, []string{"base64"}, ""},
-		{[]string{"grep", "--max-lag", ""}, nil, ""},
+		{[]string{"grep", "--max-lag", ""}, []string{"topic"}, ""},
 		{[]string{"grep", "--key", "k", ""}, nil, ":files"},
 		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}, ""},
 		{[]string{"upgrade", "--compression", "k"}, []string{"keep"}, ""},

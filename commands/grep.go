@@ -40,14 +40,15 @@ func grepCommand() *cli.Command {
 			"tombstone), aborted (its transaction aborted: it supersedes nothing) or ongoing (its transaction has no\n" +
 			"marker in the log yet). Versions are records that are committed or outside transactions, as the log\n" +
 			"cleaner counts them.\n\n" +
-			"--max-lag DURATION audits KIP-354's promise: a superseded or deleted version whose first newer version\n" +
-			"was written more than max.compaction.lag.ms before --now, or a tombstone written more than the max lag +\n" +
-			"delete.retention.ms before, should be gone. Each one still on disk is a problem line (offset, what\n" +
-			"superseded it, how far past its deadline, and where the cleaner's plan for the partition stands) and the\n" +
-			"exit status is 3. Without matchers it audits every key: per partition, how many old versions and\n" +
-			"tombstones are past their deadline, and the oldest. delete.retention.ms and the cleaner's other settings\n" +
-			"are the topic's when its configuration is known (the log dir's KRaft metadata, or --topic-config FILE),\n" +
-			"else Kafka's defaults; flags override them. Topics known not to be compacted are not audited.\n\n" +
+			"--max-lag audits KIP-354's promise, for the max.compaction.lag.ms given (--max-lag 7d) or each topic's\n" +
+			"own (--max-lag topic): a superseded or deleted version whose first newer version was written more than\n" +
+			"the max lag before --now, or a tombstone written more than the max lag + delete.retention.ms before,\n" +
+			"should be gone. Each one still on disk is a problem line (offset, what superseded it, how far past its\n" +
+			"deadline, and where the cleaner's plan for the partition stands) and the exit status is 3. Without\n" +
+			"matchers it audits every key: per partition, how many old versions and tombstones are past their\n" +
+			"deadline, and the oldest. The settings are each topic's, as compact takes them (the log dir's KRaft\n" +
+			"metadata, or --topic-config FILE; else Kafka's defaults), the flags over them; a topic that is not\n" +
+			"compacted, or has no max lag, has no deadline and is not audited.\n\n" +
 			"Exit status: 0 whether or not anything matched, 1 when a partition could not be read, 2 for a bad\n" +
 			"flag or path or no matcher, 3 when the audit found versions past their deadline.\n\n" +
 			"Examples:\n" +
@@ -55,7 +56,8 @@ func grepCommand() *cli.Command {
 			"  logtool grep --key-regex '^key-00001' --count testdata/kafka-logs\n" +
 			"  logtool grep --value-contains refund --header trace-id --from-time 2024-01-01T00:05:00Z testdata/kafka-logs/orders-0\n" +
 			"  logtool --format json grep --key-hex 6b65792d303030303037 --value-decoder string testdata/kafka-logs/user-profiles-0\n" +
-			"  logtool grep --key key-000007 --max-lag 1h --now 2024-02-01T00:00:00Z testdata/kafka-logs/user-profiles-0\n" +
+			"  logtool grep --key key-000033 --max-lag topic --now 2024-01-02T12:00:00Z testdata/kafka-logs/user-profiles-0\n" +
+			"  logtool grep --max-lag topic --now 2024-01-02T12:00:00Z testdata/kafka-logs\n" +
 			"  logtool grep --max-lag 7d --delete-retention 1d /var/lib/kafka/logs",
 		Flags: append([]cli.Flag{
 			&cli.GenericFlag{Name: "key", Value: &wholeValues{}, Usage: "records whose key is exactly `K` (repeatable)"},
@@ -68,12 +70,12 @@ func grepCommand() *cli.Command {
 			&cli.StringFlag{Name: "key-decoder", Usage: "how keys are printed: string, hex, base64 or none (default: string in text, base64 in JSON)"},
 			&cli.StringFlag{Name: "value-decoder", Usage: "how values and header values are printed: string, hex, base64 or none (default: string in text, base64 in JSON)"},
 			&cli.IntFlag{Name: "width", Value: 80, Usage: "text: cut keys and values after this many characters (0: never)"},
-			&cli.StringFlag{Name: "max-lag", Usage: "audit: max.compaction.lag.ms, the deadline of superseded and deleted versions"},
-			&cli.StringFlag{Name: "delete-retention", Usage: "audit: delete.retention.ms, added to the max lag for tombstones (default: the topic's configuration, else 24h)"},
+			&cli.StringFlag{Name: "max-lag", Usage: "audit: max.compaction.lag.ms, the deadline of superseded and deleted versions: `DURATION|topic`, for every topic or each topic's own"},
+			&cli.StringFlag{Name: "delete-retention", Usage: "audit: delete.retention.ms, added to the max lag for tombstones (default: the topic's configuration, else Kafka's default, 24h)"},
 			&cli.StringFlag{Name: "now", Usage: "audit: the clock, ms or RFC 3339 (default: the wall clock)"},
-			&cli.StringFlag{Name: "topic-config", Usage: "audit: the topic configuration `FILE`, as kafka-topics.sh --describe or kafka-configs.sh --describe [--all] print it, in place of the log dirs' cluster metadata"},
 			&cli.StringFlag{Name: "offset-map-memory", Value: "128MiB", Usage: "the key map's memory, shared among --workers; 24 bytes per key"},
-		}, rangeFlags("the first segment's base offset: records below the log start offset are still on disk")...),
+		}, append(rangeFlags("the first segment's base offset: records below the log start offset are still on disk"),
+			topicConfigFlags("audit: cleanup.policy for every topic of the run (default: the topic's configuration; topics not compacted are not audited)")...)...),
 		Action: runGrep,
 	}
 }
@@ -181,44 +183,48 @@ func grepFormat(c *cli.Context, f grep.Format) (grep.Format, error) {
 	return f, nil
 }
 
-// grepCleaner is the cleaner's settings the audit starts from, before each
-// topic's configuration: Kafka's defaults, --max-lag and --now. nil
-// without --max-lag.
-func grepCleaner(c *cli.Context, audit bool) (*compact.Options, error) {
+// grepAuditRun is what an audit takes from the command line: the clock,
+// and the flags that set topic configs.
+type grepAuditRun struct {
+	now       int64
+	overrides map[string]string
+}
+
+// grepCleaner reads the audit's flags; nil without --max-lag.
+func grepCleaner(c *cli.Context, audit bool) (*grepAuditRun, error) {
 	if !audit {
-		for _, f := range []string{"now", "delete-retention", "topic-config"} {
+		for _, f := range []string{"now", "delete-retention", "topic-config", "cleanup-policy"} {
 			if c.IsSet(f) {
 				return nil, usageErr("--%s is for the audit: give --max-lag too", f)
 			}
 		}
 		return nil, nil
 	}
-	now := time.Now().UnixMilli()
+	run := &grepAuditRun{now: time.Now().UnixMilli()}
 	var err error
 	if s := c.String("now"); s != "" {
-		if now, err = timeArg("now", s, 0); err != nil {
+		if run.now, err = timeArg("now", s, 0); err != nil {
 			return nil, err
 		}
 	}
-	o := compact.DefaultOptions(now)
-	if o.MaxLag, err = durationArg("max-lag", c.String("max-lag"), 1, noMax); err != nil {
+	flags := []flagConfig{{"delete-retention", topicconfig.DeleteRetentionMs, durationValue(0)}}
+	if c.String("max-lag") != "topic" {
+		flags = append(flags, flagConfig{"max-lag", topicconfig.MaxCompactionLagMs, durationValue(1)})
+	}
+	if run.overrides, err = topicOverrides(c, flags); err != nil {
 		return nil, err
 	}
-	if s := c.String("delete-retention"); s != "" {
-		if o.DeleteRetention, err = durationArg("delete-retention", s, 0, noMax); err != nil {
-			return nil, err
-		}
-	}
-	return &o, nil
+	return run, nil
 }
 
 // grepJobs makes a job of each partition, with in an audit the cleaner's
-// settings for its topic: its configuration where known, the flags over
-// it. A partition that cannot be listed fails alone, in sum.
-func grepJobs(c *cli.Context, g Global, set *target.Set, cleaner *compact.Options, sum *grepSummary) ([]grep.Job, error) {
-	var cat *topicconfig.Catalog
-	if cleaner != nil {
-		o := topicconfig.Options{File: c.String("topic-config")}
+// settings for its topic: its configuration where known (the flags over
+// it), else Kafka's defaults and the flags. A partition that cannot be
+// listed fails alone, in sum.
+func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, sum *grepSummary) ([]grep.Job, error) {
+	var rt *runTopics
+	if run != nil {
+		o := topicconfig.Options{File: c.String("topic-config"), Overrides: run.overrides}
 		if o.File != "" {
 			if _, err := topicconfig.Load(nil, o); err != nil {
 				return nil, usageErr("--topic-config: %v", err)
@@ -228,10 +234,12 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, cleaner *compact.Option
 		for _, d := range set.LogDirs {
 			dirs = append(dirs, d.Path)
 		}
-		var err error
-		if cat, err = topicconfig.Load(dirs, o); err != nil {
+		cat, err := topicconfig.Load(dirs, o)
+		if err != nil {
 			return nil, err
 		}
+		rt = &runTopics{cat: cat, overrides: run.overrides}
+		sum.report, sum.configs, sum.skips = newConfigReport(rt, compact.ConfigNames), map[string]*topicconfig.Config{}, map[string]string{}
 	}
 	var jobs []grep.Job
 	for _, tp := range set.Partitions() {
@@ -244,15 +252,24 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, cleaner *compact.Option
 			g.Warnf("%s: %d leftover segment file(s) (.deleted, .cleaned, .swap) still hold records, which grep does not search: dump them, or let a broker or compact recover the partition first", tp.Path, n)
 		}
 		job := grep.Job{Partition: p, Segments: tp.Segments}
-		if cleaner != nil {
-			a, skip, err := grepAudit(c, cat.For(tp.LogDir.Path), tp.Dir.Topic, *cleaner)
+		if run != nil {
+			cfg, skip, err := grepTopic(rt, tp)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", tp.Path, err)
+				return nil, err
 			}
 			if skip != "" {
-				g.Warnf("%s: not audited: %s", tp.Path, skip)
+				// A partition found in a log dir has its row saying so.
+				if tp.Named {
+					g.Warnf("%s: not audited: %s", tp.Path, skip)
+				}
+				sum.skips[tp.Path] = skip
+			} else {
+				o := compact.DefaultOptions(run.now)
+				o.Config = compact.TopicConfig(cfg)
+				job.Audit = &grep.Audit{Cleaner: o}
 			}
-			job.Audit = a
+			sum.report.add(tp.LogDir.Path, cfg, skip == "")
+			sum.configs[tp.Path] = cfg
 		}
 		jobs = append(jobs, job)
 	}
@@ -271,33 +288,45 @@ func leftoverLogs(p *layout.Partition) int {
 	return n
 }
 
-// grepAudit is the audit of a partition of topic: nil, and why, when its
-// configuration says it is not compacted.
-func grepAudit(c *cli.Context, r *topicconfig.Resolver, topic string, o compact.Options) (*grep.Audit, string, error) {
-	if r.Known() && topic != "" {
-		cfg, err := r.Topic(topic)
-		if err != nil {
-			return nil, "", err
-		}
-		if !cfg.Compact {
-			return nil, "its cleanup.policy does not hold compact (" + r.Describe() + ")", nil
-		}
-		if !c.IsSet("delete-retention") {
-			o.DeleteRetention = cfg.DeleteRetentionMs
-		}
-		o.MinLag, o.MinCleanableRatio, o.SegmentBytes = min(cfg.MinCompactionLagMs, o.MaxLag), cfg.MinCleanableDirtyRatio, int64(cfg.SegmentBytes)
+// grepTopic is the configuration a partition is audited with, or why it
+// is not: its topic is known not to be compacted, or (with --max-lag topic)
+// has no max.compaction.lag.ms. A partition of a log dir without a
+// configuration is audited as compact, as the user chose it.
+func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string, error) {
+	r := rt.cat.For(tp.LogDir.Path)
+	cfg, err := r.Topic(tp.Dir.Topic)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
 	}
-	return &grep.Audit{Cleaner: o}, "", nil
+	if !r.Known() || tp.Dir.Topic == "" {
+		rt.setPolicy(cfg, "compact")
+	}
+	cc := compact.TopicConfig(cfg)
+	if err := compactConflict(cfg, cc); err != nil {
+		return nil, "", err
+	}
+	switch {
+	case !cc.Compact:
+		return cfg, "cleanup.policy=" + cc.Policy + ": no erasure deadline applies", nil
+	case cc.MaxLag == compact.Unlimited:
+		return cfg, "max.compaction.lag.ms is unlimited: no erasure deadline applies", nil
+	}
+	return cfg, "", nil
 }
 
 // grepSummary collects the partitions' results for the summary.
 type grepSummary struct {
-	g        Global
-	audit    bool // --max-lag
-	all      bool // an audit of every key
-	count    bool // no lines before the summary
-	results  []*grep.Result
-	failed   int
+	g       Global
+	audit   bool // --max-lag
+	all     bool // an audit of every key
+	count   bool // no lines before the summary
+	results []*grep.Result
+	failed  int
+	// In an audit: the topic configuration the run used, each partition's,
+	// and why a partition is not audited, by path.
+	report   *configReport
+	configs  map[string]*topicconfig.Config
+	skips    map[string]string
 	findings int64
 }
 
@@ -332,13 +361,22 @@ func (s *grepSummary) flush(w io.Writer) error {
 			return err
 		}
 	}
+	var b strings.Builder
 	if s.all {
-		return s.auditText(w)
+		s.auditText(&b)
+	} else {
+		s.matchText(&b)
 	}
-	return s.matchText(w)
+	s.skipNotes(&b)
+	if s.report != nil {
+		b.WriteString("\n")
+		s.report.write(&b)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
-func (s *grepSummary) matchText(w io.Writer) error {
+func (s *grepSummary) matchText(w *strings.Builder) {
 	head := []string{"PARTITION", "MATCHES"}
 	for st := range grep.Statuses() {
 		head = append(head, strings.ToUpper(st.String()))
@@ -359,9 +397,7 @@ func (s *grepSummary) matchText(w io.Writer) error {
 		}
 		t.Append(row...)
 	}
-	if _, err := t.WriteTo(w); err != nil {
-		return err
-	}
+	t.WriteTo(w)
 	line := fmt.Sprintf("no match in %d partition(s)", len(s.results))
 	if n := total.Total(); n > 0 {
 		line = fmt.Sprintf("%d match(es) in %d partition(s)", n, len(s.results))
@@ -376,11 +412,28 @@ func (s *grepSummary) matchText(w io.Writer) error {
 	if s.audit {
 		line += s.auditLine()
 	}
-	_, err := fmt.Fprintln(w, line)
-	return err
+	fmt.Fprintln(w, line)
 }
 
-// auditCell is a partition's findings, or why it was not audited.
+// skipNotes says why the partitions not audited were not: a line per
+// reason.
+func (s *grepSummary) skipNotes(w *strings.Builder) {
+	var reasons []string
+	byReason := map[string][]string{}
+	for _, r := range s.results {
+		if why, ok := s.skips[r.Partition.Path]; ok {
+			if byReason[why] == nil {
+				reasons = append(reasons, why)
+			}
+			byReason[why] = append(byReason[why], r.Partition.Dir.Name)
+		}
+	}
+	for _, why := range reasons {
+		fmt.Fprintf(w, "not audited, %s: %s\n", why, strings.Join(byReason[why], ", "))
+	}
+}
+
+// auditCell is a partition's findings, or that it was not audited.
 func auditCell(r *grep.Result) string {
 	if r.Audit == nil {
 		return "not audited"
@@ -395,33 +448,34 @@ func (s *grepSummary) auditLine() string {
 	return fmt.Sprintf("; %d past their erasure deadline", s.findings)
 }
 
-func (s *grepSummary) auditText(w io.Writer) error {
-	t := table.New("PARTITION", "KEYS", "OLD VERSIONS", "PAST DEADLINE", "OLDEST", "TOMBSTONES", "PAST DEADLINE", "DIRTY", "UNCLEANABLE")
+func (s *grepSummary) auditText(w *strings.Builder) {
+	t := table.New("PARTITION", "KEYS", "OLD VERSIONS", "PAST DEADLINE", "OLDEST", "TOMBSTONES", "PAST DEADLINE", "CLEANABLE OFFSETS")
 	var keys int64
 	audited := 0
 	for _, r := range s.results {
 		if r.Audit == nil {
-			t.Append(r.Partition.Dir.Name, "not audited", "-", "-", "-", "-", "-", "-", "-")
+			t.Append(r.Partition.Dir.Name, "not audited", "-", "-", "-", "-", "-", "-")
 			continue
 		}
 		keys += int64(r.Keys)
 		audited++
-		dirty, uncleanable := "-", "-"
-		if r.Plan != nil && r.Plan.SegmentsBefore > 0 {
-			dirty, uncleanable = strconv.FormatInt(r.Plan.FirstDirtyOffset, 10), strconv.FormatInt(r.Plan.FirstUncleanableOffset, 10)
+		// As compact's table shows the range a pass would clean.
+		cleanable := "-"
+		if pl := r.Plan; pl != nil && pl.SegmentsBefore > 0 {
+			cleanable = "none"
+			if pl.FirstUncleanableOffset > pl.FirstDirtyOffset {
+				cleanable = fmt.Sprintf("%d-%d", pl.FirstDirtyOffset, pl.FirstUncleanableOffset-1)
+			}
 		}
 		t.Append(r.Partition.Dir.Name, strconv.Itoa(r.Keys), strconv.FormatInt(r.Versions, 10), strconv.FormatInt(r.VersionsPast, 10),
-			oldestCell(r.Oldest()), strconv.FormatInt(r.Tombstones, 10), strconv.FormatInt(r.TombstonesPast, 10), dirty, uncleanable)
+			oldestCell(r.Oldest()), strconv.FormatInt(r.Tombstones, 10), strconv.FormatInt(r.TombstonesPast, 10), cleanable)
 	}
-	if _, err := t.WriteTo(w); err != nil {
-		return err
-	}
+	t.WriteTo(w)
 	not := ""
 	if n := len(s.results) - audited; n > 0 {
 		not = fmt.Sprintf(" (%d not audited)", n)
 	}
-	_, err := fmt.Fprintf(w, "audited %d key(s) in %d partition(s)%s%s\n", keys, audited, not, s.auditLine())
-	return err
+	fmt.Fprintf(w, "audited %d key(s) in %d partition(s)%s%s\n", keys, audited, not, s.auditLine())
 }
 
 // oldestCell says where the oldest superseded version is and how it
@@ -431,7 +485,7 @@ func oldestCell(f grep.Finding) string {
 	case f.Count == 0:
 		return "-"
 	case f.Deadline == grep.NoDeadline:
-		return fmt.Sprintf("%d (no deadline: no timestamp)", f.Offset)
+		return fmt.Sprintf("%d (no timestamps)", f.Offset)
 	case f.Past > 0:
 		return fmt.Sprintf("%d (%s past)", f.Offset, human.Duration(f.Past))
 	}
@@ -447,8 +501,11 @@ type grepSummaryJSON struct {
 	Matches   *int64           `json:"matches,omitempty"`
 	Statuses  map[string]int64 `json:"statuses,omitempty"`
 	Keys      int              `json:"keys"`
-	// Audit is a *grepAuditJSON, or only {"audited": false}.
+	// Audit is a *grepAuditJSON, or {"audited": false, "reason": ...}.
 	Audit any `json:"audit,omitempty"`
+	// Config is the cleaner's topic configs the audit used, as compact's
+	// objects carry them.
+	Config map[string]topicconfig.Value `json:"config,omitempty"`
 }
 
 // grepAuditJSON is the audit part of a summary object.
@@ -494,7 +551,7 @@ func (s *grepSummary) json(w io.Writer) error {
 			}
 		}
 		if s.audit {
-			obj.Audit = auditJSON(r, s.all)
+			obj.Audit, obj.Config = auditJSON(r, s.all, s.skips[p.Path]), configJSON(s.configs[p.Path], compact.ConfigNames)
 		}
 		if err := enc.Encode(obj); err != nil {
 			return err
@@ -503,11 +560,12 @@ func (s *grepSummary) json(w io.Writer) error {
 	return nil
 }
 
-func auditJSON(r *grep.Result, all bool) any {
+func auditJSON(r *grep.Result, all bool, skip string) any {
 	if r.Audit == nil {
 		return struct {
-			Audited bool `json:"audited"`
-		}{false}
+			Audited bool   `json:"audited"`
+			Reason  string `json:"reason"`
+		}{false, skip}
 	}
 	a := &grepAuditJSON{Audited: true}
 	c := r.Audit.Cleaner

@@ -86,5 +86,5 @@ func where(pl *compact.Result, x int64, tombstone bool) string {
 	case x >= pl.FirstUncleanableOffset:
 		return fmt.Sprintf("offset %d is at or past the first uncleanable offset %d", x, pl.FirstUncleanableOffset)
 	}
-	return fmt.Sprintf("offset %d is in the cleanable range [%d, %d), which compact --max-lag cleans", x, pl.FirstDirtyOffset, pl.FirstUncleanableOffset)
+	return fmt.Sprintf("offset %d is in the cleanable range [%d, %d), which compact cleans under the same max lag", x, pl.FirstDirtyOffset, pl.FirstUncleanableOffset)
 }

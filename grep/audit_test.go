@@ -106,7 +106,7 @@ func TestAuditBeforeAndAfterCompact(t *testing.T) {
 	}
 	checkAuditAll(t, "before compact", log, st, &o, res)
 
-	if _, errs := compact.Run([]string{dir}, o, 1, func() {}); errs[0] != nil {
+	if _, errs := compact.Run([]compact.Job{{Dir: dir, Config: o.Config}}, o, 1, func() {}); errs[0] != nil {
 		t.Fatal(errs[0])
 	}
 	log = refLog(t, dir)
