@@ -224,21 +224,10 @@ func grepCleaner(c *cli.Context, audit bool) (*grepAuditRun, error) {
 func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, sum *grepSummary) ([]grep.Job, error) {
 	var rt *runTopics
 	if run != nil {
-		o := topicconfig.Options{File: c.String("topic-config"), Overrides: run.overrides}
-		if o.File != "" {
-			if _, err := topicconfig.Load(nil, o); err != nil {
-				return nil, usageErr("--topic-config: %v", err)
-			}
-		}
-		var dirs []string
-		for _, d := range set.LogDirs {
-			dirs = append(dirs, d.Path)
-		}
-		cat, err := topicconfig.Load(dirs, o)
-		if err != nil {
+		var err error
+		if rt, err = loadTopics(c, set, run.overrides); err != nil {
 			return nil, err
 		}
-		rt = &runTopics{cat: cat, overrides: run.overrides}
 		sum.report, sum.configs, sum.skips = newConfigReport(rt, compact.ConfigNames), map[string]*topicconfig.Config{}, map[string]string{}
 	}
 	var jobs []grep.Job
