@@ -105,6 +105,7 @@ func runGrep(c *cli.Context) error {
 	if o.Range, err = rangeOptions(c); err != nil {
 		return err
 	}
+	o.Range.MaxRecordBytes = g.MaxRecordBytes
 	if o.Match == nil && (o.Range.FromOffset != -1 || o.Range.ToOffset != -1 || c.IsSet("from-time") || c.IsSet("to-time")) {
 		return usageErr("an audit of every key reads whole logs: give a matcher to search a range")
 	}
@@ -254,7 +255,7 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, sum 
 				sum.skips[tp.Path] = skip
 			} else {
 				o := compact.DefaultOptions(run.now)
-				o.Config = compact.TopicConfig(cfg)
+				o.Config, o.MaxRecordBytes = compact.TopicConfig(cfg), g.MaxRecordBytes
 				job.Audit = &grep.Audit{Cleaner: o}
 			}
 			sum.report.add(tp.LogDir.Path, cfg, skip == "")
