@@ -132,3 +132,19 @@ func TestGrepLeftovers(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestGrepMaxRecordBytes: grep refuses a record of a compressed batch over
+// --max-record-bytes, as every other reader does, naming the file: in the
+// find and match passes, and in the key pass of an audit of every key.
+func TestGrepMaxRecordBytes(t *testing.T) {
+	for _, args := range [][]string{
+		{"--value-contains", "refund", sample + "/orders-0"},
+		{"--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", sample + "/user-profiles-0"},
+	} {
+		code, _, stderr := runArgs(append([]string{"--no-progress", "--max-record-bytes", "50", "grep"}, args...)...)
+		if code != ExitFailure || !strings.Contains(stderr, "-0/00000000000000000000.log: ") ||
+			!strings.Contains(stderr, "over the size limit of 50 bytes") {
+			t.Errorf("grep %v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
