@@ -69,7 +69,7 @@ type Result struct {
 // Run returns only an error of w.
 func Run(w io.Writer, jobs []Job, o Options, done func(*Result)) error {
 	outer := parallel.Workers(o.Workers, len(jobs))
-	inner := max(1, o.Workers/outer)
+	inner := parallel.PerJob(o.Workers, len(jobs))
 	per := o
 	per.KeyMapMemory = o.KeyMapMemory / int64(outer)
 	outs := make([]*partOut, len(jobs))
