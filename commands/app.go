@@ -210,6 +210,7 @@ func NewApp() *cli.App {
 	app.Commands = []*cli.Command{
 		dumpCommand(),
 		findCommand(),
+		grepCommand(),
 		verifyCommand(),
 		reindexCommand(),
 		upgradeCommand(),

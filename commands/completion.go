@@ -269,7 +269,12 @@ func flagValues(cmd, flag string) []string {
 	case "magic":
 		return []string{"0", "1", "2"}
 	case "max-lag":
-		return []string{"unlimited"}
+		switch cmd {
+		case "compact":
+			return []string{"unlimited"}
+		case "grep":
+			return []string{"topic"}
+		}
 	case "cleanup-policy":
 		return []string{"delete", "compact", "compact,delete"}
 	}

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestCompletions(t *testing.T) {
-	all := []string{"dump", "find", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "export", "salvage", "replay", "gen", "completion", "man", "help"}
+	all := []string{"dump", "find", "grep", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "export", "salvage", "replay", "gen", "completion", "man", "help"}
 	for _, tc := range []struct {
 		words []string
 		want  []string // the candidates' words, in order
@@ -40,6 +40,11 @@ func TestCompletions(t *testing.T) {
 		{[]string{"compact", "--max"}, []string{"--max-lag", "--max-record-bytes"}, ""},
 		{[]string{"compact", "--max-lag", ""}, []string{"unlimited"}, ""},
 		{[]string{"retention", "--cleanup-policy", ""}, []string{"delete", "compact", "compact,delete"}, ""},
+		{[]string{"gr"}, []string{"grep"}, ""},
+		{[]string{"grep", "--key"}, []string{"--key", "--key-hex", "--key-regex", "--key-decoder"}, ""},
+		{[]string{"grep", "--value-decoder", "b"}, []string{"base64"}, ""},
+		{[]string{"grep", "--max-lag", ""}, []string{"topic"}, ""},
+		{[]string{"grep", "--key", "k", ""}, nil, ":files"},
 		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}, ""},
 		{[]string{"upgrade", "--compression", "k"}, []string{"keep"}, ""},
 		{[]string{"gen", "--compression", "k"}, nil, ""},

@@ -49,9 +49,17 @@ func exportCommand() *cli.Command {
 // readFlags select records the way a consumer would; export and replay
 // share them.
 func readFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "isolation", Value: "read_committed", Usage: "read_committed or read_uncommitted, as a consumer's isolation.level"},
-		&cli.Int64Flag{Name: "from-offset", Value: -1, Usage: "first offset (-1: the log start offset)"},
+	}, rangeFlags("the log start offset")...)
+}
+
+// rangeFlags select a range of offsets and the topics to read; grep shares
+// them with export and replay. start says where reading starts without
+// --from-offset.
+func rangeFlags(start string) []cli.Flag {
+	return []cli.Flag{
+		&cli.Int64Flag{Name: "from-offset", Value: -1, Usage: "first offset (-1: " + start + ")"},
 		&cli.Int64Flag{Name: "to-offset", Value: -1, Usage: "last offset, included (-1: the end)"},
 		&cli.StringFlag{Name: "from-time", Usage: "start at the first record whose timestamp is this time or later (ms or RFC 3339), as offsetsForTimes finds it"},
 		&cli.StringFlag{Name: "to-time", Usage: "stop before the first record whose timestamp is later than this time (ms or RFC 3339)"},
@@ -61,11 +69,19 @@ func readFlags() []cli.Flag {
 
 // fetchOptions reads readFlags.
 func fetchOptions(c *cli.Context) (fetch.Options, error) {
-	o := fetch.DefaultOptions()
-	var err error
+	o, err := rangeOptions(c)
+	if err != nil {
+		return o, err
+	}
 	if o.Isolation, err = fetch.ParseIsolation(c.String("isolation")); err != nil {
 		return o, usageErr("--isolation: %v", err)
 	}
+	return o, nil
+}
+
+// rangeOptions reads rangeFlags.
+func rangeOptions(c *cli.Context) (fetch.Options, error) {
+	o := fetch.DefaultOptions()
 	o.FromOffset, o.ToOffset = c.Int64("from-offset"), c.Int64("to-offset")
 	if o.FromOffset < -1 || o.ToOffset < -1 {
 		return o, usageErr("--from-offset and --to-offset: want an offset, or -1 for none")
@@ -78,6 +94,7 @@ func fetchOptions(c *cli.Context) (fetch.Options, error) {
 		dst  *int64
 	}{{"from-time", &o.FromTime}, {"to-time", &o.ToTime}} {
 		if s := c.String(f.name); s != "" {
+			var err error
 			if *f.dst, err = timeArg(f.name, s, 0); err != nil {
 				return o, err
 			}
@@ -100,10 +117,7 @@ func partitionBytes(parts []*layout.Partition) int64 {
 // checks outFile, the file it writes (target.Options.OutputFile). The KRaft
 // metadata log is only read when named.
 func readTargets(c *cli.Context, g Global, cmd, outFile string) ([]*layout.Partition, func() error, error) {
-	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: cmd, Takes: target.Partitions | target.LogDirs,
-		OutputFile: outFile, Topic: c.String("topic"), Skip: func(p *target.Partition) (bool, string) {
-			return p.Dir.Topic == "__cluster_metadata" && !p.Named, ""
-		}}, target.Read)
+	set, release, err := readSet(c, g, cmd, outFile, target.Partitions|target.LogDirs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,6 +131,16 @@ func readTargets(c *cli.Context, g Global, cmd, outFile string) ([]*layout.Parti
 		parts = append(parts, p)
 	}
 	return parts, release, nil
+}
+
+// readSet resolves the paths of a reading command, --topic applied, and
+// checks outFile unless it is empty; the KRaft metadata log is only read
+// when named.
+func readSet(c *cli.Context, g Global, cmd, outFile string, takes target.Takes) (*target.Set, func() error, error) {
+	return targets(g, c.Args().Slice(), target.Options{Command: cmd, Takes: takes, OutputFile: outFile,
+		Topic: c.String("topic"), Skip: func(p *target.Partition) (bool, string) {
+			return p.Dir.Topic == "__cluster_metadata" && !p.Named, ""
+		}}, target.Read)
 }
 
 func runExport(c *cli.Context) error {

@@ -14,7 +14,7 @@ var metavars = map[string]string{
 	"format": "text|json", "workers": "N",
 	"max-lag": "DURATION", "min-lag": "DURATION", "delete-retention": "DURATION", "producer-id-expiration": "DURATION",
 	"retention-ms": "DURATION", "granularity": "DURATION", "time-step": "DURATION",
-	"now": "TIME", "from-time": "TIME", "start-time": "TIME", "timestamp": "TIME",
+	"now": "TIME", "from-time": "TIME", "to-time": "TIME", "start-time": "TIME", "timestamp": "TIME",
 	"append-time": "TIME|file-mtime", "clean-time": "TIME|unknown|file-mtime",
 	"segment-bytes": "SIZE", "offset-map-memory": "SIZE", "max-message-size": "SIZE", "max-bytes": "SIZE",
 	"value-bytes": "SIZE", "interval-bytes": "SIZE", "retention-bytes": "SIZE",

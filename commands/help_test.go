@@ -16,7 +16,7 @@ func TestHelpCommand(t *testing.T) {
 		err  string
 	}{
 		{[]string{"help"}, ExitOK, appHelp, ""},
-		{[]string{"help", "nosuch"}, ExitUsage, "", `logtool: help: unknown command "nosuch" (commands: dump, find, verify,`},
+		{[]string{"help", "nosuch"}, ExitUsage, "", `logtool: help: unknown command "nosuch" (commands: dump, find, grep, verify,`},
 		{[]string{"help", "__complete"}, ExitUsage, "", `logtool: help: unknown command "__complete"`},
 		{[]string{"help", "dump", "verify"}, ExitUsage, "", "logtool: help: want at most one COMMAND, got 2 arguments"},
 	} {

@@ -40,7 +40,7 @@ var manFiles = []struct{ path, what string }{
 	{"LOGDIR/TOPIC-PARTITION/leader-epoch-checkpoint, partition.metadata", "leader epochs; the topic id"},
 	{"LOGDIR/TOPIC-PARTITION/cleaner-checkpoint", "logtool's per-partition cleaner checkpoint: first dirty offset and last clean time"},
 	{"*.cleaned, *.swap, *.deleted", "left by an interrupted cleaning, segment swap or deletion; a broker finishes or undoes them at startup, and so does logtool"},
-	{"LOGDIR/__cluster_metadata-0", "the KRaft metadata log, with its snapshots OFFSET-EPOCH.checkpoint and quorum-state: each topic's ID and configuration, which compact, retention and dump read and verify checks partitions against"},
+	{"LOGDIR/__cluster_metadata-0", "the KRaft metadata log, with its snapshots OFFSET-EPOCH.checkpoint and quorum-state: each topic's ID and configuration, which compact, retention, grep --max-lag and dump read and verify checks partitions against"},
 }
 
 // manPage renders the manual page of app in roff (man macros).

@@ -26,9 +26,9 @@ func TestTextOutput(t *testing.T) {
 			args: []string{"compact", "--dry-run", "--max-lag", "1h", "--now", "2024-03-01T00:00:00Z", filepath.Join(s, "user-profiles-0")},
 			want: []string{
 				"PARTITION        ELIGIBLE  CLEANABLE OFFSETS  SIZE                  PAST MAX LAG  REASON\n",
-				"user-profiles-0  yes       0-1499             103.1 KiB -> 3.7 KiB  59d22h59m55s  dirty ratio 1.00 > 0.50\n",
+				"user-profiles-0  yes       0-1499             103.1 KiB -> 3.6 KiB  59d22h59m55s  dirty ratio 1.00 > 0.50\n",
 				"user-profiles-0: idle active segment cleaned as rolled\n",
-				"would compact (first pass) 1 of 1 partition(s): 103.1 KiB -> 3.7 KiB, 1500 -> 40 records, 157 tombstone(s) removed\n",
+				"would compact (first pass) 1 of 1 partition(s): 103.1 KiB -> 3.6 KiB, 1500 -> 39 records, 158 tombstone(s) removed\n",
 				"TOPIC          CONFIG                 VALUE             SOURCE\n",
 				"(every topic)  max.compaction.lag.ms  3600000 (1h)      COMMAND_LINE\n",
 				"user-profiles  segment.bytes          32768 (32.0 KiB)  DYNAMIC_TOPIC_CONFIG\n",

@@ -74,6 +74,21 @@ func (p *progress) Set(done, total int64) {
 	p.show()
 }
 
+// More adds todo units to the total, for work that learns as it goes how
+// much there is.
+func (p *progress) More(todo int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total += todo
+	if p.bar != nil {
+		p.bar.ChangeMax64(p.total)
+	}
+	p.show()
+}
+
 func (p *progress) show() {
 	if p.bar == nil {
 		if p.total <= 0 || time.Since(p.start) < progressDelay {

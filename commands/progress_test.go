@@ -28,6 +28,7 @@ func progressRuns(sample string) []struct {
 		{"upgrading", []string{"upgrade", "--dry-run", "--to-magic", "2", sample}},
 		{"planning", []string{"compact", "--dry-run", "--max-lag", "1h", "--now", now, sample}},
 		{"retention", []string{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, sample}},
+		{"grep", []string{"grep", "--key", "key-000007", "--max-lag", "60d", "--now", now, sample}},
 		// $NEW: a new directory each run, since gen never writes a
 		// partition twice.
 		{"gen", []string{"gen", "--out", "$NEW", "--records", "20000", "--partitions", "2"}},

@@ -105,20 +105,11 @@ type topicJob func(p *target.Partition, cfg *topicconfig.Config, skip string, ex
 // then not known. explicitPolicy, when not "", is the cleanup.policy of a
 // partition the command line alone chose, unless a flag set one.
 func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, names []string, explicitPolicy string, job topicJob) (*configReport, error) {
-	o := topicconfig.Options{File: c.String("topic-config"), Overrides: overrides}
-	if o.File != "" {
-		if _, err := topicconfig.Load(nil, o); err != nil {
-			return nil, usageErr("--topic-config: %v", err)
-		}
-	}
-	var dirs []string
-	for _, d := range set.LogDirs {
-		dirs = append(dirs, d.Path)
-	}
-	cat, err := topicconfig.Load(dirs, o)
+	rt, err := loadTopics(c, set, overrides)
 	if err != nil {
 		return nil, err
 	}
+	cat := rt.cat
 	if c.String("topic") == "" {
 		for _, p := range set.Partitions() {
 			if !p.Named && !cat.For(p.LogDir.Path).Known() {
@@ -127,7 +118,6 @@ func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, nam
 			}
 		}
 	}
-	rt := &runTopics{cat: cat, overrides: overrides}
 	report := newConfigReport(rt, names)
 	for _, p := range set.Partitions() {
 		r := cat.For(p.LogDir.Path)
@@ -149,6 +139,26 @@ func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, nam
 		report.add(p.LogDir.Path, cfg, applied)
 	}
 	return report, nil
+}
+
+// loadTopics loads the topic configuration of the run's log dirs, or of
+// --topic-config, with the flags' overrides.
+func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*runTopics, error) {
+	o := topicconfig.Options{File: c.String("topic-config"), Overrides: overrides}
+	if o.File != "" {
+		if _, err := topicconfig.Load(nil, o); err != nil {
+			return nil, usageErr("--topic-config: %v", err)
+		}
+	}
+	var dirs []string
+	for _, d := range set.LogDirs {
+		dirs = append(dirs, d.Path)
+	}
+	cat, err := topicconfig.Load(dirs, o)
+	if err != nil {
+		return nil, err
+	}
+	return &runTopics{cat: cat, overrides: overrides}, nil
 }
 
 // setPolicy makes policy the cleanup.policy of cfg, from the command line,

@@ -39,6 +39,8 @@ func TestUnreadablePartition(t *testing.T) {
 		{[]string{"compact", "--dry-run", now, "--max-lag", "1h", "--cleanup-policy", "compact", dir}, "\norders-1 "},
 		{[]string{"retention", "--dry-run", now, "--retention-ms", "1h", dir}, "\norders-1 "},
 		{[]string{"upgrade", "--dry-run", dir}, "\norders-1 "},
+		{[]string{"grep", "--key", "key-000001", dir}, "\norders-1 "},
+		{[]string{"grep", "--max-lag", "1h", now, dir}, "\norders-1 "},
 	} {
 		code, stdout, stderr := run(tc.args...)
 		all := stdout + stderr

@@ -54,6 +54,9 @@ func TestUsageErrors(t *testing.T) {
 		{"gen", nil, "--out"},
 		{"completion", nil, "bash or zsh"},
 		{"export", nil, "no PATH"},
+		{"grep", []string{"--key", "k"}, "no PATH"},
+		{"grep", []string{s}, "no matcher"},
+		{"grep", []string{"--count", s}, "or --max-lag alone"},
 		{"salvage", nil, "one PARTITION_DIR"},
 		{"salvage", []string{part}, "--out DIR is required"},
 		{"replay", []string{"--dry-run"}, "no PATH"},
@@ -65,6 +68,7 @@ func TestUsageErrors(t *testing.T) {
 		{"verify", []string{part, "--deep"}, "--deep after a path"},
 		{"compact", []string{part, "--dry-run"}, "--dry-run after a path"},
 		{"retention", []string{part, "--dry-run"}, "--dry-run after a path"},
+		{"grep", []string{part, "--key", "k"}, "--key after a path"},
 
 		// A path that does not exist.
 		{"dump", []string{missing}, missing + ": no such file or directory"},
@@ -75,6 +79,7 @@ func TestUsageErrors(t *testing.T) {
 		{"compact", []string{missing}, missing + ": no such file or directory"},
 		{"retention", []string{missing}, missing + ": no such file or directory"},
 		{"find", []string{"--offset", "1", missing}, missing},
+		{"grep", []string{"--key", "k", missing}, missing + ": no such file or directory"},
 
 		// A directory holding nothing of Kafka's.
 		{"dump", []string{empty}, empty},
@@ -84,6 +89,7 @@ func TestUsageErrors(t *testing.T) {
 		{"migrate-checkpoints", []string{empty}, empty},
 		{"compact", []string{empty}, empty},
 		{"retention", []string{empty}, empty},
+		{"grep", []string{"--key", "k", empty}, empty},
 
 		// The wrong kind of path.
 		{"find", []string{"--offset", "1", s}, "find takes partition directories"},
@@ -93,6 +99,7 @@ func TestUsageErrors(t *testing.T) {
 		{"migrate-checkpoints", []string{part}, "takes log directories"},
 		{"compact", []string{seg}, "is a file"},
 		{"retention", []string{seg}, "is a file; retention takes partition directories and log directories"},
+		{"grep", []string{"--key", "k", filepath.Join(s, "meta.properties")}, "not a segment file"},
 		{"completion", []string{"fish"}, `"fish"`},
 		{"gen", []string{"--out", gen, "extra"}, `"extra"`},
 		{"gen", []string{"--out", seg}, seg + " is not a directory"},
@@ -133,6 +140,19 @@ func TestUsageErrors(t *testing.T) {
 		{"retention", []string{"--now", "x", s}, "--now"},
 		{"gen", []string{"--out", gen, "--compression", "brotli"}, "--compression"},
 		{"gen", []string{"--out", gen, "--start-time", "xx"}, "--start-time"},
+		{"grep", []string{"--key-regex", "(", s}, "--key-regex"},
+		{"grep", []string{"--value-regex", "a{2,1}", s}, "--value-regex"},
+		{"grep", []string{"--key-hex", "6b6", s}, "--key-hex"},
+		{"grep", []string{"--header", "=v", s}, "--header"},
+		{"grep", []string{"--key", "k", "--key-decoder", "rot13", s}, "--key-decoder"},
+		{"grep", []string{"--key", "k", "--width", "-1", s}, "--width"},
+		{"grep", []string{"--key", "k", "--max-lag", "soon", s}, "--max-lag"},
+		{"grep", []string{"--key", "k", "--max-lag", "0", s}, "--max-lag"},
+		{"grep", []string{"--key", "k", "--max-lag", "1h", "--now", "noon", s}, "--now"},
+		{"grep", []string{"--key", "k", "--max-lag", "1h", "--delete-retention", "x", s}, "--delete-retention"},
+		{"grep", []string{"--key", "k", "--offset-map-memory", "lots", s}, "--offset-map-memory"},
+		{"grep", []string{"--key", "k", "--topic", "(", s}, "--topic"},
+		{"grep", []string{"--key", "k", "--from-time", "x", s}, "--from-time"},
 
 		// Contradictory flags.
 		{"dump", []string{"--index-sanity-check", "--verify-index-only", s}, "exclude each other"},
@@ -144,6 +164,9 @@ func TestUsageErrors(t *testing.T) {
 		{"upgrade", []string{"--compression", "zstd", s}, "--to-magic 2"},
 		{"migrate-checkpoints", []string{"--reverse", "--clean-time", "5", s}, "--reverse"},
 		{"gen", []string{"--out", gen, "--magic", "1", "--compression", "zstd"}, "zstd"},
+		{"grep", []string{"--key", "k", "--now", "1", s}, "--now is for the audit"},
+		{"grep", []string{"--key", "k", "--from-offset", "9", "--to-offset", "3", s}, "--to-offset 3 is below --from-offset 9"},
+		{"grep", []string{"--max-lag", "1h", "--to-offset", "3", s}, "give a matcher to search a range"},
 
 		// Values a library refuses, named by their flags.
 		{"compact", []string{"--offset-map-memory", "12", s}, "--offset-map-memory: 12 bytes are too few"},
@@ -221,6 +244,8 @@ func TestQuiet(t *testing.T) {
 		{"compact", "--max-lag", "1h", "--now", now, filepath.Join(s, "user-profiles-0")},
 		{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, s},
 		{"retention", "--retention-ms", "1h", "--now", now, filepath.Join(s, "orders-1")},
+		{"grep", "--key", "key-000007", s},
+		{"grep", "--count", "--max-lag", "60d", "--now", now, s},
 		{"gen", "--out", "", "--records", "50"}, // a new directory each run: gen refuses to write a partition twice
 		{"completion", "bash"},
 		{"completion", "zsh"},
@@ -249,7 +274,7 @@ func TestQuiet(t *testing.T) {
 // group, and that every command's help gives examples on the shipped sample.
 func TestHelpGroups(t *testing.T) {
 	groups := map[string][]string{
-		"inspect":            {"dump", "find", "verify"},
+		"inspect":            {"dump", "find", "grep", "verify"},
 		"repair and convert": {"reindex", "upgrade", "migrate-checkpoints", "compact", "retention"},
 		"tools":              {"gen", "completion", "man", "help"},
 		"rescue":             {"export", "salvage", "replay"},

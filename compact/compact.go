@@ -33,6 +33,10 @@
 //     is clean.
 //   - Tombstones and transaction markers whose delete horizon has passed are
 //     removed even when the partition is not otherwise eligible.
+//   - With a max lag, a tombstone goes once max lag + delete retention have
+//     passed since its batch was written, whatever horizon a late first pass
+//     gave it (deadline.go): the deadline a cleaner keeping the max lag would
+//     have met.
 //
 // # Cleaning
 //

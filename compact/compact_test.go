@@ -423,6 +423,19 @@ func TestLogDirRoundTrip(t *testing.T) {
 	if digest(t, logDir) != sum {
 		t.Fatal("the dry run changed the log directory")
 	}
+	// Plan alone says what the dry run planned.
+	for i, d := range dirs {
+		pl, err := Plan(d, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := plans[i]
+		if pl.Eligible != p.Eligible || pl.Reason != p.Reason || pl.FirstDirtyOffset != p.FirstDirtyOffset ||
+			pl.FirstUncleanableOffset != p.FirstUncleanableOffset || pl.MaxLagExceededByMs != p.MaxLagExceededByMs ||
+			pl.LastStableOffset != p.LastStableOffset || pl.Passes != 0 {
+			t.Errorf("%s: Plan says %+v, the dry run %+v", p.Partition, *pl, *p)
+		}
+	}
 	results := runAll(t, dirs, o)
 	for i, r := range results {
 		p := plans[i]
@@ -921,5 +934,83 @@ func TestRunEachTopicItsOwnConfig(t *testing.T) {
 		if digest(t, dir(d)) != sum {
 			t.Errorf("%s changed", d)
 		}
+	}
+}
+
+// TestTombstoneDeadlineWithMaxLag: with a max lag, a tombstone goes once
+// max lag + delete retention have passed since its batch was written, even
+// when a late first pass gave it a later delete horizon, and even from a
+// partition that is otherwise not eligible; the deadline is exclusive.
+func TestTombstoneDeadlineWithMaxLag(t *testing.T) {
+	for _, magic := range []int8{2, 1} {
+		t.Run(fmt.Sprint("magic ", magic), func(t *testing.T) {
+			now1 := t0 + 10*day // the late first pass
+			now2 := now1 + 1    // its horizon is a day away
+			b := newLog(t)
+			b.magic = magic
+			b.plain(rec(1)).plain(rec(2)).plain(tomb(3)).plain(rec(4)).roll()
+			written := b.ts - 1 // the tombstone's batch
+			b.ts = now2 - 10    // a young active segment: no max lag there
+			b.plain(rec(5))
+			dir := b.flush()
+			o := DefaultOptions(now1)
+			if r := mustCompact(t, dir, o); !r.Eligible || r.TombstonesRemoved != 0 {
+				t.Fatalf("first pass: eligible %v, %d tombstones removed", r.Eligible, r.TombstonesRemoved)
+			}
+			hasTombstone := func() bool {
+				for _, bt := range readView(t, dir).batches {
+					for _, r := range bt.recs {
+						if r.key != nil && r.value == nil {
+							return true
+						}
+					}
+				}
+				return false
+			}
+			sum := digest(t, dir)
+			o.Now = now2
+			if r := mustCompact(t, dir, o); r.Eligible || digest(t, dir) != sum {
+				t.Fatalf("no max lag: eligible %v (%s)", r.Eligible, r.Reason)
+			}
+			// Due exactly at the deadline is not yet due.
+			o.MaxLag = now2 - o.DeleteRetention - written
+			if r := mustCompact(t, dir, o); r.Eligible || digest(t, dir) != sum {
+				t.Fatalf("at the deadline: eligible %v (%s)", r.Eligible, r.Reason)
+			}
+			o.MaxLag--
+			r := mustCompact(t, dir, o)
+			if !r.Eligible || r.TombstonesRemoved != 1 || hasTombstone() {
+				t.Fatalf("past the deadline: eligible %v (%s), %d removed, tombstone left %v", r.Eligible, r.Reason, r.TombstonesRemoved, hasTombstone())
+			}
+			eq(t, "keys", readView(t, dir).keys(), ints(1, 2, 4, 5))
+			sum = digest(t, dir)
+			if r := mustCompact(t, dir, o); r.Eligible || digest(t, dir) != sum {
+				t.Errorf("again: eligible %v (%s)", r.Eligible, r.Reason)
+			}
+		})
+	}
+}
+
+// TestLegacyLastRecordKeepsLogEnd: cleaning an idle active segment past the
+// max lag keeps the last record of a legacy wrapper whose other records
+// survive, so the log end offset stays, and a second run changes nothing.
+func TestLegacyLastRecordKeepsLogEnd(t *testing.T) {
+	b := newLog(t)
+	b.magic, b.codec = 1, codec.Gzip
+	b.plain(rec(1)).roll()
+	b.plain(rec(2), rec(3), keyless(9))
+	dir := b.flush()
+	o := DefaultOptions(t0 + 10*day)
+	o.MaxLag = day
+	if r := mustCompact(t, dir, o); !r.Eligible || !r.ActiveSegmentRolled {
+		t.Fatalf("eligible %v, rolled %v (%s)", r.Eligible, r.ActiveSegmentRolled, r.Reason)
+	}
+	v := readView(t, dir)
+	if last := v.batches[len(v.batches)-1]; last.last != 3 {
+		t.Fatalf("the log ends at %d, want 3", last.last)
+	}
+	sum := digest(t, dir)
+	if r := mustCompact(t, dir, o); r.Passes != 0 || digest(t, dir) != sum {
+		t.Errorf("again: %d passes (%s)", r.Passes, r.Reason)
 	}
 }

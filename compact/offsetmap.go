@@ -112,43 +112,35 @@ type keyHash struct {
 }
 
 func (m *offsetMap) putHashed(h1, h2 uint64, offset int64) {
+	e := m.find(h1, h2)
+	if e.off1 == 0 {
+		e.h1, e.h2 = h1, h2
+		m.n++
+	}
+	e.off1 = offset + 1
+	m.latest = offset
+}
+
+// find returns the slot holding the digest, or the empty slot where it
+// would go. The map is never more than 90% full, so the probe meets an
+// empty slot before it wraps around.
+func (m *offsetMap) find(h1, h2 uint64) *mapEntry {
 	i := m.home(h1)
 	for {
 		e := &m.slots[i]
-		if e.off1 == 0 {
-			*e = mapEntry{h1: h1, h2: h2, off1: offset + 1}
-			m.n++
-			break
-		}
-		if e.h1 == h1 && e.h2 == h2 {
-			e.off1 = offset + 1
-			break
+		if e.off1 == 0 || e.h1 == h1 && e.h2 == h2 {
+			return e
 		}
 		if i++; i == len(m.slots) {
 			i = 0
 		}
 	}
-	m.latest = offset
 }
 
 // get returns the latest offset of key, or -1 when the key is absent.
 func (m *offsetMap) get(key []byte) int64 {
 	h1, h2 := m.hash(key)
-	i := m.home(h1)
-	// The map is never more than 90% full, so the probe meets an empty
-	// slot before it wraps around.
-	for {
-		e := &m.slots[i]
-		if e.off1 == 0 {
-			return -1
-		}
-		if e.h1 == h1 && e.h2 == h2 {
-			return e.off1 - 1
-		}
-		if i++; i == len(m.slots) {
-			i = 0
-		}
-	}
+	return m.find(h1, h2).off1 - 1
 }
 
 // maxOffsetSetBytes bounds the bitmap of an offsetSet; a pass over more

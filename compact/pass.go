@@ -25,14 +25,12 @@ type cleaner struct {
 
 	// The cleaning pass's batch: the records held for a rebuild (hold),
 	// and the builders and buffer of the rebuilt batch.
-	recs          []logfmt.Record
-	hdrs          []logfmt.Header
-	held          bool          // recs are all the batch's kept records, and valid
-	last          logfmt.Record // a legacy batch's last record, when held
-	lastTombstone bool          // that record is a tombstone
-	batch         logfmt.BatchBuilder
-	wrapper       logfmt.WrapperBuilder
-	buf           []byte
+	recs    []logfmt.Record
+	hdrs    []logfmt.Header
+	held    bool // recs are all the batch's kept records, and valid
+	batch   logfmt.BatchBuilder
+	wrapper logfmt.WrapperBuilder
+	buf     []byte
 }
 
 // passStats is what one pass did.
@@ -278,8 +276,13 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 	// filterBatch. The records kept are held, to be rebuilt into a batch
 	// once the batch's fate is known, while the iterator keeps them valid
 	// and they are few; past that the batch is read again (rebuild).
-	keep := func(r *logfmt.Record) bool {
+	keep := func(i int, r *logfmt.Record) bool {
 		switch {
+		case !v2 && retention == retainEmpty && i == c.it.Count()-1:
+			// A legacy batch cannot be empty (Kafka fails on one), and its
+			// offset is its last record's: keeping that record keeps the
+			// log end offset, which is the rule's purpose.
+			return true
 		case discardRecords:
 			return false
 		case control:
@@ -291,18 +294,14 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 		return 0, err
 	}
 	c.recs, c.hdrs, c.held = c.recs[:0], c.hdrs[:0], true
-	original, tombstones, read, kept, last := true, false, 0, 0, -1
+	original, tombstones, read, kept := true, false, 0, 0
 	for c.it.Next() {
 		r := c.it.Record()
 		read++
-		if !keep(r) {
+		if !keep(read-1, r) {
 			original = false
 			if !control && r.Key != nil && r.Value == nil {
 				ps.stats.tombstonesOut++
-			}
-			if !v2 && retention == retainEmpty {
-				last = read - 1
-				c.hold(r, true)
 			}
 			continue
 		}
@@ -313,7 +312,7 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 			tombstones = true
 		}
 		kept++
-		c.hold(r, false)
+		c.hold(r)
 	}
 	if err := c.it.Err(); err != nil {
 		return 0, err
@@ -333,12 +332,12 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 				horizon = satAdd(o.Now, o.DeleteRetention)
 			}
 		}
-		return read, ps.rebuild(b, h, horizon, w, func(i int, r *logfmt.Record) bool { return keep(r) })
+		return read, ps.rebuild(b, h, horizon, w, keep)
 	case retention != retainEmpty:
 		return read, nil
-	case v2 && read == 0:
+	case read == 0:
 		return read, w.append(b.Data, 0) // already the empty header Kafka writes
-	case v2:
+	default:
 		var err error
 		opts := batchOptions(h, logfmt.NoTimestamp)
 		opts.Compression = codec.None
@@ -346,16 +345,6 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 			return 0, err
 		}
 		return read, w.append(c.buf, 0)
-	default:
-		// A legacy batch cannot be empty. Kafka fails here; keeping its last
-		// record keeps the log end offset, which is the rule's purpose.
-		if c.lastTombstone {
-			ps.stats.tombstonesOut--
-		}
-		if read == 1 {
-			return read, w.append(b.Data, 1)
-		}
-		return read, ps.rebuild(b, h, logfmt.NoTimestamp, w, func(i int, _ *logfmt.Record) bool { return i == last })
 	}
 }
 
@@ -384,18 +373,9 @@ const (
 
 // hold adds r to the records held for a rebuild while they can be: its key
 // and value stay in the iterator's buffers (Kept), and its headers slice,
-// which the iterator reuses, is copied. A dropped legacy record is held as
-// the batch's last one instead, in case the batch must keep it.
-func (c *cleaner) hold(r *logfmt.Record, dropped bool) {
-	if dropped {
-		c.lastTombstone = r.Key != nil && r.Value == nil
-	}
+// which the iterator reuses, is copied.
+func (c *cleaner) hold(r *logfmt.Record) {
 	if c.held = c.held && c.it.Kept() && len(c.recs) < keepRecords && !c.o.rereadAll; !c.held {
-		return
-	}
-	if dropped {
-		c.last = *r
-		c.last.Headers = nil
 		return
 	}
 	c.recs = append(c.recs, *r)
@@ -438,7 +418,9 @@ func (ps *pass) retainRecord(r *logfmt.Record, b *logfmt.Batch, h logfmt.BatchHe
 		} else {
 			retainDeletes = ps.legacy.retainDelete(s, r.Offset)
 		}
-		if !retainDeletes {
+		// A max lag makes the tombstone's own deadline hard too, whatever
+		// horizon a late first pass gave it.
+		if !retainDeletes || ps.c.o.tombstoneDue(b.MaxTimestamp()) {
 			return false
 		}
 	}
@@ -494,8 +476,6 @@ func (ps *pass) rebuild(b *logfmt.Batch, h logfmt.BatchHeader, horizon int64, w 
 		if rerr := c.it.Err(); rerr != nil {
 			return rerr
 		}
-	case len(c.recs) == 0: // the last record of a legacy batch, all dropped
-		add(&c.last)
 	default:
 		for i := range c.recs {
 			add(&c.recs[i])

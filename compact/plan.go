@@ -142,7 +142,11 @@ func makePlan(p *partition, o *Options) (*plan, error) {
 		}
 		if n > 0 {
 			pl.eligible, pl.expired = true, n
-			why = append(why, fmt.Sprintf("%d tombstone(s) or marker(s) past their delete horizon", n))
+			past := "delete horizon"
+			if o.MaxLag != Unlimited {
+				past += " or deadline"
+			}
+			why = append(why, fmt.Sprintf("%d tombstone(s) or marker(s) past their %s", n, past))
 		}
 	}
 	if pl.rolled && pl.eligible {
@@ -176,8 +180,9 @@ func (pl *plan) maxCompactionDelay(segs []segment, o *Options) error {
 }
 
 // expiredDeletes counts the tombstones and transaction markers a pass would
-// remove from the clean section only because their delete horizon has
-// passed: Kafka would wait for its next eligible clean.
+// remove from the clean section only because their delete horizon, or
+// with a max lag their deadline, has passed: Kafka would wait for its next
+// eligible clean.
 func expiredDeletes(p *partition, pl *plan, o *Options) (int, error) {
 	end := min(pl.firstDirty, pl.uncleanable)
 	legacy := newLegacyRule(p.segs, pl.firstDirty, p.cp.cleanTime, o)
@@ -205,15 +210,23 @@ func expiredDeletes(p *partition, pl *plan, o *Options) (int, error) {
 					continue
 				}
 			}
-			if !check {
+			due := o.tombstoneDue(b.MaxTimestamp()) && !b.IsControl()
+			if !check && !due {
 				continue
 			}
 			if err := it.Reset(b); err != nil {
 				sc.Close()
 				return 0, err
 			}
+			// A pass keeps the last record of the round's last legacy batch,
+			// which holds the log end offset.
+			held := int64(-1)
+			if b.Magic() < 2 && b.LastOffset()+1 == pl.uncleanable {
+				held = b.LastOffset()
+			}
 			for it.Next() {
-				if r := it.Record(); r.Key != nil && r.Value == nil && r.Offset < end && (b.Magic() >= 2 || !legacy.retainDelete(s, r.Offset)) {
+				if r := it.Record(); r.Key != nil && r.Value == nil && r.Offset < end && r.Offset != held &&
+					(due || b.Magic() >= 2 || !legacy.retainDelete(s, r.Offset)) {
 					n++
 				}
 			}

@@ -129,36 +129,16 @@ func (c *cleaner) clean(dir string) (*Result, error) {
 			res.Warnings = append(res.Warnings, "recovered an interrupted swap: "+a)
 		}
 	}
-	p, err := loadPartition(dir, o)
+	p, pl, err := planPartition(dir, o, res)
 	if err != nil {
 		return nil, err
 	}
-	res.Partition = p.name
-	if o.DryRun && len(p.listing.Leftovers) > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d file(s) of an interrupted swap, which a real run recovers first", len(p.listing.Leftovers)))
-	}
-	res.SegmentsBefore, res.BytesBefore = len(p.segs), sizeOf(p.segs)
-	res.SegmentsAfter, res.BytesAfter = res.SegmentsBefore, res.BytesBefore
-	if len(p.segs) == 0 {
-		res.Reason = "no segments"
+	if pl == nil {
 		return res, nil
 	}
-	pl, err := makePlan(p, o)
-	if err != nil {
-		return nil, err
-	}
-	res.Eligible, res.Reason = pl.eligible, pl.reason
-	res.FirstDirtyOffset, res.FirstUncleanableOffset = pl.firstDirty, pl.uncleanable
-	res.CheckpointSource = p.cp.source
-	res.LogStartOffset, res.LogEndOffset, res.LastStableOffset = p.logStart, p.leo, p.lso
-	res.CleanBytes, res.CleanableBytes, res.CleanableRatio = pl.cleanBytes, pl.cleanableBytes, pl.ratio
-	res.MaxLagExceededByMs, res.ActiveSegmentRolled = pl.delay, pl.rolled && pl.eligible
-	res.NewDirtyOffset = pl.firstDirty
 	cleanTime := p.cp.cleanTime
 	if pl.forceCheckpoint {
 		cleanTime = -1
-		res.Warnings = append(res.Warnings, fmt.Sprintf("checkpointed first dirty offset %d is outside the log [%d, %d]; reset to the log start",
-			p.cp.offset, p.logStart, p.leo))
 	}
 	if !pl.eligible {
 		if pl.forceCheckpoint && !o.DryRun {
@@ -175,6 +155,54 @@ func (c *cleaner) clean(dir string) (*Result, error) {
 		}
 	}
 	return res, c.passes(p, pl, cleanTime, res)
+}
+
+// Plan is the planning half of a dry run: the partition's cleanable range
+// and whether, and why, it is eligible, without simulating a pass. It only
+// reads: files of an interrupted swap are left as they are, and warned of.
+func Plan(dir string, o Options) (*Result, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	o.DryRun = true
+	res := &Result{Dir: dir, DryRun: true}
+	if _, _, err := planPartition(dir, &o, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// planPartition loads and plans the partition, and fills res with what the
+// plan says. pl is nil when the partition has no segments.
+func planPartition(dir string, o *Options, res *Result) (p *partition, pl *plan, err error) {
+	if p, err = loadPartition(dir, o); err != nil {
+		return nil, nil, err
+	}
+	res.Partition = p.name
+	if o.DryRun && len(p.listing.Leftovers) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d file(s) of an interrupted swap, which a real run recovers first", len(p.listing.Leftovers)))
+	}
+	res.SegmentsBefore, res.BytesBefore = len(p.segs), sizeOf(p.segs)
+	res.SegmentsAfter, res.BytesAfter = res.SegmentsBefore, res.BytesBefore
+	if len(p.segs) == 0 {
+		res.Reason = "no segments"
+		return p, nil, nil
+	}
+	if pl, err = makePlan(p, o); err != nil {
+		return nil, nil, err
+	}
+	res.Eligible, res.Reason = pl.eligible, pl.reason
+	res.FirstDirtyOffset, res.FirstUncleanableOffset = pl.firstDirty, pl.uncleanable
+	res.CheckpointSource = p.cp.source
+	res.LogStartOffset, res.LogEndOffset, res.LastStableOffset = p.logStart, p.leo, p.lso
+	res.CleanBytes, res.CleanableBytes, res.CleanableRatio = pl.cleanBytes, pl.cleanableBytes, pl.ratio
+	res.MaxLagExceededByMs, res.ActiveSegmentRolled = pl.delay, pl.rolled && pl.eligible
+	res.NewDirtyOffset = pl.firstDirty
+	if pl.forceCheckpoint {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("checkpointed first dirty offset %d is outside the log [%d, %d]; reset to the log start",
+			p.cp.offset, p.logStart, p.leo))
+	}
+	return p, pl, nil
 }
 
 // passes runs cleaning passes from the planned first dirty offset until the

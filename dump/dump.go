@@ -44,6 +44,14 @@ var decoderNames = [...]string{"string", "hex", "base64", "none"}
 
 func (d Decoder) String() string { return decoderNames[d] }
 
+// AppendText appends b as text output shows it: UTF-8 as Java decodes it
+// (bad bytes become U+FFFD), hex or base64. Null and DecodeNone are the
+// caller's to show.
+func (d Decoder) AppendText(dst, b []byte) []byte { return appendDecoded(dst, b, d) }
+
+// AppendJSON appends b as a JSON string decoded the same way, or null.
+func (d Decoder) AppendJSON(dst, b []byte) []byte { return appendDecodedJSON(dst, b, d) }
+
 // ParseDecoder parses "string", "hex", "base64" or "none".
 func ParseDecoder(s string) (Decoder, error) {
 	for i, n := range decoderNames {

@@ -2,7 +2,6 @@ package export
 
 import (
 	"io"
-	"os"
 	"runtime"
 	"testing"
 
@@ -25,15 +24,7 @@ func benchPartition(b *testing.B) (*layout.Partition, int64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var size int64
-	for _, s := range p.Segments {
-		fi, err := os.Stat(s.Log)
-		if err != nil {
-			b.Fatal(err)
-		}
-		size += fi.Size()
-	}
-	return p, size
+	return p, testutil.LogBytes(b, p)
 }
 
 // BenchmarkExport is export's speed in MB/s of .log input, JSON encoding
@@ -58,16 +49,7 @@ func BenchmarkExportCat(b *testing.B) {
 	b.ResetTimer()
 	defer testutil.ReportCPU(b, size)()
 	for range b.N {
-		for _, s := range p.Segments {
-			f, err := os.Open(s.Log)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{f}, buf); err != nil {
-				b.Fatal(err)
-			}
-			f.Close()
-		}
+		testutil.Cat(b, p, buf)
 	}
 }
 

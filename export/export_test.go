@@ -20,6 +20,7 @@ import (
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/kafkatest"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -268,37 +269,30 @@ type txnBatch struct {
 func writeTxnLog(t *testing.T, segments ...[]txnBatch) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "orders-3")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	var segs [][]testutil.Batch
 	offset := int64(0)
 	for _, seg := range segments {
-		var data []byte
-		base := offset
+		var bs []testutil.Batch
 		for _, b := range seg {
-			o := logfmt.DefaultBatchOptions(offset)
+			o := logfmt.DefaultBatchOptions(0)
 			o.PartitionLeaderEpoch, o.ProducerID, o.ProducerEpoch, o.BaseSequence = 3, b.pid, 1, 0
 			o.Transactional, o.Control = b.txn, b.isCtl
 			var recs []logfmt.Record
 			if b.isCtl {
-				recs = []logfmt.Record{{Offset: offset, Timestamp: 1000 + offset, Key: logfmt.ControlKey(b.control),
+				recs = []logfmt.Record{{Timestamp: 1000 + offset, Key: logfmt.ControlKey(b.control),
 					Value: logfmt.AppendEndTxnMarker(nil, logfmt.EndTxnMarker{CoordinatorEpoch: 7})}}
 			} else {
 				for i := range b.n {
-					recs = append(recs, logfmt.Record{Offset: offset + int64(i), Timestamp: 1000 + offset + int64(i),
+					recs = append(recs, logfmt.Record{Timestamp: 1000 + offset + int64(i),
 						Key: fmt.Appendf(nil, "k%d", offset+int64(i)), Value: []byte("v")})
 				}
 			}
-			var err error
-			if data, err = logfmt.AppendBatch(data, o, recs); err != nil {
-				t.Fatal(err)
-			}
+			bs = append(bs, testutil.Batch{Options: o, Records: recs})
 			offset += int64(len(recs))
 		}
-		if err := os.WriteFile(filepath.Join(dir, layout.SegmentName(base, ".log")), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		segs = append(segs, bs)
 	}
+	testutil.WriteLog(t, dir, segs...)
 	return dir
 }
 

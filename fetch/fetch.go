@@ -96,6 +96,10 @@ type Options struct {
 	// MaxRecordBytes bounds one record read from a compressed batch
 	// (logfmt.RecordIter); 0 means the default.
 	MaxRecordBytes int
+	// WholeLog starts at the first segment's base offset instead of the
+	// log start offset: what DeleteRecords or retention left below the log
+	// start offset is still on disk until its segment goes.
+	WholeLog bool
 }
 
 // DefaultOptions reads everything read_committed.
@@ -199,7 +203,9 @@ type Partition struct {
 	ongoing map[int64]int64              // producer → first offset of its open transaction
 	from    int64                        // first offset to return
 	end     int64                        // offsets at or above it are not returned
-	units   []unit
+	all     []unit                       // the units of the whole log
+	units   []unit                       // those of the range
+	tail    int                          // index in all of the first unit after the range's
 }
 
 // Open resolves the transactions of the whole log, finds where the range
@@ -223,6 +229,9 @@ func Open(p *layout.Partition, o Options) (*Partition, error) {
 		return nil, err
 	}
 	pt.stats.LogStartOffset = max(logStart, pt.segs[0].Base)
+	pt.all = pt.units
+	pt.units = slices.Clone(pt.all)
+	pt.tail = len(pt.all)
 	if err := pt.bounds(); err != nil {
 		return nil, err
 	}
@@ -246,6 +255,36 @@ func (pt *Partition) reader(units []unit) *Reader {
 	r.it.MaxRecordBytes = pt.o.MaxRecordBytes
 	return r
 }
+
+// Span is a unit for a caller that reads its batches itself: whole batches
+// of one segment, from byte Start to End.
+type Span struct {
+	Segment    layout.Segment
+	Start, End int64
+}
+
+func (pt *Partition) spans(us []unit) []Span {
+	out := make([]Span, len(us))
+	for i, u := range us {
+		out[i] = Span{Segment: pt.segs[u.seg], Start: u.start, End: u.end}
+	}
+	return out
+}
+
+// Spans are the units of the range, in order. Their batches may reach
+// below and past the range: Range says which offsets are in it.
+func (pt *Partition) Spans() []Span { return pt.spans(pt.units) }
+
+// Tail are the units of the log after the range's, for a caller that reads
+// on past the range's end.
+func (pt *Partition) Tail() []Span { return pt.spans(pt.all[pt.tail:]) }
+
+// LogSpans are the units of the whole log, whatever the range.
+func (pt *Partition) LogSpans() []Span { return pt.spans(pt.all) }
+
+// Range is the offsets the options select: from (included) to end
+// (excluded; math.MaxInt64 for none).
+func (pt *Partition) Range() (from, end int64) { return pt.from, pt.end }
 
 // resolveTxns is the first pass: the aborted transactions of the log, the
 // ongoing ones at its end, its end offset, and the units.
@@ -315,6 +354,9 @@ func (pt *Partition) resolveTxns() error {
 func (pt *Partition) bounds() error {
 	o := pt.o
 	pt.from = pt.stats.LogStartOffset
+	if o.WholeLog {
+		pt.from = pt.segs[0].Base
+	}
 	if o.FromOffset != NoOffset {
 		pt.from = max(pt.from, o.FromOffset)
 	}
@@ -351,7 +393,7 @@ func (pt *Partition) bounds() error {
 	// Units after the end are not read.
 	for i, u := range pt.units {
 		if pt.segs[u.seg].Base >= pt.end && i > 0 {
-			pt.units = pt.units[:i]
+			pt.units, pt.tail = pt.units[:i], i
 			break
 		}
 	}
@@ -546,7 +588,7 @@ func (r *Reader) admit(b *logfmt.Batch) bool {
 	case r.bh.control || !r.bh.txnal:
 		return true
 	}
-	r.bh.txn = r.pt.txnState(h.ProducerID(), h.BaseOffset())
+	r.bh.txn = r.pt.TxnState(h.ProducerID(), h.BaseOffset())
 	if r.bh.txn == Aborted && committed {
 		r.read.AbortedRecords += int64(h.RecordCount())
 		return false
@@ -554,9 +596,9 @@ func (r *Reader) admit(b *logfmt.Batch) bool {
 	return true
 }
 
-// txnState resolves the transaction of a transactional batch of producer
+// TxnState resolves the transaction of a transactional batch of producer
 // pid at offset base: the producer's first marker after it decides.
-func (pt *Partition) txnState(pid, base int64) TxnState {
+func (pt *Partition) TxnState(pid, base int64) TxnState {
 	q := pt.aborted[pid]
 	i, _ := slices.BinarySearchFunc(q, base, func(t index.AbortedTxn, o int64) int { return cmp.Compare(t.LastOffset, o) })
 	if i < len(q) && q[i].FirstOffset <= base {

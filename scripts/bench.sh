@@ -17,6 +17,10 @@
 #   - memory (issue 15): peak RSS of every command on decompression bombs
 #     (one batch of 512 records of 1 MiB of zeros, each compressed format)
 #     and on root offset checkpoints of 10,000,000 lines.
+#   - grep (issue 21): one 256 MiB v2 segment of 100,000 keys, grep --key
+#     within 3x cat; the same records with LZ4 and zstd, grep --key within
+#     1.5x dump --deep-iteration of the same files (the "x" column is then
+#     against dump). RSS stays flat: compare the 2 GiB compact partition.
 # Environment:
 #   BENCH_DIR    where to write (default /tmp/logtool-bench; needs ~6 GiB free)
 #   BENCH_SCALE  divide every size by this, for a quick look (default 1)
@@ -44,6 +48,10 @@ gen dump --topic dump --records $(( 3830000 / scale ))
 # 214 bytes a record: 10M records over 1M keys make 2 GiB.
 gen compact --topic compact --records $(( 10000000 / scale )) --keys $(( 1000000 / scale )) --value-bytes 180 --tombstone-ratio 0.01
 gen v0 --topic v0 --magic 0 --records $(( 250000 / scale )) --value-bytes 1000
+# 140 bytes a record: 1.915M records make 256 MiB uncompressed.
+for c in none lz4 zstd; do
+  gen "grep-$c" --topic grep --records $(( 1915000 / scale )) --keys $(( 100000 / scale )) --compression "$c"
+done
 
 can_drop=
 if [ -w /proc/sys/vm/drop_caches ] && sync && echo 1 >/proc/sys/vm/drop_caches 2>/dev/null; then can_drop=1; fi
@@ -73,17 +81,20 @@ row() { # label, cache, command...
   local label=$1 cache=$2; shift 2
   local secs kb failed
   read -r secs kb failed < <(measure "$cache" "$@")
-  [ "$label" = cat ] && catsecs[$cache]=$secs
+  [ "$label" = "$base" ] && catsecs[$cache]=$secs
   awk -v n="$label" -v c="$cache" -v s="$secs" -v kb="$kb" -v b="$bytes" -v k="${catsecs[$cache]}" \
     -v f="$failed" \
     'BEGIN { if (s == 0) s = 0.001; if (k == 0) k = 0.001; printf "%-40s %-5s %8.3f %8.0f %8.1f %7.2f%s\n", n, c, s, b/s/1e6, kb/1024, s/k, f ? "  FAILED (exit " f ")" : "" }'
 }
 
+# header TITLE [BASE]: a table whose last column is the time of each row
+# over that of the row labelled BASE (default cat), which comes first.
 header() {
   bytes=$(cat "${inputs[@]}" | wc -c)
+  base=${2:-cat}
   declare -gA catsecs=()
   echo
-  printf '%-40s %-5s %8s %8s %8s %7s\n' "$1 ($(( bytes / 1048576 )) MiB)" cache seconds MB/s "RSS MiB" "x cat"
+  printf '%-40s %-5s %8s %8s %8s %7s\n' "$1 ($(( bytes / 1048576 )) MiB)" cache seconds MB/s "RSS MiB" "x ${base%% *}"
 }
 
 inputs=("$dir"/dump/dump-0/*.log)
@@ -101,12 +112,29 @@ PREP="rm -rf '$dir/salvaged'" row "salvage --out" warm "$lt" --no-progress salva
 rm -rf "$dir/salvaged" "$dir/copy.log"
 runs=$slow_runs
 
+inputs=("$dir"/grep-none/grep-0/*.log)
+header "one v2 segment, 100,000 keys"
+row cat warm cat "${inputs[@]}"
+row "grep --key" warm "$lt" --no-progress grep --key key-004242 "$dir/grep-none/grep-0"
+row "grep --key --workers 1" warm "$lt" --no-progress --workers 1 grep --key key-004242 "$dir/grep-none/grep-0"
+row "grep --key --format json" warm "$lt" --no-progress --format json grep --key key-004242 "$dir/grep-none/grep-0"
+row "grep --value-contains (find pass)" warm "$lt" --no-progress grep --value-contains user-4242, "$dir/grep-none/grep-0"
+row "grep --max-lag 1h (every key)" warm "$lt" --no-progress grep --max-lag 1h --now "$now" "$dir/grep-none/grep-0"
+for c in lz4 zstd; do
+  inputs=("$dir/grep-$c"/grep-0/*.log)
+  header "the same records, $c" "dump --deep-iteration"
+  row "dump --deep-iteration" warm "$lt" --no-progress dump --deep-iteration "${inputs[@]}"
+  row "grep --key" warm "$lt" --no-progress grep --key key-004242 "$dir/grep-$c/grep-0"
+  row "grep --key --workers 1" warm "$lt" --no-progress --workers 1 grep --key key-004242 "$dir/grep-$c/grep-0"
+done
+
 part="$dir/compact/compact-0"
 inputs=("$part"/*.log)
 header "v2 partition, 1M keys x 10, 1% tombstones"
 row cat warm cat "${inputs[@]}"
 row "verify" warm "$lt" --no-progress verify "$part"
 row "reindex --check" warm "$lt" --no-progress reindex --check "$part"
+row "grep --key (RSS: flat in size)" warm "$lt" --no-progress grep --key key-004242 "$part"
 # compact rewrites in place: each run gets a fresh copy (not timed), and
 # the copy is written back before timing so it is not competing for the disk.
 work="$dir/compact-work/compact-0"

@@ -161,6 +161,8 @@ func hostileCommands(dir, part, log string, magic int8) [][]string {
 	if magic < 2 {
 		cmds = append(cmds, []string{"upgrade", "--to-magic", "2", part})
 	}
+	// The key pass reads every record's key, the match pass its value.
+	cmds = append(cmds, []string{"grep", "--key-regex", ".", "--max-lag", "1ms", "--now", compactNow, part})
 	return cmds
 }
 

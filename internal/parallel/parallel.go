@@ -69,8 +69,9 @@ func Each(n, w int, f func(i int) error) error {
 // result to emit in index order, on the calling goroutine, as soon as it and
 // every result before it are in. When emit fails no new job starts, and
 // Ordered returns that error once the jobs already running have finished.
-// Results that are done but not yet emitted are held, so memory grows with
-// how far the fastest worker runs ahead of the slowest.
+// A job starts only while fewer than ahead(w, n) results wait to be emitted,
+// so a slow emit (a reader of the output that stopped reading) holds the
+// workers back instead of letting them fill memory with results.
 func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) error {
 	if n <= 0 {
 		return nil
@@ -81,6 +82,7 @@ func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) erro
 	}
 	quit := make(chan struct{})
 	jobs := make(chan int)
+	slots := make(chan struct{}, ahead(w, n))
 	var wg sync.WaitGroup
 	for range Workers(w, n) {
 		wg.Go(func() {
@@ -93,6 +95,11 @@ func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) erro
 		defer close(jobs)
 		for i := range n {
 			select {
+			case slots <- struct{}{}:
+			case <-quit:
+				return
+			}
+			select {
 			case jobs <- i:
 			case <-quit:
 				return
@@ -104,6 +111,7 @@ func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) erro
 		if err = emit(i, <-done[i]); err != nil {
 			break
 		}
+		<-slots
 	}
 	close(quit)
 	// The buffered channels let workers busy with a job nobody waits for
@@ -111,3 +119,8 @@ func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) erro
 	wg.Wait()
 	return err
 }
+
+// ahead is how many jobs of Ordered may be started and not yet emitted:
+// enough that every worker has one and the next waits, ready, for the
+// emitter.
+func ahead(w, n int) int { return 2 * Workers(w, n) }

@@ -150,3 +150,34 @@ func TestOrdered(t *testing.T) {
 		t.Errorf("%d jobs ran after emit failed at 3", r)
 	}
 }
+
+// TestOrderedBounded: while emit is held up, no more than ahead(w, n) jobs
+// start, so results cannot pile up in memory behind a stalled reader.
+func TestOrderedBounded(t *testing.T) {
+	const n, w = 100, 3
+	var started atomic.Int32
+	release := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- Ordered(n, w, func(i int) int {
+			started.Add(1)
+			return i
+		}, func(i, _ int) error {
+			if i == 0 {
+				<-release
+			}
+			return nil
+		})
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if s := started.Load(); s > int32(ahead(w, n)) {
+		t.Errorf("%d jobs started while the first result waited, want at most %d", s, ahead(w, n))
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s := started.Load(); s != n {
+		t.Errorf("%d jobs ran, want %d", s, n)
+	}
+}

@@ -2,8 +2,12 @@ package testutil
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"testing"
+
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // ReportCPU adds the process's CPU time per op, and the MB/s of the bytes
@@ -46,5 +50,37 @@ func Procs(b *testing.B, f func(b *testing.B)) {
 				b.ReportMetric(one/ns, "speedup")
 			}
 		})
+	}
+}
+
+// LogBytes is the size of a partition's .log files: what a benchmark of it
+// gives b.SetBytes.
+func LogBytes(tb testing.TB, p *layout.Partition) int64 {
+	tb.Helper()
+	var n int64
+	for _, s := range p.Segments {
+		fi, err := os.Stat(s.Log)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n += fi.Size()
+	}
+	return n
+}
+
+// Cat reads a partition's .log files as cat does, 128 KiB at a time: the
+// yardstick benchmarks of reading commands run next to.
+func Cat(tb testing.TB, p *layout.Partition, buf []byte) {
+	tb.Helper()
+	for _, s := range p.Segments {
+		f, err := os.Open(s.Log)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		_, err = io.CopyBuffer(io.Discard, struct{ io.Reader }{f}, buf)
+		f.Close()
+		if err != nil {
+			tb.Fatal(err)
+		}
 	}
 }

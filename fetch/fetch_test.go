@@ -1,0 +1,160 @@
+package fetch
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+)
+
+func genPartition(t *testing.T) *layout.Partition {
+	t.Helper()
+	dir := t.TempDir()
+	o := gen.Options{Out: dir, Topics: []string{"t"}, Magic: 2, Records: 3000, Keys: 50, TransactionalRatio: 0.5, AbortRatio: 0.4,
+		SegmentBytes: 32 << 10, Seed: 9}
+	if _, err := gen.Generate(o); err != nil {
+		t.Fatal(err)
+	}
+	p, err := layout.ReadPartition(filepath.Join(dir, "t-0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// batchesOf reads the batches of spans in order, with TxnState's verdict on
+// each transactional data batch.
+func batchesOf(t *testing.T, pt *Partition, spans []Span) (firsts []int64, states map[int64]TxnState) {
+	t.Helper()
+	states = map[int64]TxnState{}
+	for _, s := range spans {
+		seg, err := logfmt.OpenSegment(s.Segment.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg.SeekTo(s.Start)
+		for seg.Pos() < s.End && seg.Next() {
+			h := seg.Batch().Header()
+			firsts = append(firsts, h.BaseOffset())
+			if h.IsTransactional() && !h.IsControl() {
+				states[h.BaseOffset()] = pt.TxnState(h.ProducerID(), h.BaseOffset())
+			}
+		}
+		if err := seg.Err(); err != nil {
+			t.Fatal(err)
+		}
+		seg.Close()
+	}
+	return firsts, states
+}
+
+// TestSpans: the log's units hold every batch once, in order; the range's
+// units and the tail after them are a run of them; TxnState agrees with
+// what a read_uncommitted Reader says of each record.
+func TestSpans(t *testing.T) {
+	p := genPartition(t)
+	o := DefaultOptions()
+	o.Isolation, o.UnitBytes = ReadUncommitted, 8<<10
+	o.FromOffset, o.ToOffset = 1000, 1999
+	pt, err := Open(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, states := batchesOf(t, pt, pt.LogSpans())
+	var want []int64
+	for _, s := range p.Segments {
+		seg, err := logfmt.OpenSegment(s.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seg.Next() {
+			want = append(want, seg.Batch().Header().BaseOffset())
+		}
+		seg.Close()
+	}
+	if len(all) != len(want) || len(pt.LogSpans()) < 4 {
+		t.Fatalf("the log's %d units hold %d batches, want %d", len(pt.LogSpans()), len(all), len(want))
+	}
+	for i := range want {
+		if all[i] != want[i] {
+			t.Fatalf("batch %d starts at %d, want %d", i, all[i], want[i])
+		}
+	}
+	from, end := pt.Range()
+	if from != 1000 || end != 2000 {
+		t.Fatalf("range [%d, %d), want [1000, 2000)", from, end)
+	}
+	inRange, _ := batchesOf(t, pt, pt.Spans())
+	tail, _ := batchesOf(t, pt, pt.Tail())
+	run := append(inRange, tail...)
+	start := len(all) - len(run)
+	for i := range run {
+		if run[i] != all[start+i] {
+			t.Fatalf("range and tail batch %d starts at %d, want %d", i, run[i], all[start+i])
+		}
+	}
+	if inRange[0] > from || len(inRange) > 1 && inRange[1] <= from || inRange[len(inRange)-1] < end-1 {
+		t.Errorf("the range's units hold batches %d to %d, want the range [%d, %d) in them", inRange[0], inRange[len(inRange)-1], from, end)
+	}
+
+	o.FromOffset, o.ToOffset = NoOffset, NoOffset
+	pt, err = Open(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pt.Reader()
+	defer r.Close()
+	seen := map[TxnState]int{}
+	for r.Next() {
+		rec := r.Record()
+		if !rec.Transactional || rec.Control {
+			continue
+		}
+		// Records of one batch share its verdict; batchesOf keyed it by base.
+		base := rec.Offset
+		for base >= 0 && states[base] == NotTransactional {
+			base--
+		}
+		if states[base] != rec.Txn {
+			t.Fatalf("offset %d: TxnState %s, the reader says %s", rec.Offset, states[base], rec.Txn)
+		}
+		seen[rec.Txn]++
+	}
+	if r.Err() != nil {
+		t.Fatal(r.Err())
+	}
+	if seen[Aborted] == 0 || seen[Committed] == 0 {
+		t.Errorf("records by transaction state: %v; want aborted and committed ones", seen)
+	}
+}
+
+// TestWholeLog starts below the log start offset, where what DeleteRecords
+// left is still on disk.
+func TestWholeLog(t *testing.T) {
+	p := genPartition(t)
+	logDir := filepath.Dir(p.Path)
+	data := checkpoint.AppendOffsets(nil, []checkpoint.OffsetEntry{{Topic: "t", Partition: 0, Offset: 100}})
+	if err := os.WriteFile(filepath.Join(logDir, layout.LogStartOffsetCheckpointFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, whole := range []bool{false, true} {
+		o := DefaultOptions()
+		o.WholeLog = whole
+		pt, err := Open(p, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from, _ := pt.Range()
+		want := int64(100)
+		if whole {
+			want = 0
+		}
+		if from != want || pt.Stats().LogStartOffset != 100 {
+			t.Errorf("whole log %v: range from %d, log start %d; want %d and 100", whole, from, pt.Stats().LogStartOffset, want)
+		}
+	}
+}

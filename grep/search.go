@@ -1,0 +1,805 @@
+package grep
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/logtool/logtool/compact"
+	"github.com/logtool/logtool/fetch"
+	"github.com/logtool/logtool/index/lookup"
+	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/logfmt"
+)
+
+// unitBytes is how much log one unit of work covers. Smaller than fetch's
+// default: a unit's matched lines are held until it is its turn to write
+// them, and a search that matches everything writes more than it reads
+// (JSON with base64 values, about 2.5 times).
+const unitBytes = 2 << 20
+
+// maxPositions bounds the batch positions a pass keeps for the match pass
+// to read (8 bytes each); past it the match pass reads every batch.
+const maxPositions = 1 << 16
+
+// search is the search of one partition.
+type search struct {
+	o     *Options
+	job   Job
+	res   *Result
+	out   *partOut
+	enc   *encoder
+	inner int // goroutines reading its units
+
+	pt        *fetch.Partition
+	from, end int64
+	m         *Matcher // nil: an audit of every key
+	km        *compact.KeyMap
+	// wanted, when the matchers name no key, holds the keys of the
+	// records that match, found by a first pass: the key pass puts only
+	// their versions in km. It is only read once filled.
+	wanted *compact.KeyMap
+	audit  *Audit
+	now    int64
+
+	// positions are the batches the match pass reads; nil when it reads
+	// every batch of its units.
+	positions *positions
+
+	lastOffset int64 // the last offset of the key pass so far, for the order check across units
+	pending    map[compact.KeyHash]pend
+	lastScope  int // the match pass's last unit in scope
+	iters      sync.Pool
+	segs       segPool
+}
+
+// pend is a match of a superseded or deleted version whose first newer
+// version the match pass has not reached yet.
+type pend struct {
+	offset   int64
+	status   Status
+	segment  string
+	position int64
+}
+
+// segPool keeps a partition's segments open across the units of its
+// passes, so that a unit reads through the window of a reader that read
+// another before it rather than allocating its own. Windows are read, not
+// read ahead: a unit is too short for read-ahead to pay for its buffers.
+type segPool struct {
+	mu   sync.Mutex
+	idle map[string][]*logfmt.SegmentFile
+}
+
+func (p *segPool) get(path string) (*logfmt.SegmentFile, error) {
+	p.mu.Lock()
+	if n := len(p.idle[path]); n > 0 {
+		f := p.idle[path][n-1]
+		p.idle[path] = p.idle[path][:n-1]
+		p.mu.Unlock()
+		return f, nil
+	}
+	p.mu.Unlock()
+	return logfmt.OpenSegment(path)
+}
+
+func (p *segPool) put(path string, f *logfmt.SegmentFile) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.idle == nil {
+		p.idle = map[string][]*logfmt.SegmentFile{}
+	}
+	p.idle[path] = append(p.idle[path], f)
+}
+
+// close closes every segment, once the passes are done.
+func (p *segPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, fs := range p.idle {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	p.idle = nil
+}
+
+func (s *search) iter() *logfmt.RecordIter {
+	if it, ok := s.iters.Get().(*logfmt.RecordIter); ok {
+		return it
+	}
+	return &logfmt.RecordIter{MaxRecordBytes: s.o.Range.MaxRecordBytes}
+}
+
+// run searches the partition. Without key matchers, a find pass over the
+// range first learns which keys have a matching record. A key pass over
+// the whole log then fills the key map with the newest version of every
+// key the key matchers accept (the keys found, every key in an audit
+// without matchers); a match pass over the range decodes the batches that
+// may match, and gives each match its status from the map.
+func (s *search) run() error {
+	if s.m == nil && s.audit == nil {
+		return nil // an audit of every key, and this partition is not audited
+	}
+	defer s.segs.close()
+	p := s.job.Partition
+	fo := s.o.Range
+	fo.Isolation, fo.WholeLog, fo.UnitBytes, fo.Progress = fetch.ReadUncommitted, true, unitBytes, nil
+	var err error
+	if s.pt, err = fetch.Open(p, fo); err != nil {
+		return err
+	}
+	s.res.Notes = s.pt.Stats().Notes
+	s.from, s.end = s.pt.Range()
+	if a := s.audit; a != nil {
+		if s.res.Plan, err = compact.Plan(p.Path, a.Cleaner); err != nil {
+			return err
+		}
+	}
+	if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
+		return err
+	}
+	s.lastOffset = -1
+	if s.m != nil {
+		s.positions = &positions{bySeg: map[int64][]int64{}}
+		if !s.m.HasKeyMatchers() {
+			if err := s.findPass(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.keyPass(); err != nil {
+		return err
+	}
+	s.res.Keys = s.km.Len()
+	if s.m == nil {
+		return s.auditAll()
+	}
+	return s.matchPass()
+}
+
+// span is a unit of a pass, and whether matches are looked for in it.
+type span struct {
+	fetch.Span
+	scope bool
+}
+
+// inScope tells whether the job searches the segment of a unit.
+func (s *search) inScope(sp fetch.Span) bool {
+	return s.job.Segments == nil || slices.Contains(s.job.Segments, sp.Segment.Base)
+}
+
+// matchSpans are the units the match pass reads: those of the range in
+// the segments searched and, in an audit, every one after the first of
+// them, where the newer versions of superseded matches are.
+func (s *search) matchSpans() []span {
+	var out []span
+	for _, sp := range s.pt.Spans() {
+		if in := s.inScope(sp); in || s.audit != nil && len(out) > 0 {
+			out = append(out, span{sp, in})
+		}
+	}
+	if s.audit != nil && len(out) > 0 {
+		for _, sp := range s.pt.Tail() {
+			out = append(out, span{Span: sp})
+		}
+	}
+	s.lastScope = -1
+	for i := range out {
+		if out[i].scope {
+			s.lastScope = i
+		}
+	}
+	return out
+}
+
+// candidate tells whether a record's key may be one of the matched keys:
+// what the key map holds.
+func (s *search) candidate(key []byte) bool {
+	switch {
+	case key == nil:
+		return false
+	case s.m == nil:
+		return true
+	case s.wanted != nil:
+		_, ok := s.wanted.Get(s.wanted.Hash(key))
+		return ok
+	}
+	return s.m.Key(key)
+}
+
+// batchTxn is what became of a batch's transaction, and whether its
+// records are versions of their keys: committed or not transactional.
+func (s *search) batchTxn(b *logfmt.Batch) (fetch.TxnState, bool) {
+	if b.Magic() < 2 {
+		return fetch.NotTransactional, true
+	}
+	h := b.Header()
+	if !h.IsTransactional() {
+		return fetch.NotTransactional, true
+	}
+	t := s.pt.TxnState(h.ProducerID(), h.BaseOffset())
+	return t, t == fetch.Committed
+}
+
+// unit is what a worker made of one unit of the log.
+type unit struct {
+	first, last int64 // offsets of its first and last batch read; first -1 when it read none
+	err         error
+
+	keys      []keyEntry // find and key passes
+	positions []int64    // find and key passes: batches for the match pass
+
+	lines  []byte     // match pass: the matches' lines
+	counts Counts     // match pass
+	events []keyEvent // match pass in an audit
+}
+
+// keyEntry is a version of a key the key map holds.
+type keyEntry struct {
+	h       compact.KeyHash
+	offset  int64
+	written int64
+	tomb    bool
+}
+
+// eachBatch calls fn with the batches of a unit in order, checked as
+// Kafka's recovery checks them (checksum, offsets above the previous
+// batch's); with positions, only the batches there.
+func (s *search) eachBatch(sp fetch.Span, positions []int64, u *unit, fn func(b *logfmt.Batch) error) error {
+	seg, err := s.segs.get(sp.Segment.Log)
+	if err != nil {
+		return err
+	}
+	defer s.segs.put(sp.Segment.Log, seg)
+	if positions == nil {
+		seg.SeekTo(sp.Start)
+	}
+	u.first = -1
+	for {
+		if positions != nil {
+			if len(positions) == 0 {
+				break
+			}
+			seg.SeekTo(positions[0])
+			positions = positions[1:]
+		}
+		if seg.Pos() >= sp.End || !seg.Next() {
+			break
+		}
+		b := seg.Batch()
+		if err := b.Validate(); err != nil {
+			return logfmt.WithFile(err, seg.File(), 0)
+		}
+		first := b.LastOffset() // a legacy wrapper's first offset needs its payload
+		if b.Magic() >= 2 {
+			first = b.Header().BaseOffset()
+		}
+		if u.first >= 0 && first <= u.last || b.LastOffset() < first {
+			return logfmt.Corruptf(seg.File(), b.Pos, "offsets %d to %d are not above the previous batch's last offset %d", first, b.LastOffset(), u.last)
+		}
+		if u.first < 0 {
+			u.first = first
+		}
+		u.last = b.LastOffset()
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	return seg.Err()
+}
+
+// pass reads spans on the search's goroutines, work reading one batch of
+// a unit with an iterator of its own, and hands each unit to emit in
+// order. Progress counts each unit whole once emitted, batches skipped
+// included.
+func (s *search) pass(spans []span, positions bool, work func(sp *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error, emit func(i int, u *unit) error) error {
+	var total int64
+	for _, sp := range spans {
+		total += sp.End - sp.Start
+	}
+	s.progress(0, total)
+	return parallel.Ordered(len(spans), s.inner, func(i int) *unit {
+		sp := &spans[i]
+		u := &unit{first: -1}
+		var at []int64
+		if positions && s.positions != nil {
+			if at = s.positions.in(sp.Span); len(at) == 0 {
+				return u
+			}
+		}
+		it := s.iter()
+		it.File = sp.Segment.Log
+		u.err = s.eachBatch(sp.Span, at, u, func(b *logfmt.Batch) error { return work(sp, b, it, u) })
+		s.iters.Put(it)
+		return u
+	}, func(i int, u *unit) error {
+		if u.err != nil {
+			return u.err
+		}
+		s.progress(spans[i].End-spans[i].Start, 0)
+		return emit(i, u)
+	})
+}
+
+func (s *search) progress(done, todo int64) {
+	if s.o.Progress != nil {
+		s.o.Progress(done, todo)
+	}
+}
+
+// findPass learns, when no key matcher names the keys, which keys have a
+// matching record in the range, and which batches hold matches.
+func (s *search) findPass() error {
+	var err error
+	if s.wanted, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
+		return err
+	}
+	var spans []span
+	for _, sp := range s.pt.Spans() {
+		if s.inScope(sp) {
+			spans = append(spans, span{sp, true})
+		}
+	}
+	return s.pass(spans, false, s.findBatch, func(i int, u *unit) error {
+		for _, e := range u.keys {
+			if _, _, err := s.wanted.Put(e.h, 0); err != nil {
+				return s.mapErr(err)
+			}
+		}
+		s.positions.add(spans[i].Segment.Base, u.positions)
+		return nil
+	})
+}
+
+// findBatch is the find pass's work on one batch: the keys of its matching
+// versions, and whether it holds a match.
+func (s *search) findBatch(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
+	if b.IsControl() || b.LastOffset() < s.from || b.Magic() >= 2 && b.Header().BaseOffset() >= s.end {
+		return nil
+	}
+	_, version := s.batchTxn(b)
+	if err := it.Reset(b); err != nil {
+		return err
+	}
+	next := it.NextKey
+	if s.m.needsHeaders() {
+		next = it.Next
+	}
+	found := false
+	for next() {
+		r := it.Record()
+		if r.Offset < s.from || r.Offset >= s.end || !s.m.Match(r) {
+			continue
+		}
+		found = true
+		if version && r.Key != nil {
+			u.keys = append(u.keys, keyEntry{h: s.wanted.Hash(r.Key)})
+		}
+	}
+	if found {
+		u.positions = append(u.positions, b.Pos)
+	}
+	return it.Err()
+}
+
+// keyPass fills the key map from the whole log, in offset order: the last
+// version put is the newest.
+func (s *search) keyPass() error {
+	var spans []span
+	for _, sp := range s.pt.LogSpans() {
+		spans = append(spans, span{Span: sp})
+	}
+	// The batches holding a candidate key are those the match pass reads
+	// when key matchers decide, and in an audit those holding newer
+	// versions; the find pass found the others.
+	keep := s.m != nil && (s.m.HasKeyMatchers() || s.audit != nil)
+	return s.pass(spans, false, func(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
+		return s.keyBatch(b, it, u, keep)
+	}, func(i int, u *unit) error { return s.putKeys(&spans[i], u) })
+}
+
+// keyBatch is the key pass's work on one batch: the versions it holds of
+// candidate keys. It reads only the batch, so that any number of workers
+// can run it at once.
+func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep bool) error {
+	if b.IsControl() {
+		return nil
+	}
+	_, version := s.batchTxn(b)
+	written := b.MaxTimestamp()
+	if err := it.Reset(b); err != nil {
+		return err
+	}
+	found := false
+	for it.NextKey() {
+		r := it.Record()
+		if !s.candidate(r.Key) {
+			continue
+		}
+		found = true
+		if !version {
+			continue // aborted or undecided: a version of nothing
+		}
+		if r.Offset < 0 || r.Offset > maxOffset {
+			return logfmt.Corruptf(it.File, b.Pos, "offset %d is out of range", r.Offset)
+		}
+		u.keys = append(u.keys, keyEntry{h: s.km.Hash(r.Key), offset: r.Offset, written: written, tomb: r.Value == nil})
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if found && keep {
+		u.positions = append(u.positions, b.Pos)
+	}
+	return nil
+}
+
+// putKeys puts a unit's versions in the key map, on the partition's
+// goroutine.
+func (s *search) putKeys(sp *span, u *unit) error {
+	if u.first < 0 {
+		return nil
+	}
+	if u.first <= s.lastOffset {
+		return logfmt.Corruptf(sp.Segment.Log, sp.Start, "offsets from %d are not above the previous batch's last offset %d", u.first, s.lastOffset)
+	}
+	s.lastOffset = u.last
+	for _, e := range u.keys {
+		due := false
+		if s.audit != nil && e.tomb {
+			due = compact.TombstoneDeadline(e.written, s.audit.Cleaner.MaxLag, s.audit.Cleaner.DeleteRetention) < s.now
+		}
+		prev, had, err := s.km.Put(e.h, keyValue(e.offset, e.tomb, due))
+		if err != nil {
+			return s.mapErr(err)
+		}
+		if had && s.m == nil {
+			s.superseded(prev, e)
+		}
+	}
+	if s.positions != nil {
+		s.positions.add(sp.Segment.Base, u.positions)
+	}
+	return nil
+}
+
+func (s *search) mapErr(err error) error {
+	if errors.Is(err, compact.ErrKeyMapFull) {
+		return fmt.Errorf("%s: %w; narrow the search (a key matcher, --topic), or raise --offset-map-memory", s.job.Partition.Path, err)
+	}
+	return err
+}
+
+// positions are, per segment, the byte positions of the batches the match
+// pass reads. Past maxPositions they are dropped, and every batch is read.
+type positions struct {
+	bySeg map[int64][]int64 // by segment base offset; each pass adds them in order
+	n     int
+}
+
+func (p *positions) add(base int64, at []int64) {
+	if p.bySeg == nil || len(at) == 0 {
+		return
+	}
+	if p.n += len(at); p.n > maxPositions {
+		p.bySeg = nil
+		return
+	}
+	p.bySeg[base] = append(p.bySeg[base], at...)
+}
+
+// in returns the positions within a unit, in order; nil for every batch.
+func (p *positions) in(sp fetch.Span) []int64 {
+	if p.bySeg == nil {
+		return nil
+	}
+	out := []int64{}
+	for _, at := range p.bySeg[sp.Segment.Base] {
+		if at >= sp.Start && at < sp.End {
+			out = append(out, at)
+		}
+	}
+	// Two passes may have added the same batches.
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// matchPass decodes the batches of the range that may hold a match, and in
+// an audit those after it until every superseded match has met its first
+// newer version.
+func (s *search) matchPass() error {
+	spans := s.matchSpans()
+	if s.audit != nil {
+		s.pending = map[compact.KeyHash]pend{}
+	}
+	err := s.pass(spans, true, func(sp *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
+		return s.matchBatch(sp, b, it, u)
+	}, s.emit)
+	if errors.Is(err, errDone) {
+		err = nil
+	}
+	if err == nil && len(s.pending) > 0 {
+		return fmt.Errorf("%s: %d superseded match(es) never met their newer version: the log changed while it was read", s.job.Partition.Path, len(s.pending))
+	}
+	return err
+}
+
+// errDone ends the match pass early: past the units searched, nothing is
+// pending.
+var errDone = errors.New("done")
+
+// keyEvent is, in an audit, a record the match pass met that matters to
+// a superseded match: a match, or a later version of a candidate key.
+type keyEvent struct {
+	h        compact.KeyHash
+	offset   int64
+	written  int64
+	status   Status
+	match    bool
+	version  bool // committed or not transactional, and keyed
+	position int64
+	segment  string
+}
+
+// matchBatch is the match pass's work on one batch: decode it, match its
+// records, render the matches' lines. It reads the batch and the key map
+// only, so that any number of workers can run it at once.
+func (s *search) matchBatch(sp *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
+	if b.IsControl() || b.LastOffset() < s.from {
+		return nil
+	}
+	audit := s.audit != nil
+	if !audit && b.Magic() >= 2 && b.Header().BaseOffset() >= s.end {
+		return nil
+	}
+	if s.positions == nil && s.m.KeyOnly() && !s.anyKey(b, it) {
+		return nil
+	}
+	seg := filepath.Base(sp.Segment.Log)
+	txn, version := s.batchTxn(b)
+	written := b.MaxTimestamp()
+	if err := it.Reset(b); err != nil {
+		return err
+	}
+	for it.Next() {
+		r := it.Record()
+		if r.Offset < s.from || r.Offset >= s.end && !audit {
+			continue
+		}
+		match := sp.scope && r.Offset < s.end && s.m.Match(r)
+		later := audit && version && s.candidate(r.Key)
+		if !match && !later {
+			continue
+		}
+		ev := keyEvent{offset: r.Offset, written: written, match: match, version: version && r.Key != nil, position: b.Pos, segment: seg}
+		if ev.version {
+			ev.h = s.km.Hash(r.Key)
+		}
+		if match {
+			st, err := s.status(r, txn, version, ev.h)
+			if err != nil {
+				return logfmt.WithFile(err, it.File, b.Pos)
+			}
+			ev.status = st
+			u.counts[st]++
+			if !s.o.Count {
+				u.lines = s.enc.match(u.lines, &Match{Record: r, Status: st, Txn: txn, Segment: seg, Position: b.Pos})
+			}
+		}
+		if audit {
+			u.events = append(u.events, ev)
+		}
+	}
+	return it.Err()
+}
+
+// anyKey tells whether a batch holds a key the key matchers accept, at or
+// after the range's start: key-only matching reads keys only until one is.
+func (s *search) anyKey(b *logfmt.Batch, it *logfmt.RecordIter) bool {
+	if it.Reset(b) != nil {
+		return true // Reset again fails the same way, where it is reported
+	}
+	for it.NextKey() {
+		if r := it.Record(); r.Offset >= s.from && s.m.Key(r.Key) {
+			return true
+		}
+	}
+	return it.Err() != nil
+}
+
+// status is a match's status.
+func (s *search) status(r *logfmt.Record, txn fetch.TxnState, version bool, h compact.KeyHash) (Status, error) {
+	switch {
+	case txn == fetch.Aborted:
+		return Aborted, nil
+	case txn == fetch.Ongoing:
+		return Ongoing, nil
+	case r.Key == nil:
+		return Latest, nil
+	}
+	v, ok := s.km.Get(h)
+	if !ok || !version {
+		return 0, fmt.Errorf("the key at offset %d was not seen by the key pass: the log changed while it was read", r.Offset)
+	}
+	newest, tomb, _ := splitValue(v)
+	return statusOf(r.Offset, r.Value == nil, newest, tomb)
+}
+
+// emit writes a unit's lines and, in an audit, settles what its records
+// say about the superseded matches, on the partition's goroutine.
+func (s *search) emit(i int, u *unit) error {
+	s.out.send(u.lines)
+	for i := range u.counts {
+		s.res.Counts[i] += u.counts[i]
+	}
+	if s.audit == nil {
+		return nil
+	}
+	c := &s.audit.Cleaner
+	for i := range u.events {
+		ev := &u.events[i]
+		if ev.version {
+			if p, ok := s.pending[ev.h]; ok && p.offset < ev.offset {
+				delete(s.pending, ev.h)
+				if d := compact.VersionDeadline(ev.written, c.MaxLag); d < s.now {
+					s.found(&Finding{Offset: p.offset, Status: p.status, By: ev.offset, Written: ev.written, Deadline: d,
+						Segment: p.segment, Position: p.position, where: where(s.res.Plan, ev.offset, false)})
+				}
+			}
+		}
+		if !ev.match {
+			continue
+		}
+		switch ev.status {
+		case Superseded, Deleted:
+			s.pending[ev.h] = pend{offset: ev.offset, status: ev.status, segment: ev.segment, position: ev.position}
+		case Tombstone:
+			if d := compact.TombstoneDeadline(ev.written, c.MaxLag, c.DeleteRetention); d < s.now {
+				s.found(&Finding{Offset: ev.offset, Status: Tombstone, By: -1, Written: ev.written, Deadline: d,
+					Segment: ev.segment, Position: ev.position, where: where(s.res.Plan, ev.offset, true)})
+			}
+		}
+	}
+	if i >= s.lastScope && len(s.pending) == 0 {
+		return errDone
+	}
+	return nil
+}
+
+// found reports a finding.
+func (s *search) found(f *Finding) {
+	c := &s.audit.Cleaner
+	f.Past, f.maxLag, f.deleteRetention = s.now-f.Deadline, c.MaxLag, c.DeleteRetention
+	if f.Count == 0 {
+		f.Count = 1
+	}
+	s.res.Findings += f.Count
+	if !s.o.Count {
+		s.out.write(s.enc.finding(nil, f))
+	}
+}
+
+// superseded is, in an audit of every key, one version that a newer one
+// supersedes: the key pass meets every such pair in the order of the newer.
+func (s *search) superseded(prev int64, newer keyEntry) {
+	offset, _, _ := splitValue(prev)
+	r := s.res
+	r.Versions++
+	d := compact.VersionDeadline(newer.written, s.audit.Cleaner.MaxLag)
+	f := oldVersion{Finding: Finding{Offset: offset, By: newer.offset, Written: newer.written, Deadline: d, Past: s.now - d}, h: newer.h}
+	if r.oldest.Count == 0 || offset < r.oldest.Offset {
+		r.oldest, r.oldest.Count = f, 1
+	}
+	if d < s.now {
+		r.VersionsPast++
+		if r.oldestPast.Count == 0 || offset < r.oldestPast.Offset {
+			r.oldestPast, r.oldestPast.Count = f, 1
+		}
+	}
+}
+
+// oldVersion is a superseded version met by the key pass, with its key.
+type oldVersion struct {
+	Finding
+	h compact.KeyHash
+}
+
+// auditAll finishes the audit of every key: the key map now holds every
+// key's newest version, which says whether the oldest superseded versions
+// were deleted, and which tombstones are newest and past their deadline.
+func (s *search) auditAll() error {
+	r := s.res
+	for _, v := range []*oldVersion{&r.oldest, &r.oldestPast} {
+		if v.Count == 0 {
+			continue
+		}
+		val, _ := s.km.Get(v.h)
+		_, tomb, _ := splitValue(val)
+		v.Status = Superseded
+		if tomb {
+			v.Status = Deleted
+		}
+		v.where = where(r.Plan, v.By, false)
+	}
+	oldestTomb := int64(math.MaxInt64)
+	for _, val := range s.km.All() {
+		offset, tomb, due := splitValue(val)
+		if !tomb {
+			continue
+		}
+		r.Tombstones++
+		if due {
+			r.TombstonesPast++
+			oldestTomb = min(oldestTomb, offset)
+		}
+	}
+	if r.oldestPast.Count > 0 {
+		f := r.oldestPast.Finding
+		f.Count = r.VersionsPast
+		if err := s.locate(&f); err != nil {
+			return err
+		}
+		s.found(&f)
+	}
+	if r.TombstonesPast == 0 {
+		return nil
+	}
+	// The map keeps no times: the oldest tombstone's is looked up.
+	f := &Finding{Offset: oldestTomb, Status: Tombstone, By: -1, Count: r.TombstonesPast, where: where(r.Plan, oldestTomb, true)}
+	if err := s.locate(f); err != nil {
+		return err
+	}
+	c := &s.audit.Cleaner
+	f.Written = f.batchTime
+	f.Deadline = compact.TombstoneDeadline(f.Written, c.MaxLag, c.DeleteRetention)
+	s.found(f)
+	return nil
+}
+
+// locate finds the batch of a version the key pass met: through the
+// indexes as a fetch would, or below the log start offset, where a fetch
+// does not go, by a scan of its segment.
+func (s *search) locate(f *Finding) error {
+	res, err := lookup.Offset(s.job.Partition.Path, f.Offset, lookup.Options{MaxRecordBytes: s.o.Range.MaxRecordBytes})
+	if err != nil {
+		return err
+	}
+	if res.Found && res.Offset == f.Offset {
+		f.Segment, f.Position, f.batchTime = filepath.Base(res.Segment), res.Batch.Position, res.Batch.MaxTimestamp
+		return nil
+	}
+	var sp fetch.Span
+	for _, u := range s.pt.LogSpans() {
+		if u.Segment.Base <= f.Offset {
+			sp = u
+		}
+	}
+	if sp.Segment.Log == "" {
+		return fmt.Errorf("%s: offset %d is not in the log: it changed while it was read", s.job.Partition.Path, f.Offset)
+	}
+	seg, err := logfmt.OpenSegment(sp.Segment.Log)
+	if err != nil {
+		return err
+	}
+	defer seg.Close()
+	for seg.Next() {
+		if b := seg.Batch(); b.LastOffset() >= f.Offset {
+			f.Segment, f.Position, f.batchTime = filepath.Base(sp.Segment.Log), b.Pos, b.MaxTimestamp()
+			return nil
+		}
+	}
+	if err := seg.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s: offset %d is not in the log: it changed while it was read", s.job.Partition.Path, f.Offset)
+}
+
+// Oldest is, in an audit without matchers, the superseded or deleted
+// version with the lowest offset, past its deadline or not; OldestPast the
+// one past it. Count is 0 when there is none.
+func (r *Result) Oldest() Finding     { return r.oldest.Finding }
+func (r *Result) OldestPast() Finding { return r.oldestPast.Finding }
