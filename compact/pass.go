@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
+	"sync"
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
@@ -22,15 +23,7 @@ type cleaner struct {
 	m    *offsetMap
 	it   logfmt.RecordIter
 	keys [mapItemsLive]mapItem // buffers of the map pass's reader
-
-	// The cleaning pass's batch: the records held for a rebuild (hold),
-	// and the builders and buffer of the rebuilt batch.
-	recs    []logfmt.Record
-	hdrs    []logfmt.Header
-	held    bool // recs are all the batch's kept records, and valid
-	batch   logfmt.BatchBuilder
-	wrapper logfmt.WrapperBuilder
-	buf     []byte
+	jobs []*cleanJob           // the cleaning pass's, free
 }
 
 // passStats is what one pass did.
@@ -199,86 +192,167 @@ const (
 	deleteBatch                       // drop the batch without looking at its records
 )
 
-// cleanInto filters one source segment into w (Cleaner.cleanInto).
+// cleanInto filters one source segment into w (Cleaner.cleanInto). What
+// follows the log in order, the transactions, decides each batch's fate
+// (prepare); the filtering of its records against the read-only offset map
+// and its rebuilding run on the batch workers (cleanJob.Run); the batches
+// are written in order.
 func (ps *pass) cleanInto(s *segment, w *segWriter) error {
-	// The records of dead batches are not read (but for the last batch of
-	// a producer or of the round, which is rare).
-	sc, err := openStream(s, ps.c.o, func(b *logfmt.Batch) bool { return b.Magic() >= 2 && ps.dead(b, b.Header()) })
+	sc, err := openStream(s, ps.c.o, nil)
 	if err != nil {
 		return err
 	}
 	defer sc.Close()
+	sc.dr.Prepare = func(b *logfmt.Batch) (logfmt.BatchJob, bool) {
+		j := ps.prepare(b, s)
+		return j, !j.done
+	}
 	// The map pass checked these checksums moments ago.
 	sc.Trusted = ps.validated[s.Base]
 	it := &ps.c.it
-	it.File, it.MaxRecordBytes, it.KeepBytes = s.Log, ps.c.o.MaxRecordBytes, keepBytes
+	it.File, it.MaxRecordBytes = s.Log, ps.c.o.MaxRecordBytes
 	original := !ps.rewritten[s.Base]
 	for sc.Next() {
-		read, err := ps.cleanBatch(sc.Batch(), s, w)
+		j := sc.dr.Job().(*cleanJob)
+		err := j.err
+		if err == nil && j.out != nil {
+			err = w.append(j.out, j.records)
+		}
+		ps.c.jobs = append(ps.c.jobs, j)
 		if err != nil {
 			return err
 		}
+		ps.stats.tombstonesOut += j.tombstonesOut
+		if j.dead {
+			ps.stats.deadBatches++
+		}
 		if original {
-			ps.stats.readOriginal += int64(read)
+			ps.stats.readOriginal += int64(j.read)
 		}
 	}
 	return sc.Err()
 }
 
-// cleanBatch applies the log cleaner's filter to one batch and returns how
-// many records it held.
-func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, error) {
+// cleanJob is the cleaning of one batch: its fate, decided in order, and
+// what the filter made of it.
+type cleanJob struct {
+	ps *pass
+	s  *segment
+
+	control           bool
+	discardRecords    bool
+	markerForEmptyTxn bool
+	retention         batchRetention
+	done              bool // decided without reading the records
+
+	err           error
+	read          int    // records read (or, done, in the batch)
+	out           []byte // the batch to write, nil for none
+	records       int    // records in out
+	tombstonesOut int64
+	dead          bool   // dropped as dead
+	buf           []byte // a rebuilt out
+}
+
+// prepare decides what Cleaner.cleanInto's checkBatchRetention does with
+// b, from the transaction state, which follows the log batch by batch. The
+// records of dead batches are not read (but for the last batch of a
+// producer or of the round, which is rare).
+func (ps *pass) prepare(b *logfmt.Batch, s *segment) *cleanJob {
 	c, o := ps.c, ps.c.o
+	var j *cleanJob
+	if n := len(c.jobs); n > 0 {
+		j, c.jobs = c.jobs[n-1], c.jobs[:n-1]
+	} else {
+		j = new(cleanJob)
+	}
+	*j = cleanJob{ps: ps, s: s, buf: j.buf[:0]}
+	v2 := b.Magic() >= 2
+	var h logfmt.BatchHeader
+	if v2 {
+		h = b.Header()
+	}
+	j.control = b.IsControl()
+	var canDiscard bool
+	if j.control {
+		t, _, ok, err := controlType(b, &c.it)
+		if err != nil {
+			j.err, j.done = err, true
+			return j
+		}
+		canDiscard = ps.txn.onControlBatch(h, t, ok)
+	} else {
+		canDiscard = ps.onDataBatch(ps.txn, b)
+	}
+	j.discardRecords = canDiscard
+	if j.control {
+		j.discardRecords = canDiscard && h.HasDeleteHorizon() && h.DeleteHorizon() <= o.Now
+	}
+	j.retention = deleteEmpty
+	switch {
+	case v2 && h.ProducerID() >= 0 && ps.lastOfProducer(h, j.control):
+		j.retention = retainEmpty
+	case b.LastOffset()+1 == ps.upper:
+		// The last batch of the round keeps the log end offset (KAFKA-17076).
+		j.retention = retainEmpty
+	case j.discardRecords:
+		j.retention = deleteBatch
+	}
+	j.markerForEmptyTxn = canDiscard && j.control
+	switch {
+	case j.retention == deleteBatch:
+		j.read, j.done = int(h.RecordCount()), true
+	case j.retention == deleteEmpty && ps.dead(b, h):
+		// Every record is dropped: none is the latest of its key.
+		j.read, j.done, j.dead = int(h.RecordCount()), true, true
+		j.tombstonesOut = int64(ps.tombs.count(h.BaseOffset(), h.LastOffset()))
+	}
+	return j
+}
+
+// Run filters the batch's records, on a batch worker.
+func (j *cleanJob) Run(b *logfmt.Batch) {
+	if j.done {
+		return
+	}
+	f := filters.Get().(*filter)
+	j.err = j.filter(b, f)
+	filters.Put(f)
+}
+
+// filter is a batch worker's buffers for filtering and rebuilding batches:
+// the records held for a rebuild, and the builders.
+type filter struct {
+	it        logfmt.RecordIter
+	recs      []logfmt.Record
+	hdrs      []logfmt.Header
+	held      bool // recs are all the batch's kept records, and valid
+	batch     logfmt.BatchBuilder
+	wrapper   logfmt.WrapperBuilder
+	rereadAll bool
+}
+
+// filters are the workers' filters; their codecs' buffers are pooled in
+// logfmt too.
+var filters = sync.Pool{New: func() any { return new(filter) }}
+
+// filter applies the log cleaner's filter (filterBatch) to b.
+func (j *cleanJob) filter(b *logfmt.Batch, f *filter) error {
+	ps, o := j.ps, j.ps.c.o
 	magic := b.Magic()
 	v2 := magic >= 2
 	var h logfmt.BatchHeader
 	if v2 {
 		h = b.Header()
 	}
-	control := b.IsControl()
+	control, discardRecords := j.control, j.discardRecords
 
-	// checkBatchRetention.
-	var canDiscard bool
-	if control {
-		t, _, ok, err := controlType(b, &c.it)
-		if err != nil {
-			return 0, err
-		}
-		canDiscard = ps.txn.onControlBatch(h, t, ok)
-	} else {
-		canDiscard = ps.onDataBatch(ps.txn, b)
-	}
-	discardRecords := canDiscard
-	if control {
-		discardRecords = canDiscard && h.HasDeleteHorizon() && h.DeleteHorizon() <= o.Now
-	}
-	retention := deleteEmpty
-	switch {
-	case v2 && h.ProducerID() >= 0 && ps.lastOfProducer(h, control):
-		retention = retainEmpty
-	case b.LastOffset()+1 == ps.upper:
-		// The last batch of the round keeps the log end offset (KAFKA-17076).
-		retention = retainEmpty
-	case discardRecords:
-		retention = deleteBatch
-	}
-	markerForEmptyTxn := canDiscard && control
-	if retention == deleteBatch {
-		return int(h.RecordCount()), nil
-	}
-	if retention == deleteEmpty && ps.dead(b, h) {
-		// Every record is dropped: none is the latest of its key.
-		ps.stats.tombstonesOut += int64(ps.tombs.count(h.BaseOffset(), h.LastOffset()))
-		ps.stats.deadBatches++
-		return int(h.RecordCount()), nil
-	}
-
-	// filterBatch. The records kept are held, to be rebuilt into a batch
-	// once the batch's fate is known, while the iterator keeps them valid
-	// and they are few; past that the batch is read again (rebuild).
+	// The records kept are held, to be rebuilt into a batch once the
+	// batch's fate is known, while the iterator keeps them valid and they
+	// are few; past that the batch is read again (rebuild).
 	keep := func(i int, r *logfmt.Record) bool {
 		switch {
-		case !v2 && retention == retainEmpty && i == c.it.Count()-1:
+		case !v2 && j.retention == retainEmpty && i == f.it.Count()-1:
 			// A legacy batch cannot be empty (Kafka fails on one), and its
 			// offset is its last record's: keeping that record keeps the
 			// log end offset, which is the rule's purpose.
@@ -288,20 +362,22 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 		case control:
 			return true
 		}
-		return ps.retainRecord(r, b, h, s)
+		return ps.retainRecord(r, b, h, j.s)
 	}
-	if err := c.it.Reset(b); err != nil {
-		return 0, err
+	f.it.File, f.it.MaxRecordBytes, f.it.KeepBytes = j.s.Log, o.MaxRecordBytes, keepBytes
+	f.rereadAll = o.rereadAll
+	if err := f.it.Reset(b); err != nil {
+		return err
 	}
-	c.recs, c.hdrs, c.held = c.recs[:0], c.hdrs[:0], true
+	f.recs, f.hdrs, f.held = f.recs[:0], f.hdrs[:0], true
 	original, tombstones, read, kept := true, false, 0, 0
-	for c.it.Next() {
-		r := c.it.Record()
+	for f.it.Next() {
+		r := f.it.Record()
 		read++
 		if !keep(read-1, r) {
 			original = false
 			if !control && r.Key != nil && r.Value == nil {
-				ps.stats.tombstonesOut++
+				j.tombstonesOut++
 			}
 			continue
 		}
@@ -312,18 +388,20 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 			tombstones = true
 		}
 		kept++
-		c.hold(r)
+		f.hold(r)
 	}
-	if err := c.it.Err(); err != nil {
-		return 0, err
+	if err := f.it.Err(); err != nil {
+		return err
 	}
-	c.held = c.held && c.it.Kept()
+	f.held = f.held && f.it.Kept()
+	j.read = read
 
 	switch {
 	case kept > 0:
-		needHorizon := v2 && (tombstones || markerForEmptyTxn) && !h.HasDeleteHorizon()
+		needHorizon := v2 && (tombstones || j.markerForEmptyTxn) && !h.HasDeleteHorizon()
 		if original && !needHorizon {
-			return read, w.append(b.Data, kept)
+			j.out, j.records = b.Data, kept
+			return nil
 		}
 		horizon := logfmt.NoTimestamp
 		if v2 {
@@ -332,19 +410,21 @@ func (ps *pass) cleanBatch(b *logfmt.Batch, s *segment, w *segWriter) (int, erro
 				horizon = satAdd(o.Now, o.DeleteRetention)
 			}
 		}
-		return read, ps.rebuild(b, h, horizon, w, keep)
-	case retention != retainEmpty:
-		return read, nil
+		return j.rebuild(b, h, horizon, f, keep)
+	case j.retention != retainEmpty:
+		return nil
 	case read == 0:
-		return read, w.append(b.Data, 0) // already the empty header Kafka writes
+		j.out = b.Data // already the empty header Kafka writes
+		return nil
 	default:
 		var err error
 		opts := batchOptions(h, logfmt.NoTimestamp)
 		opts.Compression = codec.None
-		if c.buf, err = logfmt.AppendBatch(c.buf[:0], opts, nil); err != nil {
-			return 0, err
+		if j.buf, err = logfmt.AppendBatch(j.buf[:0], opts, nil); err != nil {
+			return err
 		}
-		return read, w.append(c.buf, 0)
+		j.out = j.buf
+		return nil
 	}
 }
 
@@ -374,17 +454,17 @@ const (
 // hold adds r to the records held for a rebuild while they can be: its key
 // and value stay in the iterator's buffers (Kept), and its headers slice,
 // which the iterator reuses, is copied.
-func (c *cleaner) hold(r *logfmt.Record) {
-	if c.held = c.held && c.it.Kept() && len(c.recs) < keepRecords && !c.o.rereadAll; !c.held {
+func (f *filter) hold(r *logfmt.Record) {
+	if f.held = f.held && f.it.Kept() && len(f.recs) < keepRecords && !f.rereadAll; !f.held {
 		return
 	}
-	c.recs = append(c.recs, *r)
-	kept := &c.recs[len(c.recs)-1]
+	f.recs = append(f.recs, *r)
+	kept := &f.recs[len(f.recs)-1]
 	kept.Headers = nil
 	if len(r.Headers) > 0 {
-		n := len(c.hdrs)
-		c.hdrs = append(c.hdrs, r.Headers...)
-		kept.Headers = c.hdrs[n:len(c.hdrs):len(c.hdrs)]
+		n := len(f.hdrs)
+		f.hdrs = append(f.hdrs, r.Headers...)
+		kept.Headers = f.hdrs[n:len(f.hdrs):len(f.hdrs)]
 	}
 }
 
@@ -402,7 +482,8 @@ func (ps *pass) lastOfProducer(h logfmt.BatchHeader, control bool) bool {
 	return control && h.ProducerEpoch() == p.epoch
 }
 
-// retainRecord is Cleaner.shouldRetainRecord.
+// retainRecord is Cleaner.shouldRetainRecord. It reads the offset map,
+// which the cleaning pass does not change, from the batch workers.
 func (ps *pass) retainRecord(r *logfmt.Record, b *logfmt.Batch, h logfmt.BatchHeader, s *segment) bool {
 	m := ps.c.m
 	if r.Offset > m.latest {
@@ -430,22 +511,22 @@ func (ps *pass) retainRecord(r *logfmt.Record, b *logfmt.Batch, h logfmt.BatchHe
 	return r.Offset >= m.get(r.Key)
 }
 
-// rebuild writes the retained records as buildRetainedRecordsInto does: a v2
-// batch keeps its base offset, last offset delta, codec and producer fields;
-// a legacy batch keeps its magic and codec, its records their offsets. The
-// records are those held, or when they could not be held, those of
-// another read of the batch for which keep(index, record) holds; the
-// records go into the compressor one at a time.
-func (ps *pass) rebuild(b *logfmt.Batch, h logfmt.BatchHeader, horizon int64, w *segWriter, keep func(int, *logfmt.Record) bool) error {
-	c := ps.c
+// rebuild makes the retained records the job's batch as
+// buildRetainedRecordsInto does: a v2 batch keeps its base offset, last
+// offset delta, codec and producer fields; a legacy batch keeps its magic
+// and codec, its records their offsets. The records are those held, or
+// when they could not be held, those of another read of the batch for
+// which keep(index, record) holds; the records go into the compressor one
+// at a time.
+func (j *cleanJob) rebuild(b *logfmt.Batch, h logfmt.BatchHeader, horizon int64, f *filter, keep func(int, *logfmt.Record) bool) error {
 	var bw interface {
 		Append(*logfmt.Record) error
 		Finish() ([]byte, error)
 	}
 	var err error
 	if b.Magic() >= 2 {
-		err = c.batch.Reset(c.buf[:0], batchOptions(h, horizon))
-		bw = &c.batch
+		err = f.batch.Reset(j.buf[:0], batchOptions(h, horizon))
+		bw = &f.batch
 	} else {
 		// Only compressed wrappers get here: an uncompressed message is a
 		// single record, kept whole or dropped.
@@ -454,8 +535,8 @@ func (ps *pass) rebuild(b *logfmt.Batch, h logfmt.BatchHeader, horizon int64, w 
 		if opts.TimestampType == logfmt.LogAppendTime {
 			opts.LogAppendTime = m.Timestamp()
 		}
-		err = c.wrapper.Reset(c.buf[:0], opts)
-		bw = &c.wrapper
+		err = f.wrapper.Reset(j.buf[:0], opts)
+		bw = &f.wrapper
 	}
 	n := 0
 	add := func(r *logfmt.Record) {
@@ -464,32 +545,33 @@ func (ps *pass) rebuild(b *logfmt.Batch, h logfmt.BatchHeader, horizon int64, w 
 		}
 	}
 	switch {
-	case !c.held:
-		if rerr := c.it.Reset(b); rerr != nil {
+	case !f.held:
+		if rerr := f.it.Reset(b); rerr != nil {
 			return rerr
 		}
-		for i := 0; c.it.Next(); i++ {
-			if r := c.it.Record(); keep(i, r) {
+		for i := 0; f.it.Next(); i++ {
+			if r := f.it.Record(); keep(i, r) {
 				add(r)
 			}
 		}
-		if rerr := c.it.Err(); rerr != nil {
+		if rerr := f.it.Err(); rerr != nil {
 			return rerr
 		}
 	default:
-		for i := range c.recs {
-			add(&c.recs[i])
+		for i := range f.recs {
+			add(&f.recs[i])
 		}
 	}
 	out, ferr := bw.Finish()
-	c.buf = out
+	j.buf = out
 	if err == nil {
 		err = ferr
 	}
 	if err != nil {
-		return fmt.Errorf("%s: rebuilding the batch at byte %d: %w", c.it.File, b.Pos, err)
+		return fmt.Errorf("%s: rebuilding the batch at byte %d: %w", f.it.File, b.Pos, err)
 	}
-	return w.append(c.buf, n)
+	j.out, j.records = j.buf, n
+	return nil
 }
 
 func batchOptions(h logfmt.BatchHeader, horizon int64) logfmt.BatchOptions {

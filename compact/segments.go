@@ -14,7 +14,8 @@ type segment = logseg.Segment
 // on. A zero-filled tail (preallocation) ends the data.
 type segmentScan struct {
 	*logseg.Batches
-	last int64 // last offset of the previous batch
+	dr   *logfmt.DeepReader // a stream's, for the cleaning pass's jobs
+	last int64              // last offset of the previous batch
 	err  error
 }
 
@@ -31,8 +32,8 @@ func openStream(s *segment, o *Options, skip func(*logfmt.Batch) bool) (*segment
 	if err != nil {
 		return nil, err
 	}
-	dr := sc.Decode(o.BatchWorkers)
-	dr.MaxRecordBytes, dr.Skip = o.MaxRecordBytes, skip
+	sc.dr = sc.Decode(o.BatchWorkers)
+	sc.dr.MaxRecordBytes, sc.dr.Skip = o.MaxRecordBytes, skip
 	return sc, nil
 }
 

@@ -52,8 +52,9 @@ type runBatch struct {
 	b     Batch
 	dec   decoded
 	want  bool // its records are wanted (DeepReader.Skip)
-	start int  // where it starts in the run's raw bytes
-	off   int  // where its payload starts in the arena
+	job   BatchJob
+	start int // where it starts in the run's raw bytes
+	off   int // where its payload starts in the arena
 }
 
 // run is a run of consecutive batches: their bytes, copied out of the
@@ -106,6 +107,17 @@ type DeepReader struct {
 	// caller's goroutine, in order, before the batch is given out (and not
 	// at all with fewer than two workers).
 	Skip func(*Batch) bool
+	// Prepare, when set, replaces Skip and moves the caller's own work on
+	// each batch onto the workers. It is called on the caller's goroutine,
+	// in order, for every batch before the batch is given out (by Next
+	// itself with fewer than two workers), so it may keep state from batch
+	// to batch; it returns the batch's job and whether the job reads the
+	// batch's records. The job runs once the batch's payload is
+	// decompressed, on a worker or, for a batch given out as it is, in
+	// Next; Job is the current batch's, done. A job may fail, as the batch
+	// it runs on may not have been validated yet; it must read nothing the
+	// caller changes while batches are handed over.
+	Prepare func(*Batch) (job BatchJob, want bool)
 
 	sr      *SegmentReader
 	workers int
@@ -119,11 +131,18 @@ type DeepReader struct {
 	stopped bool   // the segment reader stopped
 	direct  bool   // cur is the segment reader's
 	cur     *Batch
+	pjob    BatchJob // the job of the segment reader's batch, when pending
+	job     BatchJob // cur's
 
 	todo    chan *run
 	quit    atomic.Bool
 	wg      sync.WaitGroup
 	started bool
+}
+
+// A BatchJob is a caller's work on one batch (DeepReader.Prepare).
+type BatchJob interface {
+	Run(b *Batch)
 }
 
 // NewDeepReader reads sr from its position with the given number of
@@ -139,6 +158,9 @@ func (d *DeepReader) Batch() *Batch {
 	}
 	return d.cur
 }
+
+// Job is the current batch's job, run, when Prepare is set.
+func (d *DeepReader) Job() BatchJob { return d.job }
 
 // Pos is the position after the current batch, as SegmentReader.Pos is.
 func (d *DeepReader) Pos() int64 {
@@ -163,8 +185,17 @@ func (d *DeepReader) Resync() bool {
 // Next moves to the next batch. It returns false at the end of the data or
 // on an error, once the batches before have been given out.
 func (d *DeepReader) Next() bool {
+	d.job = nil
 	if d.workers < 2 {
-		return d.sr.Next()
+		if !d.sr.Next() {
+			return false
+		}
+		if d.Prepare != nil {
+			if d.job, _ = d.Prepare(d.sr.Batch()); d.job != nil {
+				d.job.Run(d.sr.Batch())
+			}
+		}
+		return true
 	}
 	d.cur, d.direct = nil, false
 	if len(d.queue) > 0 && d.queue[0].next == len(d.queue[0].batches) {
@@ -180,13 +211,16 @@ func (d *DeepReader) Next() bool {
 		// The segment reader moves on at the next call.
 		d.pending = false
 		d.cur, d.direct = d.sr.Batch(), true
+		if d.job, d.pjob = d.pjob, nil; d.job != nil {
+			d.job.Run(d.cur)
+		}
 		return true
 	}
 	r := d.queue[0]
 	if r.next == 0 {
 		<-r.done
 	}
-	d.cur = &r.batches[r.next].b
+	d.cur, d.job = &r.batches[r.next].b, r.batches[r.next].job
 	r.next++
 	return true
 }
@@ -201,19 +235,26 @@ func (d *DeepReader) fill() {
 			break
 		}
 		b := d.sr.Batch()
-		want := d.Skip == nil || !d.Skip(b)
+		var job BatchJob
+		want := true
+		switch {
+		case d.Prepare != nil:
+			job, want = d.Prepare(b)
+		case d.Skip != nil:
+			want = !d.Skip(b)
+		}
 		work := want && b.Compression() != codec.None
 		// A batch is copied when a worker has work in it, or when it lies
 		// among batches that do.
 		if len(b.Data) > d.maxCopy || !work && !d.ride && (r == nil || !r.work) {
-			d.pending = true
+			d.pending, d.pjob = true, job
 			break
 		}
 		if r == nil {
 			r = newRun()
 		}
 		r.work = r.work || work
-		r.batches = append(r.batches, runBatch{b: Batch{Pos: b.Pos}, want: want, start: len(r.raw)})
+		r.batches = append(r.batches, runBatch{b: Batch{Pos: b.Pos}, want: want, job: job, start: len(r.raw)})
 		r.raw = append(r.raw, b.Data...)
 		if len(r.raw) >= d.runSize {
 			d.dispatch(r)
@@ -282,9 +323,9 @@ func (d *DeepReader) Close() {
 		}
 		deepRuns.Put(r)
 	}
-	d.queue = nil
+	d.queue, d.pjob = nil, nil
 	if !d.direct {
-		d.cur = nil
+		d.cur, d.job = nil, nil
 	}
 }
 
@@ -308,6 +349,11 @@ func decodeRun(cr *codec.Reader, r *run, maxRecord, runSize int) {
 			d.payload = r.arena[rb.off : rb.off+len(d.payload) : rb.off+len(d.payload)]
 		}
 		rb.b.dec = &rb.dec
+	}
+	for i := range r.batches {
+		if j := r.batches[i].job; j != nil {
+			j.Run(&r.batches[i].b)
+		}
 	}
 }
 

@@ -342,3 +342,80 @@ func FuzzDeepReader(f *testing.F) {
 		}
 	})
 }
+
+// traceJob reads its batch's records, on whichever goroutine runs it.
+type traceJob struct {
+	seq  int
+	pos  int64
+	want bool
+	runs int
+	out  strings.Builder
+}
+
+func (j *traceJob) Run(b *Batch) {
+	j.runs++
+	fmt.Fprintf(&j.out, "job %d at %d ran on %d\n", j.seq, j.pos, b.Pos)
+	if !j.want {
+		return
+	}
+	it := RecordIter{MaxRecordBytes: 1 << 20, File: "seg"}
+	if err := it.Reset(b); err != nil {
+		fmt.Fprintf(&j.out, "  reset %v\n", err)
+		return
+	}
+	for it.Next() {
+		j.out.WriteString(recordLine(it.Record()))
+	}
+	fmt.Fprintf(&j.out, "  err %v\n", it.Err())
+}
+
+// jobTrace is what the jobs of a DeepReader found, in the order it gave
+// them out, resynchronising past damage.
+func jobTrace(t *testing.T, d *DeepReader) string {
+	seq := 0
+	d.Prepare = func(b *Batch) (BatchJob, bool) {
+		seq++
+		j := &traceJob{seq: seq, pos: b.Pos, want: b.Pos%3 != 0}
+		return j, j.want
+	}
+	var sb strings.Builder
+	for {
+		for d.Next() {
+			j := d.Job().(*traceJob)
+			if j.runs != 1 || j.pos != d.Batch().Pos {
+				t.Fatalf("job %d of the batch at %d ran %d times, is given out with the batch at %d", j.seq, j.pos, j.runs, d.Batch().Pos)
+			}
+			sb.WriteString(j.out.String())
+		}
+		fmt.Fprintf(&sb, "stop %v %v at %d\n", d.Err(), d.End(), d.Pos())
+		if _, corrupt := AsCorrupt(d.Err()); !corrupt && d.End() != EndTorn || !d.Resync() {
+			break
+		}
+	}
+	d.Close()
+	return sb.String()
+}
+
+// TestDeepReaderJobs runs a job on every batch, prepared in order, and
+// gets each back with its batch, done, as one goroutine does, on the
+// mixed segment whole and damaged.
+func TestDeepReaderJobs(t *testing.T) {
+	seg := deepSegment(t, 8)
+	starts := batchStarts(seg)
+	i := len(starts) / 2
+	bad := bytes.Clone(seg)
+	bad[starts[i]+11] ^= 0x01 // a length
+	bad[starts[i+3]+(starts[i+4]-starts[i+3])*2/3] ^= 0xff
+	for _, seg := range [][]byte{seg, bad, seg[:starts[i+2]+40]} {
+		want := jobTrace(t, NewDeepReader(NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "seg"), 1))
+		if !strings.Contains(want, "  err <nil>") {
+			t.Fatalf("no job read records:\n%s", want)
+		}
+		for _, tu := range tunings {
+			got := jobTrace(t, newTuned(NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "seg"), tu))
+			if got != want {
+				t.Fatalf("%+v: differs from one goroutine:\n%s", tu, firstDiff(got, want))
+			}
+		}
+	}
+}
