@@ -165,11 +165,9 @@ func (w *Writer) finish() error {
 			}
 			return nil
 		}
-		e, err := zstdEncoder()
-		if err != nil {
-			return fmt.Errorf("zstd: %w", err)
-		}
+		e := zstdOneShots.Get().(*zstd.Encoder)
 		w.dst = e.EncodeAll(w.pend, w.dst)
+		zstdOneShots.Put(e)
 	}
 	return nil
 }

@@ -118,9 +118,12 @@ func (r *Reader) zstdStream() error {
 	return nil
 }
 
-// zstdEncoder is shared: EncodeAll is safe for concurrent use.
-var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
-	return zstd.NewWriter(nil,
+// zstdOneShots compress whole payloads, one encoder for each goroutine
+// compressing at once (the cleaner's batch workers). A shared Encoder's
+// EncodeAll would take turns among as many encoders as GOMAXPROCS was when
+// it was made, and keep every CPU's worth of tables on a large machine.
+var zstdOneShots = sync.Pool{New: func() any {
+	e, err := zstd.NewWriter(nil,
 		// Level 3, Kafka's default compression.zstd.level.
 		zstd.WithEncoderLevel(zstd.SpeedDefault),
 		// zstd-jni, which Kafka uses, writes no checksum by default.
@@ -128,8 +131,13 @@ var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
 		// Kafka never compresses an empty payload, but if asked to we
 		// must still produce a frame: klauspost writes nothing for
 		// empty input by default.
-		zstd.WithZeroFrames(true))
-})
+		zstd.WithZeroFrames(true),
+		zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		panic(err) // the options are constant and valid
+	}
+	return e
+}}
 
 // zstdOneShot is the size up to which a Writer gathers a zstd payload and
 // compresses it in one call, as most batches are; a larger payload goes
