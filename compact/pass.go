@@ -218,7 +218,6 @@ func (ps *pass) cleanInto(s *segment, w *segWriter) error {
 		if err == nil && j.out != nil {
 			err = w.append(j.out, j.records)
 		}
-		ps.c.jobs = append(ps.c.jobs, j)
 		if err != nil {
 			return err
 		}
@@ -229,6 +228,7 @@ func (ps *pass) cleanInto(s *segment, w *segWriter) error {
 		if original {
 			ps.stats.readOriginal += int64(j.read)
 		}
+		ps.c.release(j)
 	}
 	return sc.Err()
 }
@@ -254,6 +254,20 @@ type cleanJob struct {
 	buf           []byte // a rebuilt out
 }
 
+// maxJobBuf bounds the buffer a free job keeps: the window holds many jobs
+// of small batches, and the large batch one of them rebuilt once must not
+// stay with each.
+const maxJobBuf = 64 << 10
+
+func (c *cleaner) release(j *cleanJob) {
+	buf := j.buf[:0]
+	if cap(buf) > maxJobBuf {
+		buf = nil
+	}
+	*j = cleanJob{buf: buf}
+	c.jobs = append(c.jobs, j)
+}
+
 // prepare decides what Cleaner.cleanInto's checkBatchRetention does with
 // b, from the transaction state, which follows the log batch by batch. The
 // records of dead batches are not read (but for the last batch of a
@@ -266,7 +280,7 @@ func (ps *pass) prepare(b *logfmt.Batch, s *segment) *cleanJob {
 	} else {
 		j = new(cleanJob)
 	}
-	*j = cleanJob{ps: ps, s: s, buf: j.buf[:0]}
+	j.ps, j.s = ps, s
 	v2 := b.Magic() >= 2
 	var h logfmt.BatchHeader
 	if v2 {
