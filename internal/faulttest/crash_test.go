@@ -31,6 +31,12 @@ type crashCase struct {
 	verify []string
 }
 
+// argv is the command line on the log directory dir. One worker keeps the
+// order of the steps, and so the kill points, the same from run to run.
+func (c crashCase) argv(dir string) []string {
+	return slices.Concat([]string{"--workers", "1"}, c.args, []string{dir})
+}
+
 // crashRule says which records a partition may hold after a crash.
 type crashRule int
 
@@ -126,16 +132,17 @@ func mixFormats(t testing.TB, dir string, upgrade func(part string)) {
 	}
 }
 
-// crashSteps picks the kill points to try out of n: the first 2 and 6
-// more spread evenly up to the last (LOGTOOL_LONG=1: every one).
-func crashSteps(n int64) []int64 {
+// crashSteps picks the kill points to try out of n: the first 2, 4 more
+// spread evenly up to the last, and those in also (LOGTOOL_LONG=1: every
+// one).
+func crashSteps(n int64, also ...int64) []int64 {
 	var out []int64
-	k := max(1, (n-2)/6)
+	k := max(1, (n-2)/4)
 	if long() {
 		k = 1
 	}
 	for i := int64(1); i <= n; i++ {
-		if i <= 2 || (i-2)%k == 0 || i == n {
+		if i <= 2 || (i-2)%k == 0 || i == n || slices.Contains(also, i) {
 			out = append(out, i)
 		}
 	}
@@ -151,6 +158,11 @@ type killer struct {
 	at   int64
 	n    atomic.Int64
 	dead atomic.Bool
+	// lastSwap is the last kill point that renamed a file to a ".swap"
+	// name, and swapEnd the first that followed such renames: killed there,
+	// the process leaves a swap that a loader completes, where one swap
+	// over segments that are not adjacent loses the segments between them.
+	lastSwap, swapEnd atomic.Int64
 }
 
 func (k *killer) hook(step safefile.Step, path string) error {
@@ -160,7 +172,13 @@ func (k *killer) hook(step safefile.Step, path string) error {
 	if step != safefile.StepRename && step != safefile.StepRemove {
 		return nil
 	}
-	if n := k.n.Add(1); k.at > 0 && n >= k.at {
+	n := k.n.Add(1)
+	if strings.HasSuffix(path, layout.SwapSuffix) {
+		k.lastSwap.Store(n)
+	} else if last := k.lastSwap.Load(); last > 0 && last == n-1 {
+		k.swapEnd.CompareAndSwap(0, n)
+	}
+	if k.at > 0 && n >= k.at {
 		k.dead.Store(true)
 		return safefile.ErrInjected
 	}
@@ -188,7 +206,7 @@ func TestCrashInjection(t *testing.T) {
 			}
 			var count killer
 			restoreHook := safefile.SetFaultHook(count.hook)
-			r := run(t, append(c.args, dir)...)
+			r := run(t, c.argv(dir)...)
 			restoreHook()
 			if r.code != 0 {
 				t.Fatalf("uninterrupted run: %v\n%s", r, r.stdout)
@@ -201,13 +219,13 @@ func TestCrashInjection(t *testing.T) {
 			if !unchanged && slices.Equal(old, want) {
 				t.Fatalf("the uninterrupted run changed no record; the case tests nothing")
 			}
-			points := crashSteps(count.n.Load())
+			points := crashSteps(count.n.Load(), count.swapEnd.Load())
 			t.Logf("%d kill points, %d tried", count.n.Load(), len(points))
 			for _, n := range points {
 				dir := c.setup(t)
 				k := &killer{at: n}
 				restoreHook := safefile.SetFaultHook(k.hook)
-				r := run(t, append(c.args, dir)...)
+				r := run(t, c.argv(dir)...)
 				restoreHook()
 				if r.code == 0 {
 					t.Errorf("kill point %d: exit 0 although the step failed\n%s", n, r.stdout)
@@ -217,7 +235,7 @@ func TestCrashInjection(t *testing.T) {
 					checkRecords(t, when, brokerLogical(t, dir, unflushed), old, want, c.rule)
 				}
 
-				if r := run(t, append(c.args, dir)...); r.code != 0 {
+				if r := run(t, c.argv(dir)...); r.code != 0 {
 					t.Errorf("kill point %d: re-run: %v", n, r)
 					continue
 				}
