@@ -3,6 +3,7 @@ package faulttest
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
@@ -294,10 +295,37 @@ func recordLine(part string, b *logfmt.Batch, r *logfmt.Record) string {
 }
 
 // hashedLine is recordLine with everything after the offset hashed, for
-// partitions too big to hold as text.
+// partitions too big to hold as text. The fields are hashed as they are,
+// length-prefixed (-1 for null), without recordLine's quoting.
 func hashedLine(part string, b *logfmt.Batch, r *logfmt.Record) string {
-	sum := sha256.Sum256([]byte(recordLine(part, b, r)))
-	return fmt.Sprintf("%s %d %x", part, r.Offset, sum[:12])
+	h := sha256.New()
+	var n [8]byte
+	num := func(v int64) {
+		binary.BigEndian.PutUint64(n[:], uint64(v))
+		h.Write(n[:])
+	}
+	field := func(p []byte) {
+		if p == nil {
+			num(-1)
+			return
+		}
+		num(int64(len(p)))
+		h.Write(p)
+	}
+	num(r.Timestamp)
+	field(r.Key)
+	field(r.Value)
+	if b.IsControl() {
+		num(1)
+	} else {
+		num(0)
+	}
+	num(int64(len(r.Headers)))
+	for _, hd := range r.Headers {
+		field(hd.Key)
+		field(hd.Value)
+	}
+	return fmt.Sprintf("%s %d %x", part, r.Offset, h.Sum(nil)[:12])
 }
 
 // brokerLogical is logical as a broker serves the log directory after
