@@ -376,18 +376,6 @@ func genLogDir(t testing.TB) string {
 	return dir
 }
 
-func partitionDirs(t testing.TB, logDir string) []string {
-	ld, err := layout.ReadLogDir(logDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dirs []string
-	for _, p := range ld.Partitions {
-		dirs = append(dirs, p.Path)
-	}
-	return dirs
-}
-
 func runAll(t *testing.T, dirs []string, o Options) []*Result {
 	t.Helper()
 	jobs := make([]Job, len(dirs))
@@ -405,7 +393,7 @@ func runAll(t *testing.T, dirs []string, o Options) []*Result {
 
 func TestLogDirRoundTrip(t *testing.T) {
 	logDir := genLogDir(t)
-	dirs := partitionDirs(t, logDir)
+	dirs := testutil.PartitionDirs(t, logDir)
 	before := map[string]view{}
 	aborted := map[string][]string{}
 	for _, d := range dirs {
@@ -791,8 +779,8 @@ func TestDeadBatchesSkipped(t *testing.T) {
 		o.SegmentBytes = 64 << 10
 		all := o
 		all.parseAll = true
-		got := runAll(t, partitionDirs(t, short), o)
-		want := runAll(t, partitionDirs(t, long), all)
+		got := runAll(t, testutil.PartitionDirs(t, short), o)
+		want := runAll(t, testutil.PartitionDirs(t, long), all)
 		for i := range got {
 			g, w := *got[i], *want[i]
 			g.Dir, w.Dir = "", ""
@@ -800,7 +788,7 @@ func TestDeadBatchesSkipped(t *testing.T) {
 				t.Errorf("round %d, %s: result\n%+v\nwant\n%+v", round, g.Partition, g, w)
 			}
 		}
-		for _, d := range partitionDirs(t, short) {
+		for _, d := range testutil.PartitionDirs(t, short) {
 			g, w := segmentFiles(t, d), segmentFiles(t, filepath.Join(long, filepath.Base(d)))
 			if !mapsEqual(g, w) {
 				t.Errorf("round %d, %s: files differ from a run that reads every batch", round, filepath.Base(d))
@@ -847,8 +835,8 @@ func TestRebuildFromSecondRead(t *testing.T) {
 		o.SegmentBytes = 64 << 10
 		again := o
 		again.rereadAll = true
-		got := runAll(t, partitionDirs(t, reread), again)
-		want := runAll(t, partitionDirs(t, held), o)
+		got := runAll(t, testutil.PartitionDirs(t, reread), again)
+		want := runAll(t, testutil.PartitionDirs(t, held), o)
 		rebuilt := false
 		for i := range got {
 			g, w := *got[i], *want[i]
@@ -861,7 +849,7 @@ func TestRebuildFromSecondRead(t *testing.T) {
 		if !rebuilt {
 			t.Fatalf("round %d: no batch was rebuilt", round)
 		}
-		for _, d := range partitionDirs(t, reread) {
+		for _, d := range testutil.PartitionDirs(t, reread) {
 			g, w := segmentFiles(t, d), segmentFiles(t, filepath.Join(held, filepath.Base(d)))
 			if !mapsEqual(g, w) {
 				t.Errorf("round %d, %s: files differ from a run that holds the records", round, filepath.Base(d))

@@ -39,20 +39,6 @@ func generate(t testing.TB, o gen.Options) string {
 	return o.Out
 }
 
-// partitionDirs lists the partition directories of a log directory.
-func partitionDirs(t testing.TB, logDir string) []string {
-	t.Helper()
-	ld, err := layout.ReadLogDir(logDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dirs []string
-	for _, p := range ld.Partitions {
-		dirs = append(dirs, p.Path)
-	}
-	return dirs
-}
-
 // deletePolicy is the configuration of a topic with cleanup.policy=delete.
 func deletePolicy(ms, bytes int64) Config {
 	return Config{Delete: true, Policy: "delete", RetentionMs: ms, RetentionBytes: bytes}
@@ -69,7 +55,7 @@ func jobs(dirs []string) []Job {
 
 func runAll(t testing.TB, logDir string, o Options) []*Result {
 	t.Helper()
-	res, err := Run(logDir, jobs(partitionDirs(t, logDir)), o)
+	res, err := Run(logDir, jobs(testutil.PartitionDirs(t, logDir)), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -550,7 +536,7 @@ func TestCrashAtEachStep(t *testing.T) {
 		testutil.CopyTree(t, fixture, dir)
 		f := safefile.Faults{FailAt: n}
 		restore := safefile.SetFaultHook(f.Hook)
-		res, err := Run(dir, jobs(partitionDirs(t, dir)), o)
+		res, err := Run(dir, jobs(testutil.PartitionDirs(t, dir)), o)
 		restore()
 		failed := err != nil
 		for _, r := range res {
@@ -654,7 +640,7 @@ func TestUnreadableSegmentStopsItsPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	beforeA := fileState(t, filepath.Join(logDir, "a-0"), true)
-	res, err := Run(logDir, jobs(partitionDirs(t, logDir)), Options{Config: deletePolicy(0, -1), NowMs: start2024 + 1e9})
+	res, err := Run(logDir, jobs(testutil.PartitionDirs(t, logDir)), Options{Config: deletePolicy(0, -1), NowMs: start2024 + 1e9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -740,7 +726,7 @@ func TestRealBrokerData(t *testing.T) {
 			logDir := t.TempDir()
 			testutil.CopyTree(t, filepath.Join(samples, name), logDir)
 			var dirs []string
-			for _, d := range partitionDirs(t, logDir) {
+			for _, d := range testutil.PartitionDirs(t, logDir) {
 				if !strings.HasPrefix(filepath.Base(d), "__") {
 					dirs = append(dirs, d)
 				}

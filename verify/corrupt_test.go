@@ -10,41 +10,16 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
-// batchAt is where a batch lies in a .log.
-type batchAt struct {
-	pos     int64
-	size    int
-	magic   int8
-	control bool
-}
-
-func batchesOf(t testing.TB, path string) []batchAt {
-	t.Helper()
-	seg, err := logfmt.OpenSegment(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seg.Close()
-	var out []batchAt
-	for seg.Next() {
-		b := seg.Batch()
-		out = append(out, batchAt{b.Pos, b.Size(), b.Magic(), b.IsControl()})
-	}
-	if seg.Err() != nil || seg.End() != logfmt.EndClean {
-		t.Fatalf("%s: %v, %v", path, seg.Err(), seg.End())
-	}
-	return out
-}
-
 // dataBatch returns the n-th batch that is not a control batch.
-func dataBatch(t testing.TB, path string, n int) batchAt {
+func dataBatch(t testing.TB, path string, n int) testutil.BatchAt {
 	t.Helper()
-	for _, b := range batchesOf(t, path) {
-		if !b.control {
+	for _, b := range testutil.Batches(t, path) {
+		if !b.Control {
 			if n == 0 {
 				return b
 			}
@@ -52,7 +27,7 @@ func dataBatch(t testing.TB, path string, n int) batchAt {
 		}
 	}
 	t.Fatalf("%s has too few data batches", path)
-	return batchAt{}
+	return testutil.BatchAt{}
 }
 
 // fixCRC rewrites the checksum of the entry at the start of e, so that a
@@ -106,15 +81,15 @@ var corruptions = []struct {
 }{
 	{"offset goes backwards", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { copy(b[bs[2].pos:], b[bs[1].pos:bs[1].pos+8]); return b })
-		return log, bs[2].pos
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { copy(b[bs[2].Pos:], b[bs[1].Pos:bs[1].Pos+8]); return b })
+		return log, bs[2].Pos
 	}},
 	{"legacy offset goes backwards", v1, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { putInt64(b[bs[3].pos:], 0); return b })
-		return log, bs[3].pos
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { putInt64(b[bs[3].Pos:], 0); return b })
+		return log, bs[3].Pos
 	}},
 	{"offset below the segment base", v1, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[1]
@@ -123,132 +98,132 @@ var corruptions = []struct {
 	}},
 	{"offset reaches the next segment", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		logs := segmentLogs(t, fx)
-		bs := batchesOf(t, logs[0])
+		bs := testutil.Batches(t, logs[0])
 		last := bs[len(bs)-1]
 		next := mustRead(t, logs[1])[:8]
-		edit(t, logs[0], func(b []byte) []byte { copy(b[last.pos:], next); return b })
-		return logs[0], last.pos
+		edit(t, logs[0], func(b []byte) []byte { copy(b[last.Pos:], next); return b })
+		return logs[0], last.Pos
 	}},
 	{"batch length", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { putInt32(b[bs[1].pos+8:], int32(bs[1].size-12+3)); return b })
-		return log, bs[1].pos
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { putInt32(b[bs[1].Pos+8:], int32(bs[1].Size-12+3)); return b })
+		return log, bs[1].Pos
 	}},
 	{"declared length past the end", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { putInt32(b[bs[1].pos+8:], 1<<30); return b })
-		return log, bs[1].pos
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { putInt32(b[bs[1].Pos+8:], 1<<30); return b })
+		return log, bs[1].Pos
 	}},
 	{"magic", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { b[bs[2].pos+16] = 7; return b })
-		return log, bs[2].pos + 16
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { b[bs[2].Pos+16] = 7; return b })
+		return log, bs[2].Pos + 16
 	}},
 	{"magic 2 read as 1", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { b[bs[2].pos+16] = 1; return b })
-		return log, bs[2].pos
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { b[bs[2].Pos+16] = 1; return b })
+		return log, bs[2].Pos
 	}},
 	{"crc", v2lz4, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[1]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { b[bs[0].pos+19] ^= 0x10; return b })
-		return log, bs[0].pos
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { b[bs[0].Pos+19] ^= 0x10; return b })
+		return log, bs[0].Pos
 	}},
 	{"legacy crc", v0gzip, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { b[bs[1].pos+12] ^= 1; return b })
-		return log, bs[1].pos
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { b[bs[1].Pos+12] ^= 1; return b })
+		return log, bs[1].Pos
 	}},
 	{"attributes under the checksum", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { b[bs[1].pos+22] ^= 0x08; return b })
-		return log, bs[1].pos
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { b[bs[1].Pos+22] ^= 0x08; return b })
+		return log, bs[1].Pos
 	}},
 	{"compression id never assigned", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
+		bs := testutil.Batches(t, log)
 		edit(t, log, func(b []byte) []byte {
-			e := b[bs[1].pos : bs[1].pos+int64(bs[1].size)]
+			e := b[bs[1].Pos : bs[1].Pos+int64(bs[1].Size)]
 			e[22] |= 0x07
 			fixCRC(e)
 			return b
 		})
-		return log, bs[1].pos + 21
+		return log, bs[1].Pos + 21
 	}},
 	{"negative leader epoch", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { b[bs[1].pos+12] = 0x80; return b })
-		return log, bs[1].pos + 12
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { b[bs[1].Pos+12] = 0x80; return b })
+		return log, bs[1].Pos + 12
 	}},
 	{"leader epoch the checkpoint lacks", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { putInt32(b[bs[1].pos+12:], 5); return b })
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { putInt32(b[bs[1].Pos+12:], 5); return b })
 		return fx.file("leader-epoch-checkpoint"), 4
 	}},
 	{"records span more offsets than the batch", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
 		b1 := dataBatch(t, log, 1)
 		edit(t, log, func(b []byte) []byte {
-			e := b[b1.pos : b1.pos+int64(b1.size)]
+			e := b[b1.Pos : b1.Pos+int64(b1.Size)]
 			putInt32(e[57:], 99)
 			fixCRC(e)
 			return b
 		})
-		return log, b1.pos + 57
+		return log, b1.Pos + 57
 	}},
 	{"record length varint", v2, true, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
 		b1 := dataBatch(t, log, 1)
 		edit(t, log, func(b []byte) []byte {
-			e := b[b1.pos : b1.pos+int64(b1.size)]
+			e := b[b1.Pos : b1.Pos+int64(b1.Size)]
 			e[61] = 0x7f // zigzag -64
 			fixCRC(e)
 			return b
 		})
-		return log, b1.pos + 61
+		return log, b1.Pos + 61
 	}},
 	{"record key length varint", v2, true, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
 		b1 := dataBatch(t, log, 1)
 		edit(t, log, func(b []byte) []byte {
-			e := b[b1.pos : b1.pos+int64(b1.size)]
+			e := b[b1.Pos : b1.Pos+int64(b1.Size)]
 			// length, attributes, timestamp delta 0, offset delta 0, then the key length
 			e[61+4] = 0x7e // zigzag 63: past the record
 			fixCRC(e)
 			return b
 		})
-		return log, b1.pos + 61
+		return log, b1.Pos + 61
 	}},
 	{"compressed payload", v2lz4, true, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
 		b1 := dataBatch(t, log, 1)
 		edit(t, log, func(b []byte) []byte {
-			e := b[b1.pos : b1.pos+int64(b1.size)]
+			e := b[b1.Pos : b1.Pos+int64(b1.Size)]
 			e[61] ^= 0xff // the frame's magic number
 			fixCRC(e)
 			return b
 		})
-		return log, b1.pos + 61
+		return log, b1.Pos + 61
 	}},
 	{"legacy compressed payload", v0gzip, true, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
+		bs := testutil.Batches(t, log)
 		edit(t, log, func(b []byte) []byte {
-			e := b[bs[1].pos : bs[1].pos+int64(bs[1].size)]
+			e := b[bs[1].Pos : bs[1].Pos+int64(bs[1].Size)]
 			e[len(e)-5] ^= 0xff // the gzip trailer's checksum
 			fixCRC(e)
 			return b
 		})
-		return log, bs[1].pos
+		return log, bs[1].Pos
 	}},
 	{"index entry", indexed, false, func(t testing.TB, fx fixture) (string, int64) {
 		ix := fx.file("00000000000000000000.index")
@@ -356,21 +331,21 @@ var corruptions = []struct {
 	{"leftover .cleaned", v1, false, leftover(".log.cleaned")},
 	{"leftover .swap", v2, false, leftover(".index.swap")},
 	{"leftover .deleted", v0gzip, false, leftover(".timeindex.deleted")},
-	{"torn last batch", v2lz4, false, truncateLast(func(b batchAt) int64 { return b.pos + int64(b.size)/2 })},
-	{"last batch cut inside its header", v1, false, truncateLast(func(b batchAt) int64 { return b.pos + 5 })},
+	{"torn last batch", v2lz4, false, truncateLast(func(b testutil.BatchAt) int64 { return b.Pos + int64(b.Size)/2 })},
+	{"last batch cut inside its header", v1, false, truncateLast(func(b testutil.BatchAt) int64 { return b.Pos + 5 })},
 	{"last batch cut off whole", v2, false, func(t testing.TB, fx fixture) (string, int64) {
 		logs := segmentLogs(t, fx)
 		log := logs[len(logs)-1]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { return b[:bs[len(bs)-1].pos] })
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { return b[:bs[len(bs)-1].Pos] })
 		// Only the checkpoint written at the clean shutdown knows the end.
 		return filepath.Join(fx.dir, "recovery-point-offset-checkpoint"), 4
 	}},
 	{"segment cut inside a batch", v0gzip, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[0]
-		bs := batchesOf(t, log)
-		edit(t, log, func(b []byte) []byte { return b[:bs[2].pos+30] })
-		return log, bs[2].pos
+		bs := testutil.Batches(t, log)
+		edit(t, log, func(b []byte) []byte { return b[:bs[2].Pos+30] })
+		return log, bs[2].Pos
 	}},
 	{"zero-filled tail", v1, false, func(t testing.TB, fx fixture) (string, int64) {
 		log := segmentLogs(t, fx)[1]
@@ -400,14 +375,14 @@ func leftover(suffix string) func(testing.TB, fixture) (string, int64) {
 	}
 }
 
-func truncateLast(at func(batchAt) int64) func(testing.TB, fixture) (string, int64) {
+func truncateLast(at func(testutil.BatchAt) int64) func(testing.TB, fixture) (string, int64) {
 	return func(t testing.TB, fx fixture) (string, int64) {
 		logs := segmentLogs(t, fx)
 		log := logs[len(logs)-1]
-		bs := batchesOf(t, log)
+		bs := testutil.Batches(t, log)
 		last := bs[len(bs)-1]
 		edit(t, log, func(b []byte) []byte { return b[:at(last)] })
-		return log, last.pos
+		return log, last.Pos
 	}
 }
 

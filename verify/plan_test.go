@@ -13,6 +13,7 @@ import (
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/lockfile/locktest"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -95,18 +96,18 @@ func TestPlanScope(t *testing.T) {
 func TestListingLimit(t *testing.T) {
 	fx := small(t, 0, codec.None)
 	log := segmentLogs(t, fx)[0]
-	bs := batchesOf(t, log)
+	bs := testutil.Batches(t, log)
 	edit(t, log, func(b []byte) []byte {
 		for _, x := range bs {
-			b[x.pos+12] ^= 1 // the CRC
+			b[x.Pos+12] ^= 1 // the CRC
 		}
 		return b
 	})
 	r := run(t, Options{}, fx.part)
 	listed := r.problemsAbout(log)
-	if r.problems < len(bs) || len(listed) != maxListed+1 || listed[maxListed].Pos != bs[maxListed].pos {
+	if r.problems < len(bs) || len(listed) != maxListed+1 || listed[maxListed].Pos != bs[maxListed].Pos {
 		t.Errorf("%d problems, %d listed; want at least %d, %d listed and a last line about byte %d:\n%s",
-			r.problems, len(listed), len(bs), maxListed+1, bs[maxListed].pos, r)
+			r.problems, len(listed), len(bs), maxListed+1, bs[maxListed].Pos, r)
 	}
 }
 

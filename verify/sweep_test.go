@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -84,9 +85,9 @@ func flipPositions(t testing.TB, path string, b []byte) []int {
 	switch filepath.Ext(path) {
 	case ".log":
 		headers := map[int]bool{}
-		for _, x := range batchesOf(t, path) {
-			for i := 0; i < min(x.size, 61); i++ {
-				headers[int(x.pos)+i] = true
+		for _, x := range testutil.Batches(t, path) {
+			for i := 0; i < min(x.Size, 61); i++ {
+				headers[int(x.Pos)+i] = true
 			}
 		}
 		for i := range b {
@@ -125,8 +126,8 @@ func TestEveryTruncation(t *testing.T) {
 			for k, path := range []string{logs[0], logs[len(logs)-1]} {
 				orig := mustRead(t, path)
 				boundary := map[int]bool{}
-				for _, x := range batchesOf(t, path) {
-					boundary[int(x.pos)] = true
+				for _, x := range testutil.Batches(t, path) {
+					boundary[int(x.Pos)] = true
 				}
 				for i := 0; i < len(orig); i++ {
 					if i%3 != 0 && !boundary[i] || k == 0 && boundary[i] && magic == 0 {

@@ -141,24 +141,6 @@ func bombEntry(t testing.TB, c codec.Type, magic int8, n, mibs int) []byte {
 	return b
 }
 
-// zstdWindowBomb is a zstd frame written in one segment that declares
-// size bytes of content, a window as large, held as RLE blocks of 128 KiB.
-func zstdWindowBomb(size int) []byte {
-	f := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
-	f = append(f, 0xE0) // an 8-byte content size, single segment, no checksum
-	f = binary.LittleEndian.AppendUint64(f, uint64(size))
-	for size > 0 {
-		n := min(size, 128<<10)
-		size -= n
-		h := uint32(n)<<3 | 1<<1 // RLE
-		if size == 0 {
-			h |= 1
-		}
-		f = append(f, byte(h), byte(h>>8), byte(h>>16), 0)
-	}
-	return f
-}
-
 // TestBombEntries: the bombs are what they claim to be, records a reader
 // takes one by one.
 func TestBombEntries(t *testing.T) {

@@ -20,7 +20,7 @@ func TestCompactStopsAtOffsetsOutOfOrder(t *testing.T) {
 			// The offset of the previous entry's first record: back by
 			// more than a batch, under a valid checksum (it covers no
 			// offset).
-			binary.BigEndian.PutUint64(b[at.pos:], binary.BigEndian.Uint64(b[at.pos:])-20)
+			binary.BigEndian.PutUint64(b[at.Pos:], binary.BigEndian.Uint64(b[at.Pos:])-20)
 			replaceFile(t, log, b)
 			before := digest(t, dir)
 			r := run(t, "compact", "--topic", ".*", "--now", compactNow, dir)

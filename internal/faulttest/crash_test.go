@@ -131,7 +131,7 @@ func crashCases() []crashCase {
 // mixFormats makes every partition's segments alternate v0 and v1
 // (upgrade runs logtool upgrade --to-magic 1 on a scratch partition).
 func mixFormats(t testing.TB, dir string, upgrade func(part string)) {
-	for _, part := range partitions(t, dir) {
+	for _, part := range testutil.PartitionDirs(t, dir) {
 		testutil.AlternateSegments(t, part, upgrade)
 	}
 }
@@ -260,19 +260,6 @@ func TestCrashInjection(t *testing.T) {
 			}
 		})
 	}
-}
-
-func partitions(t testing.TB, dir string) []string {
-	t.Helper()
-	ld, err := layout.ReadLogDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, p := range ld.Partitions {
-		out = append(out, p.Path)
-	}
-	return out
 }
 
 // checkRecords wants the records of each partition in got to be what rule

@@ -346,31 +346,6 @@ func brokerLogicalWith(t testing.TB, dir string, unflushed bool, line lineFunc) 
 	return out
 }
 
-// batchAt is where an entry of a .log lies.
-type batchAt struct {
-	pos     int64
-	size    int
-	control bool
-}
-
-func batchesOf(t testing.TB, path string) []batchAt {
-	t.Helper()
-	seg, err := logfmt.OpenSegment(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seg.Close()
-	var out []batchAt
-	for seg.Next() {
-		b := seg.Batch()
-		out = append(out, batchAt{b.Pos, b.Size(), b.IsControl()})
-	}
-	if seg.Err() != nil {
-		t.Fatal(seg.Err())
-	}
-	return out
-}
-
 // segmentPaths lists the files of a partition's segments in base order.
 func segments(t testing.TB, partDir string) []layout.Segment {
 	t.Helper()

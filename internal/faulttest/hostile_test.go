@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/logtool/logtool/commands"
+	"github.com/logtool/logtool/internal/testutil/zstdframe"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -270,7 +271,7 @@ func TestHostileDecompressionBomb(t *testing.T) {
 // the declared size; verify reports it as a problem.
 func TestHostileRecordTooLarge(t *testing.T) {
 	cases := map[string][]byte{
-		"zstd-window": v2Batch(t, codec.Zstd, zstdWindowBomb(512<<20)),
+		"zstd-window": v2Batch(t, codec.Zstd, zstdframe.RLE(512<<20)),
 	}
 	for _, c := range []codec.Type{codec.Gzip, codec.Snappy, codec.LZ4, codec.Zstd} {
 		cases["record-"+c.String()] = bombEntry(t, c, 2, 1, 512)

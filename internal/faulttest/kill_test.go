@@ -100,7 +100,7 @@ func TestKillCampaign(t *testing.T) {
 			template: "v2", rule: ruleSuffix},
 		{name: "reindex", args: []string{"reindex"}, template: "v2", sameFiles: true, prepare: func(t *testing.T, dir string) {
 			// Stale indexes: reindex has every file to write.
-			for _, p := range partitions(t, dir) {
+			for _, p := range testutil.PartitionDirs(t, dir) {
 				for _, s := range segments(t, p) {
 					writeFile(t, s.Index, nil)
 					writeFile(t, s.TimeIndex, nil)
@@ -124,7 +124,7 @@ func TestKillCampaign(t *testing.T) {
 			prepare: func(t *testing.T, dir string) {
 				log := segments(t, filepath.Join(dir, "events-0"))[1].Log
 				at, _ := damagedEntry(t, log)
-				testutil.FlipByte(t, log, int(at.pos)+at.size/2)
+				testutil.FlipByte(t, log, int(at.Pos)+at.Size/2)
 				if err := os.Mkdir(filepath.Join(filepath.Dir(dir), "salvaged"), 0o755); err != nil {
 					t.Fatal(err)
 				}

@@ -178,17 +178,17 @@ func fill(b []byte, v byte) {
 
 // damagedEntry returns the position and bytes of the entry of the first
 // segment that damages go to: a data entry in the middle.
-func damagedEntry(t testing.TB, log string) (batchAt, []byte) {
+func damagedEntry(t testing.TB, log string) (testutil.BatchAt, []byte) {
 	t.Helper()
-	bs := batchesOf(t, log)
+	bs := testutil.Batches(t, log)
 	for i := len(bs) / 2; i < len(bs); i++ {
-		if !bs[i].control {
+		if !bs[i].Control {
 			b := readFile(t, log)
-			return bs[i], b[bs[i].pos : bs[i].pos+int64(bs[i].size)]
+			return bs[i], b[bs[i].Pos : bs[i].Pos+int64(bs[i].Size)]
 		}
 	}
 	t.Fatalf("%s: no data entry in the second half", log)
-	return batchAt{}, nil
+	return testutil.BatchAt{}, nil
 }
 
 // TestCorruptionMatrix damages one entry of the first (not active) segment
@@ -211,7 +211,7 @@ func TestCorruptionMatrix(t *testing.T) {
 					continue
 				}
 				b := readFile(t, log)
-				b = append(append(bytes.Clone(b[:at.pos]), e...), b[at.pos+int64(at.size):]...)
+				b = append(append(bytes.Clone(b[:at.Pos]), e...), b[at.Pos+int64(at.Size):]...)
 				replaceFile(t, log, b)
 				t.Run(d.name, func(t *testing.T) {
 					if d.name == "offset" {
@@ -244,10 +244,10 @@ func TestTruncationMatrix(t *testing.T) {
 			src := fixture(t, matrixOptions(f))
 			segs := segments(t, onlyPartition(t, src))
 			for _, which := range []int{0, len(segs) - 1} {
-				bs := batchesOf(t, segs[which].Log)
+				bs := testutil.Batches(t, segs[which].Log)
 				for _, i := range batches(len(bs)) {
-					for _, cut := range cuts(int64(bs[i].size)) {
-						pos := bs[i].pos + cut
+					for _, cut := range cuts(int64(bs[i].Size)) {
+						pos := bs[i].Pos + cut
 						dir := fixture(t, matrixOptions(f))
 						log := segments(t, onlyPartition(t, dir))[which].Log
 						b := readFile(t, log)
@@ -258,7 +258,7 @@ func TestTruncationMatrix(t *testing.T) {
 							// and size): a zero-filled tail, which compact
 							// takes for the end of the data as Kafka's
 							// batch reader does.
-							zeros := bytes.Count(b[bs[i].pos:pos], []byte{0}) == int(cut)
+							zeros := bytes.Count(b[bs[i].Pos:pos], []byte{0}) == int(cut)
 							checkDamagedLog(t, f, dir, log, expect{framing: true, compactMayPass: zeros,
 								// See TestBugUpgradeSkipsSegmentWithoutEntries.
 								upgradeMayPass: i == 0})

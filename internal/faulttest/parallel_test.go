@@ -32,7 +32,7 @@ func damaged(t *testing.T, f format, o gen.Options, d logDamage) string {
 		return ""
 	}
 	b := readFile(t, log)
-	replaceFile(t, log, append(append(bytes.Clone(b[:at.pos]), e...), b[at.pos+int64(at.size):]...))
+	replaceFile(t, log, append(append(bytes.Clone(b[:at.Pos]), e...), b[at.Pos+int64(at.Size):]...))
 	return dir
 }
 

@@ -36,9 +36,9 @@ func TestSalvageMatrix(t *testing.T) {
 					continue
 				}
 				b := readFile(t, log)
-				replaceFile(t, log, append(append(bytes.Clone(b[:at.pos]), e...), b[at.pos+int64(at.size):]...))
+				replaceFile(t, log, append(append(bytes.Clone(b[:at.Pos]), e...), b[at.Pos+int64(at.Size):]...))
 				t.Run(d.name, func(t *testing.T) {
-					checkSalvage(t, part, truth, map[string]int64{filepath.Base(log): at.pos}, map[string][]byte{filepath.Base(log): e})
+					checkSalvage(t, part, truth, map[string]int64{filepath.Base(log): at.Pos}, map[string][]byte{filepath.Base(log): e})
 				})
 			}
 			for _, which := range []int{0, -1} {
@@ -47,12 +47,12 @@ func TestSalvageMatrix(t *testing.T) {
 				truth := entriesOf(t, part)
 				segs := segments(t, part)
 				log := segs[(which+len(segs))%len(segs)].Log
-				bs := batchesOf(t, log)
-				cut := bs[len(bs)/2].pos + int64(bs[len(bs)/2].size)/2
+				bs := testutil.Batches(t, log)
+				cut := bs[len(bs)/2].Pos + int64(bs[len(bs)/2].Size)/2
 				replaceFile(t, log, readFile(t, log)[:cut])
 				t.Run(fmt.Sprintf("cut-%s-at%d", filepath.Base(log), cut), func(t *testing.T) {
 					// Entries from the cut one on are gone: their bytes are.
-					checkSalvage(t, part, truth, map[string]int64{filepath.Base(log): bs[len(bs)/2].pos}, map[string][]byte{filepath.Base(log): nil})
+					checkSalvage(t, part, truth, map[string]int64{filepath.Base(log): bs[len(bs)/2].Pos}, map[string][]byte{filepath.Base(log): nil})
 				})
 			}
 		})
@@ -218,7 +218,7 @@ func TestSalvageKillPoints(t *testing.T) {
 	part := onlyPartition(t, dir)
 	log := segments(t, part)[0].Log
 	at, _ := damagedEntry(t, log)
-	testutil.FlipByte(t, log, int(at.pos)+at.size/2)
+	testutil.FlipByte(t, log, int(at.Pos)+at.Size/2)
 	salvageTo := func(logDir string) result {
 		return run(t, "salvage", part, "--out", filepath.Join(logDir, filepath.Base(part)))
 	}

@@ -46,3 +46,45 @@ func WriteLog(t testing.TB, dir string, segments ...[]Batch) {
 		}
 	}
 }
+
+// BatchAt is where a batch (or legacy entry) of a .log lies.
+type BatchAt struct {
+	Pos     int64
+	Size    int
+	Magic   int8
+	Control bool
+}
+
+// Batches lists the batches of the .log at path, failing t unless the file
+// reads to its end cleanly.
+func Batches(t testing.TB, path string) []BatchAt {
+	t.Helper()
+	seg, err := logfmt.OpenSegment(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	var out []BatchAt
+	for seg.Next() {
+		b := seg.Batch()
+		out = append(out, BatchAt{b.Pos, b.Size(), b.Magic(), b.IsControl()})
+	}
+	if seg.Err() != nil || seg.End() != logfmt.EndClean {
+		t.Fatalf("%s: %v, %v", path, seg.Err(), seg.End())
+	}
+	return out
+}
+
+// PartitionDirs lists the partition directories of a log directory.
+func PartitionDirs(t testing.TB, logDir string) []string {
+	t.Helper()
+	ld, err := layout.ReadLogDir(logDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, p := range ld.Partitions {
+		dirs = append(dirs, p.Path)
+	}
+	return dirs
+}

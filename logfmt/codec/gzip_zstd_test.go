@@ -3,7 +3,6 @@ package codec
 import (
 	"bytes"
 	stdgzip "compress/gzip"
-	"encoding/binary"
 	"errors"
 	"io"
 	"runtime"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/logtool/logtool/internal/testutil/zstdframe"
 )
 
 func stdGzip(t *testing.T, data []byte, level int, name string) []byte {
@@ -210,35 +211,16 @@ func TestZstdCorrupt(t *testing.T) {
 	}
 }
 
-// zstdRLEFrame is a frame written in one segment that declares size bytes
-// of content and holds them as RLE blocks of one byte repeated 128 KiB
-// times: a window of size bytes in a few bytes per 128 KiB.
-func zstdRLEFrame(size int) []byte {
-	f := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
-	f = append(f, 0xE0) // an 8-byte content size, single segment, no checksum
-	f = binary.LittleEndian.AppendUint64(f, uint64(size))
-	for size > 0 {
-		n := min(size, 128<<10)
-		size -= n
-		h := uint32(n)<<3 | 1<<1 // RLE
-		if size == 0 {
-			h |= 1
-		}
-		f = append(f, byte(h), byte(h>>8), byte(h>>16), 0)
-	}
-	return f
-}
-
 // A frame written in one segment needs a window as large as its content:
 // one declaring more than the limit is refused, naming its size, before
 // anything is allocated for it. Frames with a window under the limit
 // decode a window at a time, however much they hold.
 func TestZstdWindowRefusedBeforeDecoding(t *testing.T) {
-	small := zstdRLEFrame(1 << 20)
+	small := zstdframe.RLE(1 << 20)
 	if out, err := Decompress(nil, Zstd, small, 2, 0); err != nil || len(out) != 1<<20 {
 		t.Fatalf("1 MiB RLE frame: %d bytes, %v", len(out), err)
 	}
-	bomb := zstdRLEFrame(512 << 20)
+	bomb := zstdframe.RLE(512 << 20)
 	var r Reader
 	buf := make([]byte, 64<<10)
 	// Bytes, not a count of allocations: the count is the whole process's,
