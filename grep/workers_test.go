@@ -1,0 +1,112 @@
+package grep
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logtool/logtool/compact"
+	"github.com/logtool/logtool/fetch"
+	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+)
+
+// runRaw runs one partition's job and returns all it wrote, text or JSON,
+// and its result as text: counts, findings, notes and error.
+func runRaw(t *testing.T, j Job, o Options) string {
+	t.Helper()
+	var out bytes.Buffer
+	var res string
+	if err := Run(&out, []Job{j}, o, func(r *Result) {
+		res = fmt.Sprintf("counts %v findings %d keys %d notes %q err %v", r.Counts, r.Findings, r.Keys, r.Notes, r.Err)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out.String() + res
+}
+
+// TestWorkersSameOutput: a partition's search writes the same bytes and
+// ends the same way with one batch worker as with several, on every
+// message format and codec, in an audit, and on a segment damaged in the
+// middle, where the error names the same file and byte.
+func TestWorkersSameOutput(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	co := compact.DefaultOptions(start + (45 * time.Minute).Milliseconds())
+	co.MaxLag, co.DeleteRetention = (10 * time.Minute).Milliseconds(), (5 * time.Minute).Milliseconds()
+	// A key matcher in text, and a value matcher (find pass first) in an
+	// audit in JSON.
+	cases := []struct {
+		spec  Spec
+		audit bool
+		f     Format
+	}{{Spec{KeyRegexps: []string{"[13]$"}}, false, Format{}}, {Spec{ValueContains: []string{"7"}}, true, Format{JSON: true}}}
+	for magic := int8(0); magic <= 2; magic++ {
+		for c := codec.None; c <= codec.Zstd; c++ {
+			if !c.ValidFor(magic) {
+				continue
+			}
+			for _, damaged := range []bool{false, true} {
+				o := gen.Options{Topics: []string{"t"}, Records: 900, Keys: 40, Magic: magic, Compression: c, BatchRecords: 6,
+					SegmentBytes: 16 << 10, TombstoneRatio: 0.1, TimeStep: time.Second, Seed: int64(magic)*10 + int64(c)}
+				if magic == 2 {
+					o.TransactionalRatio, o.AbortRatio = 0.3, 0.3
+				}
+				dir := genDir(t, o)
+				p := partition(t, dir)
+				if damaged {
+					damage(t, p.Segments[len(p.Segments)/2].Log)
+				}
+				for ci, tc := range cases {
+					m, err := NewMatcher(tc.spec)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Run(fmt.Sprintf("v%d-%s-damaged%v-case%d", magic, c, damaged, ci), func(t *testing.T) {
+						j := Job{Partition: p}
+						if tc.audit {
+							j.Audit = &Audit{Cleaner: co}
+						}
+						ro := Options{Match: m, Range: fetch.DefaultOptions(), KeyMapMemory: 16 << 20, Format: tc.f, Workers: 1}
+						want := runRaw(t, j, ro)
+						if damaged && !strings.Contains(want, "err "+filepath.Dir(p.Segments[0].Log)) {
+							t.Fatalf("the damage went unnoticed: %s", tail(want))
+						}
+						for _, w := range []int{2, 4} {
+							ro.Workers = w
+							if got := runRaw(t, j, ro); got != want {
+								t.Fatalf("%d workers wrote\n%s\n1 wrote\n%s", w, tail(got), tail(want))
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func tail(s string) string { return s[max(0, len(s)-2000):] }
+
+// damage flips a byte in the records of the batch in the middle of a
+// segment, which its checksum then no longer covers.
+func damage(t *testing.T, log string) {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := logfmt.NewSegmentReader(bytes.NewReader(data), int64(len(data)), log)
+	var pos []int64
+	for sr.Next() {
+		pos = append(pos, sr.Batch().Pos+int64(len(sr.Batch().Data)))
+	}
+	at := pos[len(pos)/2] - 3
+	data[at] ^= 0x5a
+	if err := os.WriteFile(log, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
