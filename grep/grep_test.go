@@ -493,9 +493,8 @@ func (w *blockedWriter) Write(p []byte) (int, error) {
 }
 
 // TestStalledWriter: when whatever reads the output stops reading (a pager
-// left open), the match pass stops handing units over a few units later
-// instead of queueing the lines of the whole log. (How many the workers
-// hold before handing them over is parallel.Ordered's bound.)
+// left open), the match pass stops a few chunks of output later instead
+// of queueing the lines of the whole log.
 func TestStalledWriter(t *testing.T) {
 	dir := genDir(t, gen.Options{Topics: []string{"t"}, Records: 100_000, Keys: 1000, Magic: 2, SegmentBytes: 1 << 30, Seed: 5})
 	p := partition(t, dir)
@@ -529,10 +528,10 @@ func TestStalledWriter(t *testing.T) {
 		stable++
 	}
 	// What the match pass handed over waits in the output: the chunk being
-	// written, two queued, one being handed over; a unit is unitBytes and
-	// the rest of a batch.
-	if inMatch := last - 2*size; inMatch > 4*(unitBytes+64<<10) || size < 6*unitBytes {
-		t.Errorf("with the writer stalled the match pass emitted %d bytes' worth of units of %d", inMatch, size)
+	// written, two queued, one being handed over, each more output than
+	// the log it comes from.
+	if inMatch := last - 2*size; inMatch > 4*chunkSize || size < 8*chunkSize {
+		t.Errorf("with the writer stalled the match pass read %d bytes of %d", inMatch, size)
 	}
 	close(w.release)
 	if err := <-finished; err != nil {

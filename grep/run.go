@@ -138,15 +138,6 @@ func (o *partOut) write(b []byte) {
 	}
 }
 
-// send hands over lines already in a buffer of their own.
-func (o *partOut) send(b []byte) {
-	if len(b) == 0 {
-		return
-	}
-	o.flush()
-	o.put(b)
-}
-
 func (o *partOut) flush() {
 	if len(o.buf) > 0 {
 		o.put(o.buf)

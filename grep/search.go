@@ -11,15 +11,9 @@ import (
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/index/lookup"
-	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 )
-
-// unitBytes is how much log one unit of work covers. Smaller than fetch's
-// default: a unit's matched lines are held until it is its turn to write
-// them, and a search that matches everything writes more than it reads
-// (JSON with base64 values, about 2.5 times).
-const unitBytes = 2 << 20
 
 // maxPositions bounds the batch positions a pass keeps for the match pass
 // to read (8 bytes each); past it the match pass reads every batch.
@@ -32,7 +26,7 @@ type search struct {
 	res   *Result
 	out   *partOut
 	enc   *encoder
-	inner int // goroutines reading its units
+	inner int // batch workers of its passes
 
 	pt        *fetch.Partition
 	from, end int64
@@ -49,11 +43,12 @@ type search struct {
 	// every batch of its units.
 	positions *positions
 
-	lastOffset int64 // the last offset of the key pass so far, for the order check across units
+	lastOffset int64 // a pass's last offset so far, for the order check
 	pending    map[compact.KeyHash]pend
-	lastScope  int // the match pass's last unit in scope
+	lastScope  int // the match pass's last span in scope
 	iters      sync.Pool
-	segs       segPool
+	free       []*batchJob
+	held       []byte // problem lines not written yet
 }
 
 // pend is a match of a superseded or deleted version whose first newer
@@ -63,48 +58,6 @@ type pend struct {
 	status   Status
 	segment  string
 	position int64
-}
-
-// segPool keeps a partition's segments open across the units of its
-// passes, so that a unit reads through the window of a reader that read
-// another before it rather than allocating its own. Windows are read, not
-// read ahead: a unit is too short for read-ahead to pay for its buffers.
-type segPool struct {
-	mu   sync.Mutex
-	idle map[string][]*logfmt.SegmentFile
-}
-
-func (p *segPool) get(path string) (*logfmt.SegmentFile, error) {
-	p.mu.Lock()
-	if n := len(p.idle[path]); n > 0 {
-		f := p.idle[path][n-1]
-		p.idle[path] = p.idle[path][:n-1]
-		p.mu.Unlock()
-		return f, nil
-	}
-	p.mu.Unlock()
-	return logfmt.OpenSegment(path)
-}
-
-func (p *segPool) put(path string, f *logfmt.SegmentFile) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.idle == nil {
-		p.idle = map[string][]*logfmt.SegmentFile{}
-	}
-	p.idle[path] = append(p.idle[path], f)
-}
-
-// close closes every segment, once the passes are done.
-func (p *segPool) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, fs := range p.idle {
-		for _, f := range fs {
-			f.Close()
-		}
-	}
-	p.idle = nil
 }
 
 func (s *search) iter() *logfmt.RecordIter {
@@ -124,10 +77,9 @@ func (s *search) run() error {
 	if s.m == nil && s.audit == nil {
 		return nil // an audit of every key, and this partition is not audited
 	}
-	defer s.segs.close()
 	p := s.job.Partition
 	fo := s.o.Range
-	fo.Isolation, fo.WholeLog, fo.UnitBytes, fo.Progress = fetch.ReadUncommitted, true, unitBytes, nil
+	fo.Isolation, fo.WholeLog, fo.Progress = fetch.ReadUncommitted, true, nil
 	var err error
 	if s.pt, err = fetch.Open(p, fo); err != nil {
 		return err
@@ -142,7 +94,6 @@ func (s *search) run() error {
 	if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
 		return err
 	}
-	s.lastOffset = -1
 	if s.m != nil {
 		s.positions = &positions{bySeg: map[int64][]int64{}}
 		if !s.m.HasKeyMatchers() {
@@ -156,15 +107,34 @@ func (s *search) run() error {
 	}
 	s.res.Keys = s.km.Len()
 	if s.m == nil {
-		return s.auditAll()
+		err = s.auditAll()
+	} else {
+		err = s.matchPass()
 	}
-	return s.matchPass()
+	s.writeFindings()
+	return err
 }
 
-// span is a unit of a pass, and whether matches are looked for in it.
+// span is the part of one segment a pass reads, and whether matches are
+// looked for in it.
 type span struct {
 	fetch.Span
 	scope bool
+}
+
+// segmentSpans joins a partition's units into one span per segment: a
+// segment is read by one DeepReader, whose workers divide it.
+func segmentSpans(units []fetch.Span, scope func(fetch.Span) bool) []span {
+	var out []span
+	for _, u := range units {
+		in := scope(u)
+		if n := len(out); n > 0 && out[n-1].Segment.Log == u.Segment.Log && out[n-1].End == u.Start && out[n-1].scope == in {
+			out[n-1].End = u.End
+			continue
+		}
+		out = append(out, span{u, in})
+	}
+	return out
 }
 
 // inScope tells whether the job searches the segment of a unit.
@@ -172,20 +142,18 @@ func (s *search) inScope(sp fetch.Span) bool {
 	return s.job.Segments == nil || slices.Contains(s.job.Segments, sp.Segment.Base)
 }
 
-// matchSpans are the units the match pass reads: those of the range in
+// matchSpans are the spans the match pass reads: those of the range in
 // the segments searched and, in an audit, every one after the first of
 // them, where the newer versions of superseded matches are.
 func (s *search) matchSpans() []span {
 	var out []span
-	for _, sp := range s.pt.Spans() {
-		if in := s.inScope(sp); in || s.audit != nil && len(out) > 0 {
-			out = append(out, span{sp, in})
+	for _, sp := range segmentSpans(s.pt.Spans(), s.inScope) {
+		if sp.scope || s.audit != nil && len(out) > 0 {
+			out = append(out, sp)
 		}
 	}
 	if s.audit != nil && len(out) > 0 {
-		for _, sp := range s.pt.Tail() {
-			out = append(out, span{Span: sp})
-		}
+		out = append(out, segmentSpans(s.pt.Tail(), func(fetch.Span) bool { return false })...)
 	}
 	s.lastScope = -1
 	for i := range out {
@@ -225,13 +193,13 @@ func (s *search) batchTxn(b *logfmt.Batch) (fetch.TxnState, bool) {
 	return t, t == fetch.Committed
 }
 
-// unit is what a worker made of one unit of the log.
+// unit is what a batch worker made of one batch.
 type unit struct {
-	first, last int64 // offsets of its first and last batch read; first -1 when it read none
-	err         error
+	err   error
+	pos   int64
+	found bool // find and key passes: the match pass reads the batch
 
-	keys      []keyEntry // find and key passes
-	positions []int64    // find and key passes: batches for the match pass
+	keys []keyEntry // find and key passes
 
 	lines  []byte     // match pass: the matches' lines
 	counts Counts     // match pass
@@ -246,83 +214,159 @@ type keyEntry struct {
 	tomb    bool
 }
 
-// eachBatch calls fn with the batches of a unit in order, checked as
-// Kafka's recovery checks them (checksum, offsets above the previous
-// batch's); with positions, only the batches there.
-func (s *search) eachBatch(sp fetch.Span, positions []int64, u *unit, fn func(b *logfmt.Batch) error) error {
-	seg, err := s.segs.get(sp.Segment.Log)
-	if err != nil {
-		return err
-	}
-	defer s.segs.put(sp.Segment.Log, seg)
-	if positions == nil {
-		seg.SeekTo(sp.Start)
-	}
-	u.first = -1
-	for {
-		if positions != nil {
-			if len(positions) == 0 {
-				break
-			}
-			seg.SeekTo(positions[0])
-			positions = positions[1:]
-		}
-		if seg.Pos() >= sp.End || !seg.Next() {
-			break
-		}
-		b := seg.Batch()
-		if err := b.Validate(); err != nil {
-			return logfmt.WithFile(err, seg.File(), 0)
-		}
-		first := b.LastOffset() // a legacy wrapper's first offset needs its payload
-		if b.Magic() >= 2 {
-			first = b.Header().BaseOffset()
-		}
-		if u.first >= 0 && first <= u.last || b.LastOffset() < first {
-			return logfmt.Corruptf(seg.File(), b.Pos, "offsets %d to %d are not above the previous batch's last offset %d", first, b.LastOffset(), u.last)
-		}
-		if u.first < 0 {
-			u.first = first
-		}
-		u.last = b.LastOffset()
-		if err := fn(b); err != nil {
-			return err
-		}
-	}
-	return seg.Err()
+// work is a pass's work on one batch, on a batch worker: it reads the
+// batch, the matcher and the maps the pass does not fill, and writes only
+// u, so that any number can run at once.
+type work func(sp *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error
+
+// batchJob is a pass's work on one batch (logfmt.DeepReader.Prepare).
+type batchJob struct {
+	s    *search
+	sp   *span
+	work work
+	u    unit
 }
 
-// pass reads spans on the search's goroutines, work reading one batch of
-// a unit with an iterator of its own, and hands each unit to emit in
-// order. Progress counts each unit whole once emitted, batches skipped
-// included.
-func (s *search) pass(spans []span, positions bool, work func(sp *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error, emit func(i int, u *unit) error) error {
+func (j *batchJob) Run(b *logfmt.Batch) {
+	it := j.s.iter()
+	it.File = j.sp.Segment.Log
+	j.u.err = j.work(j.sp, b, it, &j.u)
+	j.s.iters.Put(it)
+}
+
+// maxJobLines bounds the lines a free job keeps: the window holds many
+// jobs, and one that matched a large batch must not keep its buffer.
+const maxJobLines = 64 << 10
+
+func (s *search) newJob(sp *span, w work) *batchJob {
+	var j *batchJob
+	if n := len(s.free); n > 0 {
+		j, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		j = &batchJob{s: s}
+	}
+	j.sp, j.work = sp, w
+	return j
+}
+
+func (s *search) release(j *batchJob) {
+	u := &j.u
+	lines := u.lines[:0]
+	if cap(lines) > maxJobLines {
+		lines = nil
+	}
+	*u = unit{keys: u.keys[:0], lines: lines, events: u.events[:0]}
+	s.free = append(s.free, j)
+}
+
+// pass reads spans in order, each segment through a DeepReader whose
+// workers run w on its batches, and hands each batch's unit to emit in
+// order. Batches are checked as Kafka's recovery checks them (checksum,
+// offsets above the previous batch's) before their unit is emitted. With
+// positions, only the batches there are read, one after the other.
+func (s *search) pass(spans []span, positions bool, w work, emit func(i int, u *unit) error) error {
 	var total int64
 	for _, sp := range spans {
 		total += sp.End - sp.Start
 	}
 	s.progress(0, total)
-	return parallel.Ordered(len(spans), s.inner, func(i int) *unit {
+	s.lastOffset = -1
+	for i := range spans {
 		sp := &spans[i]
-		u := &unit{first: -1}
+		if s.settled(i) {
+			return errDone
+		}
 		var at []int64
 		if positions && s.positions != nil {
 			if at = s.positions.in(sp.Span); len(at) == 0 {
-				return u
+				s.progress(sp.End-sp.Start, 0)
+				continue
 			}
 		}
-		it := s.iter()
-		it.File = sp.Segment.Log
-		u.err = s.eachBatch(sp.Span, at, u, func(b *logfmt.Batch) error { return work(sp, b, it, u) })
-		s.iters.Put(it)
-		return u
-	}, func(i int, u *unit) error {
-		if u.err != nil {
-			return u.err
+		err := s.readSpan(i, sp, at, w, emit)
+		s.writeFindings()
+		if err != nil {
+			return err
 		}
-		s.progress(spans[i].End-spans[i].Start, 0)
-		return emit(i, u)
+	}
+	return nil
+}
+
+// readSpan is pass on one span.
+func (s *search) readSpan(i int, sp *span, at []int64, w work, emit func(i int, u *unit) error) error {
+	f, err := safefile.Open(sp.Segment.Log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// Up to End only: the data past it is what the partition's first pass
+	// found torn or zeroed, and noted.
+	sr := logfmt.NewSegmentReader(f, sp.End, sp.Segment.Log, logfmt.MappedWindows)
+	defer sr.Close()
+	workers := s.inner
+	if at != nil {
+		workers = 1 // it seeks
+	}
+	dr := logfmt.NewDeepReader(sr, workers)
+	defer dr.Close()
+	dr.MaxRecordBytes = s.o.Range.MaxRecordBytes
+	dr.Prepare = func(*logfmt.Batch) (logfmt.BatchJob, bool) { return s.newJob(sp, w), true }
+	sr.SeekTo(sp.Start)
+	done := sp.Start
+	ferr := sr.CatchFault(func() {
+		for {
+			if at != nil {
+				if len(at) == 0 {
+					break
+				}
+				sr.SeekTo(at[0])
+				at = at[1:]
+			}
+			if !dr.Next() {
+				err = dr.Err()
+				break
+			}
+			b := dr.Batch()
+			j := dr.Job().(*batchJob)
+			err = s.check(b, sp.Segment.Log)
+			if err == nil {
+				err = j.u.err
+			}
+			if err == nil {
+				err = emit(i, &j.u)
+			}
+			s.release(j)
+			if err != nil {
+				break
+			}
+			s.progress(dr.Pos()-done, 0)
+			done = dr.Pos()
+		}
 	})
+	if err == nil {
+		err = ferr
+	}
+	if err == nil {
+		s.progress(sp.End-done, 0)
+	}
+	return err
+}
+
+// check checks a batch as Kafka's recovery does: its checksum, and its
+// offsets above the previous batch's.
+func (s *search) check(b *logfmt.Batch, file string) error {
+	if err := b.Validate(); err != nil {
+		return logfmt.WithFile(err, file, 0)
+	}
+	first := b.LastOffset() // a legacy wrapper's first offset needs its payload
+	if b.Magic() >= 2 {
+		first = b.Header().BaseOffset()
+	}
+	if s.lastOffset >= 0 && first <= s.lastOffset || b.LastOffset() < first {
+		return logfmt.Corruptf(file, b.Pos, "offsets %d to %d are not above the previous batch's last offset %d", first, b.LastOffset(), s.lastOffset)
+	}
+	s.lastOffset = b.LastOffset()
+	return nil
 }
 
 func (s *search) progress(done, todo int64) {
@@ -339,9 +383,9 @@ func (s *search) findPass() error {
 		return err
 	}
 	var spans []span
-	for _, sp := range s.pt.Spans() {
-		if s.inScope(sp) {
-			spans = append(spans, span{sp, true})
+	for _, sp := range segmentSpans(s.pt.Spans(), s.inScope) {
+		if sp.scope {
+			spans = append(spans, sp)
 		}
 	}
 	return s.pass(spans, false, s.findBatch, func(i int, u *unit) error {
@@ -350,7 +394,9 @@ func (s *search) findPass() error {
 				return s.mapErr(err)
 			}
 		}
-		s.positions.add(spans[i].Segment.Base, u.positions)
+		if u.found {
+			s.positions.add(spans[i].Segment.Base, u.pos)
+		}
 		return nil
 	})
 }
@@ -380,19 +426,14 @@ func (s *search) findBatch(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *u
 			u.keys = append(u.keys, keyEntry{h: s.wanted.Hash(r.Key)})
 		}
 	}
-	if found {
-		u.positions = append(u.positions, b.Pos)
-	}
+	u.found, u.pos = found, b.Pos
 	return it.Err()
 }
 
 // keyPass fills the key map from the whole log, in offset order: the last
 // version put is the newest.
 func (s *search) keyPass() error {
-	var spans []span
-	for _, sp := range s.pt.LogSpans() {
-		spans = append(spans, span{Span: sp})
-	}
+	spans := segmentSpans(s.pt.LogSpans(), func(fetch.Span) bool { return false })
 	// The batches holding a candidate key are those the match pass reads
 	// when key matchers decide, and in an audit those holding newer
 	// versions; the find pass found the others.
@@ -403,8 +444,7 @@ func (s *search) keyPass() error {
 }
 
 // keyBatch is the key pass's work on one batch: the versions it holds of
-// candidate keys. It reads only the batch, so that any number of workers
-// can run it at once.
+// candidate keys.
 func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep bool) error {
 	if b.IsControl() {
 		return nil
@@ -432,22 +472,13 @@ func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep 
 	if err := it.Err(); err != nil {
 		return err
 	}
-	if found && keep {
-		u.positions = append(u.positions, b.Pos)
-	}
+	u.found, u.pos = found && keep, b.Pos
 	return nil
 }
 
-// putKeys puts a unit's versions in the key map, on the partition's
+// putKeys puts a batch's versions in the key map, on the partition's
 // goroutine.
 func (s *search) putKeys(sp *span, u *unit) error {
-	if u.first < 0 {
-		return nil
-	}
-	if u.first <= s.lastOffset {
-		return logfmt.Corruptf(sp.Segment.Log, sp.Start, "offsets from %d are not above the previous batch's last offset %d", u.first, s.lastOffset)
-	}
-	s.lastOffset = u.last
 	for _, e := range u.keys {
 		due := false
 		if s.audit != nil && e.tomb {
@@ -461,8 +492,8 @@ func (s *search) putKeys(sp *span, u *unit) error {
 			s.superseded(prev, e)
 		}
 	}
-	if s.positions != nil {
-		s.positions.add(sp.Segment.Base, u.positions)
+	if s.positions != nil && u.found {
+		s.positions.add(sp.Segment.Base, u.pos)
 	}
 	return nil
 }
@@ -481,15 +512,15 @@ type positions struct {
 	n     int
 }
 
-func (p *positions) add(base int64, at []int64) {
-	if p.bySeg == nil || len(at) == 0 {
+func (p *positions) add(base int64, at int64) {
+	if p.bySeg == nil {
 		return
 	}
-	if p.n += len(at); p.n > maxPositions {
+	if p.n++; p.n > maxPositions {
 		p.bySeg = nil
 		return
 	}
-	p.bySeg[base] = append(p.bySeg[base], at...)
+	p.bySeg[base] = append(p.bySeg[base], at)
 }
 
 // in returns the positions within a unit, in order; nil for every batch.
@@ -528,7 +559,7 @@ func (s *search) matchPass() error {
 	return err
 }
 
-// errDone ends the match pass early: past the units searched, nothing is
+// errDone ends the match pass early: past the spans searched, nothing is
 // pending.
 var errDone = errors.New("done")
 
@@ -632,7 +663,7 @@ func (s *search) status(r *logfmt.Record, txn fetch.TxnState, version bool, h co
 // emit writes a unit's lines and, in an audit, settles what its records
 // say about the superseded matches, on the partition's goroutine.
 func (s *search) emit(i int, u *unit) error {
-	s.out.send(u.lines)
+	s.out.write(u.lines)
 	for i := range u.counts {
 		s.res.Counts[i] += u.counts[i]
 	}
@@ -664,10 +695,16 @@ func (s *search) emit(i int, u *unit) error {
 			}
 		}
 	}
-	if i >= s.lastScope && len(s.pending) == 0 {
+	if s.settled(i) {
 		return errDone
 	}
 	return nil
+}
+
+// settled tells, in an audit's match pass, that the spans searched are
+// read (i is past them) and no match waits for its newer version.
+func (s *search) settled(i int) bool {
+	return s.pending != nil && i > s.lastScope && len(s.pending) == 0
 }
 
 // found reports a finding.
@@ -679,8 +716,17 @@ func (s *search) found(f *Finding) {
 	}
 	s.res.Findings += f.Count
 	if !s.o.Count {
-		s.out.write(s.enc.finding(nil, f))
+		if s.held = s.enc.finding(s.held, f); len(s.held) >= chunkSize {
+			s.writeFindings()
+		}
 	}
+}
+
+// writeFindings writes the problem lines held back. A segment's problem
+// lines follow its match lines, when there are not too many to hold.
+func (s *search) writeFindings() {
+	s.out.write(s.held)
+	s.held = s.held[:0]
 }
 
 // superseded is, in an audit of every key, one version that a newer one
