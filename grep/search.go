@@ -299,57 +299,54 @@ func (s *search) readSpan(i int, sp *span, at []int64, w work, emit func(i int, 
 		return err
 	}
 	defer f.Close()
+	// A pass that reads every batch has the next windows read while it
+	// works on this one; one that seeks reads only what it seeks to.
+	workers, src := s.inner, logfmt.ReadAheadWindows
+	if at != nil {
+		workers, src = 1, logfmt.PlainWindows
+	}
 	// Up to End only: the data past it is what the partition's first pass
 	// found torn or zeroed, and noted.
-	sr := logfmt.NewSegmentReader(f, sp.End, sp.Segment.Log, logfmt.MappedWindows)
+	sr := logfmt.NewSegmentReader(f, sp.End, sp.Segment.Log, src)
 	defer sr.Close()
-	workers := s.inner
-	if at != nil {
-		workers = 1 // it seeks
-	}
 	dr := logfmt.NewDeepReader(sr, workers)
 	defer dr.Close()
 	dr.MaxRecordBytes = s.o.Range.MaxRecordBytes
 	dr.Prepare = func(*logfmt.Batch) (logfmt.BatchJob, bool) { return s.newJob(sp, w), true }
 	sr.SeekTo(sp.Start)
 	done := sp.Start
-	ferr := sr.CatchFault(func() {
-		for {
-			if at != nil {
-				if len(at) == 0 {
-					break
-				}
-				sr.SeekTo(at[0])
-				at = at[1:]
-			}
-			if !dr.Next() {
-				err = dr.Err()
+	for {
+		if at != nil {
+			if len(at) == 0 {
 				break
 			}
-			b := dr.Batch()
-			j := dr.Job().(*batchJob)
-			err = s.check(b, sp.Segment.Log)
-			if err == nil {
-				err = j.u.err
-			}
-			if err == nil {
-				err = emit(i, &j.u)
-			}
-			s.release(j)
-			if err != nil {
-				break
-			}
-			s.progress(dr.Pos()-done, 0)
-			done = dr.Pos()
+			sr.SeekTo(at[0])
+			at = at[1:]
 		}
-	})
-	if err == nil {
-		err = ferr
+		if !dr.Next() {
+			if err := dr.Err(); err != nil {
+				return err
+			}
+			break
+		}
+		b := dr.Batch()
+		j := dr.Job().(*batchJob)
+		err := s.check(b, sp.Segment.Log)
+		if err == nil {
+			err = j.u.err
+		}
+		if err == nil {
+			err = emit(i, &j.u)
+		}
+		s.release(j)
+		if err != nil {
+			return err
+		}
+		s.progress(dr.Pos()-done, 0)
+		done = dr.Pos()
 	}
-	if err == nil {
-		s.progress(sp.End-done, 0)
-	}
-	return err
+	s.progress(sp.End-done, 0)
+	return nil
 }
 
 // check checks a batch as Kafka's recovery does: its checksum, and its
