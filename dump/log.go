@@ -32,8 +32,10 @@ type segState struct {
 
 // dumpSegment dumps a .log file or a KRaft snapshot, header first. Kafka's
 // FileLogInputStream rules decide where the data ends; damage in between is
-// reported and skipped over with SegmentReader.Resync. The file is mapped
-// rather than read where the system allows: see logfmt/mmap.go.
+// reported and skipped over with SegmentReader.Resync. The file is read, not
+// mapped: on the 2-core VM the checksums ran 3-4 times slower over mapped
+// pages than over a read window, and a mapped shallow dump of 512 MiB took
+// 0.87-1.05 s where a read one took 0.40-0.69 s in the same run.
 func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	if header != "" {
 		d.textLine(header)
@@ -54,7 +56,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	if d.o.MaxBytes >= 0 && d.o.MaxBytes < size-start {
 		limit = start + d.o.MaxBytes
 	}
-	sr := logfmt.NewSegmentReader(f, limit, it.path, logfmt.MappedWindows)
+	sr := logfmt.NewSegmentReader(f, limit, it.path)
 	defer sr.Close()
 	sr.SeekTo(start)
 	if size == 0 {
@@ -68,11 +70,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	dr := logfmt.NewDeepReader(sr, workers)
 	dr.MaxRecordBytes = d.o.MaxRecordBytes
 	defer dr.Close()
-	if err := sr.CatchFault(func() { d.segmentBatches(dr, it.path, size, limit, &st) }); err != nil {
-		// The fault may have come while a record line held back reports.
-		d.release()
-		d.problemErr(err)
-	}
+	d.segmentBatches(dr, it.path, size, limit, &st)
 }
 
 // segmentBatches dumps the batches of a segment from the reader's position.
