@@ -1,12 +1,12 @@
 package reindex
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -40,15 +40,7 @@ func BenchmarkPartition(b *testing.B) {
 		buf := make([]byte, 128<<10)
 		for b.Loop() {
 			for _, l := range logs {
-				f, err := os.Open(l)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, err = io.CopyBuffer(io.Discard, struct{ io.Reader }{f}, buf)
-				f.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
+				testutil.CatFile(b, l, buf)
 			}
 		}
 	})

@@ -73,13 +73,25 @@ func LogBytes(tb testing.TB, p *layout.Partition) int64 {
 func Cat(tb testing.TB, p *layout.Partition, buf []byte) {
 	tb.Helper()
 	for _, s := range p.Segments {
-		f, err := os.Open(s.Log)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		_, err = io.CopyBuffer(io.Discard, struct{ io.Reader }{f}, buf)
-		f.Close()
-		if err != nil {
+		CatFile(tb, s.Log, buf)
+	}
+}
+
+// CatFile reads a file as cat does, len(buf) bytes at a time into buf.
+// io.Copy to io.Discard would not: io.Discard's ReadFrom reads 8 KiB at a
+// time into a buffer of its own, which on a 512 MiB segment took six times
+// as long as cat and flattered every ratio against it.
+func CatFile(tb testing.TB, path string, buf []byte) {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	for {
+		if _, err := f.Read(buf); err == io.EOF {
+			return
+		} else if err != nil {
 			tb.Fatal(err)
 		}
 	}
