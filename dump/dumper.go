@@ -35,6 +35,9 @@ type dumper struct {
 	batchPos    int64 // position of the batch being dumped, for record-level problems
 	live        tally // index entries written the live broker's way
 	q           *pipeline
+	lines       *linesJob // the current batch's rendered lines (lines.go)
+	linesFree   []*linesJob
+	linesHeld   atomic.Int64
 	// While a line is being built in the sink's buffer, reports wait in
 	// held: writing them would interleave with the line.
 	holding  bool

@@ -69,7 +69,13 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	}
 	dr := logfmt.NewDeepReader(sr, workers)
 	dr.MaxRecordBytes = d.o.MaxRecordBytes
-	defer dr.Close()
+	if d.linesOK() {
+		dr.Prepare = d.prepareLines
+	}
+	defer func() {
+		dr.Close()
+		d.linesHeld.Store(0) // the jobs of batches not given out
+	}()
 	d.segmentBatches(dr, it.path, size, limit, &st)
 }
 
@@ -89,7 +95,9 @@ func (d *dumper) segmentBatches(sr *logfmt.DeepReader, path string, size, limit 
 		b := sr.Batch()
 		d.progress(int64(len(b.Data)))
 		d.readable = true
+		d.lines, _ = sr.Job().(*linesJob)
 		d.batch(b, st)
+		d.doneLines()
 	}
 }
 
@@ -192,6 +200,9 @@ func (d *dumper) batch(b *logfmt.Batch, st *segState) {
 	d.batchPos = b.Pos
 	compressedLegacy := magic < 2 && b.Compression() != codec.None
 	iterate := o.deep() || (compressedLegacy && (o.JSON || d.row != nil))
+	if d.lines != nil && d.lines.ok {
+		iterate = false // its job read the records and rendered their lines
+	}
 	var iterErr error
 	if iterate {
 		d.it.File = d.file
@@ -409,6 +420,10 @@ func appendBoolField(l []byte, name string, v bool) []byte {
 
 // records prints the records of b (Reset already done).
 func (d *dumper) records(b *logfmt.Batch, st *segState) {
+	if j := d.lines; j != nil && j.ok {
+		d.queueLines(j, st)
+		return
+	}
 	o := d.o
 	control := b.IsControl()
 	meta := batchMeta(b)

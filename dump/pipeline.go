@@ -11,7 +11,9 @@ import "github.com/logtool/logtool/logfmt"
 // A deep text dump (without data) splits the same way: the dumper also
 // decodes the records, which is what can find damage, and queues for each
 // the few numbers its line shows; the second goroutine turns them into
-// text, which costs about as much as reading and decoding.
+// text, which costs about as much as reading and decoding. Compressed
+// batches, whose records the DeepReader's workers decompress, have their
+// lines rendered there too (lines.go), and this stage only writes them.
 
 // batchLine is what a batch line needs: the header bytes (all of a v2
 // header, the front of a legacy message), where the batch is, its size, its
@@ -47,6 +49,7 @@ const (
 	evReport
 	evText
 	evRecords
+	evLines
 )
 
 type event struct {
@@ -55,7 +58,8 @@ type event struct {
 	rkind string // "problem" or "note"
 	pos   int64
 	msg   string // report message, or text line
-	n     int    // records of an evRecords event
+	n     int    // records of an evRecords event; the end of an evLines event's text
+	from  int    // the start of an evLines event's text in the block's tails
 }
 
 const (
@@ -69,7 +73,8 @@ const (
 
 // A block is a batch of events handed to the formatting stage at once, so
 // the two goroutines meet every few hundred lines rather than every line.
-// An evRecords event stands for the next n entries of recs.
+// An evRecords event stands for the next n entries of recs; an evLines
+// event for the rendered lines tails[from:n].
 type block struct {
 	ev    []event
 	recs  []recordMeta
@@ -105,15 +110,18 @@ func (d *dumper) startPipeline() {
 			recs := b.recs
 			for i := range b.ev {
 				e := &b.ev[i]
-				if e.kind != evRecords {
+				switch e.kind {
+				case evLines:
+					d.s.set(append(d.s.buf(), b.tails[e.from:e.n]...))
+				case evRecords:
+					for j := range recs[:e.n] {
+						m := &recs[j]
+						d.recordLine(m, b.tails[m.tail0:m.tail1])
+					}
+					recs = recs[e.n:]
+				default:
 					d.emit(e)
-					continue
 				}
-				for j := range recs[:e.n] {
-					m := &recs[j]
-					d.recordLine(m, b.tails[m.tail0:m.tail1])
-				}
-				recs = recs[e.n:]
 			}
 			b.reset()
 			q.free <- b

@@ -1,0 +1,127 @@
+package dump
+
+import (
+	"sync/atomic"
+
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+)
+
+// A deep text dump of compressed batches renders their record lines on the
+// DeepReader's workers, next to the decompression (DeepReader.Prepare):
+// on one goroutine, turning 2M records into text bound the dump's speedup
+// on two cores to 1.4x. The dumper then only checks the offsets between
+// batches and queues the text. A batch whose lines could hold anything
+// but the plain case (a control batch, an error, offsets that skip inside
+// it, an offset filter) is dumped by the dumper as before, so the output
+// is the same bytes whichever way a batch goes.
+
+const (
+	// linesMax is the most text a job renders for one batch; past it the
+	// dumper renders the batch, a block at a time, as before.
+	linesMax = 64 << 10
+	// linesBudget bounds the text of all jobs rendered and not yet queued.
+	linesBudget = 4 << 20
+	// linesFree is the most idle jobs a dumper keeps.
+	linesFree = 64
+)
+
+// renderOnWorkers is false only in tests, which compare the two ways.
+var renderOnWorkers = true
+
+// linesJob renders the record lines of one v2 compressed batch.
+type linesJob struct {
+	it          logfmt.RecordIter
+	held        *atomic.Int64 // the dumper's text in flight
+	text        []byte
+	first, last int64 // offsets of the first and last record
+	n           int   // records
+	ok          bool  // text holds every record line of the batch
+}
+
+func (j *linesJob) Run(b *logfmt.Batch) {
+	j.text, j.n, j.ok = j.text[:0], 0, false
+	if j.it.Reset(b) != nil {
+		return
+	}
+	meta := batchMeta(b)
+	for j.it.Next() {
+		r := j.it.Record()
+		if j.n > 0 && r.Offset != j.last+1 || len(j.text) > linesMax {
+			return
+		}
+		if j.n == 0 {
+			j.first = r.Offset
+		}
+		j.last = r.Offset
+		j.n++
+		m := meta.record(r)
+		j.text = appendHeaderKeys(appendRecordMeta(j.text, &m), r)
+		j.text = append(j.text, '\n')
+	}
+	if j.it.Err() != nil || j.held.Add(int64(len(j.text))) > linesBudget {
+		j.held.Add(-int64(len(j.text)))
+		return
+	}
+	j.ok = true
+}
+
+// prepareLines is the DeepReader's Prepare of a deep text dump: a job for
+// each v2 compressed batch that is not a control batch.
+func (d *dumper) prepareLines(b *logfmt.Batch) (logfmt.BatchJob, bool) {
+	if b.Magic() < 2 || b.Header().Compression() == codec.None || b.Header().IsControl() {
+		return nil, true
+	}
+	var j *linesJob
+	if n := len(d.linesFree); n > 0 {
+		j, d.linesFree = d.linesFree[n-1], d.linesFree[:n-1]
+	} else {
+		j = &linesJob{held: &d.linesHeld}
+	}
+	j.it.File, j.it.MaxRecordBytes = d.file, d.o.MaxRecordBytes
+	return j, true
+}
+
+// linesOK tells whether the dumper renders batches with prepareLines: in a
+// deep text dump of metadata lines, without an offset filter (which would
+// cut a batch's lines).
+func (d *dumper) linesOK() bool {
+	o := d.o
+	return renderOnWorkers && o.deep() && d.pipelined() && o.FromOffset == NoLimit && o.ToOffset == NoLimit
+}
+
+// queueLines queues the lines j rendered of the current batch, after the
+// check of the offsets between batches that records does.
+func (d *dumper) queueLines(j *linesJob, st *segState) {
+	if j.n == 0 {
+		return
+	}
+	if st.prev != -1 && j.first != st.prev+1 {
+		d.job.reports.gap(d.abs, st.prev, j.first)
+	}
+	st.prev = j.last
+	q := d.q
+	if len(q.cur.tails) >= blockTails {
+		q.handOver()
+	}
+	e := q.add()
+	c := q.cur
+	e.kind, e.from = evLines, len(c.tails)
+	c.tails = append(c.tails, j.text...)
+	e.n = len(c.tails)
+}
+
+// doneLines gives the current batch's job back.
+func (d *dumper) doneLines() {
+	j := d.lines
+	if j == nil {
+		return
+	}
+	d.lines = nil
+	if j.ok {
+		d.linesHeld.Add(-int64(len(j.text)))
+	}
+	if len(d.linesFree) < linesFree {
+		d.linesFree = append(d.linesFree, j)
+	}
+}
