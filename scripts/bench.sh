@@ -9,7 +9,8 @@
 #   - verify, reindex on the same 2 GiB partition, upgrade on a magic-0 one;
 #   - export and salvage (issue 20) on the dump segment: export to /dev/null
 #     (JSON encoding included; target 300 MB/s), salvage into a new directory
-#     (target: within 2x cat, here cat into a file of the same size);
+#     (target: within 2x cat, here `cat > file && sync file`: the same bytes
+#     written and fsynced once);
 #   - deep reads on several cores (issue 19): dump --deep-iteration, verify
 #     --deep and compact at GOMAXPROCS=1 and 2, on zstd, gzip and
 #     uncompressed partitions of 2M records in batches of 8 records of
@@ -107,7 +108,10 @@ row "dump --deep-iteration" warm "$lt" --no-progress dump --deep-iteration "${in
 row "dump --deep-iteration --format json" warm "$lt" --no-progress --format json dump --deep-iteration "${inputs[@]}"
 row "export (JSON Lines, read_committed)" warm "$lt" --no-progress export "$dir/dump/dump-0"
 row "export --workers 1" warm "$lt" --no-progress --workers 1 export "$dir/dump/dump-0"
-PREP="rm -f '$dir/copy.log'" row "cat > file" warm sh -c "cat ${inputs[*]} > '$dir/copy.log'"
+# salvage fsyncs what it writes: its reference writes the same bytes into a
+# new file and fsyncs it once.
+header "salvage of the same segment" "cat > file && sync file"
+PREP="rm -f '$dir/copy.log'" row "cat > file && sync file" warm sh -c "cat ${inputs[*]} > '$dir/copy.log' && sync '$dir/copy.log'"
 PREP="rm -rf '$dir/salvaged'" row "salvage --out" warm "$lt" --no-progress salvage "$dir/dump/dump-0" --out "$dir/salvaged/dump-0"
 rm -rf "$dir/salvaged" "$dir/copy.log"
 runs=$slow_runs
