@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -308,6 +309,16 @@ func (r *replayer) partition(ctx context.Context, res *Result) {
 	defer rd.Close()
 	tr := &tracker{res: res, resume: r.resume, progress: o.Progress, topic: p.Dir.Topic, partition: p.Dir.Partition}
 	var wg sync.WaitGroup
+	// One promise for every record: a closure each would be one more
+	// allocation per record.
+	promise := func(kr *kgo.Record, err error) {
+		sl := kr.Context.(*slot)
+		tr.ack(sl.seq, err)
+		sl.chunk.release()
+		wg.Done()
+	}
+	var arena recordArena
+	defer arena.close()
 	for rd.Next() && !tr.failed() {
 		rec := rd.Record()
 		if rec.Control {
@@ -328,13 +339,10 @@ func (r *replayer) partition(ctx context.Context, res *Result) {
 			}
 			continue
 		}
-		kr := toRecord(rec, n, res.Topic, res.DestPartition)
-		seq := tr.add(rec.Offset, n)
+		sl := arena.record(ctx, rec, n, res.Topic, res.DestPartition)
+		sl.seq = tr.add(rec.Offset, n)
 		wg.Add(1)
-		r.cl.Produce(ctx, kr, func(_ *kgo.Record, err error) {
-			tr.ack(seq, err)
-			wg.Done()
-		})
+		r.cl.Produce(ctx, &sl.rec, promise)
 	}
 	wg.Wait()
 	res.Stats.Read = rd.Read()
@@ -352,29 +360,130 @@ func recordBytes(rec *fetch.Record) int64 {
 	return int64(n)
 }
 
-// toRecord copies a record of n bytes (recordBytes), whose bytes the reader
-// reuses, into one allocation, keeping null keys and values null.
-func toRecord(rec *fetch.Record, n int64, topic string, partition int32) *kgo.Record {
-	buf := make([]byte, 0, n)
-	clone := func(b []byte) []byte {
-		if b == nil {
-			return nil
-		}
-		start := len(buf)
-		buf = append(buf, b...)
-		return buf[start:len(buf):len(buf)]
+// slot is a record handed to the client, with the sequence number its
+// promise acknowledges. It is the record's Context, through which the one
+// promise finds it; the Context it embeds is Produce's, which kgo would
+// have set there, so cancellation works as before. Slots are never reused:
+// kgo may still look at a record's Context after its promise has run.
+type slot struct {
+	context.Context
+	rec   kgo.Record
+	seq   int
+	chunk *chunk
+}
+
+// chunk holds the bytes and headers of many consecutive records, copied
+// out of the reader's buffers (which it reuses) so that a record costs no
+// allocation of its own. The client reads them until a record's promise
+// has run, so a chunk is reused only once every record in it has been
+// acknowledged and the arena has moved on to another: refs counts those,
+// plus one for the arena.
+type chunk struct {
+	headers []kgo.RecordHeader
+	buf     []byte
+	refs    atomic.Int32
+}
+
+// Chunk sizes: headers, and bytes of keys and values; slots are allocated
+// slotsAtOnce at a time.
+const (
+	chunkHeaders = 256
+	chunkBytes   = 256 << 10
+	slotsAtOnce  = 128
+)
+
+var chunks = sync.Pool{New: func() any {
+	return &chunk{headers: make([]kgo.RecordHeader, 0, chunkHeaders), buf: make([]byte, 0, chunkBytes)}
+}}
+
+// release drops one reference, and reuses the chunk after the last.
+func (c *chunk) release() {
+	if c.refs.Add(-1) == 0 {
+		clear(c.headers) // no references kept from the pool
+		c.headers, c.buf = c.headers[:0], c.buf[:0]
+		chunks.Put(c)
 	}
-	kr := &kgo.Record{Topic: topic, Partition: partition, Key: clone(rec.Key), Value: clone(rec.Value)}
+}
+
+// recordArena copies records into slots and chunks.
+type recordArena struct {
+	slots []slot
+	c     *chunk
+	keys  []string // header keys seen last, shared rather than allocated again
+}
+
+// record copies a record of n bytes (recordBytes) into the arena, keeping
+// null keys and values null. A record of over a quarter of a chunk's
+// bytes or headers gets buffers of its own.
+func (a *recordArena) record(ctx context.Context, rec *fetch.Record, n int64, topic string, partition int32) *slot {
+	own := n > chunkBytes/4 || len(rec.Headers) > chunkHeaders/4
+	c := a.c
+	if c == nil || !own && (int64(cap(c.buf)-len(c.buf)) < n || len(rec.Headers) > cap(c.headers)-len(c.headers)) {
+		if c != nil {
+			c.release()
+		}
+		c = chunks.Get().(*chunk)
+		c.refs.Store(1)
+		a.c = c
+	}
+	c.refs.Add(1)
+	if len(a.slots) == cap(a.slots) {
+		a.slots = make([]slot, 0, slotsAtOnce)
+	}
+	a.slots = append(a.slots, slot{Context: ctx, chunk: c})
+	sl := &a.slots[len(a.slots)-1]
+	buf, headers := &c.buf, &c.headers
+	if own {
+		b, h := make([]byte, 0, n), make([]kgo.RecordHeader, 0, len(rec.Headers))
+		buf, headers = &b, &h
+	}
+	kr := &sl.rec
+	kr.Context, kr.Topic, kr.Partition = sl, topic, partition
+	kr.Key, kr.Value = clone(buf, rec.Key), clone(buf, rec.Value)
 	if rec.Timestamp >= 0 {
 		kr.Timestamp = time.UnixMilli(rec.Timestamp)
 	}
 	if len(rec.Headers) > 0 {
-		kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
+		start := len(*headers)
 		for i, h := range rec.Headers {
-			kr.Headers[i] = kgo.RecordHeader{Key: string(h.Key), Value: clone(h.Value)}
+			*headers = append(*headers, kgo.RecordHeader{Key: a.key(i, h.Key), Value: clone(buf, h.Value)})
 		}
+		kr.Headers = (*headers)[start:len(*headers):len(*headers)]
 	}
-	return kr
+	return sl
+}
+
+// close lets the arena's last chunk be reused once its records are done.
+func (a *recordArena) close() {
+	if a.c != nil {
+		a.c.release()
+		a.c = nil
+	}
+}
+
+// clone appends b to *buf, whose room the caller has checked.
+func clone(buf *[]byte, b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	start := len(*buf)
+	*buf = append(*buf, b...)
+	return (*buf)[start:len(*buf):len(*buf)]
+}
+
+// key returns the i-th header key as a string, the one of the record
+// before when it is the same: records mostly carry the same header keys.
+func (a *recordArena) key(i int, b []byte) string {
+	if i < len(a.keys) && a.keys[i] == string(b) {
+		return a.keys[i]
+	}
+	k := string(b)
+	if i < len(a.keys) {
+		a.keys[i] = k
+	} else if i == len(a.keys) && i < 16 {
+		a.keys = append(a.keys, k)
+	}
+	return k
 }
 
 // tracker follows the records of one source partition from Produce to
