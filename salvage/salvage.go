@@ -46,7 +46,6 @@
 package salvage
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -587,7 +586,7 @@ type segWriter struct {
 	dir  string
 	base int64
 	f    *safefile.File
-	bw   *bufio.Writer
+	bw   *behindWriter
 	rec  *index.Recovery
 }
 
@@ -597,11 +596,11 @@ func (s *salvager) create(base int64) (*segWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &segWriter{dir: s.stage, base: base, f: f, bw: bufio.NewWriterSize(f, 1<<20), rec: index.NewRecovery(base, index.DefaultIntervalBytes)}, nil
+	return &segWriter{dir: s.stage, base: base, f: f, bw: newBehindWriter(f), rec: index.NewRecovery(base, index.DefaultIntervalBytes)}, nil
 }
 
 func (w *segWriter) write(b *logfmt.Batch) error {
-	if _, err := w.bw.Write(b.Data); err != nil {
+	if err := w.bw.Write(b.Data); err != nil {
 		return err
 	}
 	w.rec.Add(b.LastOffset(), b.MaxTimestamp(), b.Size())
@@ -610,7 +609,7 @@ func (w *segWriter) write(b *logfmt.Batch) error {
 
 // finish makes the segment durable and writes its indexes.
 func (w *segWriter) finish(aborted []index.AbortedTxn) error {
-	if err := w.bw.Flush(); err != nil {
+	if err := w.bw.Close(); err != nil {
 		return err
 	}
 	err := w.f.Commit()
@@ -646,6 +645,7 @@ func (w *segWriter) finish(aborted []index.AbortedTxn) error {
 
 func (w *segWriter) abort() {
 	if w.f != nil {
+		w.bw.Close()
 		w.f.Abort()
 	}
 }

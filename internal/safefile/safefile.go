@@ -153,6 +153,17 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	return f.f.WriteAt(p, off)
 }
 
+// StartWriteback lets the disk write the n bytes at off while the caller
+// goes on, so that Commit's fsync, which still makes everything durable,
+// has less left to wait for. It is a hint: it changes nothing about what a
+// crash leaves, and does nothing where the system has no such call (Linux
+// has sync_file_range).
+func (f *File) StartWriteback(off, n int64) {
+	if f.state == stateOpen {
+		startWriteback(f, off, n)
+	}
+}
+
 // Commit makes the written content durable and visible under the target
 // name: fsync, close, rename, fsync of the directory. When Commit fails before
 // the rename, the target is untouched and Abort removes the temporary file.
