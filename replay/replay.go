@@ -312,7 +312,7 @@ func (r *replayer) partition(ctx context.Context, res *Result) {
 	// One promise for every record: a closure each would be one more
 	// allocation per record.
 	promise := func(kr *kgo.Record, err error) {
-		sl := kr.Context.(*slot)
+		sl := kr.Context.(*recordCtx).sl
 		tr.ack(sl.seq, err)
 		sl.chunk.release()
 		wg.Done()
@@ -361,55 +361,60 @@ func recordBytes(rec *fetch.Record) int64 {
 }
 
 // slot is a record handed to the client, with the sequence number its
-// promise acknowledges. It is the record's Context, through which the one
-// promise finds it; the Context it embeds is Produce's, which kgo would
-// have set there, so cancellation works as before. Slots are never reused:
-// kgo may still look at a record's Context after its promise has run.
+// promise acknowledges.
 type slot struct {
-	context.Context
 	rec   kgo.Record
 	seq   int
 	chunk *chunk
 }
 
-// chunk holds the bytes and headers of many consecutive records, copied
-// out of the reader's buffers (which it reuses) so that a record costs no
-// allocation of its own. The client reads them until a record's promise
-// has run, so a chunk is reused only once every record in it has been
-// acknowledged and the arena has moved on to another: refs counts those,
-// plus one for the arena.
+// recordCtx is a record's Context, through which the one promise finds its
+// slot; the Context it embeds is Produce's, which kgo would have set there,
+// so cancellation works as before. It is not reused with the slot: kgo may
+// still look at a record's Context after its promise has run
+// (waitUnknownTopic).
+type recordCtx struct {
+	context.Context
+	sl *slot
+}
+
+// chunk holds many consecutive records, their bytes and headers copied out
+// of the reader's buffers (which it reuses), so that a record costs one
+// small allocation (its recordCtx) rather than several. The client reads
+// them until a record's promise has run, so a chunk is reused only once
+// every record in it has been acknowledged and the arena has moved on to
+// another: refs counts those, plus one for the arena.
 type chunk struct {
+	slots   []slot
 	headers []kgo.RecordHeader
 	buf     []byte
 	refs    atomic.Int32
 }
 
-// Chunk sizes: headers, and bytes of keys and values; slots are allocated
-// slotsAtOnce at a time.
+// Chunk sizes: records, headers, and bytes of keys and values.
 const (
+	chunkRecords = 256
 	chunkHeaders = 256
 	chunkBytes   = 256 << 10
-	slotsAtOnce  = 128
 )
 
 var chunks = sync.Pool{New: func() any {
-	return &chunk{headers: make([]kgo.RecordHeader, 0, chunkHeaders), buf: make([]byte, 0, chunkBytes)}
+	return &chunk{slots: make([]slot, 0, chunkRecords), headers: make([]kgo.RecordHeader, 0, chunkHeaders), buf: make([]byte, 0, chunkBytes)}
 }}
 
-// release drops one reference, and reuses the chunk after the last.
+// release drops one reference, and reuses the chunk after the last. Its
+// slots and headers are overwritten when reused.
 func (c *chunk) release() {
 	if c.refs.Add(-1) == 0 {
-		clear(c.headers) // no references kept from the pool
-		c.headers, c.buf = c.headers[:0], c.buf[:0]
+		c.slots, c.headers, c.buf = c.slots[:0], c.headers[:0], c.buf[:0]
 		chunks.Put(c)
 	}
 }
 
-// recordArena copies records into slots and chunks.
+// recordArena copies records into chunks.
 type recordArena struct {
-	slots []slot
-	c     *chunk
-	keys  []string // header keys seen last, shared rather than allocated again
+	c    *chunk
+	keys []string // header keys seen last, shared rather than allocated again
 }
 
 // record copies a record of n bytes (recordBytes) into the arena, keeping
@@ -418,7 +423,8 @@ type recordArena struct {
 func (a *recordArena) record(ctx context.Context, rec *fetch.Record, n int64, topic string, partition int32) *slot {
 	own := n > chunkBytes/4 || len(rec.Headers) > chunkHeaders/4
 	c := a.c
-	if c == nil || !own && (int64(cap(c.buf)-len(c.buf)) < n || len(rec.Headers) > cap(c.headers)-len(c.headers)) {
+	if c == nil || len(c.slots) == cap(c.slots) ||
+		!own && (int64(cap(c.buf)-len(c.buf)) < n || len(rec.Headers) > cap(c.headers)-len(c.headers)) {
 		if c != nil {
 			c.release()
 		}
@@ -427,18 +433,15 @@ func (a *recordArena) record(ctx context.Context, rec *fetch.Record, n int64, to
 		a.c = c
 	}
 	c.refs.Add(1)
-	if len(a.slots) == cap(a.slots) {
-		a.slots = make([]slot, 0, slotsAtOnce)
-	}
-	a.slots = append(a.slots, slot{Context: ctx, chunk: c})
-	sl := &a.slots[len(a.slots)-1]
+	c.slots = append(c.slots, slot{chunk: c})
+	sl := &c.slots[len(c.slots)-1]
 	buf, headers := &c.buf, &c.headers
 	if own {
 		b, h := make([]byte, 0, n), make([]kgo.RecordHeader, 0, len(rec.Headers))
 		buf, headers = &b, &h
 	}
 	kr := &sl.rec
-	kr.Context, kr.Topic, kr.Partition = sl, topic, partition
+	kr.Context, kr.Topic, kr.Partition = &recordCtx{Context: ctx, sl: sl}, topic, partition
 	kr.Key, kr.Value = clone(buf, rec.Key), clone(buf, rec.Value)
 	if rec.Timestamp >= 0 {
 		kr.Timestamp = time.UnixMilli(rec.Timestamp)
