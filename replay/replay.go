@@ -504,6 +504,7 @@ type tracker struct {
 	head    int
 	base    int // sequence number of pending[0]
 	err     error
+	stopped atomic.Bool // err is set
 }
 
 type pending struct {
@@ -528,6 +529,7 @@ func (t *tracker) ack(seq int, err error) {
 	if err != nil {
 		if t.err == nil {
 			t.err = err
+			t.stopped.Store(true)
 			t.res.Err = fmt.Errorf("producing offset %d of %s to %s: %w", p.offset, t.res.Partition.Path, destName(t.res), err)
 			t.res.FailedAtOffset = p.offset
 		}
@@ -562,14 +564,13 @@ func (t *tracker) fail(err error, offset int64) {
 	defer t.mu.Unlock()
 	if t.err == nil {
 		t.err, t.res.Err, t.res.FailedAtOffset = err, err, offset
+		t.stopped.Store(true)
 	}
 }
 
-func (t *tracker) failed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.err != nil
-}
+// failed is asked before every record: an atomic rather than the mutex
+// the promises take.
+func (t *tracker) failed() bool { return t.stopped.Load() }
 
 func destName(res *Result) string {
 	if res.DestPartition < 0 {
