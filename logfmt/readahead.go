@@ -14,8 +14,7 @@ import (
 // only an entry that straddles two of them is moved, and then only its head,
 // into room left before the second buffer's data. A seek backwards or past
 // the fetched data restarts the fetching. compact's passes, bound by parsing
-// and hashing, gain a tenth from it; a shallow dump, bound by the reading
-// itself, gains more from mapping the file (mmap.go).
+// and hashing, gain a tenth from it.
 
 const (
 	// aheadBuffers are in play: one holds the current window, the others
@@ -49,13 +48,11 @@ type aheadChunk struct {
 	err error
 }
 
-// Close stops the read-ahead goroutine, if any, and unmaps a mapped
-// window, which ends the current Batch's validity. The reader stays
-// usable.
+// Close stops the read-ahead goroutine, if any, which ends the current
+// Batch's validity. The reader stays usable.
 func (s *SegmentReader) Close() {
-	plain := !s.ahead && s.mapFile == nil
+	plain := !s.ahead
 	s.stopAhead()
-	s.unmap()
 	if plain {
 		putLarge(s.buf)
 	}

@@ -109,11 +109,6 @@ type SegmentReader struct {
 	// and data length of a read-ahead buffer, so tests can make entries
 	// straddle buffers in every way.
 	aheadSizes [2]int
-
-	// Mapping state (mmap.go).
-	mapFile *os.File // MappedWindows: set while windows are mapped
-	mapping []byte   // the mapped window
-	mapLen  int64    // mapWindowSize, smaller in tests
 }
 
 // WindowSource is where a SegmentReader gets the bytes it frames from.
@@ -126,10 +121,6 @@ const (
 	// own (readahead.go). It suits a scan from start to end; Close must be
 	// called.
 	ReadAheadWindows
-	// MappedWindows maps the windows of the file into memory (mmap.go) where
-	// the reader is an *os.File and the system can map it, and is
-	// PlainWindows otherwise. Entries must then be read inside CatchFault.
-	MappedWindows
 )
 
 // NewSegmentReader reads size bytes of r; file names it in errors. src,
@@ -137,10 +128,7 @@ const (
 func NewSegmentReader(r io.ReaderAt, size int64, file string, src ...WindowSource) *SegmentReader {
 	s := &SegmentReader{r: r, size: size, file: file}
 	for _, w := range src {
-		s.ahead, s.mapFile = w == ReadAheadWindows, nil
-		if w == MappedWindows {
-			s.mapFile = mappable(r)
-		}
+		s.ahead = w == ReadAheadWindows
 	}
 	return s
 }
@@ -211,9 +199,6 @@ func (s *SegmentReader) window(pos int64, n int) ([]byte, error) {
 		off := int(pos - s.bufPos)
 		return s.buf[off : off+n], nil
 	}
-	if s.mapFile != nil {
-		return s.mapWindow(pos, n)
-	}
 	if s.ahead {
 		return s.fetch(pos, n)
 	}
@@ -246,13 +231,6 @@ func (s *SegmentReader) Next() bool {
 		return false
 	}
 	b, end, err := s.frame(s.pos)
-	if (err != nil || end != EndNone) && s.mapping != nil {
-		// A file truncated inside the last mapped page reads as zeros
-		// there rather than faulting: tell that from damage.
-		if serr := s.shrunk(); serr != nil {
-			err, end = serr, EndNone
-		}
-	}
 	if err != nil {
 		s.err = err
 		return false
