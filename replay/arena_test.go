@@ -76,3 +76,41 @@ func TestArenaKeepsRecordsInFlight(t *testing.T) {
 	}
 	a.close()
 }
+
+// TestArenaBoundsChunksInFlight: one record of every chunk acknowledged
+// late, as with --partition key-hash and one slow destination partition,
+// keeps its chunk; past maxLiveChunks the records get buffers of their
+// own, so that the memory held follows the records in flight. Every record
+// keeps its bytes, and every chunk is free again once all are acknowledged.
+func TestArenaBoundsChunksInFlight(t *testing.T) {
+	var a recordArena
+	src := &fetch.Record{Record: &logfmt.Record{}}
+	type held struct {
+		sl    *slot
+		value string
+	}
+	var late []held
+	start := liveChunks.Load()
+	for i := 0; len(late) < 4*maxLiveChunks; i++ {
+		src.Key, src.Value, src.Offset = []byte("k"), fmt.Appendf(nil, "value %d", i), int64(i)
+		sl := a.record(context.Background(), src, recordBytes(src), "t", 0)
+		if n := liveChunks.Load() - start; n > maxLiveChunks {
+			t.Fatalf("record %d: %d chunks in use, more than %d", i, n, maxLiveChunks)
+		}
+		if i%chunkRecords == 0 || sl.chunk == nil {
+			late = append(late, held{sl, string(src.Value)})
+			continue
+		}
+		sl.chunk.release()
+	}
+	for _, h := range late {
+		if string(h.sl.rec.Value) != h.value {
+			t.Fatalf("a late record changed: %q, want %q", h.sl.rec.Value, h.value)
+		}
+		h.sl.chunk.release()
+	}
+	a.close()
+	if n := liveChunks.Load() - start; n != 0 {
+		t.Errorf("%d chunks still in use after every record was acknowledged", n)
+	}
+}

@@ -402,11 +402,25 @@ var chunks = sync.Pool{New: func() any {
 	return &chunk{slots: make([]slot, 0, chunkRecords), headers: make([]kgo.RecordHeader, 0, chunkHeaders), buf: make([]byte, 0, chunkBytes)}
 }}
 
+// One record acknowledged late keeps its whole chunk: with --partition
+// key-hash and one slow destination partition, every chunk may hold a few
+// of its records. So the chunks in use, across every partition's arena,
+// are bounded (about 20 MiB); past the bound a record gets buffers of its
+// own, and memory follows the records in flight rather than their chunks.
+const maxLiveChunks = 64
+
+var liveChunks atomic.Int64
+
 // release drops one reference, and reuses the chunk after the last. Its
-// slots and headers are overwritten when reused.
+// slots and headers are overwritten when reused. A record with buffers of
+// its own has no chunk.
 func (c *chunk) release() {
+	if c == nil {
+		return
+	}
 	if c.refs.Add(-1) == 0 {
 		c.slots, c.headers, c.buf = c.slots[:0], c.headers[:0], c.buf[:0]
+		liveChunks.Add(-1)
 		chunks.Put(c)
 	}
 }
@@ -425,20 +439,31 @@ func (a *recordArena) record(ctx context.Context, rec *fetch.Record, n int64, to
 	c := a.c
 	if c == nil || len(c.slots) == cap(c.slots) ||
 		!own && (int64(cap(c.buf)-len(c.buf)) < n || len(rec.Headers) > cap(c.headers)-len(c.headers)) {
-		if c != nil {
-			c.release()
+		c.release()
+		c, a.c = nil, nil
+		if liveChunks.Add(1) <= maxLiveChunks {
+			c = chunks.Get().(*chunk)
+			c.refs.Store(1)
+			a.c = c
+		} else {
+			liveChunks.Add(-1)
 		}
-		c = chunks.Get().(*chunk)
-		c.refs.Store(1)
-		a.c = c
 	}
-	c.refs.Add(1)
-	c.slots = append(c.slots, slot{chunk: c})
-	sl := &c.slots[len(c.slots)-1]
-	buf, headers := &c.buf, &c.headers
+	var sl *slot
+	if c != nil {
+		c.refs.Add(1)
+		c.slots = append(c.slots, slot{chunk: c})
+		sl = &c.slots[len(c.slots)-1]
+	} else {
+		sl, own = &slot{}, true
+	}
+	var buf *[]byte
+	var headers *[]kgo.RecordHeader
 	if own {
 		b, h := make([]byte, 0, n), make([]kgo.RecordHeader, 0, len(rec.Headers))
 		buf, headers = &b, &h
+	} else {
+		buf, headers = &c.buf, &c.headers
 	}
 	kr := &sl.rec
 	kr.Context, kr.Topic, kr.Partition = &recordCtx{Context: ctx, sl: sl}, topic, partition
@@ -458,10 +483,8 @@ func (a *recordArena) record(ctx context.Context, rec *fetch.Record, n int64, to
 
 // close lets the arena's last chunk be reused once its records are done.
 func (a *recordArena) close() {
-	if a.c != nil {
-		a.c.release()
-		a.c = nil
-	}
+	a.c.release()
+	a.c = nil
 }
 
 // clone appends b to *buf, whose room the caller has checked.
