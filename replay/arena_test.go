@@ -114,3 +114,11 @@ func TestArenaBoundsChunksInFlight(t *testing.T) {
 		t.Errorf("%d chunks still in use after every record was acknowledged", n)
 	}
 }
+
+// slotOf relies on the record being a slot's first field.
+func TestSlotOf(t *testing.T) {
+	var sl slot
+	if slotOf(&sl.rec) != &sl {
+		t.Fatal("a slot's record is not its first field")
+	}
+}

@@ -38,6 +38,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -312,7 +313,7 @@ func (r *replayer) partition(ctx context.Context, res *Result) {
 	// One promise for every record: a closure each would be one more
 	// allocation per record.
 	promise := func(kr *kgo.Record, err error) {
-		sl := kr.Context.(*recordCtx).sl
+		sl := slotOf(kr)
 		tr.ack(sl.seq, err)
 		sl.chunk.release()
 		wg.Done()
@@ -361,26 +362,26 @@ func recordBytes(rec *fetch.Record) int64 {
 }
 
 // slot is a record handed to the client, with the sequence number its
-// promise acknowledges.
+// promise acknowledges. The record is its first field, so that the one
+// promise finds the slot from the record kgo hands back (slotOf) without
+// a Context of its own for each record: the record's Context is Produce's,
+// as kgo would have set it. kgo may read a record's Context after its
+// promise has run (waitUnknownTopic), which reads the context, never
+// changed, and not the slot.
 type slot struct {
 	rec   kgo.Record
 	seq   int
 	chunk *chunk
 }
 
-// recordCtx is a record's Context, through which the one promise finds its
-// slot; the Context it embeds is Produce's, which kgo would have set there,
-// so cancellation works as before. It is not reused with the slot: kgo may
-// still look at a record's Context after its promise has run
-// (waitUnknownTopic).
-type recordCtx struct {
-	context.Context
-	sl *slot
+// slotOf is the slot whose record kr is.
+func slotOf(kr *kgo.Record) *slot {
+	return (*slot)(unsafe.Pointer(kr))
 }
 
 // chunk holds many consecutive records, their bytes and headers copied out
-// of the reader's buffers (which it reuses), so that a record costs one
-// small allocation (its recordCtx) rather than several. The client reads
+// of the reader's buffers (which it reuses), so that a record costs no
+// allocation of its own. The client reads
 // them until a record's promise has run, so a chunk is reused only once
 // every record in it has been acknowledged and the arena has moved on to
 // another: refs counts those, plus one for the arena.
@@ -466,7 +467,7 @@ func (a *recordArena) record(ctx context.Context, rec *fetch.Record, n int64, to
 		buf, headers = &c.buf, &c.headers
 	}
 	kr := &sl.rec
-	kr.Context, kr.Topic, kr.Partition = &recordCtx{Context: ctx, sl: sl}, topic, partition
+	kr.Context, kr.Topic, kr.Partition = ctx, topic, partition
 	kr.Key, kr.Value = clone(buf, rec.Key), clone(buf, rec.Value)
 	if rec.Timestamp >= 0 {
 		kr.Timestamp = time.UnixMilli(rec.Timestamp)
