@@ -203,16 +203,10 @@ func TestCorruptionMatrix(t *testing.T) {
 				// several formats; LOGTOOL_LONG=1 runs all.
 				readOnly := !long() && (fi+di)%3 != 0
 				dir := fixture(t, matrixOptions(f))
-				part := onlyPartition(t, dir)
-				log := segments(t, part)[0].Log
-				at, entry := damagedEntry(t, log)
-				e := d.apply(t, target{f, bytes.Clone(entry)})
+				log, _, e := damageFirst(t, f, onlyPartition(t, dir), d)
 				if e == nil {
 					continue
 				}
-				b := readFile(t, log)
-				b = append(append(bytes.Clone(b[:at.Pos]), e...), b[at.Pos+int64(at.Size):]...)
-				replaceFile(t, log, b)
 				t.Run(d.name, func(t *testing.T) {
 					if d.name == "offset" {
 						// See TestBugCompactOffsetsOutOfOrder.

@@ -25,15 +25,25 @@ var noDamage = logDamage{"none", false, func(_ testing.TB, g target) []byte { re
 // apply to the format.
 func damaged(t *testing.T, f format, o gen.Options, d logDamage) string {
 	dir := fixture(t, o)
-	log := segments(t, onlyPartition(t, dir))[0].Log
-	at, entry := damagedEntry(t, log)
-	e := d.apply(t, target{f, bytes.Clone(entry)})
-	if e == nil {
+	if _, _, e := damageFirst(t, f, onlyPartition(t, dir), d); e == nil {
 		return ""
+	}
+	return dir
+}
+
+// damageFirst does damage d to the entry in the middle of the first
+// segment of the partition part (damagedEntry), in place. It returns the
+// segment, the entry's place and the bytes that replaced it; nil bytes,
+// and nothing changed, when d does not apply to the format.
+func damageFirst(t testing.TB, f format, part string, d logDamage) (log string, at testutil.BatchAt, e []byte) {
+	log = segments(t, part)[0].Log
+	at, entry := damagedEntry(t, log)
+	if e = d.apply(t, target{f, bytes.Clone(entry)}); e == nil {
+		return log, at, nil
 	}
 	b := readFile(t, log)
 	replaceFile(t, log, append(append(bytes.Clone(b[:at.Pos]), e...), b[at.Pos+int64(at.Size):]...))
-	return dir
+	return log, at, e
 }
 
 // TestParallelMatrix: every format and damage of the corruption matrix,

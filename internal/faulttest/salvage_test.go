@@ -29,14 +29,10 @@ func TestSalvageMatrix(t *testing.T) {
 				dir := fixture(t, matrixOptions(f))
 				part := onlyPartition(t, dir)
 				truth := entriesOf(t, part)
-				log := segments(t, part)[0].Log
-				at, entry := damagedEntry(t, log)
-				e := d.apply(t, target{f, bytes.Clone(entry)})
+				log, at, e := damageFirst(t, f, part, d)
 				if e == nil {
 					continue
 				}
-				b := readFile(t, log)
-				replaceFile(t, log, append(append(bytes.Clone(b[:at.Pos]), e...), b[at.Pos+int64(at.Size):]...))
 				t.Run(d.name, func(t *testing.T) {
 					checkSalvage(t, part, truth, map[string]int64{filepath.Base(log): at.Pos}, map[string][]byte{filepath.Base(log): e})
 				})
