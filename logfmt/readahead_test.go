@@ -159,3 +159,54 @@ func FuzzReadAhead(f *testing.F) {
 		checkReadAhead(t, r, int64(len(data)), int(room), int(chunk)+1, int(seekAt)%8-1, int64(seekTo))
 	})
 }
+
+// TestWindowsReused reads a file larger than a window with readers one
+// after the other, and two at once: a closed reader's window serves the
+// next, and readers open at the same time never share one.
+func TestWindowsReused(t *testing.T) {
+	seg := windowInputs(t)["clean"]
+	var big []byte
+	for len(big) < 2*windowSize {
+		big = append(big, seg...)
+	}
+	want := trace(NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg"), -1, 0)
+	first := func(sr *SegmentReader) *byte {
+		if !sr.Next() {
+			t.Fatal(sr.Err())
+		}
+		return &sr.buf[0]
+	}
+	a := NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg")
+	pa := first(a)
+	a.Close()
+	b := NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg")
+	c := NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg")
+	pb, pc := first(b), first(c)
+	if pb != pa && pc != pa {
+		t.Error("the closed reader's window was not reused")
+	}
+	if pb == pc {
+		t.Fatal("two open readers share a window")
+	}
+	// Both read on to the end, alternately, with the same bytes as alone.
+	b.SeekTo(0)
+	c.SeekTo(0)
+	for b.Next() {
+		if !c.Next() || !bytes.Equal(b.Batch().Data, c.Batch().Data) {
+			t.Fatal("two open readers read differently")
+		}
+	}
+	b.Close()
+	c.Close()
+	d := NewSegmentReader(bytes.NewReader(big), int64(len(big)), "seg")
+	if got := trace(d, -1, 0); got != want {
+		t.Error("a reader on a reused window reads differently")
+	}
+	d.Close()
+	windows.Lock()
+	n := len(windows.free)
+	windows.Unlock()
+	if n > keepWindows {
+		t.Errorf("%d windows kept, more than %d", n, keepWindows)
+	}
+}

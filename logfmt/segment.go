@@ -52,8 +52,31 @@ var spare struct {
 	b []byte
 }
 
+// windows holds read windows given back, for the next readers: a command
+// that reads a partition in many units, each with a reader of its own,
+// would otherwise have the kernel fault a fresh MiB in for every unit.
+var windows struct {
+	sync.Mutex
+	free [][]byte
+}
+
+// keepWindows bounds the windows kept: one for each of the readers a
+// command runs at once, on most machines.
+const keepWindows = 16
+
 // getLarge returns a buffer of n bytes.
 func getLarge(n int) []byte {
+	if n == windowSize {
+		windows.Lock()
+		var b []byte
+		if k := len(windows.free); k > 0 {
+			b, windows.free = windows.free[k-1], windows.free[:k-1]
+		}
+		windows.Unlock()
+		if b != nil {
+			return b
+		}
+	}
 	if n > windowSize {
 		spare.Lock()
 		b := spare.b
@@ -70,7 +93,15 @@ func getLarge(n int) []byte {
 
 // putLarge gives b, which nothing may use any more, to the next getLarge.
 func putLarge(b []byte) {
-	if cap(b) <= windowSize {
+	if cap(b) == windowSize {
+		windows.Lock()
+		if len(windows.free) < keepWindows {
+			windows.free = append(windows.free, b[:windowSize])
+		}
+		windows.Unlock()
+		return
+	}
+	if cap(b) < windowSize {
 		return
 	}
 	spare.Lock()
