@@ -39,16 +39,20 @@
 // by NextKey too; headers need a full decode); in an audit without matchers,
 // every key. A match pass then decodes the batches of the range that may
 // match (those the earlier passes saw a wanted key or a match in) and
-// renders each match with the status the map gives. Every pass reads each
-// segment through a logfmt.DeepReader, whose workers run the pass's work
-// on a batch (a function of the batch alone) while the partition's
-// goroutine takes the results in order. Transactions are resolved from
-// their markers by package fetch.
+// renders each match with the status the map gives. The find and key
+// passes, which read every batch, give units of about 2 MiB of whole
+// batches to goroutines that read, check and work on a unit whole while
+// its bytes are in their core's cache; the match pass reads each segment
+// through a logfmt.DeepReader, whose workers run its work on a batch. The
+// partition's goroutine takes the results in order. Transactions are
+// resolved from their markers by package fetch.
 //
 // Memory is the key map (24 bytes a key, growing as needed up to a limit;
-// twice that with a find pass), the reader's windows and the batches in
-// its workers' window with their lines, and a few chunks of output waiting
-// their turn to be written: it does not grow with the size of a segment.
+// twice that with a find pass), a read window per goroutine, the units
+// read ahead of their turn with their versions, the match pass's windows
+// and batches in its workers' hands with their lines, and a few chunks of
+// output waiting their turn to be written: it does not grow with the size
+// of a segment.
 //
 // # The audit
 //

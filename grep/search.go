@@ -11,6 +11,7 @@ import (
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/index/lookup"
+	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 )
@@ -43,12 +44,14 @@ type search struct {
 	// every batch of its units.
 	positions *positions
 
-	lastOffset int64 // a pass's last offset so far, for the order check
-	pending    map[compact.KeyHash]pend
-	lastScope  int // the match pass's last span in scope
-	iters      sync.Pool
-	free       []*batchJob
-	held       []byte // problem lines not written yet
+	order     order // a pass's, across its segments and units
+	pending   map[compact.KeyHash]pend
+	lastScope int // the match pass's last span in scope
+	iters     sync.Pool
+	runs      []*unitRun // unitPass's, free
+	runsMu    sync.Mutex
+	free      []*batchJob
+	held      []byte // problem lines not written yet
 }
 
 // pend is a match of a superseded or deleted version whose first newer
@@ -79,7 +82,7 @@ func (s *search) run() error {
 	}
 	p := s.job.Partition
 	fo := s.o.Range
-	fo.Isolation, fo.WholeLog, fo.Progress = fetch.ReadUncommitted, true, nil
+	fo.Isolation, fo.WholeLog, fo.UnitBytes, fo.Progress = fetch.ReadUncommitted, true, unitBytes, nil
 	var err error
 	if s.pt, err = fetch.Open(p, fo); err != nil {
 		return err
@@ -196,8 +199,7 @@ func (s *search) batchTxn(b *logfmt.Batch) (fetch.TxnState, bool) {
 // unit is what a batch worker made of one batch.
 type unit struct {
 	err   error
-	pos   int64
-	found bool // find and key passes: the match pass reads the batch
+	found []int64 // find and key passes: batches the match pass reads
 
 	keys []keyEntry // find and key passes
 
@@ -255,29 +257,30 @@ func (s *search) release(j *batchJob) {
 	if cap(lines) > maxJobLines {
 		lines = nil
 	}
-	*u = unit{keys: u.keys[:0], lines: lines, events: u.events[:0]}
+	*u = unit{keys: u.keys[:0], found: u.found[:0], lines: lines, events: u.events[:0]}
 	s.free = append(s.free, j)
 }
 
-// pass reads spans in order, each segment through a DeepReader whose
-// workers run w on its batches, and hands each batch's unit to emit in
-// order. Batches are checked as Kafka's recovery checks them (checksum,
-// offsets above the previous batch's) before their unit is emitted. With
-// positions, only the batches there are read, one after the other.
-func (s *search) pass(spans []span, positions bool, w work, emit func(i int, u *unit) error) error {
+// pass is the match pass's reading: spans in order, each segment through
+// a DeepReader whose workers run w on its batches, each batch's unit
+// handed to emit in order. Batches are checked as Kafka's recovery checks
+// them (checksum, offsets above the previous batch's) before their unit is
+// emitted. With positions, only the batches there are read, one after the
+// other.
+func (s *search) pass(spans []span, w work, emit func(i int, u *unit) error) error {
 	var total int64
 	for _, sp := range spans {
 		total += sp.End - sp.Start
 	}
 	s.progress(0, total)
-	s.lastOffset = -1
+	s.order = order{last: -1}
 	for i := range spans {
 		sp := &spans[i]
 		if s.settled(i) {
 			return errDone
 		}
 		var at []int64
-		if positions && s.positions != nil {
+		if s.positions != nil {
 			if at = s.positions.in(sp.Span); len(at) == 0 {
 				s.progress(sp.End-sp.Start, 0)
 				continue
@@ -331,7 +334,7 @@ func (s *search) readSpan(i int, sp *span, at []int64, w work, emit func(i int, 
 		}
 		b := dr.Batch()
 		j := dr.Job().(*batchJob)
-		err := s.check(b, sp.Segment.Log)
+		err := s.order.check(b, sp.Segment.Log)
 		if err == nil {
 			err = j.u.err
 		}
@@ -349,21 +352,141 @@ func (s *search) readSpan(i int, sp *span, at []int64, w work, emit func(i int, 
 	return nil
 }
 
+// order is the previous batch's last offset as a pass reads on, -1
+// before the first.
+type order struct{ last int64 }
+
 // check checks a batch as Kafka's recovery does: its checksum, and its
 // offsets above the previous batch's.
-func (s *search) check(b *logfmt.Batch, file string) error {
+func (o *order) check(b *logfmt.Batch, file string) error {
 	if err := b.Validate(); err != nil {
 		return logfmt.WithFile(err, file, 0)
 	}
-	first := b.LastOffset() // a legacy wrapper's first offset needs its payload
-	if b.Magic() >= 2 {
-		first = b.Header().BaseOffset()
+	return o.follows(file, b.Pos, firstOffset(b), b.LastOffset())
+}
+
+// follows checks that a batch's offsets, first to last, lie above the
+// previous batch's, and makes it the previous batch.
+func (o *order) follows(file string, pos, first, last int64) error {
+	if o.last >= 0 && first <= o.last || last < first {
+		return logfmt.Corruptf(file, pos, "offsets %d to %d are not above the previous batch's last offset %d", first, last, o.last)
 	}
-	if s.lastOffset >= 0 && first <= s.lastOffset || b.LastOffset() < first {
-		return logfmt.Corruptf(file, b.Pos, "offsets %d to %d are not above the previous batch's last offset %d", first, b.LastOffset(), s.lastOffset)
-	}
-	s.lastOffset = b.LastOffset()
+	o.last = last
 	return nil
+}
+
+// firstOffset is the offset check compares: a legacy wrapper's first
+// offset needs its payload, so its last stands for it.
+func firstOffset(b *logfmt.Batch) int64 {
+	if b.Magic() >= 2 {
+		return b.Header().BaseOffset()
+	}
+	return b.LastOffset()
+}
+
+// unitBytes is the size of the units the passes that read every batch
+// read whole, one per goroutine: a unit's versions wait in memory until
+// the units before it are in, so memory grows with unit size times
+// workers. Tests make units of a batch.
+var unitBytes int64 = 2 << 20
+
+// unitRun is what one goroutine made of a unit: the work's unit of all its
+// batches, up to the first that failed, and the offsets of its first batch
+// and its last for the order check across units.
+type unitRun struct {
+	u                   unit
+	pos, first, firstTo int64 // the first batch: position, offsets
+	last                int64 // the last batch's last offset
+	n                   int   // batches
+}
+
+// unitPass is pass over units read whole, each by one goroutine that
+// frames, checks and works on its batches while their bytes are in its
+// core's cache: on uncompressed data, handing batches to workers costs
+// what working on them does. The units come to emit in order, their
+// batches checked across units as within them.
+func (s *search) unitPass(spans []span, w work, emit func(i int, u *unit) error) error {
+	var total int64
+	for _, sp := range spans {
+		total += sp.End - sp.Start
+	}
+	s.progress(0, total)
+	s.order = order{last: -1}
+	return parallel.Ordered(len(spans), s.inner, func(i int) *unitRun {
+		return s.readUnit(&spans[i], w)
+	}, func(i int, r *unitRun) error {
+		defer s.putRun(r)
+		sp := &spans[i]
+		if r.n > 0 {
+			if err := s.order.follows(sp.Segment.Log, r.pos, r.first, r.firstTo); err != nil {
+				return err
+			}
+			s.order.last = r.last
+		}
+		if err := emit(i, &r.u); err != nil {
+			return err
+		}
+		s.progress(sp.End-sp.Start, 0)
+		return r.u.err
+	})
+}
+
+// getRun and putRun keep the units' buffers from one unit to the next: in
+// an audit of every key, a unit holds tens of thousands of versions.
+func (s *search) getRun() *unitRun {
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	if k := len(s.runs); k > 0 {
+		r := s.runs[k-1]
+		s.runs = s.runs[:k-1]
+		return r
+	}
+	return &unitRun{}
+}
+
+func (s *search) putRun(r *unitRun) {
+	*r = unitRun{u: unit{keys: r.u.keys[:0], found: r.u.found[:0]}}
+	s.runsMu.Lock()
+	s.runs = append(s.runs, r)
+	s.runsMu.Unlock()
+}
+
+// readUnit reads one unit on the calling goroutine.
+func (s *search) readUnit(sp *span, w work) *unitRun {
+	r := s.getRun()
+	f, err := safefile.Open(sp.Segment.Log)
+	if err != nil {
+		r.u.err = err
+		return r
+	}
+	defer f.Close()
+	sr := logfmt.NewSegmentReader(f, sp.End, sp.Segment.Log)
+	defer sr.Close()
+	sr.SeekTo(sp.Start)
+	it := s.iter()
+	defer s.iters.Put(it)
+	it.File = sp.Segment.Log
+	// Within the unit, the order check starts afresh; unitPass checks its
+	// first batch against the unit before.
+	c := order{last: -1}
+	for sr.Next() {
+		b := sr.Batch()
+		err := c.check(b, sp.Segment.Log)
+		if err == nil {
+			err = w(sp, b, it, &r.u)
+		}
+		if err != nil {
+			r.u.err = err
+			return r
+		}
+		if r.n == 0 {
+			r.pos, r.first, r.firstTo = b.Pos, firstOffset(b), b.LastOffset()
+		}
+		r.last = b.LastOffset()
+		r.n++
+	}
+	r.u.err = sr.Err()
+	return r
 }
 
 func (s *search) progress(done, todo int64) {
@@ -380,19 +503,19 @@ func (s *search) findPass() error {
 		return err
 	}
 	var spans []span
-	for _, sp := range segmentSpans(s.pt.Spans(), s.inScope) {
-		if sp.scope {
-			spans = append(spans, sp)
+	for _, u := range s.pt.Spans() {
+		if s.inScope(u) {
+			spans = append(spans, span{u, true})
 		}
 	}
-	return s.pass(spans, false, s.findBatch, func(i int, u *unit) error {
+	return s.unitPass(spans, s.findBatch, func(i int, u *unit) error {
 		for _, e := range u.keys {
 			if _, _, err := s.wanted.Put(e.h, 0); err != nil {
 				return s.mapErr(err)
 			}
 		}
-		if u.found {
-			s.positions.add(spans[i].Segment.Base, u.pos)
+		for _, at := range u.found {
+			s.positions.add(spans[i].Segment.Base, at)
 		}
 		return nil
 	})
@@ -423,19 +546,24 @@ func (s *search) findBatch(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *u
 			u.keys = append(u.keys, keyEntry{h: s.wanted.Hash(r.Key)})
 		}
 	}
-	u.found, u.pos = found, b.Pos
+	if found {
+		u.found = append(u.found, b.Pos)
+	}
 	return it.Err()
 }
 
 // keyPass fills the key map from the whole log, in offset order: the last
 // version put is the newest.
 func (s *search) keyPass() error {
-	spans := segmentSpans(s.pt.LogSpans(), func(fetch.Span) bool { return false })
+	var spans []span
+	for _, u := range s.pt.LogSpans() {
+		spans = append(spans, span{Span: u})
+	}
 	// The batches holding a candidate key are those the match pass reads
 	// when key matchers decide, and in an audit those holding newer
 	// versions; the find pass found the others.
 	keep := s.m != nil && (s.m.HasKeyMatchers() || s.audit != nil)
-	return s.pass(spans, false, func(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
+	return s.unitPass(spans, func(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
 		return s.keyBatch(b, it, u, keep)
 	}, func(i int, u *unit) error { return s.putKeys(&spans[i], u) })
 }
@@ -469,7 +597,9 @@ func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep 
 	if err := it.Err(); err != nil {
 		return err
 	}
-	u.found, u.pos = found && keep, b.Pos
+	if found && keep {
+		u.found = append(u.found, b.Pos)
+	}
 	return nil
 }
 
@@ -489,8 +619,10 @@ func (s *search) putKeys(sp *span, u *unit) error {
 			s.superseded(prev, e)
 		}
 	}
-	if s.positions != nil && u.found {
-		s.positions.add(sp.Segment.Base, u.pos)
+	if s.positions != nil {
+		for _, at := range u.found {
+			s.positions.add(sp.Segment.Base, at)
+		}
 	}
 	return nil
 }
@@ -544,7 +676,7 @@ func (s *search) matchPass() error {
 	if s.audit != nil {
 		s.pending = map[compact.KeyHash]pend{}
 	}
-	err := s.pass(spans, true, func(sp *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
+	err := s.pass(spans, func(sp *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
 		return s.matchBatch(sp, b, it, u)
 	}, s.emit)
 	if errors.Is(err, errDone) {

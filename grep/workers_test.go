@@ -3,6 +3,7 @@ package grep
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,7 @@ func TestWorkersSameOutput(t *testing.T) {
 					damage(t, p.Segments[len(p.Segments)/2].Log)
 				}
 				for ci, tc := range cases {
+					defer setUnitBytes(1 << 30)()
 					m, err := NewMatcher(tc.spec)
 					if err != nil {
 						t.Fatal(err)
@@ -80,6 +82,15 @@ func TestWorkersSameOutput(t *testing.T) {
 							ro.Workers = w
 							if got := runRaw(t, j, ro); got != want {
 								t.Fatalf("%d workers wrote\n%s\n1 wrote\n%s", w, tail(got), tail(want))
+							}
+						}
+						// Units of one batch each: every order check and
+						// error falls on a unit's edge.
+						defer setUnitBytes(1)()
+						for _, w := range []int{1, 3} {
+							ro.Workers = w
+							if got := runRaw(t, j, ro); got != want {
+								t.Fatalf("units of a batch, %d workers, wrote\n%s\nwhole segments wrote\n%s", w, tail(got), tail(want))
 							}
 						}
 					})
@@ -108,5 +119,62 @@ func damage(t *testing.T, log string) {
 	data[at] ^= 0x5a
 	if err := os.WriteFile(log, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// setUnitBytes sets the passes' unit size, for a test that does not run in
+// parallel, and returns what puts it back.
+func setUnitBytes(n int64) func() {
+	old := unitBytes
+	unitBytes = n
+	return func() { unitBytes = old }
+}
+
+// TestOffsetsOutOfOrder: a batch whose offsets are not above the previous
+// batch's stops the search with an error naming its file and byte, the
+// same whether the two batches are read by one goroutine or by two. The
+// key searched is in the first batch only, so the key pass alone reads
+// the others.
+func TestOffsetsOutOfOrder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var seg []byte
+	var third int64
+	for i, base := range []int64{0, 10, 12, 20} {
+		if i == 2 {
+			third = int64(len(seg))
+		}
+		var recs []logfmt.Record
+		for k := range int64(5) {
+			recs = append(recs, logfmt.Record{Offset: base + k, Timestamp: 1_700_000_000_000 + base + k, Key: []byte(fmt.Sprintf("k%d", base+k)), Value: []byte("v")})
+		}
+		var err error
+		if seg, err = logfmt.AppendBatch(seg, logfmt.DefaultBatchOptions(base), recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(dir, "00000000000000000000.log")
+	if err := os.WriteFile(log, seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMatcher(Spec{Keys: []string{"k1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%s: offsets 12 to 16 are not above the previous batch's last offset 14 (at byte %d)", log, third)
+	for _, n := range []int64{1, 1 << 30} {
+		defer setUnitBytes(n)()
+		for _, w := range []int{1, 2} {
+			var got error
+			o := Options{Match: m, Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: w}
+			if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, o, func(r *Result) { got = r.Err }); err != nil {
+				t.Fatal(err)
+			}
+			if got == nil || !strings.Contains(got.Error(), want) {
+				t.Errorf("units of %d bytes, %d workers: %v, want %q", n, w, got, want)
+			}
+		}
 	}
 }
