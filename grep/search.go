@@ -466,24 +466,33 @@ func (s *search) readUnit(sp *span, w work) *unitRun {
 	it := s.iter()
 	defer s.iters.Put(it)
 	it.File = sp.Segment.Log
-	// Within the unit, the order check starts afresh; unitPass checks its
-	// first batch against the unit before.
-	c := order{last: -1}
+	// unitPass checks the first batch's offsets against the unit before,
+	// and so before the work on it, as the batches after it are checked.
+	var c order
 	for sr.Next() {
 		b := sr.Batch()
-		err := c.check(b, sp.Segment.Log)
-		if err == nil {
-			err = w(sp, b, it, &r.u)
+		var err error
+		if r.n == 0 {
+			if err = b.Validate(); err != nil {
+				err = logfmt.WithFile(err, sp.Segment.Log, 0)
+			}
+			r.pos, r.first, r.firstTo = b.Pos, firstOffset(b), b.LastOffset()
+			c.last = r.firstTo
+		} else {
+			err = c.check(b, sp.Segment.Log)
 		}
 		if err != nil {
 			r.u.err = err
 			return r
 		}
-		if r.n == 0 {
-			r.pos, r.first, r.firstTo = b.Pos, firstOffset(b), b.LastOffset()
-		}
 		r.last = b.LastOffset()
 		r.n++
+		// A batch that fails gives none of its keys, as with one unit per batch.
+		keys, found := len(r.u.keys), len(r.u.found)
+		if err := w(sp, b, it, &r.u); err != nil {
+			r.u.keys, r.u.found, r.u.err = r.u.keys[:keys], r.u.found[:found], err
+			return r
+		}
 	}
 	r.u.err = sr.Err()
 	return r

@@ -2,6 +2,7 @@ package grep
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -175,6 +176,130 @@ func TestOffsetsOutOfOrder(t *testing.T) {
 			if got == nil || !strings.Contains(got.Error(), want) {
 				t.Errorf("units of %d bytes, %d workers: %v, want %q", n, w, got, want)
 			}
+		}
+	}
+}
+
+// TestUnitEdgeOffsets: the first batch of a unit is checked against the
+// batch before it as any other is, before the work on it: a batch whose
+// last offset is below its first is reported with the previous batch's
+// last offset, and offsets going backwards come before a record the key
+// pass cannot read.
+func TestUnitEdgeOffsets(t *testing.T) {
+	cases := []struct {
+		name   string
+		base   int64
+		broken bool // the third batch's first record does not parse
+		delta  int32
+		want   string
+	}{
+		{"last below first", 20, false, -1, "offsets 20 to 19 are not above the previous batch's last offset 14"},
+		{"backwards and unreadable", 12, true, 4, "offsets 12 to 16 are not above the previous batch's last offset 14"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "t-0")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var seg []byte
+			var third int
+			for i, base := range []int64{0, 10, tc.base, 30} {
+				if i == 2 {
+					third = len(seg)
+				}
+				var recs []logfmt.Record
+				for k := range int64(5) {
+					recs = append(recs, logfmt.Record{Offset: base + k, Timestamp: 1_700_000_000_000 + base + k, Key: []byte(fmt.Sprintf("k%d", base+k)), Value: []byte("v")})
+				}
+				var err error
+				if seg, err = logfmt.AppendBatch(seg, logfmt.DefaultBatchOptions(base), recs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := seg[third:]
+			b = b[:logfmt.LogOverhead+int(binary.BigEndian.Uint32(b[8:]))]
+			binary.BigEndian.PutUint32(b[23:], uint32(tc.delta))
+			if tc.broken {
+				b[logfmt.V2HeaderSize] = 1 // a record length of -1
+			}
+			binary.BigEndian.PutUint32(b[17:], logfmt.BatchHeader(b[:logfmt.V2HeaderSize]).ComputeCRC(b))
+			log := filepath.Join(dir, "00000000000000000000.log")
+			if err := os.WriteFile(log, seg, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m, err := NewMatcher(Spec{Keys: []string{"k1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("%s: %s (at byte %d)", log, tc.want, third)
+			for _, n := range []int64{1, 1 << 30} {
+				defer setUnitBytes(n)()
+				for _, w := range []int{1, 2} {
+					var got error
+					o := Options{Match: m, Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: w}
+					if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, o, func(r *Result) { got = r.Err }); err != nil {
+						t.Fatal(err)
+					}
+					if got == nil || got.Error() != want {
+						t.Errorf("units of %d bytes, %d workers: %v, want %q", n, w, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFailedBatchGivesNoKeys: the keys read from a batch before it failed
+// are not put in the key map, whatever the unit size: the batch's error is
+// reported, not a key map that its keys would fill.
+func TestFailedBatchGivesNoKeys(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var seg []byte
+	var second int
+	for i, n := range []int64{5, 300} {
+		if i == 1 {
+			second = len(seg)
+		}
+		var recs []logfmt.Record
+		for k := range n {
+			off := int64(i)*10 + k
+			recs = append(recs, logfmt.Record{Offset: off, Timestamp: 1_700_000_000_000 + off, Key: []byte(fmt.Sprintf("k%d", off)), Value: []byte("v")})
+		}
+		var err error
+		if seg, err = logfmt.AppendBatch(seg, logfmt.DefaultBatchOptions(int64(i)*10), recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The second batch declares a record more than it holds.
+	b := seg[second:]
+	binary.BigEndian.PutUint32(b[57:], 301)
+	binary.BigEndian.PutUint32(b[17:], logfmt.BatchHeader(b[:logfmt.V2HeaderSize]).ComputeCRC(b))
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMatcher(Spec{KeyRegexps: []string{"^k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, n := range []int64{1, 1 << 30} {
+		defer setUnitBytes(n)()
+		var got error
+		o := Options{Match: m, Range: fetch.DefaultOptions(), KeyMapMemory: 100 * 24, Workers: 1}
+		if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, o, func(r *Result) { got = r.Err }); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := logfmt.AsCorrupt(got); !ok {
+			t.Fatalf("units of %d bytes: %v, want the batch's corruption", n, got)
+		}
+		if want == "" {
+			want = got.Error()
+		} else if got.Error() != want {
+			t.Errorf("units of %d bytes: %v, want %s", n, got, want)
 		}
 	}
 }
