@@ -303,3 +303,28 @@ func TestFailedBatchGivesNoKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestUnitsOnReusedWindows: units of more than a read window, read at
+// once by several goroutines whose readers hand their windows on when
+// closed (logfmt), write what one reader of whole segments writes. With
+// the race detector on, a unit that kept a batch's bytes past its reader
+// would fail here; smaller segments and units never reuse a window.
+func TestUnitsOnReusedWindows(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	co := compact.DefaultOptions(start + (3 * time.Hour).Milliseconds())
+	co.MaxLag = (10 * time.Minute).Milliseconds()
+	dir := genDir(t, gen.Options{Topics: []string{"t"}, Records: 24000, Keys: 3000, ValueBytes: 200, BatchRecords: 20, Magic: 2,
+		SegmentBytes: 3 << 20, TombstoneRatio: 0.05, TransactionalRatio: 0.3, AbortRatio: 0.3, TimeStep: 100 * time.Millisecond, Seed: 26})
+	j := Job{Partition: partition(t, dir), Audit: &Audit{Cleaner: co}}
+	o := Options{Range: fetch.DefaultOptions(), KeyMapMemory: 8 << 20, Format: Format{JSON: true}}
+	defer setUnitBytes(1 << 30)()
+	o.Workers = 1
+	want := runRaw(t, j, o)
+	defer setUnitBytes(1<<20 + 1)()
+	for _, w := range []int{2, 4} {
+		o.Workers = w
+		if got := runRaw(t, j, o); got != want {
+			t.Fatalf("units over a window, %d workers, wrote\n%s\nwhole segments wrote\n%s", w, tail(got), tail(want))
+		}
+	}
+}
