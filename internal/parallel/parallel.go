@@ -76,7 +76,9 @@ func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) erro
 	if n <= 0 {
 		return nil
 	}
-	done := make([]chan T, n)
+	// Job i+k starts only once job i is emitted (k = ahead), so k result
+	// slots, reused in turn, are enough: memory does not grow with n.
+	done := make([]chan T, min(n, ahead(w, n)))
 	for i := range done {
 		done[i] = make(chan T, 1)
 	}
@@ -87,7 +89,7 @@ func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) erro
 	for range Workers(w, n) {
 		wg.Go(func() {
 			for i := range jobs {
-				done[i] <- f(i)
+				done[i%len(done)] <- f(i)
 			}
 		})
 	}
@@ -108,7 +110,7 @@ func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) erro
 	}()
 	var err error
 	for i := range n {
-		if err = emit(i, <-done[i]); err != nil {
+		if err = emit(i, <-done[i%len(done)]); err != nil {
 			break
 		}
 		<-slots

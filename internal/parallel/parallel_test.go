@@ -181,3 +181,19 @@ func TestOrderedBounded(t *testing.T) {
 		t.Errorf("%d jobs ran, want %d", s, n)
 	}
 }
+
+// TestOrderedMemoryFlat: Ordered's own memory does not grow with the
+// number of jobs, which for grep is the number of 2 MiB units of a log.
+func TestOrderedMemoryFlat(t *testing.T) {
+	allocs := func(n int) float64 {
+		return testing.AllocsPerRun(3, func() {
+			sum := 0
+			if err := Ordered(n, 2, func(i int) int { return i }, func(_ int, v int) error { sum += v; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if small, large := allocs(100), allocs(20000); large > small+50 {
+		t.Errorf("Ordered made %.0f allocations for 20,000 jobs against %.0f for 100", large, small)
+	}
+}
