@@ -203,6 +203,15 @@ func TestWindowsReused(t *testing.T) {
 		t.Error("a reader on a reused window reads differently")
 	}
 	d.Close()
+	// A file smaller than a window is read in a free window too.
+	e := NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "small")
+	pe := first(e)
+	e.Close()
+	f := NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "small")
+	if first(f) != pe {
+		t.Error("a small file's window was not reused")
+	}
+	f.Close()
 	windows.Lock()
 	n := len(windows.free)
 	windows.Unlock()

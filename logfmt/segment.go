@@ -238,8 +238,10 @@ func (s *SegmentReader) window(pos int64, n int) ([]byte, error) {
 		want = int(rest)
 	}
 	if cap(s.buf) < want {
+		// Room for a whole window even at the end of the data, so that
+		// the buffer can serve the next reader (getLarge).
 		old := s.buf
-		s.buf = getLarge(want)
+		s.buf = getLarge(max(n, windowSize))
 		putLarge(old)
 	}
 	s.buf = s.buf[:want]
