@@ -93,6 +93,11 @@ type Options struct {
 	// UnitBytes is about how much of a segment one unit covers (see
 	// Partition); 0 means 16 MiB.
 	UnitBytes int64
+	// UnitRecords, when set, also ends a unit once it holds this many
+	// records (a v2 batch's count; a legacy entry counts as one), for a
+	// caller whose memory for a unit grows with its records: small
+	// records compressed well put millions in 16 MiB.
+	UnitRecords int64
 	// MaxRecordBytes bounds one record read from a compressed batch
 	// (logfmt.RecordIter); 0 means the default.
 	MaxRecordBytes int
@@ -294,6 +299,10 @@ func (pt *Partition) resolveTxns() error {
 	it := logfmt.RecordIter{MaxRecordBytes: pt.o.MaxRecordBytes}
 	leo := pt.segs[0].Base
 	unitBytes := cmp.Or(pt.o.UnitBytes, defaultUnitBytes)
+	unitRecords := pt.o.UnitRecords
+	if unitRecords <= 0 {
+		unitRecords = math.MaxInt64
+	}
 	for i, s := range pt.segs {
 		leo = max(leo, s.Base)
 		u := unit{seg: i}
@@ -301,12 +310,17 @@ func (pt *Partition) resolveTxns() error {
 		if err != nil {
 			return err
 		}
+		var records int64
 		for seg.Next() {
 			b := seg.Batch()
-			if b.Pos-u.start >= unitBytes {
+			if b.Pos-u.start >= unitBytes || records >= unitRecords {
 				u.end = b.Pos
 				pt.units = append(pt.units, u)
-				u.start = b.Pos
+				u.start, records = b.Pos, 0
+			}
+			records++
+			if b.Magic() >= 2 {
+				records += int64(b.Header().RecordCount()) - 1
 			}
 			leo = max(leo, b.LastOffset()+1)
 			if b.Magic() < 2 {

@@ -3,6 +3,7 @@ package fetch
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
@@ -156,5 +157,46 @@ func TestWholeLog(t *testing.T) {
 		if from != want || pt.Stats().LogStartOffset != 100 {
 			t.Errorf("whole log %v: range from %d, log start %d; want %d and 100", whole, from, pt.Stats().LogStartOffset, want)
 		}
+	}
+}
+
+// TestUnitRecords: with UnitRecords a unit ends once it holds that many
+// records, whatever its size, and the units still hold every batch once.
+func TestUnitRecords(t *testing.T) {
+	p := genPartition(t)
+	o := DefaultOptions()
+	o.Isolation, o.UnitRecords = ReadUncommitted, 100
+	pt, err := Open(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Open(p, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := batchesOf(t, pt, pt.LogSpans())
+	want, _ := batchesOf(t, whole, whole.LogSpans())
+	if !slices.Equal(all, want) {
+		t.Fatalf("units of 100 records hold batches %v, want %v", all, want)
+	}
+	for _, sp := range pt.LogSpans() {
+		seg, err := logfmt.OpenSegment(sp.Segment.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg.SeekTo(sp.Start)
+		records, batches, last := 0, 0, 0
+		for seg.Pos() < sp.End && seg.Next() {
+			last = int(seg.Batch().Header().RecordCount())
+			records += last
+			batches++
+		}
+		seg.Close()
+		if batches > 1 && records-last >= 100 {
+			t.Fatalf("a unit holds %d records in %d batches, more than 100 before its last batch", records, batches)
+		}
+	}
+	if len(pt.LogSpans()) <= len(whole.LogSpans()) {
+		t.Fatalf("%d units of 100 records, against %d of 16 MiB", len(pt.LogSpans()), len(whole.LogSpans()))
 	}
 }

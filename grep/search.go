@@ -82,7 +82,7 @@ func (s *search) run() error {
 	}
 	p := s.job.Partition
 	fo := s.o.Range
-	fo.Isolation, fo.WholeLog, fo.UnitBytes, fo.Progress = fetch.ReadUncommitted, true, unitBytes, nil
+	fo.Isolation, fo.WholeLog, fo.UnitBytes, fo.UnitRecords, fo.Progress = fetch.ReadUncommitted, true, unitBytes, unitRecords, nil
 	var err error
 	if s.pt, err = fetch.Open(p, fo); err != nil {
 		return err
@@ -384,11 +384,15 @@ func firstOffset(b *logfmt.Batch) int64 {
 	return b.LastOffset()
 }
 
-// unitBytes is the size of the units the passes that read every batch
-// read whole, one per goroutine: a unit's versions wait in memory until
-// the units before it are in, so memory grows with unit size times
-// workers. Tests make units of a batch.
-var unitBytes int64 = 2 << 20
+// unitBytes and unitRecords bound the units the passes that read every
+// batch read whole, one per goroutine. A unit's versions (40 bytes each)
+// wait in memory until the units before it are in, up to twice as many
+// units as goroutines: small records compressed well put 150,000 in 2 MiB.
+// Tests make units of a batch.
+var (
+	unitBytes   int64 = 2 << 20
+	unitRecords int64 = 32 << 10
+)
 
 // unitRun is what one goroutine made of a unit: the work's unit of all its
 // batches, up to the first that failed, and the offsets of its first batch
