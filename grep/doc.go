@@ -40,9 +40,9 @@
 // every key. A match pass then decodes the batches of the range that may
 // match (those the earlier passes saw a wanted key or a match in) and
 // renders each match with the status the map gives. The find and key
-// passes, which read every batch, give units of about 2 MiB of whole
-// batches to goroutines that read, check and work on a unit whole while
-// its bytes are in their core's cache; the match pass reads each segment
+// passes, which read every batch, give units of whole batches (about 2 MiB,
+// at most 32,768 records) to goroutines that read, check and work on a
+// unit whole while its bytes are in their core's cache; the match pass reads each segment
 // through a logfmt.DeepReader, whose workers run its work on a batch. The
 // partition's goroutine takes the results in order. Transactions are
 // resolved from their markers by package fetch.
