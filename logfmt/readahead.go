@@ -9,7 +9,7 @@ import (
 )
 
 // Read-ahead (ReadAheadWindows): a goroutine reads the windows that follow
-// the one in use, so that the kernel's copy of the next 4 MiB overlaps the
+// the one in use, so that the kernel's copy of the next chunks overlaps the
 // caller's work on this one. Windows are the goroutine's buffers themselves;
 // only an entry that straddles two of them is moved, and then only its head,
 // into room left before the second buffer's data. A seek backwards or past
@@ -179,7 +179,7 @@ func (s *SegmentReader) stopAhead() {
 }
 
 // aheadBufs keeps full-size buffers between readers, so that a partition
-// of many segments reuses three buffers rather than allocating three per
+// of many segments reuses its buffers rather than allocating them for each
 // segment: a heap as large as a compaction's offset map lets garbage grow
 // far before the collector runs.
 var aheadBufs = sync.Pool{New: func() any { return new([]byte) }}

@@ -130,9 +130,9 @@
 //
 // # Cost
 //
-// A scan reads the .log in 4 MiB chunks on a second goroutine while the
+// A scan reads the .log in 256 KiB chunks on a second goroutine while the
 // first checks the batches in place, so a rebuild costs about one read of
-// the data plus its checksums. Memory is three read buffers (12 MiB), one
+// the data plus its checksums. Memory is eight read buffers (2.5 MiB), one
 // batch when it spans two of them, and 16 bytes per rebuilt entry of each
 // index (about 8 MiB for a 1 GiB segment at the default interval); it does
 // not otherwise grow with the segment.
