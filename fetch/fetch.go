@@ -42,6 +42,7 @@ import (
 	"github.com/logtool/logtool/index/lookup"
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
 )
@@ -94,7 +95,8 @@ type Options struct {
 	// Partition); 0 means 16 MiB.
 	UnitBytes int64
 	// UnitRecords, when set, also ends a unit once it holds this many
-	// records (a v2 batch's count; a legacy entry counts as one), for a
+	// records (a v2 batch's count; a compressed legacy wrapper's, bounded
+	// by its offsets; any other entry counts as one), for a
 	// caller whose memory for a unit grows with its records: small
 	// records compressed well put millions in 16 MiB.
 	UnitRecords int64
@@ -318,10 +320,7 @@ func (pt *Partition) resolveTxns() error {
 				pt.units = append(pt.units, u)
 				u.start, records = b.Pos, 0
 			}
-			records++
-			if b.Magic() >= 2 {
-				records += int64(b.Header().RecordCount()) - 1
-			}
+			records += unitCount(b, leo)
 			leo = max(leo, b.LastOffset()+1)
 			if b.Magic() < 2 {
 				continue
@@ -361,6 +360,21 @@ func (pt *Partition) resolveTxns() error {
 		}
 	}
 	return nil
+}
+
+// unitCount is what a batch counts for toward UnitRecords: a v2 batch's
+// count, and a compressed legacy wrapper's records, which only its payload
+// tells, bounded by the offsets from leo (the end of the batches before it)
+// to its own, the last of its records. A damaged count counts as one.
+func unitCount(b *logfmt.Batch, leo int64) int64 {
+	n := int64(1)
+	switch {
+	case b.Magic() >= 2:
+		n = int64(b.Header().RecordCount())
+	case b.Compression() != codec.None:
+		n = b.LastOffset() + 1 - leo
+	}
+	return max(1, n)
 }
 
 // bounds turns the options into the first offset to return, the units to

@@ -9,6 +9,7 @@ import (
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -198,5 +199,49 @@ func TestUnitRecords(t *testing.T) {
 	}
 	if len(pt.LogSpans()) <= len(whole.LogSpans()) {
 		t.Fatalf("%d units of 100 records, against %d of 16 MiB", len(pt.LogSpans()), len(whole.LogSpans()))
+	}
+}
+
+// TestUnitRecordsLegacyWrappers: a compressed legacy wrapper holds many
+// records, and counts for them (bounded above by the offsets it spans), so
+// that a unit of such wrappers still ends near UnitRecords.
+func TestUnitRecordsLegacyWrappers(t *testing.T) {
+	dir := t.TempDir()
+	g := gen.Options{Out: dir, Topics: []string{"t"}, Magic: 1, Compression: codec.Gzip, Records: 3000, BatchRecords: 50, Keys: 50,
+		SegmentBytes: 1 << 20, Seed: 9}
+	if _, err := gen.Generate(g); err != nil {
+		t.Fatal(err)
+	}
+	p, err := layout.ReadPartition(filepath.Join(dir, "t-0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions()
+	o.Isolation, o.UnitRecords = ReadUncommitted, 100
+	pt, err := Open(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var it logfmt.RecordIter
+	for _, sp := range pt.LogSpans() {
+		seg, err := logfmt.OpenSegment(sp.Segment.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg.SeekTo(sp.Start)
+		records, batches, last := 0, 0, 0
+		for seg.Pos() < sp.End && seg.Next() {
+			if err := it.Reset(seg.Batch()); err != nil {
+				t.Fatal(err)
+			}
+			for last = 0; it.Next(); last++ {
+			}
+			records += last
+			batches++
+		}
+		seg.Close()
+		if batches > 1 && records-last >= 100 {
+			t.Fatalf("a unit holds %d records in %d legacy wrappers, more than 100 before its last", records, batches)
+		}
 	}
 }
