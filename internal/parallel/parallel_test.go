@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -195,5 +196,55 @@ func TestOrderedMemoryFlat(t *testing.T) {
 	}
 	if small, large := allocs(100), allocs(20000); large > small+50 {
 		t.Errorf("Ordered made %.0f allocations for 20,000 jobs against %.0f for 100", large, small)
+	}
+}
+
+// TestOrderedRing: with the result slots reused, every n against the
+// slots (fewer jobs, more workers than jobs) gives each job's own result in
+// order, with jobs finishing out of order, and an emit failing anywhere
+// returns its error with no worker left behind.
+func TestOrderedRing(t *testing.T) {
+	stop := errors.New("stop")
+	base := runtime.NumGoroutine()
+	for _, n := range []int{1, 2, 3, 5, 7, 17, 64} {
+		for _, w := range []int{0, 1, 2, 3, 8, 20} {
+			for _, at := range []int{-1, 0, min(1, n-1), n / 2, n - 1} {
+				emitted := 0
+				res := make(chan error, 1)
+				go func() {
+					res <- Ordered(n, w, func(i int) int {
+						time.Sleep(time.Duration((i*7919)%5) * 50 * time.Microsecond)
+						return i*3 + 1
+					}, func(i, v int) error {
+						if i != emitted || v != i*3+1 {
+							t.Errorf("n %d, w %d: emit(%d, %d) after %d emitted", n, w, i, v, emitted)
+						}
+						emitted++
+						if i == at {
+							return stop
+						}
+						return nil
+					})
+				}()
+				select {
+				case err := <-res:
+					if want := at >= 0; errors.Is(err, stop) != want || !want && err != nil {
+						t.Errorf("n %d, w %d, failing at %d: err %v", n, w, at, err)
+					}
+					if at < 0 && emitted != n || at >= 0 && emitted != at+1 {
+						t.Errorf("n %d, w %d, failing at %d: %d emitted", n, w, at, emitted)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("n %d, w %d, failing at %d: Ordered hangs", n, w, at)
+				}
+			}
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > base {
+		t.Errorf("%d goroutines left, %d before", g, base)
 	}
 }
