@@ -180,23 +180,7 @@ func TestUnitRecords(t *testing.T) {
 	if !slices.Equal(all, want) {
 		t.Fatalf("units of 100 records hold batches %v, want %v", all, want)
 	}
-	for _, sp := range pt.LogSpans() {
-		seg, err := logfmt.OpenSegment(sp.Segment.Log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seg.SeekTo(sp.Start)
-		records, batches, last := 0, 0, 0
-		for seg.Pos() < sp.End && seg.Next() {
-			last = int(seg.Batch().Header().RecordCount())
-			records += last
-			batches++
-		}
-		seg.Close()
-		if batches > 1 && records-last >= 100 {
-			t.Fatalf("a unit holds %d records in %d batches, more than 100 before its last batch", records, batches)
-		}
-	}
+	checkUnitRecords(t, pt, 100, func(b *logfmt.Batch) int { return int(b.Header().RecordCount()) })
 	if len(pt.LogSpans()) <= len(whole.LogSpans()) {
 		t.Fatalf("%d units of 100 records, against %d of 16 MiB", len(pt.LogSpans()), len(whole.LogSpans()))
 	}
@@ -223,6 +207,21 @@ func TestUnitRecordsLegacyWrappers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var it logfmt.RecordIter
+	checkUnitRecords(t, pt, 100, func(b *logfmt.Batch) int {
+		if err := it.Reset(b); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for ; it.Next(); n++ {
+		}
+		return n
+	})
+}
+
+// checkUnitRecords checks that no unit of pt holds limit records or more
+// before its last batch, with count telling a batch's records.
+func checkUnitRecords(t *testing.T, pt *Partition, limit int, count func(*logfmt.Batch) int) {
+	t.Helper()
 	for _, sp := range pt.LogSpans() {
 		seg, err := logfmt.OpenSegment(sp.Segment.Log)
 		if err != nil {
@@ -231,17 +230,13 @@ func TestUnitRecordsLegacyWrappers(t *testing.T) {
 		seg.SeekTo(sp.Start)
 		records, batches, last := 0, 0, 0
 		for seg.Pos() < sp.End && seg.Next() {
-			if err := it.Reset(seg.Batch()); err != nil {
-				t.Fatal(err)
-			}
-			for last = 0; it.Next(); last++ {
-			}
+			last = count(seg.Batch())
 			records += last
 			batches++
 		}
 		seg.Close()
-		if batches > 1 && records-last >= 100 {
-			t.Fatalf("a unit holds %d records in %d legacy wrappers, more than 100 before its last", records, batches)
+		if batches > 1 && records-last >= limit {
+			t.Fatalf("a unit holds %d records in %d batches, %d or more before its last batch", records, batches, limit)
 		}
 	}
 }
