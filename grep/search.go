@@ -268,12 +268,7 @@ func (s *search) release(j *batchJob) {
 // emitted. With positions, only the batches there are read, one after the
 // other.
 func (s *search) pass(spans []span, w work, emit func(i int, u *unit) error) error {
-	var total int64
-	for _, sp := range spans {
-		total += sp.End - sp.Start
-	}
-	s.progress(0, total)
-	s.order = order{last: -1}
+	s.start(spans)
 	for i := range spans {
 		sp := &spans[i]
 		if s.settled(i) {
@@ -410,12 +405,7 @@ type unitRun struct {
 // what working on them does. The units come to emit in order, their
 // batches checked across units as within them.
 func (s *search) unitPass(spans []span, w work, emit func(i int, u *unit) error) error {
-	var total int64
-	for _, sp := range spans {
-		total += sp.End - sp.Start
-	}
-	s.progress(0, total)
-	s.order = order{last: -1}
+	s.start(spans)
 	return parallel.Ordered(len(spans), s.inner, func(i int) *unitRun {
 		return s.readUnit(&spans[i], w)
 	}, func(i int, r *unitRun) error {
@@ -500,6 +490,16 @@ func (s *search) readUnit(sp *span, w work) *unitRun {
 	}
 	r.u.err = sr.Err()
 	return r
+}
+
+// start begins a pass over spans: its bytes to read, and no batch read.
+func (s *search) start(spans []span) {
+	var total int64
+	for _, sp := range spans {
+		total += sp.End - sp.Start
+	}
+	s.progress(0, total)
+	s.order = order{last: -1}
 }
 
 func (s *search) progress(done, todo int64) {

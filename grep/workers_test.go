@@ -131,53 +131,85 @@ func setUnitBytes(n int64) func() {
 	return func() { unitBytes = old }
 }
 
+// writeBatches writes a partition of one segment of v2 batches, each
+// given by its base offset and record count, the keys k<offset>. fix,
+// when set, edits the segment, given each batch's position, before it is
+// written.
+func writeBatches(t *testing.T, batches [][2]int64, fix func(seg []byte, at []int)) (dir, log string, at []int) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "t-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var seg []byte
+	for _, b := range batches {
+		at = append(at, len(seg))
+		var recs []logfmt.Record
+		for off := b[0]; off < b[0]+b[1]; off++ {
+			recs = append(recs, logfmt.Record{Offset: off, Timestamp: 1_700_000_000_000 + off, Key: []byte(fmt.Sprintf("k%d", off)), Value: []byte("v")})
+		}
+		var err error
+		if seg, err = logfmt.AppendBatch(seg, logfmt.DefaultBatchOptions(b[0]), recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fix != nil {
+		fix(seg, at)
+	}
+	log = filepath.Join(dir, "00000000000000000000.log")
+	if err := os.WriteFile(log, seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, log, at
+}
+
+// reseal gives the v2 batch at the start of b the checksum of its bytes.
+func reseal(b []byte) {
+	b = b[:logfmt.LogOverhead+int(binary.BigEndian.Uint32(b[8:]))]
+	binary.BigEndian.PutUint32(b[17:], logfmt.BatchHeader(b[:logfmt.V2HeaderSize]).ComputeCRC(b))
+}
+
+// unitErrors searches dir with units of one batch and then of whole
+// segments, each with every number of workers given, and hands check the
+// error each search ended with.
+func unitErrors(t *testing.T, dir string, o Options, workers []int, check func(units int64, w int, err error)) {
+	t.Helper()
+	for _, n := range []int64{1, 1 << 30} {
+		defer setUnitBytes(n)()
+		for _, w := range workers {
+			var got error
+			o.Workers = w
+			if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, o, func(r *Result) { got = r.Err }); err != nil {
+				t.Fatal(err)
+			}
+			check(n, w, got)
+		}
+	}
+}
+
+func keyMatcher(t *testing.T, s Spec) *Matcher {
+	t.Helper()
+	m, err := NewMatcher(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestOffsetsOutOfOrder: a batch whose offsets are not above the previous
 // batch's stops the search with an error naming its file and byte, the
 // same whether the two batches are read by one goroutine or by two. The
 // key searched is in the first batch only, so the key pass alone reads
 // the others.
 func TestOffsetsOutOfOrder(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "t-0")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var seg []byte
-	var third int64
-	for i, base := range []int64{0, 10, 12, 20} {
-		if i == 2 {
-			third = int64(len(seg))
+	dir, log, at := writeBatches(t, [][2]int64{{0, 5}, {10, 5}, {12, 5}, {20, 5}}, nil)
+	want := fmt.Sprintf("%s: offsets 12 to 16 are not above the previous batch's last offset 14 (at byte %d)", log, at[2])
+	o := Options{Match: keyMatcher(t, Spec{Keys: []string{"k1"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20}
+	unitErrors(t, dir, o, []int{1, 2}, func(n int64, w int, got error) {
+		if got == nil || got.Error() != want {
+			t.Errorf("units of %d bytes, %d workers: %v, want %q", n, w, got, want)
 		}
-		var recs []logfmt.Record
-		for k := range int64(5) {
-			recs = append(recs, logfmt.Record{Offset: base + k, Timestamp: 1_700_000_000_000 + base + k, Key: []byte(fmt.Sprintf("k%d", base+k)), Value: []byte("v")})
-		}
-		var err error
-		if seg, err = logfmt.AppendBatch(seg, logfmt.DefaultBatchOptions(base), recs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	log := filepath.Join(dir, "00000000000000000000.log")
-	if err := os.WriteFile(log, seg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := NewMatcher(Spec{Keys: []string{"k1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := fmt.Sprintf("%s: offsets 12 to 16 are not above the previous batch's last offset 14 (at byte %d)", log, third)
-	for _, n := range []int64{1, 1 << 30} {
-		defer setUnitBytes(n)()
-		for _, w := range []int{1, 2} {
-			var got error
-			o := Options{Match: m, Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: w}
-			if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, o, func(r *Result) { got = r.Err }); err != nil {
-				t.Fatal(err)
-			}
-			if got == nil || !strings.Contains(got.Error(), want) {
-				t.Errorf("units of %d bytes, %d workers: %v, want %q", n, w, got, want)
-			}
-		}
-	}
+	})
 }
 
 // TestUnitEdgeOffsets: the first batch of a unit is checked against the
@@ -198,54 +230,21 @@ func TestUnitEdgeOffsets(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "t-0")
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			var seg []byte
-			var third int
-			for i, base := range []int64{0, 10, tc.base, 30} {
-				if i == 2 {
-					third = len(seg)
+			dir, log, at := writeBatches(t, [][2]int64{{0, 5}, {10, 5}, {tc.base, 5}, {30, 5}}, func(seg []byte, at []int) {
+				b := seg[at[2]:]
+				binary.BigEndian.PutUint32(b[23:], uint32(tc.delta))
+				if tc.broken {
+					b[logfmt.V2HeaderSize] = 1 // a record length of -1
 				}
-				var recs []logfmt.Record
-				for k := range int64(5) {
-					recs = append(recs, logfmt.Record{Offset: base + k, Timestamp: 1_700_000_000_000 + base + k, Key: []byte(fmt.Sprintf("k%d", base+k)), Value: []byte("v")})
+				reseal(b)
+			})
+			want := fmt.Sprintf("%s: %s (at byte %d)", log, tc.want, at[2])
+			o := Options{Match: keyMatcher(t, Spec{Keys: []string{"k1"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20}
+			unitErrors(t, dir, o, []int{1, 2}, func(n int64, w int, got error) {
+				if got == nil || got.Error() != want {
+					t.Errorf("units of %d bytes, %d workers: %v, want %q", n, w, got, want)
 				}
-				var err error
-				if seg, err = logfmt.AppendBatch(seg, logfmt.DefaultBatchOptions(base), recs); err != nil {
-					t.Fatal(err)
-				}
-			}
-			b := seg[third:]
-			b = b[:logfmt.LogOverhead+int(binary.BigEndian.Uint32(b[8:]))]
-			binary.BigEndian.PutUint32(b[23:], uint32(tc.delta))
-			if tc.broken {
-				b[logfmt.V2HeaderSize] = 1 // a record length of -1
-			}
-			binary.BigEndian.PutUint32(b[17:], logfmt.BatchHeader(b[:logfmt.V2HeaderSize]).ComputeCRC(b))
-			log := filepath.Join(dir, "00000000000000000000.log")
-			if err := os.WriteFile(log, seg, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			m, err := NewMatcher(Spec{Keys: []string{"k1"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := fmt.Sprintf("%s: %s (at byte %d)", log, tc.want, third)
-			for _, n := range []int64{1, 1 << 30} {
-				defer setUnitBytes(n)()
-				for _, w := range []int{1, 2} {
-					var got error
-					o := Options{Match: m, Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: w}
-					if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, o, func(r *Result) { got = r.Err }); err != nil {
-						t.Fatal(err)
-					}
-					if got == nil || got.Error() != want {
-						t.Errorf("units of %d bytes, %d workers: %v, want %q", n, w, got, want)
-					}
-				}
-			}
+			})
 		})
 	}
 }
@@ -254,45 +253,14 @@ func TestUnitEdgeOffsets(t *testing.T) {
 // are not put in the key map, whatever the unit size: the batch's error is
 // reported, not a key map that its keys would fill.
 func TestFailedBatchGivesNoKeys(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "t-0")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var seg []byte
-	var second int
-	for i, n := range []int64{5, 300} {
-		if i == 1 {
-			second = len(seg)
-		}
-		var recs []logfmt.Record
-		for k := range n {
-			off := int64(i)*10 + k
-			recs = append(recs, logfmt.Record{Offset: off, Timestamp: 1_700_000_000_000 + off, Key: []byte(fmt.Sprintf("k%d", off)), Value: []byte("v")})
-		}
-		var err error
-		if seg, err = logfmt.AppendBatch(seg, logfmt.DefaultBatchOptions(int64(i)*10), recs); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The second batch declares a record more than it holds.
-	b := seg[second:]
-	binary.BigEndian.PutUint32(b[57:], 301)
-	binary.BigEndian.PutUint32(b[17:], logfmt.BatchHeader(b[:logfmt.V2HeaderSize]).ComputeCRC(b))
-	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), seg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := NewMatcher(Spec{KeyRegexps: []string{"^k"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, _, _ := writeBatches(t, [][2]int64{{0, 5}, {10, 300}}, func(seg []byte, at []int) {
+		binary.BigEndian.PutUint32(seg[at[1]+57:], 301)
+		reseal(seg[at[1]:])
+	})
+	o := Options{Match: keyMatcher(t, Spec{KeyRegexps: []string{"^k"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 100 * 24}
 	var want string
-	for _, n := range []int64{1, 1 << 30} {
-		defer setUnitBytes(n)()
-		var got error
-		o := Options{Match: m, Range: fetch.DefaultOptions(), KeyMapMemory: 100 * 24, Workers: 1}
-		if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, o, func(r *Result) { got = r.Err }); err != nil {
-			t.Fatal(err)
-		}
+	unitErrors(t, dir, o, []int{1}, func(n int64, _ int, got error) {
 		if _, ok := logfmt.AsCorrupt(got); !ok {
 			t.Fatalf("units of %d bytes: %v, want the batch's corruption", n, got)
 		}
@@ -301,7 +269,7 @@ func TestFailedBatchGivesNoKeys(t *testing.T) {
 		} else if got.Error() != want {
 			t.Errorf("units of %d bytes: %v, want %s", n, got, want)
 		}
-	}
+	})
 }
 
 // TestUnitsOnReusedWindows: units of more than a read window, read at
