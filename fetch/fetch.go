@@ -35,6 +35,7 @@ package fetch
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
@@ -270,24 +271,43 @@ type Span struct {
 	Start, End int64
 }
 
-func (pt *Partition) spans(us []unit) []Span {
-	out := make([]Span, len(us))
-	for i, u := range us {
-		out[i] = Span{Segment: pt.segs[u.seg], Start: u.start, End: u.end}
+// SpanList is a run of units, given out one at a time: a log of many
+// small units would otherwise be copied out whole.
+type SpanList struct {
+	pt *Partition
+	us []unit
+}
+
+// Len is the number of units.
+func (l SpanList) Len() int { return len(l.us) }
+
+// At is unit i.
+func (l SpanList) At(i int) Span {
+	u := l.us[i]
+	return Span{Segment: l.pt.segs[u.seg], Start: u.start, End: u.end}
+}
+
+// All yields the units in order.
+func (l SpanList) All() iter.Seq[Span] {
+	return func(yield func(Span) bool) {
+		for i := range l.us {
+			if !yield(l.At(i)) {
+				return
+			}
+		}
 	}
-	return out
 }
 
 // Spans are the units of the range, in order. Their batches may reach
 // below and past the range: Range says which offsets are in it.
-func (pt *Partition) Spans() []Span { return pt.spans(pt.units) }
+func (pt *Partition) Spans() SpanList { return SpanList{pt, pt.units} }
 
 // Tail are the units of the log after the range's, for a caller that reads
 // on past the range's end.
-func (pt *Partition) Tail() []Span { return pt.spans(pt.all[pt.tail:]) }
+func (pt *Partition) Tail() SpanList { return SpanList{pt, pt.all[pt.tail:]} }
 
 // LogSpans are the units of the whole log, whatever the range.
-func (pt *Partition) LogSpans() []Span { return pt.spans(pt.all) }
+func (pt *Partition) LogSpans() SpanList { return SpanList{pt, pt.all} }
 
 // Range is the offsets the options select: from (included) to end
 // (excluded; math.MaxInt64 for none).

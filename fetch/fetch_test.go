@@ -30,10 +30,10 @@ func genPartition(t *testing.T) *layout.Partition {
 
 // batchesOf reads the batches of spans in order, with TxnState's verdict on
 // each transactional data batch.
-func batchesOf(t *testing.T, pt *Partition, spans []Span) (firsts []int64, states map[int64]TxnState) {
+func batchesOf(t *testing.T, pt *Partition, spans SpanList) (firsts []int64, states map[int64]TxnState) {
 	t.Helper()
 	states = map[int64]TxnState{}
-	for _, s := range spans {
+	for s := range spans.All() {
 		seg, err := logfmt.OpenSegment(s.Segment.Log)
 		if err != nil {
 			t.Fatal(err)
@@ -78,8 +78,8 @@ func TestSpans(t *testing.T) {
 		}
 		seg.Close()
 	}
-	if len(all) != len(want) || len(pt.LogSpans()) < 4 {
-		t.Fatalf("the log's %d units hold %d batches, want %d", len(pt.LogSpans()), len(all), len(want))
+	if len(all) != len(want) || pt.LogSpans().Len() < 4 {
+		t.Fatalf("the log's %d units hold %d batches, want %d", pt.LogSpans().Len(), len(all), len(want))
 	}
 	for i := range want {
 		if all[i] != want[i] {
@@ -181,8 +181,8 @@ func TestUnitRecords(t *testing.T) {
 		t.Fatalf("units of 100 records hold batches %v, want %v", all, want)
 	}
 	checkUnitRecords(t, pt, 100, func(b *logfmt.Batch) int { return int(b.Header().RecordCount()) })
-	if len(pt.LogSpans()) <= len(whole.LogSpans()) {
-		t.Fatalf("%d units of 100 records, against %d of 16 MiB", len(pt.LogSpans()), len(whole.LogSpans()))
+	if pt.LogSpans().Len() <= whole.LogSpans().Len() {
+		t.Fatalf("%d units of 100 records, against %d of 16 MiB", pt.LogSpans().Len(), whole.LogSpans().Len())
 	}
 }
 
@@ -222,7 +222,7 @@ func TestUnitRecordsLegacyWrappers(t *testing.T) {
 // before its last batch, with count telling a batch's records.
 func checkUnitRecords(t *testing.T, pt *Partition, limit int, count func(*logfmt.Batch) int) {
 	t.Helper()
-	for _, sp := range pt.LogSpans() {
+	for sp := range pt.LogSpans().All() {
 		seg, err := logfmt.OpenSegment(sp.Segment.Log)
 		if err != nil {
 			t.Fatal(err)

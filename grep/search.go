@@ -127,9 +127,9 @@ type span struct {
 
 // segmentSpans joins a partition's units into one span per segment: a
 // segment is read by one DeepReader, whose workers divide it.
-func segmentSpans(units []fetch.Span, scope func(fetch.Span) bool) []span {
+func segmentSpans(units fetch.SpanList, scope func(fetch.Span) bool) []span {
 	var out []span
-	for _, u := range units {
+	for u := range units.All() {
 		in := scope(u)
 		if n := len(out); n > 0 && out[n-1].Segment.Log == u.Segment.Log && out[n-1].End == u.Start && out[n-1].scope == in {
 			out[n-1].End = u.End
@@ -268,7 +268,11 @@ func (s *search) release(j *batchJob) {
 // emitted. With positions, only the batches there are read, one after the
 // other.
 func (s *search) pass(spans []span, w work, emit func(i int, u *unit) error) error {
-	s.start(spans)
+	var total int64
+	for _, sp := range spans {
+		total += sp.End - sp.Start
+	}
+	s.start(total)
 	for i := range spans {
 		sp := &spans[i]
 		if s.settled(i) {
@@ -399,25 +403,39 @@ type unitRun struct {
 	n                   int   // batches
 }
 
-// unitPass is pass over units read whole, each by one goroutine that
-// frames, checks and works on its batches while their bytes are in its
-// core's cache: on uncompressed data, handing batches to workers costs
-// what working on them does. The units come to emit in order, their
-// batches checked across units as within them.
-func (s *search) unitPass(spans []span, w work, emit func(i int, u *unit) error) error {
-	s.start(spans)
-	return parallel.Ordered(len(spans), s.inner, func(i int) *unitRun {
-		return s.readUnit(&spans[i], w)
+// unitPass is pass over the units in scope, each read whole by one
+// goroutine that frames, checks and works on its batches while their bytes
+// are in its core's cache: on uncompressed data, handing batches to
+// workers costs what working on them does. The units come to emit in
+// order, their batches checked across units as within them. Units are
+// taken from the list one at a time: a large log has millions.
+func (s *search) unitPass(l fetch.SpanList, scope func(fetch.Span) bool, w work, emit func(sp *span, u *unit) error) error {
+	var total int64
+	for u := range l.All() {
+		if scope(u) {
+			total += u.End - u.Start
+		}
+	}
+	s.start(total)
+	return parallel.Ordered(l.Len(), s.inner, func(i int) *unitRun {
+		sp := span{Span: l.At(i)}
+		if !scope(sp.Span) {
+			return s.getRun()
+		}
+		return s.readUnit(&sp, w)
 	}, func(i int, r *unitRun) error {
 		defer s.putRun(r)
-		sp := &spans[i]
+		sp := &span{Span: l.At(i)}
+		if !scope(sp.Span) {
+			return nil
+		}
 		if r.n > 0 {
 			if err := s.order.follows(sp.Segment.Log, r.pos, r.first, r.firstTo); err != nil {
 				return err
 			}
 			s.order.last = r.last
 		}
-		if err := emit(i, &r.u); err != nil {
+		if err := emit(sp, &r.u); err != nil {
 			return err
 		}
 		s.progress(sp.End-sp.Start, 0)
@@ -492,12 +510,8 @@ func (s *search) readUnit(sp *span, w work) *unitRun {
 	return r
 }
 
-// start begins a pass over spans: its bytes to read, and no batch read.
-func (s *search) start(spans []span) {
-	var total int64
-	for _, sp := range spans {
-		total += sp.End - sp.Start
-	}
+// start begins a pass of total bytes: no batch read yet.
+func (s *search) start(total int64) {
 	s.progress(0, total)
 	s.order = order{last: -1}
 }
@@ -515,20 +529,14 @@ func (s *search) findPass() error {
 	if s.wanted, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
 		return err
 	}
-	var spans []span
-	for _, u := range s.pt.Spans() {
-		if s.inScope(u) {
-			spans = append(spans, span{u, true})
-		}
-	}
-	return s.unitPass(spans, s.findBatch, func(i int, u *unit) error {
+	return s.unitPass(s.pt.Spans(), s.inScope, s.findBatch, func(sp *span, u *unit) error {
 		for _, e := range u.keys {
 			if _, _, err := s.wanted.Put(e.h, 0); err != nil {
 				return s.mapErr(err)
 			}
 		}
 		for _, at := range u.found {
-			s.positions.add(spans[i].Segment.Base, at)
+			s.positions.add(sp.Segment.Base, at)
 		}
 		return nil
 	})
@@ -568,17 +576,14 @@ func (s *search) findBatch(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *u
 // keyPass fills the key map from the whole log, in offset order: the last
 // version put is the newest.
 func (s *search) keyPass() error {
-	var spans []span
-	for _, u := range s.pt.LogSpans() {
-		spans = append(spans, span{Span: u})
-	}
 	// The batches holding a candidate key are those the match pass reads
 	// when key matchers decide, and in an audit those holding newer
 	// versions; the find pass found the others.
 	keep := s.m != nil && (s.m.HasKeyMatchers() || s.audit != nil)
-	return s.unitPass(spans, func(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
+	every := func(fetch.Span) bool { return true }
+	return s.unitPass(s.pt.LogSpans(), every, func(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
 		return s.keyBatch(b, it, u, keep)
-	}, func(i int, u *unit) error { return s.putKeys(&spans[i], u) })
+	}, s.putKeys)
 }
 
 // keyBatch is the key pass's work on one batch: the versions it holds of
@@ -961,7 +966,7 @@ func (s *search) locate(f *Finding) error {
 		return nil
 	}
 	var sp fetch.Span
-	for _, u := range s.pt.LogSpans() {
+	for u := range s.pt.LogSpans().All() {
 		if u.Segment.Base <= f.Offset {
 			sp = u
 		}
