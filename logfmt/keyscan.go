@@ -5,21 +5,18 @@ package logfmt
 // and is small enough to keep the offset map's read fast. It reports
 // whether the body is well formed; when not, nothing is set and parseV2
 // then tells what is wrong.
-func parseKeyV2(body []byte, h BatchHeader, r *Record) bool {
+func parseKeyV2(body []byte, base int64, r *Record) bool {
 	if len(body) < 1 {
 		return false
 	}
-	p := 1 // attributes
-	_, k, err := readVarlong(body[p:])
-	if err != nil {
+	p, ok := skipVarlong(body, 1) // timestamp delta
+	if !ok {
 		return false
 	}
-	p += k
-	offDelta, k, err := readVarint(body[p:])
-	if err != nil {
+	offDelta, p, ok := varintAt(body, p)
+	if !ok {
 		return false
 	}
-	p += k
 	key, p, ok := bytesAt(body, p)
 	if !ok {
 		return false
@@ -28,12 +25,8 @@ func parseKeyV2(body []byte, h BatchHeader, r *Record) bool {
 	if !ok {
 		return false
 	}
-	count, k, err := readVarint(body[p:])
-	if err != nil {
-		return false
-	}
-	p += k
-	if count < 0 || int(count) > len(body)-p {
+	count, p, ok := varintAt(body, p)
+	if !ok || count < 0 || int(count) > len(body)-p {
 		return false
 	}
 	for i := int32(0); i < count; i++ {
@@ -48,20 +41,18 @@ func parseKeyV2(body []byte, h BatchHeader, r *Record) bool {
 	if p != len(body) {
 		return false
 	}
-	r.Offset = h.BaseOffset() + int64(offDelta)
+	r.Offset = base + int64(offDelta)
 	r.Key, r.Value, r.Headers = key, value, r.Headers[:0]
 	r.Attributes = int8(body[0])
 	return true
 }
 
-// bytesAt is varBytes without the error text, which keeps it small enough
-// to inline on the hot path.
+// bytesAt is varBytes without the error text, for the hot path.
 func bytesAt(b []byte, p int) ([]byte, int, bool) {
-	l, n, err := readVarint(b[p:])
-	if err != nil {
+	l, p, ok := varintAt(b, p)
+	if !ok {
 		return nil, p, false
 	}
-	p += n
 	if l < 0 {
 		return nil, p, true
 	}

@@ -2,6 +2,7 @@ package logfmt
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -124,22 +125,54 @@ func FuzzNextKey(f *testing.F) {
 	})
 }
 
+// BenchmarkNextKey reads uncompressed segments with NextKey: benchSegment's
+// 20 records a batch, and grep's case of 10 (10-byte keys, 100-byte values,
+// no headers). "read" frames the batches too, as a command does; "iter"
+// walks batches framed beforehand, to weigh RecordIter alone.
 func BenchmarkNextKey(b *testing.B) {
-	seg := benchSegment(b, codec.None, 16<<20, 20)
-	b.SetBytes(int64(len(seg)))
-	b.ReportAllocs()
-	var it RecordIter
-	for b.Loop() {
+	for _, n := range []int{20, 10} {
+		seg := benchSegment(b, codec.None, 16<<20, n)
+		var batches []Batch
 		sr := NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "bench")
 		for sr.Next() {
-			if err := it.Reset(sr.Batch()); err != nil {
-				b.Fatal(err)
+			pos := sr.Batch().Pos
+			batches = append(batches, Batch{Pos: pos, Data: seg[pos : pos+int64(sr.Batch().Size())]})
+		}
+		for _, framed := range []bool{false, true} {
+			name := fmt.Sprintf("read/batch=%d", n)
+			if framed {
+				name = fmt.Sprintf("iter/batch=%d", n)
 			}
-			for it.NextKey() {
-			}
-			if it.Err() != nil {
-				b.Fatal(it.Err())
-			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(seg)))
+				b.ReportAllocs()
+				var it RecordIter
+				records := 0
+				keys := func(batch *Batch) {
+					if err := it.Reset(batch); err != nil {
+						b.Fatal(err)
+					}
+					for it.NextKey() {
+						records++
+					}
+					if it.Err() != nil {
+						b.Fatal(it.Err())
+					}
+				}
+				for b.Loop() {
+					if framed {
+						for i := range batches {
+							keys(&batches[i])
+						}
+						continue
+					}
+					sr := NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "bench")
+					for sr.Next() {
+						keys(sr.Batch())
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(records), "ns/record")
+			})
 		}
 	}
 }

@@ -484,26 +484,25 @@ func (it *RecordIter) Err() error { return it.err }
 
 func (it *RecordIter) nextV2(keyOnly bool) bool {
 	// The common case, a whole record in data, first.
-	rest := it.data[it.p:]
-	length, n, err := readVarint(rest)
-	if err != nil || it.remaining == 0 || length < 0 || int(length) > len(rest)-n || int(length) > it.recLimit {
+	length, q, ok := varintAt(it.data, it.p)
+	if !ok || it.remaining == 0 || length < 0 || int(length) > len(it.data)-q || int(length) > it.recLimit {
 		if err := it.frameV2(); err != nil || it.remaining == 0 {
 			return it.step(false, err)
 		}
-		rest = it.data[it.p:]
-		length, n, _ = readVarint(rest)
+		length, q, _ = varintAt(it.data, it.p)
 	}
-	body := rest[n : n+int(length)]
+	end := q + int(length)
+	body := it.data[q:end]
 	h := it.b.Header()
 	r := &it.rec
-	if !keyOnly || !parseKeyV2(body, h, r) {
+	if !keyOnly || !parseKeyV2(body, h.BaseOffset(), r) {
 		r.CRC, r.CRCValid, r.Compression = 0, true, codec.None
 		if err := parseV2(body, h, r); err != nil {
 			return it.step(false, it.fail(it.corrupt(it.posAt(it.p), "record %d: %v", it.index, err)))
 		}
 	}
-	r.Magic, r.Size = 2, n+int(length)
-	it.p += n + int(length)
+	r.Magic, r.Size = 2, end-it.p
+	it.p = end
 	it.remaining--
 	it.index++
 	return true

@@ -49,6 +49,33 @@ func readVarlong(b []byte) (v int64, n int, err error) {
 	return int64(u>>1) ^ -int64(u&1), n, nil
 }
 
+// varintAt is readVarint of b[p:] for hot paths: it returns where the
+// varint ends and whether readVarint would read it, rather than an error,
+// and is small enough to inline.
+func varintAt(b []byte, p int) (int32, int, bool) {
+	var u uint32
+	for shift := uint(0); shift <= 28 && uint(p) < uint(len(b)); shift += 7 {
+		c := b[p]
+		p++
+		u |= uint32(c&0x7f) << shift
+		if c < 0x80 {
+			return int32(u>>1) ^ -int32(u&1), p, true
+		}
+	}
+	return 0, p, false
+}
+
+// skipVarlong is where the varlong at b[p:] ends, and whether readVarlong
+// would read it.
+func skipVarlong(b []byte, p int) (int, bool) {
+	for end := min(len(b), p+10); p < end; p++ {
+		if b[p] < 0x80 {
+			return p + 1, true
+		}
+	}
+	return p, false
+}
+
 func appendVarint(dst []byte, v int32) []byte {
 	return appendUvarint(dst, uint64(uint32(v<<1)^uint32(v>>31)))
 }

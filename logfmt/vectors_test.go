@@ -3,6 +3,7 @@ package logfmt
 import (
 	"bytes"
 	"encoding/hex"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -75,6 +76,42 @@ func TestVarint(t *testing.T) {
 		got, n, err := readVarlong(enc)
 		if err != nil || got != v || n != len(enc) || varlongLen(v) != len(enc) {
 			t.Errorf("varlong %d: %d %d %v", v, got, n, err)
+		}
+	}
+}
+
+// TestVarintAt checks the hot path's varintAt and skipVarlong against
+// readVarint and readVarlong on every prefix of values of each length,
+// runs of continuation bytes, and random bytes, at offsets into a buffer.
+func TestVarintAt(t *testing.T) {
+	var inputs [][]byte
+	for _, v := range []int64{0, -1, 63, -64, 64, 8191, -8192, 8192, 1 << 20, 1<<31 - 1, -1 << 31, 1 << 40, 1<<63 - 1, -1 << 63} {
+		inputs = append(inputs, appendVarint(nil, int32(v)), appendVarlong(nil, v))
+	}
+	for n := 1; n <= 12; n++ {
+		inputs = append(inputs, append(bytes.Repeat([]byte{0xff}, n), 0x01))
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		b := make([]byte, rng.IntN(12))
+		for i := range b {
+			b[i] = byte(rng.IntN(256)) | byte(rng.IntN(2))<<7
+		}
+		inputs = append(inputs, b)
+	}
+	for _, in := range inputs {
+		for cut := 0; cut <= len(in); cut++ {
+			b := append([]byte{0x80, 0x80}, in[:cut]...)
+			v, n, err := readVarint(b[2:])
+			gv, end, ok := varintAt(b, 2)
+			if ok != (err == nil) || ok && (gv != v || end != 2+n) {
+				t.Errorf("varintAt(%x) = %d, %d, %v; readVarint: %d, %d, %v", b[2:], gv, end-2, ok, v, n, err)
+			}
+			_, n, err = readVarlong(b[2:])
+			end, ok = skipVarlong(b, 2)
+			if ok != (err == nil) || ok && end != 2+n {
+				t.Errorf("skipVarlong(%x) = %d, %v; readVarlong: %d, %v", b[2:], end-2, ok, n, err)
+			}
 		}
 	}
 }
