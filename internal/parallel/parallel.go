@@ -76,41 +76,82 @@ func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) erro
 	if n <= 0 {
 		return nil
 	}
+	i := 0
+	next := func() (int, bool) {
+		i++
+		return i - 1, i <= n
+	}
+	return Stream(Workers(w, n), next, f, emit)
+}
+
+// Stream is Ordered over jobs found as the work goes: next, called on one
+// goroutine, gives them out in order until it returns false, and may block
+// until the next is found. The i given to emit counts the jobs from 0.
+// Once emit fails next is not called again; Stream returns when the jobs
+// running have finished and a call to next already made has returned.
+func Stream[J, T any](w int, next func() (J, bool), f func(J) T, emit func(i int, v T) error) error {
+	w = max(1, w)
 	// Job i+k starts only once job i is emitted (k = ahead), so k result
-	// slots, reused in turn, are enough: memory does not grow with n.
-	done := make([]chan T, min(n, ahead(w, n)))
+	// slots, reused in turn, are enough: memory does not grow with the jobs.
+	k := ahead(w, w)
+	done := make([]chan T, k)
 	for i := range done {
 		done[i] = make(chan T, 1)
 	}
+	type job struct {
+		i int
+		j J
+	}
 	quit := make(chan struct{})
-	jobs := make(chan int)
-	slots := make(chan struct{}, ahead(w, n))
+	jobs := make(chan job)
+	slots := make(chan struct{}, k)
+	total := make(chan int, 1) // the number of jobs, once next has said
 	var wg sync.WaitGroup
-	for range Workers(w, n) {
+	for range w {
 		wg.Go(func() {
-			for i := range jobs {
-				done[i%len(done)] <- f(i)
+			for j := range jobs {
+				done[j.i%k] <- f(j.j)
 			}
 		})
 	}
 	go func() {
 		defer close(jobs)
-		for i := range n {
+		for i := 0; ; i++ {
 			select {
 			case slots <- struct{}{}:
 			case <-quit:
 				return
 			}
+			j, ok := next()
+			if !ok {
+				total <- i
+				return
+			}
 			select {
-			case jobs <- i:
+			case <-quit:
+				return
+			default:
+			}
+			select {
+			case jobs <- job{i, j}:
 			case <-quit:
 				return
 			}
 		}
 	}()
 	var err error
-	for i := range n {
-		if err = emit(i, <-done[i%len(done)]); err != nil {
+	n := -1
+	for i := 0; n < 0 || i < n; i++ {
+		var v T
+		select {
+		case v = <-done[i%k]:
+		case n = <-total:
+			if i >= n {
+				continue
+			}
+			v = <-done[i%k]
+		}
+		if err = emit(i, v); err != nil {
 			break
 		}
 		<-slots

@@ -248,3 +248,57 @@ func TestOrderedRing(t *testing.T) {
 		t.Errorf("%d goroutines left, %d before", g, base)
 	}
 }
+
+// TestStream: jobs found as the work goes come out in order, a failing
+// emit stops the work, and nothing is left running once the producer the
+// caller drains has finished.
+func TestStream(t *testing.T) {
+	stop := errors.New("stop")
+	base := runtime.NumGoroutine()
+	for _, n := range []int{0, 1, 2, 5, 40} {
+		for _, w := range []int{0, 1, 3} {
+			for _, at := range []int{-1, 0, n / 2, n - 1} {
+				if at >= n {
+					continue
+				}
+				ch := make(chan int)
+				go func() {
+					defer close(ch)
+					for i := range n {
+						time.Sleep(time.Duration(i%3) * 30 * time.Microsecond)
+						ch <- i * 10
+					}
+				}()
+				emitted := 0
+				err := Stream(w, func() (int, bool) { j, ok := <-ch; return j, ok }, func(j int) int {
+					time.Sleep(time.Duration((j*7919)%5) * 40 * time.Microsecond)
+					return j + 1
+				}, func(i, v int) error {
+					if i != emitted || v != i*10+1 {
+						t.Errorf("n %d, w %d: emit(%d, %d) after %d emitted", n, w, i, v, emitted)
+					}
+					emitted++
+					if i == at {
+						return stop
+					}
+					return nil
+				})
+				for range ch {
+				}
+				if want := at >= 0; errors.Is(err, stop) != want || !want && err != nil {
+					t.Errorf("n %d, w %d, failing at %d: err %v", n, w, at, err)
+				}
+				if at < 0 && emitted != n || at >= 0 && emitted != at+1 {
+					t.Errorf("n %d, w %d, failing at %d: %d emitted", n, w, at, emitted)
+				}
+			}
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > base {
+		t.Errorf("%d goroutines left running", g-base)
+	}
+}
