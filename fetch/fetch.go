@@ -104,6 +104,10 @@ type Options struct {
 	// MaxRecordBytes bounds one record read from a compressed batch
 	// (logfmt.RecordIter); 0 means the default.
 	MaxRecordBytes int
+	// OnUnit, when set, is given each unit of the whole log as the first
+	// pass cuts it, in order, on Open's goroutine: a caller that reads
+	// every batch can start on a unit while the pass reads on.
+	OnUnit func(sp Span)
 	// WholeLog starts at the first segment's base offset instead of the
 	// log start offset: what DeleteRecords or retention left below the log
 	// start offset is still on disk until its segment goes.
@@ -337,7 +341,7 @@ func (pt *Partition) resolveTxns() error {
 			b := seg.Batch()
 			if b.Pos-u.start >= unitBytes || records >= unitRecords {
 				u.end = b.Pos
-				pt.units = append(pt.units, u)
+				pt.cut(u)
 				u.start, records = b.Pos, 0
 			}
 			records += unitCount(b, leo)
@@ -370,7 +374,7 @@ func (pt *Partition) resolveTxns() error {
 		if err != nil {
 			return err
 		}
-		pt.units = append(pt.units, u)
+		pt.cut(u)
 	}
 	pt.stats.LogEndOffset = leo
 	pt.ongoing = ps.Ongoing()
@@ -380,6 +384,14 @@ func (pt *Partition) resolveTxns() error {
 		}
 	}
 	return nil
+}
+
+// cut ends unit u.
+func (pt *Partition) cut(u unit) {
+	pt.units = append(pt.units, u)
+	if pt.o.OnUnit != nil {
+		pt.o.OnUnit(Span{Segment: pt.segs[u.seg], Start: u.start, End: u.end})
+	}
 }
 
 // unitCount is what a batch counts for toward UnitRecords: a v2 batch's

@@ -240,3 +240,22 @@ func checkUnitRecords(t *testing.T, pt *Partition, limit int, count func(*logfmt
 		}
 	}
 }
+
+// TestOnUnit: the units given to OnUnit as the first pass cuts them are
+// the log's, in order.
+func TestOnUnit(t *testing.T) {
+	p := genPartition(t)
+	for _, unitBytes := range []int64{1, 5 << 10, 1 << 30} {
+		var got []Span
+		o := DefaultOptions()
+		o.UnitBytes = unitBytes
+		o.OnUnit = func(sp Span) { got = append(got, sp) }
+		pt, err := Open(p, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := slices.Collect(pt.LogSpans().All()); !slices.Equal(got, want) || len(got) < len(p.Segments) {
+			t.Errorf("unit bytes %d: OnUnit was given %v, want the log's %v", unitBytes, got, want)
+		}
+	}
+}
