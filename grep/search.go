@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // maxPositions bounds the batch positions a pass keeps for the match pass
@@ -52,6 +54,12 @@ type search struct {
 	runsMu    sync.Mutex
 	free      []*batchJob
 	held      []byte // problem lines not written yet
+
+	// openWithKeys's: whether transactional batches wait for their fate,
+	// their versions, and whether there were too many to keep.
+	txnLater    bool
+	txnKeys     []txnKey
+	txnOverflow bool
 }
 
 // pend is a match of a superseded or deleted version whose first newer
@@ -84,7 +92,21 @@ func (s *search) run() error {
 	fo := s.o.Range
 	fo.Isolation, fo.WholeLog, fo.UnitBytes, fo.UnitRecords, fo.Progress = fetch.ReadUncommitted, true, unitBytes, unitRecords, nil
 	var err error
-	if s.pt, err = fetch.Open(p, fo); err != nil {
+	if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
+		return err
+	}
+	if s.m != nil {
+		s.positions = &positions{bySeg: map[int64][]int64{}}
+	}
+	// With key matchers the key pass reads the bytes the first pass of
+	// fetch.Open reads, as it reads them: the log is read once.
+	once := s.m != nil && s.m.HasKeyMatchers()
+	if once {
+		err = s.openWithKeys(p, fo)
+	} else {
+		s.pt, err = fetch.Open(p, fo)
+	}
+	if err != nil {
 		return err
 	}
 	s.res.Notes = s.pt.Stats().Notes
@@ -94,19 +116,15 @@ func (s *search) run() error {
 			return err
 		}
 	}
-	if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
-		return err
-	}
-	if s.m != nil {
-		s.positions = &positions{bySeg: map[int64][]int64{}}
-		if !s.m.HasKeyMatchers() {
-			if err := s.findPass(); err != nil {
-				return err
-			}
+	if s.m != nil && !s.m.HasKeyMatchers() {
+		if err := s.findPass(); err != nil {
+			return err
 		}
 	}
-	if err := s.keyPass(); err != nil {
-		return err
+	if !once {
+		if err := s.keyPass(); err != nil {
+			return err
+		}
 	}
 	s.res.Keys = s.km.Len()
 	if s.m == nil {
@@ -201,7 +219,8 @@ type unit struct {
 	err   error
 	found []int64 // find and key passes: batches the match pass reads
 
-	keys []keyEntry // find and key passes
+	keys    []keyEntry // find and key passes
+	txnKeys []txnKey   // key pass in openWithKeys
 
 	lines  []byte     // match pass: the matches' lines
 	counts Counts     // match pass
@@ -214,6 +233,13 @@ type keyEntry struct {
 	offset  int64
 	written int64
 	tomb    bool
+}
+
+// txnKey is a version in a transactional batch of producer pid whose
+// first offset is base, kept until its transaction's fate is known.
+type txnKey struct {
+	keyEntry
+	pid, base int64
 }
 
 // work is a pass's work on one batch, on a batch worker: it reads the
@@ -397,6 +423,7 @@ var (
 // batches, up to the first that failed, and the offsets of its first batch
 // and its last for the order check across units.
 type unitRun struct {
+	sp                  span
 	u                   unit
 	pos, first, firstTo int64 // the first batch: position, offsets
 	last                int64 // the last batch's last offset
@@ -422,25 +449,115 @@ func (s *search) unitPass(l fetch.SpanList, scope func(fetch.Span) bool, w work,
 		if !scope(sp.Span) {
 			return s.getRun()
 		}
-		return s.readUnit(&sp, w)
+		return s.readUnit(sp, w)
 	}, func(i int, r *unitRun) error {
-		defer s.putRun(r)
-		sp := &span{Span: l.At(i)}
-		if !scope(sp.Span) {
+		if !scope(l.At(i)) {
+			s.putRun(r)
 			return nil
 		}
-		if r.n > 0 {
-			if err := s.order.follows(sp.Segment.Log, r.pos, r.first, r.firstTo); err != nil {
-				return err
-			}
-			s.order.last = r.last
-		}
-		if err := emit(sp, &r.u); err != nil {
+		return s.emitUnit(r, emit)
+	})
+}
+
+// emitUnit hands a unit's run to emit, its first batch checked against
+// the batches before it, on the partition's goroutine.
+func (s *search) emitUnit(r *unitRun, emit func(sp *span, u *unit) error) error {
+	defer s.putRun(r)
+	sp := &r.sp
+	if r.n > 0 {
+		if err := s.order.follows(sp.Segment.Log, r.pos, r.first, r.firstTo); err != nil {
 			return err
 		}
-		s.progress(sp.End-sp.Start, 0)
-		return r.u.err
+		s.order.last = r.last
+	}
+	if err := emit(sp, &r.u); err != nil {
+		return err
+	}
+	s.progress(sp.End-sp.Start, 0)
+	return r.u.err
+}
+
+// openWithKeys is fetch.Open with the key pass run on the units its first
+// pass cuts, as it cuts them: the key pass's goroutines read while the
+// first pass does. A transactional batch's fate is learned only at its
+// marker, later in the log, so the versions in such batches wait until
+// Open has returned, up to maxTxnKeys of them; past that the key pass is
+// run again, after Open, as it is without key matchers.
+func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) error {
+	units := make(chan fetch.Span)
+	fo.OnUnit = func(sp fetch.Span) { units <- sp }
+	var pt *fetch.Partition
+	opened := make(chan error, 1)
+	go func() {
+		var err error
+		pt, err = fetch.Open(p, fo)
+		close(units)
+		opened <- err
+	}()
+	var total int64
+	if s.o.Progress != nil {
+		total = logBytes(p)
+	}
+	s.start(total)
+	s.txnLater, s.txnKeys, s.txnOverflow = true, s.txnKeys[:0], false
+	err := parallel.Stream(s.inner, func() (fetch.Span, bool) {
+		sp, ok := <-units
+		return sp, ok
+	}, func(sp fetch.Span) *unitRun {
+		return s.readUnit(span{Span: sp, scope: true}, func(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
+			return s.keyBatch(b, it, u, true)
+		})
+	}, func(_ int, r *unitRun) error {
+		return s.emitUnit(r, s.putKeys)
 	})
+	// A failed key pass leaves Open to finish: its error, if any, comes
+	// first, as it would before a key pass of its own.
+	for range units {
+	}
+	oerr := <-opened
+	s.txnLater, s.pt = false, pt
+	switch {
+	case oerr != nil:
+		return oerr
+	case err != nil:
+		return err
+	case s.txnOverflow:
+		s.txnKeys = nil
+		if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
+			return err
+		}
+		s.positions = &positions{bySeg: map[int64][]int64{}}
+		return s.keyPass()
+	}
+	for _, e := range s.txnKeys {
+		if pt.TxnState(e.pid, e.base) != fetch.Committed {
+			continue
+		}
+		if v, ok := s.km.Get(e.h); ok {
+			if newest, _, _ := splitValue(v); newest > e.offset {
+				continue
+			}
+		}
+		if err := s.putKey(e.keyEntry); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxTxnKeys bounds the versions in transactional batches openWithKeys
+// holds (56 bytes each). A variable for tests.
+var maxTxnKeys = 1 << 16
+
+// logBytes is the size of a partition's segments, for progress.
+func logBytes(p *layout.Partition) int64 {
+	var n int64
+	for _, sg := range p.Segments {
+		if st, err := os.Stat(sg.Log); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
 }
 
 // getRun and putRun keep the units' buffers from one unit to the next: in
@@ -457,15 +574,17 @@ func (s *search) getRun() *unitRun {
 }
 
 func (s *search) putRun(r *unitRun) {
-	*r = unitRun{u: unit{keys: r.u.keys[:0], found: r.u.found[:0]}}
+	*r = unitRun{u: unit{keys: r.u.keys[:0], found: r.u.found[:0], txnKeys: r.u.txnKeys[:0]}}
 	s.runsMu.Lock()
 	s.runs = append(s.runs, r)
 	s.runsMu.Unlock()
 }
 
 // readUnit reads one unit on the calling goroutine.
-func (s *search) readUnit(sp *span, w work) *unitRun {
+func (s *search) readUnit(unitSpan span, w work) *unitRun {
 	r := s.getRun()
+	r.sp = unitSpan
+	sp := &r.sp
 	f, err := safefile.Open(sp.Segment.Log)
 	if err != nil {
 		r.u.err = err
@@ -500,9 +619,9 @@ func (s *search) readUnit(sp *span, w work) *unitRun {
 		r.last = b.LastOffset()
 		r.n++
 		// A batch that fails gives none of its keys, as with one unit per batch.
-		keys, found := len(r.u.keys), len(r.u.found)
+		keys, found, txnKeys := len(r.u.keys), len(r.u.found), len(r.u.txnKeys)
 		if err := w(sp, b, it, &r.u); err != nil {
-			r.u.keys, r.u.found, r.u.err = r.u.keys[:keys], r.u.found[:found], err
+			r.u.keys, r.u.found, r.u.txnKeys, r.u.err = r.u.keys[:keys], r.u.found[:found], r.u.txnKeys[:txnKeys], err
 			return r
 		}
 	}
@@ -592,7 +711,12 @@ func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep 
 	if b.IsControl() {
 		return nil
 	}
-	_, version := s.batchTxn(b)
+	// In openWithKeys a transactional batch's fate is not known yet.
+	later := s.txnLater && b.Magic() >= 2 && b.Header().IsTransactional()
+	version := true
+	if !later {
+		_, version = s.batchTxn(b)
+	}
 	written := b.MaxTimestamp()
 	if err := it.Reset(b); err != nil {
 		return err
@@ -610,7 +734,13 @@ func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep 
 		if r.Offset < 0 || r.Offset > maxOffset {
 			return logfmt.Corruptf(it.File, b.Pos, "offset %d is out of range", r.Offset)
 		}
-		u.keys = append(u.keys, keyEntry{h: s.km.Hash(r.Key), offset: r.Offset, written: written, tomb: r.Value == nil})
+		e := keyEntry{h: s.km.Hash(r.Key), offset: r.Offset, written: written, tomb: r.Value == nil}
+		if later {
+			h := b.Header()
+			u.txnKeys = append(u.txnKeys, txnKey{e, h.ProducerID(), h.BaseOffset()})
+			continue
+		}
+		u.keys = append(u.keys, e)
 	}
 	if err := it.Err(); err != nil {
 		return err
@@ -625,22 +755,37 @@ func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep 
 // goroutine.
 func (s *search) putKeys(sp *span, u *unit) error {
 	for _, e := range u.keys {
-		due := false
-		if s.audit != nil && e.tomb {
-			due = compact.TombstoneDeadline(e.written, s.audit.Cleaner.MaxLag, s.audit.Cleaner.DeleteRetention) < s.now
+		if err := s.putKey(e); err != nil {
+			return err
 		}
-		prev, had, err := s.km.Put(e.h, keyValue(e.offset, e.tomb, due))
-		if err != nil {
-			return s.mapErr(err)
-		}
-		if had && s.m == nil {
-			s.superseded(prev, e)
+	}
+	if len(u.txnKeys) > 0 && !s.txnOverflow {
+		if s.txnOverflow = len(s.txnKeys)+len(u.txnKeys) > maxTxnKeys; s.txnOverflow {
+			s.txnKeys = nil
+		} else {
+			s.txnKeys = append(s.txnKeys, u.txnKeys...)
 		}
 	}
 	if s.positions != nil {
 		for _, at := range u.found {
 			s.positions.add(sp.Segment.Base, at)
 		}
+	}
+	return nil
+}
+
+// putKey puts one version in the key map.
+func (s *search) putKey(e keyEntry) error {
+	due := false
+	if s.audit != nil && e.tomb {
+		due = compact.TombstoneDeadline(e.written, s.audit.Cleaner.MaxLag, s.audit.Cleaner.DeleteRetention) < s.now
+	}
+	prev, had, err := s.km.Put(e.h, keyValue(e.offset, e.tomb, due))
+	if err != nil {
+		return s.mapErr(err)
+	}
+	if had && s.m == nil {
+		s.superseded(prev, e)
 	}
 	return nil
 }

@@ -94,6 +94,13 @@ func TestWorkersSameOutput(t *testing.T) {
 								t.Fatalf("units of a batch, %d workers, wrote\n%s\nwhole segments wrote\n%s", w, tail(got), tail(want))
 							}
 						}
+						// Too many transactional versions to hold: the key
+						// pass runs again after the first pass.
+						defer setMaxTxnKeys(0)()
+						ro.Workers = 2
+						if got := runRaw(t, j, ro); got != want {
+							t.Fatalf("the key pass run again wrote\n%s\nat once wrote\n%s", tail(got), tail(want))
+						}
 					})
 				}
 			}
@@ -129,6 +136,14 @@ func setUnitBytes(n int64) func() {
 	old := unitBytes
 	unitBytes = n
 	return func() { unitBytes = old }
+}
+
+// setMaxTxnKeys sets maxTxnKeys, for a test that does not run in
+// parallel, and returns what puts it back.
+func setMaxTxnKeys(n int) func() {
+	old := maxTxnKeys
+	maxTxnKeys = n
+	return func() { maxTxnKeys = old }
 }
 
 // writeBatches writes a partition of one segment of v2 batches, each
