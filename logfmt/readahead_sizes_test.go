@@ -34,7 +34,7 @@ func framed(sizes []int) []byte {
 func TestReadAheadRealSizes(t *testing.T) {
 	const c, r = aheadChunkSize, aheadRoom
 	sizes := []int{100, c, 37 + V2HeaderSize, c + r, c + r + 1, c - 1, r, r + 1, 4*c + 5, c, 1 << 20, 3<<20 + 17,
-		V2HeaderSize, c - r, c - r - 1, 2 * c, 2*c + 1, windowSize - c, windowSize - c + 1, 80}
+		V2HeaderSize, c - r, c - r - 1, 2 * c, 2*c + 1, windowSize - r, windowSize - r + 1, 80}
 	data := framed(sizes)
 	size := int64(len(data))
 	var starts []int64
@@ -69,7 +69,7 @@ func TestReadAheadRealSizes(t *testing.T) {
 // each must still read its own bytes.
 func TestSharedBuffersConcurrent(t *testing.T) {
 	const c = aheadChunkSize
-	data := framed([]int{100, windowSize - c, 3<<20 + 5, windowSize, 200, windowSize + 1, c + 7, 2 << 20, 90})
+	data := framed([]int{100, windowSize - 7, 3<<20 + 5, windowSize, 200, windowSize + 1, c + 7, 2 << 20, 90})
 	small := framed([]int{300, 70, 5000})
 	want := trace(NewSegmentReader(bytes.NewReader(data), int64(len(data)), "seg"), -1, 0)
 	wantSmall := trace(NewSegmentReader(bytes.NewReader(small), int64(len(small)), "seg"), -1, 0)
