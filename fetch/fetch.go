@@ -24,8 +24,9 @@
 // .txnindex changes nothing. That pass holds the aborted transactions
 // (34 bytes each, as .txnindex does) and one entry per producer with an
 // open transaction, and cuts the data into units of about 16 MiB at batch
-// boundaries; the second pass streams the records of the units, which
-// Readers may read on several goroutines at once.
+// boundaries (Options.OnUnit is given each as it is cut); the second pass
+// streams the records of the units, which Readers may read on several
+// goroutines at once.
 //
 // Ranges (FromOffset, ToOffset, FromTime, ToTime) are found as a broker
 // finds them, through the indexes (index/lookup), and are contiguous ranges

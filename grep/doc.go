@@ -45,7 +45,10 @@
 // unit whole while its bytes are in their core's cache; the match pass reads each segment
 // through a logfmt.DeepReader, whose workers run its work on a batch. The
 // partition's goroutine takes the results in order. Transactions are
-// resolved from their markers by package fetch.
+// resolved from their markers by package fetch, whose read of the batch
+// headers cuts the units; with key matchers the key pass starts on each
+// unit as it is cut, and holds the versions of transactional batches until
+// that read has met their markers.
 //
 // Memory is the key map (24 bytes a key, growing as needed up to a limit;
 // twice that with a find pass), a read window per goroutine, the units
