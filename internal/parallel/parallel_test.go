@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -215,16 +216,7 @@ func TestOrderedRing(t *testing.T) {
 					res <- Ordered(n, w, func(i int) int {
 						time.Sleep(time.Duration((i*7919)%5) * 50 * time.Microsecond)
 						return i*3 + 1
-					}, func(i, v int) error {
-						if i != emitted || v != i*3+1 {
-							t.Errorf("n %d, w %d: emit(%d, %d) after %d emitted", n, w, i, v, emitted)
-						}
-						emitted++
-						if i == at {
-							return stop
-						}
-						return nil
-					})
+					}, inOrder(t, fmt.Sprintf("n %d, w %d", n, w), func(i int) int { return i*3 + 1 }, at, stop, &emitted))
 				}()
 				select {
 				case err := <-res:
@@ -273,16 +265,7 @@ func TestStream(t *testing.T) {
 				err := Stream(w, func() (int, bool) { j, ok := <-ch; return j, ok }, func(j int) int {
 					time.Sleep(time.Duration((j*7919)%5) * 40 * time.Microsecond)
 					return j + 1
-				}, func(i, v int) error {
-					if i != emitted || v != i*10+1 {
-						t.Errorf("n %d, w %d: emit(%d, %d) after %d emitted", n, w, i, v, emitted)
-					}
-					emitted++
-					if i == at {
-						return stop
-					}
-					return nil
-				})
+				}, inOrder(t, fmt.Sprintf("n %d, w %d", n, w), func(i int) int { return i*10 + 1 }, at, stop, &emitted))
 				for range ch {
 				}
 				if want := at >= 0; errors.Is(err, stop) != want || !want && err != nil {
@@ -300,5 +283,20 @@ func TestStream(t *testing.T) {
 	}
 	if g := runtime.NumGoroutine(); g > base {
 		t.Errorf("%d goroutines left running", g-base)
+	}
+}
+
+// inOrder is an emit that wants the values want(i) in index order, counts
+// them in *emitted, and fails with stop at index at.
+func inOrder(t *testing.T, name string, want func(i int) int, at int, stop error, emitted *int) func(i, v int) error {
+	return func(i, v int) error {
+		if i != *emitted || v != want(i) {
+			t.Errorf("%s: emit(%d, %d) after %d emitted", name, i, v, *emitted)
+		}
+		*emitted++
+		if i == at {
+			return stop
+		}
+		return nil
 	}
 }
