@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -536,5 +537,45 @@ func TestStalledWriter(t *testing.T) {
 	close(w.release)
 	if err := <-finished; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProgressEnds: every pass announces the bytes it reads and reads them,
+// with the key pass run during the first pass too, on a segment whose
+// zeroed tail no pass reads.
+func TestProgressEnds(t *testing.T) {
+	dir := genDir(t, gen.Options{Topics: []string{"t"}, Records: 3000, Keys: 100, Magic: 2, SegmentBytes: 64 << 10, Seed: 8})
+	p := partition(t, dir)
+	f, err := os.OpenFile(p.Segments[0].Log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(make([]byte, 10000)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, spec := range []Spec{{Keys: []string{"key-000042"}}, {ValueContains: []string{"7"}}} {
+		m, err := NewMatcher(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var done, todo int64
+		o := Options{Match: m, Range: fetch.DefaultOptions(), Workers: 2, KeyMapMemory: 8 << 20,
+			Progress: func(d, n int64) {
+				mu.Lock()
+				done, todo = done+d, todo+n
+				mu.Unlock()
+			}}
+		if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if done != todo || todo == 0 {
+			t.Errorf("%+v: %d bytes read of %d announced", spec, done, todo)
+		}
 	}
 }

@@ -516,6 +516,13 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) error {
 	}
 	oerr := <-opened
 	s.txnLater, s.pt = false, pt
+	if oerr == nil && s.o.Progress != nil {
+		// What the units left out: torn or zeroed tails.
+		for sp := range pt.LogSpans().All() {
+			total -= sp.End - sp.Start
+		}
+		s.progress(total, 0)
+	}
 	switch {
 	case oerr != nil:
 		return oerr
