@@ -221,6 +221,7 @@ type unit struct {
 
 	keys    []keyEntry // find and key passes
 	txnKeys []txnKey   // key pass in openWithKeys
+	txnRedo bool       // key pass in openWithKeys: a version it cannot hold
 
 	lines  []byte     // match pass: the matches' lines
 	counts Counts     // match pass
@@ -526,15 +527,17 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) error {
 	switch {
 	case oerr != nil:
 		return oerr
-	case err != nil:
-		return err
-	case s.txnOverflow:
+	case s.txnOverflow || err != nil && len(s.txnKeys) > 0:
+		// Run the old way, the key pass ends as it did: a committed version
+		// before err may be out of range, or fill the key map.
 		s.txnKeys = nil
 		if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
 			return err
 		}
 		s.positions = &positions{bySeg: map[int64][]int64{}}
 		return s.keyPass()
+	case err != nil:
+		return err
 	}
 	for _, e := range s.txnKeys {
 		if pt.TxnState(e.pid, e.base) != fetch.Committed {
@@ -739,6 +742,11 @@ func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep 
 			continue // aborted or undecided: a version of nothing
 		}
 		if r.Offset < 0 || r.Offset > maxOffset {
+			if later {
+				// Corrupt only if committed, which is not known yet.
+				u.txnRedo = true
+				continue
+			}
 			return logfmt.Corruptf(it.File, b.Pos, "offset %d is out of range", r.Offset)
 		}
 		e := keyEntry{h: s.km.Hash(r.Key), offset: r.Offset, written: written, tomb: r.Value == nil}
@@ -766,8 +774,8 @@ func (s *search) putKeys(sp *span, u *unit) error {
 			return err
 		}
 	}
-	if len(u.txnKeys) > 0 && !s.txnOverflow {
-		if s.txnOverflow = len(s.txnKeys)+len(u.txnKeys) > maxTxnKeys; s.txnOverflow {
+	if (len(u.txnKeys) > 0 || u.txnRedo) && !s.txnOverflow {
+		if s.txnOverflow = u.txnRedo || len(s.txnKeys)+len(u.txnKeys) > maxTxnKeys; s.txnOverflow {
 			s.txnKeys = nil
 		} else {
 			s.txnKeys = append(s.txnKeys, u.txnKeys...)

@@ -3,6 +3,7 @@ package grep
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -310,4 +311,91 @@ func TestUnitsOnReusedWindows(t *testing.T) {
 			t.Fatalf("units over a window, %d workers, wrote\n%s\nwhole segments wrote\n%s", w, tail(got), tail(want))
 		}
 	}
+}
+
+// txnSegment writes a partition of one segment: a transactional batch of
+// producer 7 at offset 0 with the keys given, its marker, and a batch of
+// key k. fix edits the segment, given the batches' positions.
+func txnSegment(t *testing.T, keys []string, marker logfmt.ControlType, fix func(seg []byte, at []int)) (dir, log string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "t-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const ts = 1_700_000_000_000
+	o := logfmt.DefaultBatchOptions(0)
+	o.Transactional, o.ProducerID, o.ProducerEpoch, o.BaseSequence = true, 7, 0, 0
+	var recs []logfmt.Record
+	for i, k := range keys {
+		recs = append(recs, logfmt.Record{Offset: int64(i), Timestamp: ts, Key: []byte(k), Value: []byte("a")})
+	}
+	seg, err := logfmt.AppendBatch(nil, o, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := []int{0, len(seg)}
+	next := int64(len(keys))
+	m := logfmt.DefaultBatchOptions(next)
+	m.Transactional, m.Control, m.ProducerID, m.ProducerEpoch = true, true, 7, 0
+	if seg, err = logfmt.AppendBatch(seg, m, []logfmt.Record{{Offset: next, Timestamp: ts, Key: logfmt.ControlKey(marker),
+		Value: logfmt.AppendEndTxnMarker(nil, logfmt.EndTxnMarker{CoordinatorEpoch: 1})}}); err != nil {
+		t.Fatal(err)
+	}
+	at = append(at, len(seg))
+	if seg, err = logfmt.AppendBatch(seg, logfmt.DefaultBatchOptions(next+1), []logfmt.Record{{Offset: next + 1, Timestamp: ts, Key: []byte("k"), Value: []byte("b")}}); err != nil {
+		t.Fatal(err)
+	}
+	if fix != nil {
+		fix(seg, at)
+	}
+	log = filepath.Join(dir, "00000000000000000000.log")
+	if err := os.WriteFile(log, seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, log
+}
+
+// TestTxnOffsetOutOfRange: a record of a transactional batch whose offset
+// is out of range is corruption only if its transaction committed: an
+// aborted one is a version of nothing, as when the key pass ran after the
+// first pass and knew the transaction's fate.
+func TestTxnOffsetOutOfRange(t *testing.T) {
+	for _, marker := range []logfmt.ControlType{logfmt.ControlAbort, logfmt.ControlCommit} {
+		// The one record's offset delta is -1: offset -1.
+		dir, log := txnSegment(t, []string{"k"}, marker, func(seg []byte, _ []int) {
+			seg[logfmt.V2HeaderSize+3] = 1
+			reseal(seg)
+		})
+		var want string
+		if marker == logfmt.ControlCommit {
+			want = log + ": offset -1 is out of range (at byte 0)"
+		}
+		o := Options{Match: keyMatcher(t, Spec{Keys: []string{"k"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20}
+		unitErrors(t, dir, o, []int{1, 2}, func(n int64, w int, got error) {
+			if got == nil && want != "" || got != nil && got.Error() != want {
+				t.Errorf("marker %v, units of %d bytes, %d workers: %v, want %q", marker, n, w, got, want)
+			}
+		})
+	}
+}
+
+// TestTxnKeysFillMapFirst: committed versions that fill the key map before
+// a later batch fails end the search with the full key map, as when the
+// key pass read them in the log's order.
+func TestTxnKeysFillMapFirst(t *testing.T) {
+	keys := make([]string, 300)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i)
+	}
+	// The last batch declares a record more than it holds.
+	dir, _ := txnSegment(t, keys, logfmt.ControlCommit, func(seg []byte, at []int) {
+		binary.BigEndian.PutUint32(seg[at[2]+57:], 2)
+		reseal(seg[at[2]:])
+	})
+	o := Options{Match: keyMatcher(t, Spec{KeyRegexps: []string{"^k"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 100 * 24}
+	unitErrors(t, dir, o, []int{1, 2}, func(n int64, w int, got error) {
+		if !errors.Is(got, compact.ErrKeyMapFull) {
+			t.Errorf("units of %d bytes, %d workers: %v, want the full key map", n, w, got)
+		}
+	})
 }
