@@ -101,8 +101,9 @@ func (s *search) run() error {
 	// With key matchers the key pass reads the bytes the first pass of
 	// fetch.Open reads, as it reads them: the log is read once.
 	once := s.m != nil && s.m.HasKeyMatchers()
+	var keyErr error
 	if once {
-		err = s.openWithKeys(p, fo)
+		keyErr, err = s.openWithKeys(p, fo)
 	} else {
 		s.pt, err = fetch.Open(p, fo)
 	}
@@ -115,6 +116,11 @@ func (s *search) run() error {
 		if s.res.Plan, err = compact.Plan(p.Path, a.Cleaner); err != nil {
 			return err
 		}
+	}
+	// The key pass's error comes after what Open noted and the plan's, as
+	// it does without key matchers.
+	if keyErr != nil {
+		return keyErr
 	}
 	if s.m != nil && !s.m.HasKeyMatchers() {
 		if err := s.findPass(); err != nil {
@@ -483,8 +489,9 @@ func (s *search) emitUnit(r *unitRun, emit func(sp *span, u *unit) error) error 
 // first pass does. A transactional batch's fate is learned only at its
 // marker, later in the log, so the versions in such batches wait until
 // Open has returned, up to maxTxnKeys of them; past that the key pass is
-// run again, after Open, as it is without key matchers.
-func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) error {
+// run again, after Open, as it is without key matchers. It returns the
+// key pass's error apart from Open's, which comes first.
+func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, err error) {
 	units := make(chan fetch.Span)
 	fo.OnUnit = func(sp fetch.Span) { units <- sp }
 	var pt *fetch.Partition
@@ -501,7 +508,7 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) error {
 	}
 	s.start(total)
 	s.txnLater, s.txnKeys, s.txnOverflow = true, s.txnKeys[:0], false
-	err := parallel.Stream(s.inner, func() (fetch.Span, bool) {
+	err = parallel.Stream(s.inner, func() (fetch.Span, bool) {
 		sp, ok := <-units
 		return sp, ok
 	}, func(sp fetch.Span) *unitRun {
@@ -526,18 +533,18 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) error {
 	}
 	switch {
 	case oerr != nil:
-		return oerr
+		return nil, oerr
 	case s.txnOverflow || err != nil && len(s.txnKeys) > 0:
 		// Run the old way, the key pass ends as it did: a committed version
 		// before err may be out of range, or fill the key map.
 		s.txnKeys = nil
 		if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
-			return err
+			return nil, err
 		}
 		s.positions = &positions{bySeg: map[int64][]int64{}}
-		return s.keyPass()
+		return s.keyPass(), nil
 	case err != nil:
-		return err
+		return err, nil
 	}
 	for _, e := range s.txnKeys {
 		if pt.TxnState(e.pid, e.base) != fetch.Committed {
@@ -549,10 +556,10 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) error {
 			}
 		}
 		if err := s.putKey(e.keyEntry); err != nil {
-			return err
+			return err, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // maxTxnKeys bounds the versions in transactional batches openWithKeys

@@ -399,3 +399,29 @@ func TestTxnKeysFillMapFirst(t *testing.T) {
 		}
 	})
 }
+
+// TestKeyErrorKeepsNotes: a partition whose key pass fails still reports
+// what fetch.Open noted (here a torn last entry), as when the key pass ran
+// after Open.
+func TestKeyErrorKeepsNotes(t *testing.T) {
+	// The second batch declares a record more than it holds; the last is
+	// cut short.
+	dir, log, at := writeBatches(t, [][2]int64{{0, 5}, {10, 5}, {20, 5}}, func(seg []byte, at []int) {
+		binary.BigEndian.PutUint32(seg[at[1]+57:], 6)
+		reseal(seg[at[1]:])
+	})
+	if err := os.Truncate(log, int64(at[2]+20)); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Match: keyMatcher(t, Spec{Keys: []string{"k1"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20}
+	for _, n := range []int64{1, 1 << 30} {
+		defer setUnitBytes(n)()
+		var res *Result
+		if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, o, func(r *Result) { res = r }); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := logfmt.AsCorrupt(res.Err); !ok || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "torn") {
+			t.Errorf("units of %d bytes: error %v, notes %q; want the second batch's error and the torn entry's note", n, res.Err, res.Notes)
+		}
+	}
+}
