@@ -60,6 +60,8 @@ type search struct {
 	txnLater    bool
 	txnKeys     []txnKey
 	txnOverflow bool
+	unordered   bool  // versions' offsets that do not rise with the log
+	lastKey     int64 // the last version's offset, -1 before the first
 }
 
 // pend is a match of a superseded or deleted version whose first newer
@@ -227,7 +229,12 @@ type unit struct {
 
 	keys    []keyEntry // find and key passes
 	txnKeys []txnKey   // key pass in openWithKeys
-	txnRedo bool       // key pass in openWithKeys: a version it cannot hold
+	// Key pass in openWithKeys: a version it cannot hold; offsets that do
+	// not rise with the log, where a held version's offset does not tell
+	// which versions it comes after; the first and last versions' offsets,
+	// to check across units.
+	txnRedo, unordered, hasKeys bool
+	firstKey, lastKey           int64
 
 	lines  []byte     // match pass: the matches' lines
 	counts Counts     // match pass
@@ -507,7 +514,7 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 		total = logBytes(p)
 	}
 	s.start(total)
-	s.txnLater, s.txnKeys, s.txnOverflow = true, s.txnKeys[:0], false
+	s.txnLater, s.txnKeys, s.txnOverflow, s.unordered, s.lastKey = true, s.txnKeys[:0], false, false, -1
 	err = parallel.Stream(s.inner, func() (fetch.Span, bool) {
 		sp, ok := <-units
 		return sp, ok
@@ -534,9 +541,10 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 	switch {
 	case oerr != nil:
 		return nil, oerr
-	case s.txnOverflow || err != nil && len(s.txnKeys) > 0:
+	case s.txnOverflow || (err != nil || s.unordered) && len(s.txnKeys) > 0:
 		// Run the old way, the key pass ends as it did: a committed version
-		// before err may be out of range, or fill the key map.
+		// before err may be out of range, or fill the key map; offsets that
+		// do not rise with the log do not place the held versions.
 		s.txnKeys = nil
 		if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
 			return nil, err
@@ -756,6 +764,15 @@ func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep 
 			}
 			return logfmt.Corruptf(it.File, b.Pos, "offset %d is out of range", r.Offset)
 		}
+		if s.txnLater {
+			if u.hasKeys && r.Offset <= u.lastKey {
+				u.unordered = true
+			}
+			if !u.hasKeys {
+				u.firstKey, u.hasKeys = r.Offset, true
+			}
+			u.lastKey = r.Offset
+		}
 		e := keyEntry{h: s.km.Hash(r.Key), offset: r.Offset, written: written, tomb: r.Value == nil}
 		if later {
 			h := b.Header()
@@ -780,6 +797,10 @@ func (s *search) putKeys(sp *span, u *unit) error {
 		if err := s.putKey(e); err != nil {
 			return err
 		}
+	}
+	if u.hasKeys {
+		s.unordered = s.unordered || u.unordered || u.firstKey <= s.lastKey
+		s.lastKey = u.lastKey
 	}
 	if (len(u.txnKeys) > 0 || u.txnRedo) && !s.txnOverflow {
 		if s.txnOverflow = u.txnRedo || len(s.txnKeys)+len(u.txnKeys) > maxTxnKeys; s.txnOverflow {

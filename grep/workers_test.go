@@ -15,6 +15,7 @@ import (
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -423,5 +424,52 @@ func TestKeyErrorKeepsNotes(t *testing.T) {
 		if _, ok := logfmt.AsCorrupt(res.Err); !ok || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "torn") {
 			t.Errorf("units of %d bytes: error %v, notes %q; want the second batch's error and the torn entry's note", n, res.Err, res.Notes)
 		}
+	}
+}
+
+// TestTxnVersionsInLogOrder: when record offsets do not rise with the log
+// (records outside their batch's offsets, or going backwards in a batch),
+// the held transactional versions end in the key map as when the key pass
+// read them in the log's order after fetch.Open.
+func TestTxnVersionsInLogOrder(t *testing.T) {
+	cases := []struct {
+		name  string
+		keys  []string // of the transactional batch
+		batch int      // the batch edited
+		delta []byte   // its records' offset deltas, zigzag
+		last  string   // the last batch's record
+	}{
+		{"transactional record past its batch", []string{"k=2"}, 1, []byte{100}, "k=4"},
+		{"later record before a transactional one", []string{"k=2"}, 3, []byte{5}, "k=4"},
+		{"transactional records backwards", []string{"k=2", "k=3"}, 1, []byte{2, 0}, "j=4"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			const idem, txn = 5, 7
+			dir := writeLog(t, []logBatch{{pid: idem, keys: []string{"k=1"}, ts: 1000}, {pid: txn, txn: true, keys: tc.keys, ts: 1001},
+				{pid: txn, isCtl: true, marker: logfmt.ControlCommit, ts: 1002}, {pid: idem, keys: []string{tc.last}, ts: 1003}})
+			log := filepath.Join(dir, "00000000000000000000.log")
+			seg, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := seg[testutil.Batches(t, log)[tc.batch].Pos:]
+			p := logfmt.V2HeaderSize
+			for _, d := range tc.delta {
+				b[p+3] = d // after a one-byte length, attributes and timestamp delta
+				p += 1 + int(b[p]>>1)
+			}
+			reseal(b)
+			if err := os.WriteFile(log, seg, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			j := Job{Partition: partition(t, dir)}
+			o := Options{Match: keyMatcher(t, Spec{Keys: []string{"k"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: 1}
+			got := runRaw(t, j, o)
+			defer setMaxTxnKeys(0)()
+			if want := runRaw(t, j, o); got != want {
+				t.Errorf("during the first pass:\n%s\nafter it:\n%s", got, want)
+			}
+		})
 	}
 }
