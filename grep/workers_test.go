@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -471,5 +472,71 @@ func TestTxnVersionsInLogOrder(t *testing.T) {
 				t.Errorf("during the first pass:\n%s\nafter it:\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestHeldVersionsAsAfterOpen: on logs of interleaved transactions whose
+// markers fall in later segments, or never come (ongoing), between
+// non-transactional versions of the same keys, the key pass run during
+// fetch.Open's first pass writes what the one after it writes, in an audit
+// too, with units of a batch and of whole segments.
+func TestHeldVersionsAsAfterOpen(t *testing.T) {
+	for seed := int64(0); seed < 200; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		var segs [][]logBatch
+		open := map[int64]bool{}
+		ts := int64(1000)
+		for range 1 + rng.Intn(4) {
+			var seg []logBatch
+			for range 1 + rng.Intn(6) {
+				ts++
+				pid := int64(10 + rng.Intn(3))
+				switch r := rng.Intn(10); {
+				case r < 3:
+					var keys []string
+					for range 1 + rng.Intn(3) {
+						k := fmt.Sprintf("k%d=", rng.Intn(4))
+						if rng.Intn(4) > 0 {
+							k += "v" // else a tombstone
+						}
+						keys = append(keys, k)
+					}
+					seg = append(seg, logBatch{pid: 5, keys: keys, ts: ts})
+				case r < 7:
+					open[pid] = true
+					seg = append(seg, logBatch{pid: pid, txn: true, keys: []string{fmt.Sprintf("k%d=t", rng.Intn(4))}, ts: ts})
+				case open[pid]:
+					open[pid] = false
+					m := []logfmt.ControlType{logfmt.ControlAbort, logfmt.ControlCommit}[rng.Intn(2)]
+					seg = append(seg, logBatch{pid: pid, isCtl: true, marker: m, ts: ts})
+				}
+			}
+			if len(seg) > 0 {
+				segs = append(segs, seg)
+			}
+		}
+		if len(segs) == 0 {
+			continue
+		}
+		j := Job{Partition: partition(t, writeLog(t, segs...))}
+		if seed%2 == 1 {
+			co := compact.DefaultOptions(1010)
+			co.MaxLag, co.DeleteRetention = 3, 2
+			j.Audit = &Audit{Cleaner: co}
+		}
+		re := []string{".", "k[12]"}[seed%3/2]
+		for _, w := range []int{1, 3} {
+			for _, n := range []int64{1, 1 << 30} {
+				func() {
+					defer setUnitBytes(n)()
+					o := Options{Match: keyMatcher(t, Spec{KeyRegexps: []string{re}}), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: w}
+					got := runRaw(t, j, o)
+					defer setMaxTxnKeys(0)()
+					if want := runRaw(t, j, o); got != want {
+						t.Fatalf("seed %d, %d workers, units of %d bytes: during the first pass\n%s\nafter it\n%s", seed, w, n, got, want)
+					}
+				}()
+			}
+		}
 	}
 }
