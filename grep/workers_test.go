@@ -315,46 +315,30 @@ func TestUnitsOnReusedWindows(t *testing.T) {
 	}
 }
 
-// txnSegment writes a partition of one segment: a transactional batch of
-// producer 7 at offset 0 with the keys given, its marker, and a batch of
-// key k. fix edits the segment, given the batches' positions.
-func txnSegment(t *testing.T, keys []string, marker logfmt.ControlType, fix func(seg []byte, at []int)) (dir, log string) {
+// editBatch edits the v2 batch i of the first segment of dir and gives
+// it the checksum of its new bytes.
+func editBatch(t *testing.T, dir string, i int, fix func(b []byte)) (log string) {
 	t.Helper()
-	dir = filepath.Join(t.TempDir(), "t-0")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	const ts = 1_700_000_000_000
-	o := logfmt.DefaultBatchOptions(0)
-	o.Transactional, o.ProducerID, o.ProducerEpoch, o.BaseSequence = true, 7, 0, 0
-	var recs []logfmt.Record
-	for i, k := range keys {
-		recs = append(recs, logfmt.Record{Offset: int64(i), Timestamp: ts, Key: []byte(k), Value: []byte("a")})
-	}
-	seg, err := logfmt.AppendBatch(nil, o, recs)
+	log = filepath.Join(dir, "00000000000000000000.log")
+	seg, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := []int{0, len(seg)}
-	next := int64(len(keys))
-	m := logfmt.DefaultBatchOptions(next)
-	m.Transactional, m.Control, m.ProducerID, m.ProducerEpoch = true, true, 7, 0
-	if seg, err = logfmt.AppendBatch(seg, m, []logfmt.Record{{Offset: next, Timestamp: ts, Key: logfmt.ControlKey(marker),
-		Value: logfmt.AppendEndTxnMarker(nil, logfmt.EndTxnMarker{CoordinatorEpoch: 1})}}); err != nil {
-		t.Fatal(err)
-	}
-	at = append(at, len(seg))
-	if seg, err = logfmt.AppendBatch(seg, logfmt.DefaultBatchOptions(next+1), []logfmt.Record{{Offset: next + 1, Timestamp: ts, Key: []byte("k"), Value: []byte("b")}}); err != nil {
-		t.Fatal(err)
-	}
-	if fix != nil {
-		fix(seg, at)
-	}
-	log = filepath.Join(dir, "00000000000000000000.log")
+	b := seg[testutil.Batches(t, log)[i].Pos:]
+	fix(b)
+	reseal(b)
 	if err := os.WriteFile(log, seg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return dir, log
+	return log
+}
+
+// txnLog writes a partition of one segment: a transaction of producer 7
+// with the records given ("k=v"), its marker, and a version of k.
+func txnLog(t *testing.T, recs []string, marker logfmt.ControlType) string {
+	t.Helper()
+	return writeLog(t, []logBatch{{pid: 7, txn: true, keys: recs, ts: 1000}, {pid: 7, isCtl: true, marker: marker, ts: 1001},
+		{pid: 5, keys: []string{"k=b"}, ts: 1002}})
 }
 
 // TestTxnOffsetOutOfRange: a record of a transactional batch whose offset
@@ -364,10 +348,8 @@ func txnSegment(t *testing.T, keys []string, marker logfmt.ControlType, fix func
 func TestTxnOffsetOutOfRange(t *testing.T) {
 	for _, marker := range []logfmt.ControlType{logfmt.ControlAbort, logfmt.ControlCommit} {
 		// The one record's offset delta is -1: offset -1.
-		dir, log := txnSegment(t, []string{"k"}, marker, func(seg []byte, _ []int) {
-			seg[logfmt.V2HeaderSize+3] = 1
-			reseal(seg)
-		})
+		dir := txnLog(t, []string{"k=a"}, marker)
+		log := editBatch(t, dir, 0, func(b []byte) { b[logfmt.V2HeaderSize+3] = 1 })
 		var want string
 		if marker == logfmt.ControlCommit {
 			want = log + ": offset -1 is out of range (at byte 0)"
@@ -385,15 +367,13 @@ func TestTxnOffsetOutOfRange(t *testing.T) {
 // a later batch fails end the search with the full key map, as when the
 // key pass read them in the log's order.
 func TestTxnKeysFillMapFirst(t *testing.T) {
-	keys := make([]string, 300)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("k%d", i)
+	recs := make([]string, 300)
+	for i := range recs {
+		recs[i] = fmt.Sprintf("k%d=a", i)
 	}
+	dir := txnLog(t, recs, logfmt.ControlCommit)
 	// The last batch declares a record more than it holds.
-	dir, _ := txnSegment(t, keys, logfmt.ControlCommit, func(seg []byte, at []int) {
-		binary.BigEndian.PutUint32(seg[at[2]+57:], 2)
-		reseal(seg[at[2]:])
-	})
+	editBatch(t, dir, 2, func(b []byte) { binary.BigEndian.PutUint32(b[57:], 2) })
 	o := Options{Match: keyMatcher(t, Spec{KeyRegexps: []string{"^k"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 100 * 24}
 	unitErrors(t, dir, o, []int{1, 2}, func(n int64, w int, got error) {
 		if !errors.Is(got, compact.ErrKeyMapFull) {
@@ -449,21 +429,13 @@ func TestTxnVersionsInLogOrder(t *testing.T) {
 			const idem, txn = 5, 7
 			dir := writeLog(t, []logBatch{{pid: idem, keys: []string{"k=1"}, ts: 1000}, {pid: txn, txn: true, keys: tc.keys, ts: 1001},
 				{pid: txn, isCtl: true, marker: logfmt.ControlCommit, ts: 1002}, {pid: idem, keys: []string{tc.last}, ts: 1003}})
-			log := filepath.Join(dir, "00000000000000000000.log")
-			seg, err := os.ReadFile(log)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := seg[testutil.Batches(t, log)[tc.batch].Pos:]
-			p := logfmt.V2HeaderSize
-			for _, d := range tc.delta {
-				b[p+3] = d // after a one-byte length, attributes and timestamp delta
-				p += 1 + int(b[p]>>1)
-			}
-			reseal(b)
-			if err := os.WriteFile(log, seg, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			editBatch(t, dir, tc.batch, func(b []byte) {
+				p := logfmt.V2HeaderSize
+				for _, d := range tc.delta {
+					b[p+3] = d // after a one-byte length, attributes and timestamp delta
+					p += 1 + int(b[p]>>1)
+				}
+			})
 			j := Job{Partition: partition(t, dir)}
 			o := Options{Match: keyMatcher(t, Spec{Keys: []string{"k"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: 1}
 			got := runRaw(t, j, o)
