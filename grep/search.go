@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/fetch"
@@ -60,8 +61,9 @@ type search struct {
 	txnLater    bool
 	txnKeys     []txnKey
 	txnOverflow bool
-	unordered   bool  // versions' offsets that do not rise with the log
-	lastKey     int64 // the last version's offset, -1 before the first
+	redo        atomic.Bool // txnOverflow, for the key pass's goroutines
+	unordered   bool        // versions' offsets that do not rise with the log
+	lastKey     int64       // the last version's offset, -1 before the first
 }
 
 // pend is a match of a superseded or deleted version whose first newer
@@ -515,10 +517,18 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 	}
 	s.start(total)
 	s.txnLater, s.txnKeys, s.txnOverflow, s.unordered, s.lastKey = true, s.txnKeys[:0], false, false, -1
+	s.redo.Store(false)
 	err = parallel.Stream(s.inner, func() (fetch.Span, bool) {
 		sp, ok := <-units
 		return sp, ok
 	}, func(sp fetch.Span) *unitRun {
+		if s.redo.Load() {
+			// The pass runs again after Open: the units left are not read,
+			// and Open is not held back by them.
+			r := s.getRun()
+			r.sp = span{Span: sp, scope: true}
+			return r
+		}
 		return s.readUnit(span{Span: sp, scope: true}, func(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
 			return s.keyBatch(b, it, u, true)
 		})
@@ -805,6 +815,7 @@ func (s *search) putKeys(sp *span, u *unit) error {
 	if (len(u.txnKeys) > 0 || u.txnRedo) && !s.txnOverflow {
 		if s.txnOverflow = u.txnRedo || len(s.txnKeys)+len(u.txnKeys) > maxTxnKeys; s.txnOverflow {
 			s.txnKeys = nil
+			s.redo.Store(true)
 		} else {
 			s.txnKeys = append(s.txnKeys, u.txnKeys...)
 		}
