@@ -87,8 +87,9 @@ func Ordered[T any](n, w int, f func(i int) T, emit func(i int, v T) error) erro
 // Stream is Ordered over jobs found as the work goes: next, called on one
 // goroutine, gives them out in order until it returns false, and may block
 // until the next is found. The i given to emit counts the jobs from 0.
-// Once emit fails next is not called again; Stream returns when the jobs
-// running have finished and a call to next already made has returned.
+// Once emit fails Stream stops calling next (a call already under way may
+// still give a job, which is dropped), and returns when the jobs running
+// and that call have finished.
 func Stream[J, T any](w int, next func() (J, bool), f func(J) T, emit func(i int, v T) error) error {
 	w = max(1, w)
 	// Job i+k starts only once job i is emitted (k = ahead), so k result
@@ -121,6 +122,11 @@ func Stream[J, T any](w int, next func() (J, bool), f func(J) T, emit func(i int
 			case slots <- struct{}{}:
 			case <-quit:
 				return
+			}
+			select {
+			case <-quit:
+				return
+			default:
 			}
 			j, ok := next()
 			if !ok {
