@@ -35,7 +35,7 @@ scale=${BENCH_SCALE:-1}
 runs=${BENCH_RUNS:-3}
 pairs=${BENCH_PAIRS:-7}
 mkdir -p "$dir"
-go build -o "$dir/logtool" .
+CGO_ENABLED=0 go build -o "$dir/logtool" . # as make build: static
 lt="$dir/logtool"
 now=2030-01-01T00:00:00Z
 
