@@ -56,14 +56,15 @@ type search struct {
 	free      []*batchJob
 	held      []byte // problem lines not written yet
 
-	// openWithKeys's: whether transactional batches wait for their fate,
-	// their versions, and whether there were too many to keep.
-	txnLater    bool
-	txnKeys     []txnKey
-	txnOverflow bool
-	redo        atomic.Bool // txnOverflow, for the key pass's goroutines
-	unordered   bool        // versions' offsets that do not rise with the log
-	lastKey     int64       // the last version's offset, -1 before the first
+	// openWithKeys's: whether transactional batches wait for their fate;
+	// their versions; whether the key pass must run again after Open (too
+	// many versions to hold, or one that cannot be held), which its
+	// goroutines read; offsets that do not rise with the log, and the last.
+	txnLater  bool
+	txnKeys   []txnKey
+	redo      atomic.Bool
+	unordered bool
+	lastKey   int64 // -1 before the first version
 }
 
 // pend is a match of a superseded or deleted version whose first newer
@@ -516,7 +517,7 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 		total = logBytes(p)
 	}
 	s.start(total)
-	s.txnLater, s.txnKeys, s.txnOverflow, s.unordered, s.lastKey = true, s.txnKeys[:0], false, false, -1
+	s.txnLater, s.txnKeys, s.unordered, s.lastKey = true, s.txnKeys[:0], false, -1
 	s.redo.Store(false)
 	err = parallel.Stream(s.inner, func() (fetch.Span, bool) {
 		sp, ok := <-units
@@ -551,7 +552,7 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 	switch {
 	case oerr != nil:
 		return nil, oerr
-	case s.txnOverflow || (err != nil || s.unordered) && len(s.txnKeys) > 0:
+	case s.redo.Load() || (err != nil || s.unordered) && len(s.txnKeys) > 0:
 		// Run the old way, the key pass ends as it did: a committed version
 		// before err may be out of range, or fill the key map; offsets that
 		// do not rise with the log do not place the held versions.
@@ -812,8 +813,8 @@ func (s *search) putKeys(sp *span, u *unit) error {
 		s.unordered = s.unordered || u.unordered || u.firstKey <= s.lastKey
 		s.lastKey = u.lastKey
 	}
-	if (len(u.txnKeys) > 0 || u.txnRedo) && !s.txnOverflow {
-		if s.txnOverflow = u.txnRedo || len(s.txnKeys)+len(u.txnKeys) > maxTxnKeys; s.txnOverflow {
+	if (len(u.txnKeys) > 0 || u.txnRedo) && !s.redo.Load() {
+		if u.txnRedo || len(s.txnKeys)+len(u.txnKeys) > maxTxnKeys {
 			s.txnKeys = nil
 			s.redo.Store(true)
 		} else {
