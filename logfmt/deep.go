@@ -45,6 +45,9 @@ type decoded struct {
 	resetErr error
 	payload  []byte // all of it, or all before the fault
 	err      error  // io.EOF after the payload, else the fault
+	// size is the entry's size when Data holds only its header (a
+	// HeaderReader's header view), else 0.
+	size int
 }
 
 // runBatch is one batch of a run.

@@ -22,7 +22,16 @@ type Batch struct {
 func (b *Batch) Magic() int8 { return int8(b.Data[MagicOffset]) }
 
 // Size is the entry's length in bytes, the 12-byte log overhead included.
-func (b *Batch) Size() int { return len(b.Data) }
+func (b *Batch) Size() int {
+	if b.dec != nil && b.dec.size > 0 {
+		return b.dec.size
+	}
+	return len(b.Data)
+}
+
+// headerOnly tells a header view (see HeaderReader), whose records cannot
+// be read.
+func (b *Batch) headerOnly() bool { return b.dec != nil && b.dec.size > 0 }
 
 // Header views a magic-2 batch header. Do not call it for legacy entries.
 func (b *Batch) Header() BatchHeader { return BatchHeader(b.Data[:V2HeaderSize]) }
@@ -96,14 +105,14 @@ func (b *Batch) computeCRC() uint32 {
 // in LogSegment.recover.
 func (b *Batch) Validate() error {
 	if b.Magic() >= 2 {
-		if len(b.Data) < V2HeaderSize {
-			return Corruptf("", b.Pos, "record batch size %d is below the %d-byte header", len(b.Data), V2HeaderSize)
+		if b.Size() < V2HeaderSize {
+			return Corruptf("", b.Pos, "record batch size %d is below the %d-byte header", b.Size(), V2HeaderSize)
 		}
 		if h := b.Header(); h.RecordCount() < 0 {
 			return Corruptf("", b.Pos, "record batch declares %d records", h.RecordCount())
 		}
-	} else if len(b.Data) < LogOverhead+b.Legacy().minSize() {
-		return Corruptf("", b.Pos, "message size %d is below the minimum %d for magic %d", len(b.Data)-LogOverhead, b.Legacy().minSize(), b.Magic())
+	} else if b.Size() < LogOverhead+b.Legacy().minSize() {
+		return Corruptf("", b.Pos, "message size %d is below the minimum %d for magic %d", b.Size()-LogOverhead, b.Legacy().minSize(), b.Magic())
 	}
 	if s, c := b.StoredCRC(), b.ComputeCRC(); s != c {
 		return Corruptf("", b.Pos, "checksum mismatch: stored %d, computed %d", s, c)

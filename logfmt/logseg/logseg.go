@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"math"
 	"os"
 
@@ -438,4 +439,24 @@ func (s *Segment) timeFloor(target int64) (e index.TimeEntry, ok bool, why strin
 		return index.TimeEntry{}, false, s.TimeIndex + ": " + why, false
 	}
 	return e, ok, "", r.Layout().ZeroTail > 0
+}
+
+// IndexPositions yields the positions of the segment's .index entries, as
+// far as they look right: where batches start, if the index is. They are
+// hints for reading a segment in ranges (logfmt.HeaderReader), which checks
+// them; an index that cannot be read yields nothing.
+func IndexPositions(s layout.Segment) iter.Seq[int64] {
+	return func(yield func(int64) bool) {
+		if s.Index == "" {
+			return
+		}
+		f, size, err := safefile.OpenSized(s.Index)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		r := index.NewOffsetReader(f, size, s.Base, s.Index)
+		for r.Next() && yield(int64(r.Entry().Position)) {
+		}
+	}
 }

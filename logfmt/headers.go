@@ -1,0 +1,329 @@
+package logfmt
+
+import (
+	"errors"
+	"io"
+	"iter"
+
+	"github.com/logtool/logtool/internal/parallel"
+)
+
+// A scan that needs only what batch headers say (where each batch is, its
+// offsets and timestamps, whether its checksum holds) is bound by copying
+// the file and computing checksums. One goroutine copying while another
+// checksums moves every byte between cores, which on the 2-core VM cost as
+// much as doing both on one. A HeaderReader instead has each of several
+// goroutines read, frame and checksum a range of its own, and hands on
+// only a copy of each header.
+//
+// The ranges start at cuts the caller suggests, such as the positions of
+// the offset index: hints, which need not be right. Framing is
+// deterministic, so a range's batches are the ones a single reader would
+// find exactly when the range before it ended at its cut, having started
+// at a batch itself. Ranges are taken in order on that condition; at the
+// first that did not end at the next cut (a wrong hint, damage, a torn
+// end) the HeaderReader goes on with a SegmentReader from where that range
+// stopped, which then meets what the range met, the same way.
+
+var (
+	// headersRangeBytes is the least a range covers: a few hundred
+	// microseconds of work, so that starting one costs little.
+	headersRangeBytes int64 = 2 << 20
+	// headersMaxInfos bounds the headers one range notes (96 bytes each),
+	// for a log of tiny batches or a range the cuts left long; a range that
+	// would hold more ends early, and reading goes on with one goroutine.
+	headersMaxInfos = 32768
+	// headersKeepBytes bounds the whole batches (Keep) one range copies,
+	// with the same effect.
+	headersKeepBytes = 4 << 20
+)
+
+// HeaderReader iterates the batches of a segment, in order, like a
+// SegmentReader, reading ahead on several goroutines. Batch returns a
+// header view: Data holds the first bytes of the entry (V2HeaderSize, or
+// the whole entry when shorter or kept), so that header accessors, Size and
+// Validate work, but records cannot be read. Batches for which Keep says
+// true are given whole.
+type HeaderReader struct {
+	// MaxBatchSize is the SegmentReader's.
+	MaxBatchSize int
+	// Keep, when set, picks the batches given whole. It is called on the
+	// reading goroutines.
+	Keep func(*Batch) bool
+
+	r       io.ReaderAt
+	size    int64
+	file    string
+	start   int64
+	cuts    []int64
+	workers int
+
+	started bool
+	results chan *headerRange
+	quit    chan struct{}
+	done    chan struct{}
+	free    chan *headerRange
+
+	cur   *headerRange
+	i     int // the next batch of cur
+	batch Batch
+	dec   decoded
+	pos   int64
+	seq   *SegmentReader // after the ranges, or instead of them
+}
+
+// headerRange is what one goroutine found in [start, stop).
+type headerRange struct {
+	start, stop int64
+	end         int64 // where framing stopped
+	clean       bool  // it stopped at stop, and the batch there frames
+	infos       []headerInfo
+	kept        []byte
+}
+
+type headerInfo struct {
+	pos       int64
+	size      int
+	crc       uint32
+	n         uint8 // header bytes in hdr
+	keepStart int   // kept bytes, when keepEnd > keepStart
+	keepEnd   int
+	hdr       [V2HeaderSize]byte
+}
+
+// NewHeaderReader reads r, of size bytes, from byte start, on up to workers
+// goroutines. cuts, which may be nil, are where ranges may start: rising
+// positions believed to begin a batch, such as an offset index gives; those
+// before size and a range or more past the previous one kept are used.
+// file names r in errors. Close must be called.
+func NewHeaderReader(r io.ReaderAt, size int64, file string, start int64, cuts iter.Seq[int64], workers int) *HeaderReader {
+	h := &HeaderReader{r: r, size: size, file: file, start: start, workers: max(1, workers), pos: start}
+	if cuts == nil || h.workers < 2 {
+		return h
+	}
+	last := start
+	for c := range cuts {
+		if c >= size {
+			break
+		}
+		if c >= last+headersRangeBytes {
+			h.cuts = append(h.cuts, c)
+			last = c
+		}
+	}
+	return h
+}
+
+// File is the name given to the reader.
+func (h *HeaderReader) File() string { return h.file }
+
+// Size is the length of the data read.
+func (h *HeaderReader) Size() int64 { return h.size }
+
+// Pos is the position of the next entry to read.
+func (h *HeaderReader) Pos() int64 {
+	if h.seq != nil {
+		return h.seq.Pos()
+	}
+	return h.pos
+}
+
+// Batch is the current entry, a header view (see HeaderReader), valid until
+// the next call to Next.
+func (h *HeaderReader) Batch() *Batch {
+	if h.seq != nil {
+		return h.seq.Batch()
+	}
+	return &h.batch
+}
+
+// Err, End and EndDetail are a SegmentReader's.
+func (h *HeaderReader) Err() error {
+	if h.seq != nil {
+		return h.seq.Err()
+	}
+	return nil
+}
+
+func (h *HeaderReader) End() End {
+	if h.seq != nil {
+		return h.seq.End()
+	}
+	return EndNone
+}
+
+func (h *HeaderReader) EndDetail() string {
+	if h.seq != nil {
+		return h.seq.EndDetail()
+	}
+	return ""
+}
+
+// Next reads the next entry. It returns false at the end of the data or on
+// an error; then End and Err tell which.
+func (h *HeaderReader) Next() bool {
+	if h.seq != nil {
+		return h.seq.Next()
+	}
+	if !h.started {
+		h.started = true
+		if len(h.cuts) == 0 || h.workers < 2 {
+			// One range: a single reader does the same, with no hand-over.
+			h.sequential(h.start)
+			return h.seq.Next()
+		}
+		h.run()
+	}
+	for h.cur == nil || h.i == len(h.cur.infos) {
+		if h.cur != nil {
+			r := h.cur
+			h.cur = nil
+			if !r.clean {
+				h.stop()
+				h.sequential(h.pos)
+				return h.seq.Next()
+			}
+			h.free <- r
+		}
+		r, ok := <-h.results
+		if !ok {
+			h.stop()
+			h.sequential(h.pos) // at the end: it says so, cleanly
+			return h.seq.Next()
+		}
+		h.cur, h.i = r, 0
+	}
+	in := &h.cur.infos[h.i]
+	h.i++
+	h.dec = decoded{crc: in.crc}
+	data := in.hdr[:in.n]
+	if in.keepEnd > in.keepStart {
+		data = h.cur.kept[in.keepStart:in.keepEnd]
+	} else if int(in.n) < in.size {
+		h.dec.size = in.size
+	}
+	h.batch = Batch{Pos: in.pos, Data: data, dec: &h.dec}
+	h.pos = in.pos + int64(in.size)
+	return true
+}
+
+func (h *HeaderReader) sequential(from int64) {
+	h.seq = NewSegmentReader(h.r, h.size, h.file)
+	h.seq.MaxBatchSize = h.MaxBatchSize
+	h.seq.SeekTo(from)
+}
+
+// errHeadersStopped ends the ranges' run when the reader is done with them.
+var errHeadersStopped = errors.New("header reader stopped")
+
+// run reads the ranges on the workers, handing them over in order.
+func (h *HeaderReader) run() {
+	h.results = make(chan *headerRange)
+	h.quit = make(chan struct{})
+	h.done = make(chan struct{})
+	// Every range in flight, waiting or being read holds one.
+	h.free = make(chan *headerRange, 2*h.workers+3)
+	for range cap(h.free) {
+		h.free <- &headerRange{}
+	}
+	next := 0
+	ranges := func() (*headerRange, bool) {
+		if next > len(h.cuts) {
+			return nil, false
+		}
+		var r *headerRange
+		select {
+		case r = <-h.free:
+		case <-h.quit:
+			return nil, false
+		}
+		r.start, r.stop = h.start, h.size
+		if next > 0 {
+			r.start = h.cuts[next-1]
+		}
+		if next < len(h.cuts) {
+			r.stop = h.cuts[next]
+		}
+		next++
+		return r, true
+	}
+	go func() {
+		defer close(h.done)
+		defer close(h.results)
+		parallel.Stream(h.workers, ranges, h.read, func(_ int, r *headerRange) error {
+			select {
+			case h.results <- r:
+				return nil
+			case <-h.quit:
+				return errHeadersStopped
+			}
+		})
+	}()
+}
+
+// read frames and checksums the batches of r, noting their headers.
+func (h *HeaderReader) read(r *headerRange) *headerRange {
+	r.infos, r.kept, r.clean = r.infos[:0], r.kept[:0], false
+	sr := NewSegmentReader(h.r, h.size, h.file)
+	defer sr.Close()
+	sr.MaxBatchSize = h.MaxBatchSize
+	sr.SeekTo(r.start)
+	for sr.Pos() < r.stop {
+		if !sr.Next() {
+			r.end = sr.Pos()
+			return r
+		}
+		b := sr.Batch()
+		if len(r.infos) == headersMaxInfos {
+			r.end = b.Pos
+			return r
+		}
+		in := headerInfo{pos: b.Pos, size: len(b.Data), crc: b.computeCRC()}
+		in.n = uint8(copy(in.hdr[:], b.Data))
+		if h.Keep != nil && h.Keep(b) {
+			if len(r.kept)+len(b.Data) > headersKeepBytes {
+				r.end = b.Pos
+				return r
+			}
+			in.keepStart = len(r.kept)
+			r.kept = append(r.kept, b.Data...)
+			in.keepEnd = len(r.kept)
+		}
+		r.infos = append(r.infos, in)
+	}
+	r.end = sr.Pos()
+	// The last range ends at the end of the data, where a SegmentReader
+	// would find nothing more: the reader after it says so.
+	r.clean = r.end == r.stop
+	return r
+}
+
+// stop ends the ranges' run and waits for its goroutines.
+func (h *HeaderReader) stop() {
+	if h.quit == nil {
+		return
+	}
+	close(h.quit)
+	for range h.results {
+	}
+	<-h.done
+	h.quit = nil
+}
+
+// Resync is the SegmentReader's: it is only called once Next has returned
+// false, when a SegmentReader reads on.
+func (h *HeaderReader) Resync() bool {
+	if h.seq == nil {
+		h.stop()
+		h.sequential(h.pos)
+	}
+	return h.seq.Resync()
+}
+
+// Close stops the goroutines.
+func (h *HeaderReader) Close() {
+	h.stop()
+	if h.seq != nil {
+		h.seq.Close()
+	}
+}

@@ -1,0 +1,224 @@
+package logfmt
+
+import (
+	"bytes"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// entryReader is what SegmentReader and HeaderReader share.
+type entryReader interface {
+	Next() bool
+	Batch() *Batch
+	Pos() int64
+	Err() error
+	End() End
+	EndDetail() string
+	Resync() bool
+}
+
+// headerTrace is what a reader gives of each entry that a header view
+// keeps, the verdicts, and how reading stops and goes on past damage.
+func headerTrace(r entryReader, keep func(*Batch) bool) string {
+	var b strings.Builder
+	for steps := 0; steps < 100000; steps++ {
+		if r.Next() {
+			e := r.Batch()
+			hdr := e.Data[:min(len(e.Data), V2HeaderSize)]
+			fmt.Fprintf(&b, "entry %d %d %08x %d %d %v", e.Pos, e.Size(), crc32.ChecksumIEEE(hdr), e.StoredCRC(), e.ComputeCRC(), e.Validate())
+			if e.Magic() >= 0 && e.Magic() <= 2 {
+				fmt.Fprintf(&b, " last %d ts %d", e.LastOffset(), e.MaxTimestamp())
+			}
+			if keep != nil && keep(e) {
+				fmt.Fprintf(&b, " whole %08x", crc32.ChecksumIEEE(e.Data))
+			}
+			fmt.Fprintf(&b, " next %d\n", r.Pos())
+			continue
+		}
+		fmt.Fprintf(&b, "stop at %d: %v %q %v\n", r.Pos(), r.End(), r.EndDetail(), r.Err())
+		if r.Err() == nil && r.End() != EndTorn {
+			break
+		}
+		if !r.Resync() {
+			fmt.Fprintf(&b, "no resync: %v\n", r.Err())
+			break
+		}
+		fmt.Fprintf(&b, "resync to %d\n", r.Pos())
+	}
+	return b.String()
+}
+
+// sameHeaders holds a HeaderReader, with each set of cuts and workers, to
+// a SegmentReader on seg, from byte start.
+func sameHeaders(t *testing.T, seg []byte, start int64, cuts map[string][]int64, keep func(*Batch) bool) {
+	t.Helper()
+	size := int64(len(seg))
+	plain := NewSegmentReader(bytes.NewReader(seg), size, "seg")
+	plain.SeekTo(start)
+	want := headerTrace(plain, keep)
+	for name, cs := range cuts {
+		for _, w := range []int{1, 2, 3, 5} {
+			h := NewHeaderReader(bytes.NewReader(seg), size, "seg", start, slices.Values(cs), w)
+			h.Keep = keep
+			got := headerTrace(h, keep)
+			h.Close()
+			if got != want {
+				t.Fatalf("cuts %s, %d workers: %s", name, w, firstDiff(got, want))
+			}
+		}
+	}
+}
+
+// cutSets are true cuts, cuts with wrong ones among them (inside entries,
+// past the end), and random ones.
+func cutSets(seg []byte, seed uint64) map[string][]int64 {
+	starts := batchStarts(seg)
+	rng := rand.New(rand.NewPCG(seed, 9))
+	var all, every3, wrong, random []int64
+	for i, s := range starts {
+		all = append(all, int64(s))
+		if i%3 == 0 {
+			every3 = append(every3, int64(s))
+		}
+		wrong = append(wrong, int64(s))
+		if i%4 == 1 {
+			wrong = append(wrong, int64(s+1+rng.IntN(60)))
+		}
+	}
+	wrong = append(wrong, int64(len(seg)+5))
+	for range 20 {
+		random = append(random, int64(rng.IntN(len(seg))))
+	}
+	slices.Sort(random)
+	return map[string][]int64{"none": nil, "all": all, "every3": every3, "wrong": wrong, "random": random}
+}
+
+// smallRanges makes every cut start a range, and restores the sizes after.
+func smallRanges(t *testing.T, infos int) {
+	rb, mi, kb := headersRangeBytes, headersMaxInfos, headersKeepBytes
+	headersRangeBytes, headersMaxInfos = 1, infos
+	t.Cleanup(func() { headersRangeBytes, headersMaxInfos, headersKeepBytes = rb, mi, kb })
+}
+
+func TestHeaderReaderMatchesSegmentReader(t *testing.T) {
+	smallRanges(t, 1<<20)
+	keepControl := func(b *Batch) bool { return b.IsControl() }
+	for seed := range uint64(3) {
+		seg := deepSegment(t, seed)
+		cuts := cutSets(seg, seed)
+		sameHeaders(t, seg, 0, cuts, nil)
+		sameHeaders(t, seg, 0, cuts, keepControl)
+		sameHeaders(t, seg, int64(batchStarts(seg)[5]), cuts, keepControl)
+	}
+	for name, seg := range windowInputs(t) {
+		t.Run(name, func(t *testing.T) { sameHeaders(t, seg, 0, cutSets(seg, 4), keepControl) })
+	}
+}
+
+// TestHeaderReaderRangeBounds ends ranges early on their bounds of headers
+// and whole batches: reading goes on with one goroutine, the same.
+func TestHeaderReaderRangeBounds(t *testing.T) {
+	seg := deepSegment(t, 11)
+	cuts := cutSets(seg, 11)
+	for _, infos := range []int{1, 2, 7} {
+		smallRanges(t, infos)
+		sameHeaders(t, seg, 0, cuts, nil)
+	}
+	smallRanges(t, 1<<20)
+	headersKeepBytes = 500
+	sameHeaders(t, seg, 0, cuts, func(b *Batch) bool { return b.Pos%2 == 0 })
+}
+
+func TestHeaderReaderDamage(t *testing.T) {
+	smallRanges(t, 1<<20)
+	seg := deepSegment(t, 7)
+	starts := batchStarts(seg)
+	damages := map[string]func(e []byte) []byte{
+		"length":     func(e []byte) []byte { e[11] ^= 0x01; return e },
+		"length-2GB": func(e []byte) []byte { e[8] = 0x7f; return e },
+		"magic":      func(e []byte) []byte { e[16] = 3; return e },
+		"crc":        func(e []byte) []byte { e[13] ^= 0xff; e[19] ^= 0xff; return e },
+		"payload":    func(e []byte) []byte { e[len(e)*2/3] ^= 0xff; return e },
+		"cut":        func(e []byte) []byte { return fixCRC(resize(e[:len(e)-5], int8(e[16]))) },
+		"zeros":      func(e []byte) []byte { return make([]byte, len(e)) },
+	}
+	for name, dm := range damages {
+		for _, i := range []int{1, len(starts) / 2, len(starts) - 1} {
+			end := len(seg)
+			if i+1 < len(starts) {
+				end = starts[i+1]
+			}
+			bad := append(append(bytes.Clone(seg[:starts[i]]), dm(bytes.Clone(seg[starts[i]:end]))...), seg[end:]...)
+			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) {
+				// The cuts of the undamaged segment, as a stale index gives.
+				sameHeaders(t, bad, 0, cutSets(seg, 3), nil)
+			})
+		}
+	}
+	for cut := starts[len(starts)/2]; cut < starts[len(starts)/2+1]; cut += 41 {
+		sameHeaders(t, seg[:cut], 0, cutSets(seg, 5), nil)
+	}
+}
+
+// TestHeaderViewHasNoRecords: a header view's records cannot be read.
+func TestHeaderViewHasNoRecords(t *testing.T) {
+	smallRanges(t, 1<<20)
+	seg := deepSegment(t, 1)
+	var cuts []int64
+	for _, s := range batchStarts(seg) {
+		cuts = append(cuts, int64(s))
+	}
+	h := NewHeaderReader(bytes.NewReader(seg), int64(len(seg)), "seg", 0, slices.Values(cuts), 2)
+	defer h.Close()
+	var it RecordIter
+	views := 0
+	for h.Next() {
+		b := h.Batch()
+		if b.Size() == len(b.Data) {
+			continue
+		}
+		views++
+		if err := it.Reset(b); err == nil || !strings.Contains(err.Error(), "only its header") {
+			t.Fatalf("Reset on a header view at %d: %v", b.Pos, err)
+		}
+	}
+	if views == 0 {
+		t.Fatal("no header views")
+	}
+}
+
+// TestHeaderReaderCloseEarly stops reading in the middle, with every range
+// in flight, many times: Close must return, leaving no goroutine blocked.
+func TestHeaderReaderCloseEarly(t *testing.T) {
+	smallRanges(t, 1<<20)
+	seg := deepSegment(t, 2)
+	cuts := cutSets(seg, 2)["all"]
+	for n := range 40 {
+		h := NewHeaderReader(bytes.NewReader(seg), int64(len(seg)), "seg", 0, slices.Values(cuts), 3)
+		for i := 0; i < n && h.Next(); i++ {
+		}
+		h.Close()
+	}
+}
+
+// TestHeaderReaderEmbeddedBatch cuts at a valid batch held in a record's
+// value: a range starting there frames, but is not the log's, and must not
+// be taken.
+func TestHeaderReaderEmbeddedBatch(t *testing.T) {
+	smallRanges(t, 1<<20)
+	inner := encode(t, 2, 0, testRecords(rand.New(rand.NewPCG(1, 2)), 500, 3, 2))
+	var seg []byte
+	var cuts []int64
+	for i := range 6 {
+		recs := []Record{{Offset: int64(i), Value: append(bytes.Repeat([]byte{7}, 40), inner...)}}
+		b := encode(t, 2, 0, recs)
+		at := bytes.Index(b, inner)
+		cuts = append(cuts, int64(len(seg)+at))
+		seg = append(seg, b...)
+	}
+	sameHeaders(t, seg, 0, map[string][]int64{"embedded": cuts}, nil)
+}
