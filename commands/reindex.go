@@ -207,7 +207,7 @@ func reindexRun(jobs []*target.Partition, o reindex.Options, workers int) ([]*re
 	errs := make([]error, len(jobs))
 	parallel.Each(len(jobs), workers, func(i int) error {
 		jo := o
-		jo.Segments = jobs[i].Segments
+		jo.Segments, jo.Workers = jobs[i].Segments, parallel.PerJob(workers, len(jobs))
 		reports[i], errs[i] = reindex.Partition(jobs[i].Path, jo)
 		return nil
 	})

@@ -56,6 +56,9 @@ type Options struct {
 	// since its last call. It is called from the goroutine running
 	// Partition.
 	Progress func(n int64)
+	// Workers is how many goroutines read one segment (see
+	// logfmt.HeaderReader); below 2, one.
+	Workers int
 }
 
 // Partition rebuilds, or checks, the indexes of the partition directory dir
@@ -155,7 +158,7 @@ func (r *run) segment(i int) (*SegmentReport, error) {
 			return nil, err
 		}
 	}
-	sc, err := logfmt.OpenSegment(s.Log, logfmt.ReadAheadWindows)
+	sc, err := r.open(s)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +183,46 @@ func (r *run) segment(i int) (*SegmentReport, error) {
 		return sr, err
 	}
 	return sr, r.write(s, sr, res)
+}
+
+// batches is what scan reads a segment with.
+type batches interface {
+	Next() bool
+	Batch() *logfmt.Batch
+	Pos() int64
+	Size() int64
+	Err() error
+	End() logfmt.End
+	EndDetail() string
+	Close() error
+}
+
+// headers is a HeaderReader over an open file.
+type headers struct {
+	*logfmt.HeaderReader
+	f *os.File
+}
+
+func (h headers) Close() error {
+	h.HeaderReader.Close()
+	return h.f.Close()
+}
+
+// open opens the .log of s for scan. Recovery needs only what the headers
+// say, and the records of transaction markers, so the segment is read in
+// ranges on the workers, cut where the .index says batches start, unless
+// the coarse time index wants every record.
+func (r *run) open(s layout.Segment) (batches, error) {
+	if r.o.Time && r.o.Granularity > 0 {
+		return logfmt.OpenSegment(s.Log, logfmt.ReadAheadWindows)
+	}
+	f, size, err := safefile.OpenSized(s.Log)
+	if err != nil {
+		return nil, err
+	}
+	h := logfmt.NewHeaderReader(f, size, s.Log, 0, logseg.IndexPositions(s), r.o.Workers)
+	h.Keep = (*logfmt.Batch).IsControl
+	return headers{h, f}, nil
 }
 
 // rebuilt is what a scan of a segment produced.
@@ -216,7 +259,7 @@ const presize = 1 << 20
 
 // scan replays the segment as LogSegment.recover does, feeding the
 // rebuilders and, in Check mode, the checks of the existing files.
-func (r *run) scan(sc *logfmt.SegmentFile, s layout.Segment, sr *SegmentReport) (*rebuilt, error) {
+func (r *run) scan(sc batches, s layout.Segment, sr *SegmentReport) (*rebuilt, error) {
 	o := &r.o
 	res := &rebuilt{rec: index.NewRecovery(s.Base, o.IntervalBytes)}
 	// An entry needs more than IntervalBytes of log and a batch is at least
