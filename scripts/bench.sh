@@ -35,7 +35,7 @@ scale=${BENCH_SCALE:-1}
 runs=${BENCH_RUNS:-3}
 pairs=${BENCH_PAIRS:-7}
 mkdir -p "$dir"
-CGO_ENABLED=0 go build -o "$dir/logtool" . # as make build: static
+CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$dir/logtool" . # as make build
 lt="$dir/logtool"
 now=2030-01-01T00:00:00Z
 
