@@ -130,10 +130,16 @@
 //
 // # Cost
 //
-// A scan reads the .log in 256 KiB chunks on a second goroutine while the
-// first checks the batches in place, so a rebuild costs about one read of
-// the data plus its checksums. Memory is eight read buffers (2.5 MiB), one
-// batch when it spans two of them, and 16 bytes per rebuilt entry of each
-// index (about 8 MiB for a 1 GiB segment at the default interval); it does
-// not otherwise grow with the segment.
+// A scan needs the batch headers, and the records of transaction markers
+// only. With Options.Workers of 2 or more it reads the .log in ranges of at
+// least 2 MiB, cut where the .index says batches start, each range read,
+// framed and checksummed by a worker of its own (logfmt.HeaderReader); a
+// range whose cut proves wrong, damage and the end of the data are read on
+// by one goroutine, as before. So a rebuild costs about one read of the
+// data plus its checksums, divided among the workers. Memory is a 256 KiB
+// window and up to 3 MiB of headers per range in flight (twice the workers,
+// and three), and 16 bytes per rebuilt entry of each index (about 8 MiB
+// for a 1 GiB segment at the default interval); it does not otherwise grow
+// with the segment. The coarse time index (Granularity) reads every record,
+// in 256 KiB chunks on a second goroutine.
 package reindex
