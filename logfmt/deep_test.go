@@ -12,7 +12,8 @@ import (
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
-// batchReader is what SegmentReader and DeepReader have in common.
+// batchReader is what SegmentReader, DeepReader and HeaderReader have in
+// common.
 type batchReader interface {
 	Next() bool
 	Batch() *Batch

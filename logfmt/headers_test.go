@@ -10,20 +10,9 @@ import (
 	"testing"
 )
 
-// entryReader is what SegmentReader and HeaderReader share.
-type entryReader interface {
-	Next() bool
-	Batch() *Batch
-	Pos() int64
-	Err() error
-	End() End
-	EndDetail() string
-	Resync() bool
-}
-
 // headerTrace is what a reader gives of each entry that a header view
 // keeps, the verdicts, and how reading stops and goes on past damage.
-func headerTrace(r entryReader, keep func(*Batch) bool) string {
+func headerTrace(r batchReader, keep func(*Batch) bool) string {
 	var b strings.Builder
 	for steps := 0; steps < 100000; steps++ {
 		if r.Next() {
