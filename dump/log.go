@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"path/filepath"
 	"strconv"
 	"unicode/utf8"
@@ -19,6 +20,7 @@ import (
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // segState is what a segment dump carries from batch to batch.
@@ -56,18 +58,23 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	if d.o.MaxBytes >= 0 && d.o.MaxBytes < size-start {
 		limit = start + d.o.MaxBytes
 	}
-	sr := logfmt.NewSegmentReader(f, limit, it.path)
-	defer sr.Close()
-	sr.SeekTo(start)
 	if size == 0 {
 		d.readable = true
 	}
-	// A deep dump decodes batches on the goroutines the job may use.
-	workers := 1
-	if d.o.deep() {
-		workers = d.o.batchWorkers
+	if !d.o.deep() {
+		// A shallow dump needs the headers, and the records of a
+		// compressed legacy wrapper only where its offsets are shown.
+		h := logfmt.NewHeaderReader(f, limit, it.path, start, segmentCuts(it), d.o.batchWorkers)
+		whole := d.o.JSON || d.row != nil
+		h.Keep = func(b *logfmt.Batch) bool { return whole && b.Magic() < 2 && b.Compression() != codec.None }
+		defer h.Close()
+		d.segmentBatches(h, it.path, size, limit, &st)
+		return
 	}
-	dr := logfmt.NewDeepReader(sr, workers)
+	sr := logfmt.NewSegmentReader(f, limit, it.path)
+	defer sr.Close()
+	sr.SeekTo(start)
+	dr := logfmt.NewDeepReader(sr, d.o.batchWorkers)
 	dr.MaxRecordBytes = d.o.MaxRecordBytes
 	if d.linesOK() {
 		dr.Prepare = d.prepareLines
@@ -79,8 +86,30 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	d.segmentBatches(dr, it.path, size, limit, &st)
 }
 
+// segmentCuts are where a shallow read of the segment's ranges may start:
+// the positions in its .index, when it is a segment's .log.
+func segmentCuts(it *item) iter.Seq[int64] {
+	if it.name.Kind != layout.Log || it.name.Leftover != "" {
+		return nil
+	}
+	idx := filepath.Join(filepath.Dir(it.path), layout.SegmentName(it.name.Base, layout.IndexExt))
+	return logseg.IndexPositions(layout.Segment{Base: it.name.Base, Log: it.path, Index: idx})
+}
+
+// batches is what a segment is dumped from: a HeaderReader for a shallow
+// dump, a DeepReader for a deep one.
+type batches interface {
+	Next() bool
+	Batch() *logfmt.Batch
+	Pos() int64
+	Err() error
+	End() logfmt.End
+	EndDetail() string
+	Resync() bool
+}
+
 // segmentBatches dumps the batches of a segment from the reader's position.
-func (d *dumper) segmentBatches(sr *logfmt.DeepReader, path string, size, limit int64, st *segState) {
+func (d *dumper) segmentBatches(sr batches, path string, size, limit int64, st *segState) {
 	if d.pipelined() {
 		d.startPipeline()
 		defer d.stopPipeline()
@@ -93,9 +122,11 @@ func (d *dumper) segmentBatches(sr *logfmt.DeepReader, path string, size, limit 
 			continue
 		}
 		b := sr.Batch()
-		d.progress(int64(len(b.Data)))
+		d.progress(int64(b.Size()))
 		d.readable = true
-		d.lines, _ = sr.Job().(*linesJob)
+		if dr, ok := sr.(*logfmt.DeepReader); ok {
+			d.lines, _ = dr.Job().(*linesJob)
+		}
 		d.batch(b, st)
 		d.doneLines()
 	}
@@ -112,7 +143,7 @@ func (d *dumper) pipelined() bool {
 // segmentStop handles the reader stopping short of a batch: corruption, a
 // torn or zero-filled end. It reports true when the dump can go on at a
 // later valid batch.
-func (d *dumper) segmentStop(sr *logfmt.DeepReader, path string, size, limit int64, st *segState) bool {
+func (d *dumper) segmentStop(sr batches, path string, size, limit int64, st *segState) bool {
 	from := sr.Pos()
 	if err := sr.Err(); err != nil {
 		d.problemErr(err)
@@ -162,7 +193,7 @@ func (d *dumper) segmentStop(sr *logfmt.DeepReader, path string, size, limit int
 }
 
 // resync skips damage to the next batch that frames and checksums.
-func (d *dumper) resync(sr *logfmt.DeepReader, from int64) bool {
+func (d *dumper) resync(sr batches, from int64) bool {
 	if sr.Resync() {
 		d.note(from, fmt.Sprintf("skipped %d bytes to the next valid batch, at byte %d", sr.Pos()-from, sr.Pos()))
 		return true
