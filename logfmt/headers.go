@@ -264,7 +264,11 @@ func (h *HeaderReader) run() {
 // read frames and checksums the batches of r, noting their headers.
 func (h *HeaderReader) read(r *headerRange) *headerRange {
 	r.infos, r.kept, r.clean = r.infos[:0], r.kept[:0], false
-	sr := NewSegmentReader(h.r, h.size, h.file)
+	// Its reader ends at the range's end: a batch that would run past it
+	// leaves the range unclean either way, and a range starting in a
+	// zeroed tail must not scan the zeros to the end of the file, which
+	// every range in flight would do again.
+	sr := NewSegmentReader(h.r, r.stop, h.file)
 	defer sr.Close()
 	sr.MaxBatchSize = h.MaxBatchSize
 	sr.SeekTo(r.start)
