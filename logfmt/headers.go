@@ -264,13 +264,13 @@ func (h *HeaderReader) run() {
 // read frames and checksums the batches of r, noting their headers.
 func (h *HeaderReader) read(r *headerRange) *headerRange {
 	r.infos, r.kept, r.clean = r.infos[:0], r.kept[:0], false
-	// Its reader ends at the range's end: a batch that would run past it
-	// leaves the range unclean either way, and a range starting in a
-	// zeroed tail must not scan the zeros to the end of the file, which
-	// every range in flight would do again.
+	// Its reader ends at the range's end, and at zeros without scanning
+	// them: either leaves the range unclean, as a batch running past its
+	// end does, and the SegmentReader that goes on scans a zeroed tail
+	// once, where each range in flight would scan it again.
 	sr := NewSegmentReader(h.r, r.stop, h.file)
 	defer sr.Close()
-	sr.MaxBatchSize = h.MaxBatchSize
+	sr.MaxBatchSize, sr.unchecked = h.MaxBatchSize, true
 	sr.SeekTo(r.start)
 	for sr.Pos() < r.stop {
 		if !sr.Next() {

@@ -137,6 +137,11 @@ type SegmentReader struct {
 	end    End
 	endMsg string
 
+	// unchecked ends reading at a zero size field without checking that
+	// zeros run to the end: a HeaderReader range's reader, whose stop there
+	// is handed to a reader that checks.
+	unchecked bool
+
 	// Read-ahead state (readahead.go).
 	ahead bool // ReadAheadWindows
 	ra    *readAhead
@@ -299,6 +304,9 @@ func (s *SegmentReader) frame(pos int64) ([]byte, End, error) {
 	size := int32(binary.BigEndian.Uint32(h[8:]))
 	magic := int8(h[MagicOffset])
 	if size < legacyMinSize {
+		if size == 0 && s.unchecked {
+			return nil, EndZeroTail, nil
+		}
 		if size == 0 {
 			if zero, err := s.allZero(pos); err != nil || zero {
 				if err != nil {
