@@ -268,7 +268,7 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 	// them: either leaves the range unclean, as a batch running past its
 	// end does, and the SegmentReader that goes on scans a zeroed tail
 	// once, where each range in flight would scan it again.
-	sr := NewSegmentReader(h.r, r.stop, h.file)
+	sr := NewSegmentReader(stoppable{h.r, h.quit}, r.stop, h.file)
 	defer sr.Close()
 	sr.MaxBatchSize, sr.unchecked = h.MaxBatchSize, true
 	sr.SeekTo(r.start)
@@ -300,6 +300,23 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 	// would find nothing more: the reader after it says so.
 	r.clean = r.end == r.stop
 	return r
+}
+
+// stoppable is what the ranges read through: once the reader is done with
+// them, reads fail, so that stop does not wait for the rest of a range
+// nobody will use (a long one, or a tail of zeros).
+type stoppable struct {
+	r    io.ReaderAt
+	quit <-chan struct{}
+}
+
+func (s stoppable) ReadAt(p []byte, off int64) (int, error) {
+	select {
+	case <-s.quit:
+		return 0, errHeadersStopped
+	default:
+		return s.r.ReadAt(p, off)
+	}
 }
 
 // stop ends the ranges' run and waits for its goroutines.

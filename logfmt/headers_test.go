@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -263,5 +264,68 @@ func TestHeaderReaderZeroTail(t *testing.T) {
 		if r := z.read.Load(); r > 2*int64(len(seg))+tail+tail/4 {
 			t.Errorf("stale cuts %v: %d bytes read for a file of %d", stale, r, z.size)
 		}
+	}
+}
+
+// countingReader counts the bytes read at or after from.
+type countingReader struct {
+	r    io.ReaderAt
+	from int64
+	n    atomic.Int64
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	if end := off + int64(n); end > c.from {
+		c.n.Add(end - max(off, c.from))
+	}
+	return n, err
+}
+
+// gatedReader holds reads at or after from until open is closed, saying
+// so on blocked, and counts the bytes read once it is open.
+type gatedReader struct {
+	countingReader
+	open    chan struct{}
+	blocked chan struct{}
+	once    sync.Once
+}
+
+func (g *gatedReader) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > g.from {
+		g.once.Do(func() { close(g.blocked) })
+		<-g.open
+		return g.countingReader.ReadAt(p, off)
+	}
+	return g.r.ReadAt(p, off)
+}
+
+// TestHeaderReaderCloseStopsRanges: once the reader is done with the
+// ranges, Close must not wait for the rest of one nobody will use: a scan
+// that stops at a corrupt batch near the start of a segment would
+// otherwise read on to its end (here 8 MiB of batches after the last cut).
+func TestHeaderReaderCloseStopsRanges(t *testing.T) {
+	smallRanges(t, 1<<20)
+	data := deepSegment(t, 4)
+	starts := batchStarts(data)
+	seg := bytes.Clone(data)
+	for len(seg) < len(data)+8<<20 {
+		seg = append(seg, data...)
+	}
+	g := &gatedReader{countingReader: countingReader{r: bytes.NewReader(seg), from: int64(len(data)) + 1<<20},
+		open: make(chan struct{}), blocked: make(chan struct{})}
+	h := NewHeaderReader(g, int64(len(seg)), "seg", 0, slices.Values([]int64{int64(starts[len(starts)/2])}), 2)
+	if !h.Next() {
+		t.Fatal(h.Err())
+	}
+	quit := h.quit
+	<-g.blocked // the second range reads on
+	closed := make(chan struct{})
+	go func() { h.Close(); close(closed) }()
+	<-quit
+	close(g.open)
+	<-closed
+	if n := g.n.Load(); n > 1<<20 {
+		t.Errorf("read %d bytes of a range after Close", n)
 	}
 }
