@@ -329,3 +329,40 @@ func TestHeaderReaderCloseStopsRanges(t *testing.T) {
 		t.Errorf("read %d bytes of a range after Close", n)
 	}
 }
+
+// FuzzHeaderReader reads arbitrary bytes, and the segments they are
+// appended to, in ranges cut at arbitrary positions (two bytes each),
+// against one SegmentReader.
+func FuzzHeaderReader(f *testing.F) {
+	seeds := fuzzSeeds()
+	all := bytes.Join(seeds, nil)
+	var cuts []byte
+	for _, s := range batchStarts(all) {
+		cuts = append(cuts, byte(s>>8), byte(s))
+	}
+	f.Add(all, cuts, uint8(2), uint8(0))
+	f.Add(all, cuts, uint8(3), uint8(2))
+	f.Add(all, []byte{0, 40, 1, 0, 3, 7}, uint8(4), uint8(1))
+	for _, s := range seeds {
+		f.Add(s, []byte{0, 30, 0, 90}, uint8(2), uint8(5))
+	}
+	f.Fuzz(func(t *testing.T, data, cutBytes []byte, workers, infos uint8) {
+		smallRanges(t, 1+int(infos%8))
+		headersKeepBytes = 200
+		keep := func(b *Batch) bool { return b.Pos%3 == 0 }
+		var cuts []int64
+		for i := 0; i+1 < len(cutBytes); i += 2 {
+			cuts = append(cuts, int64(cutBytes[i])<<8|int64(cutBytes[i+1]))
+		}
+		sr := NewSegmentReader(bytes.NewReader(data), int64(len(data)), "seg")
+		sr.MaxBatchSize = 1 << 20
+		want := headerTrace(sr, keep)
+		h := NewHeaderReader(bytes.NewReader(data), int64(len(data)), "seg", 0, slices.Values(cuts), 2+int(workers%5))
+		h.MaxBatchSize, h.Keep = 1<<20, keep
+		got := headerTrace(h, keep)
+		h.Close()
+		if got != want {
+			t.Fatalf("differs from one reader:\n%s", firstDiff(got, want))
+		}
+	})
+}
