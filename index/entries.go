@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"sort"
 )
@@ -114,6 +115,17 @@ func ParseTimeIndex(b []byte, base int64, file string) (TimeIndex, []Problem) {
 // at the start of b.
 func offsetFields(b []byte) (rel, pos int32) {
 	return int32(binary.BigEndian.Uint32(b)), int32(binary.BigEndian.Uint32(b[4:]))
+}
+
+// Positions yields the positions of the whole .index entries in b.
+func Positions(b []byte) iter.Seq[int64] {
+	return func(yield func(int64) bool) {
+		for ; len(b) >= OffsetEntrySize; b = b[OffsetEntrySize:] {
+			if _, pos := offsetFields(b); !yield(int64(pos)) {
+				return
+			}
+		}
+	}
 }
 
 // timeFields decodes the timestamp and relative offset of the .timeindex entry

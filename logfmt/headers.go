@@ -29,13 +29,15 @@ var (
 	// headersRangeBytes is the least a range covers: a few hundred
 	// microseconds of work, so that starting one costs little.
 	headersRangeBytes int64 = 2 << 20
-	// headersMaxInfos bounds the headers one range notes (96 bytes each),
+	// headersMaxInfos bounds the headers one range notes (104 bytes each),
 	// for a log of tiny batches or a range the cuts left long; a range that
 	// would hold more ends early, and reading goes on with one goroutine.
-	headersMaxInfos = 32768
+	// Batches under 256 bytes, whose copied headers would outweigh them,
+	// are read so.
+	headersMaxInfos = 8192
 	// headersKeepBytes bounds the whole batches (Keep) one range copies,
 	// with the same effect.
-	headersKeepBytes = 4 << 20
+	headersKeepBytes = 2 << 20
 )
 
 // HeaderReader iterates the batches of a segment, in order, like a

@@ -442,21 +442,34 @@ func (s *Segment) timeFloor(target int64) (e index.TimeEntry, ok bool, why strin
 }
 
 // IndexPositions yields the positions of the segment's .index entries, as
-// far as they look right: where batches start, if the index is. They are
+// far as they rise: where batches start, if the index is right. They are
 // hints for reading a segment in ranges (logfmt.HeaderReader), which checks
-// them; an index that cannot be read yields nothing.
+// them; an index that cannot be read yields nothing. The entries are read
+// without OffsetReader's checks, which scan a preallocated tail of zeros
+// (up to segment.index.bytes) to tell it from damage.
 func IndexPositions(s layout.Segment) iter.Seq[int64] {
 	return func(yield func(int64) bool) {
 		if s.Index == "" {
 			return
 		}
-		f, size, err := safefile.OpenSized(s.Index)
+		f, err := safefile.Open(s.Index)
 		if err != nil {
 			return
 		}
 		defer f.Close()
-		r := index.NewOffsetReader(f, size, s.Base, s.Index)
-		for r.Next() && yield(int64(r.Entry().Position)) {
+		buf := make([]byte, 64<<10)
+		last := int64(-1)
+		for off := int64(0); ; off += int64(len(buf)) {
+			n, err := f.ReadAt(buf, off)
+			for p := range index.Positions(buf[:n-n%index.OffsetEntrySize]) {
+				if p <= last || !yield(p) {
+					return
+				}
+				last = p
+			}
+			if err != nil || n < len(buf) {
+				return
+			}
 		}
 	}
 }

@@ -571,3 +571,27 @@ func BenchmarkRecordsMaxTimestamp(b *testing.B) {
 		}
 	}
 }
+
+// TestIndexPositions: the positions of an .index as far as they rise, the
+// preallocated zeros after them not read as entries, and nothing for a
+// missing file.
+func TestIndexPositions(t *testing.T) {
+	dir := t.TempDir()
+	var b []byte
+	for i, p := range []uint32{4100, 8300, 70000, 70000, 90000} {
+		b = binary.BigEndian.AppendUint32(b, uint32(i*10))
+		b = binary.BigEndian.AppendUint32(b, p)
+	}
+	b = append(b, make([]byte, 3*64<<10+3)...) // zeros past a read, and a partial entry
+	path := filepath.Join(dir, "00000000000000000000.index")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := slices.Collect(IndexPositions(layout.Segment{Index: path}))
+	if want := []int64{4100, 8300, 70000}; !slices.Equal(got, want) {
+		t.Errorf("positions %v, want %v", got, want)
+	}
+	if got := slices.Collect(IndexPositions(layout.Segment{Index: filepath.Join(dir, "missing.index")})); got != nil {
+		t.Errorf("a missing index yields %v", got)
+	}
+}
