@@ -136,10 +136,11 @@
 // framed and checksummed by a worker of its own (logfmt.HeaderReader); a
 // range whose cut proves wrong, damage and the end of the data are read on
 // by one goroutine, as before. So a rebuild costs about one read of the
-// data plus its checksums, divided among the workers. Memory is a 256 KiB
-// window and up to 3 MiB of headers per range in flight (twice the workers,
-// and three), and 16 bytes per rebuilt entry of each index (about 8 MiB
-// for a 1 GiB segment at the default interval); it does not otherwise grow
-// with the segment. The coarse time index (Granularity) reads every record,
-// in 256 KiB chunks on a second goroutine.
+// data plus its checksums, divided among the workers. A log of batches
+// under 256 bytes is read by one goroutine. Memory is a 256 KiB window and
+// up to 850 KiB of headers per range in flight (twice the workers, and
+// three), and 16 bytes per rebuilt entry of each index (about 8 MiB for a
+// 1 GiB segment at the default interval); it does not otherwise grow with
+// the segment. The coarse time index (Granularity) reads every record, in
+// 256 KiB chunks on a second goroutine.
 package reindex
