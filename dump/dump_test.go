@@ -274,6 +274,16 @@ func generated(t testing.TB, o gen.Options) string {
 	return o.Out
 }
 
+// output is what dumping paths with o prints: stdout, then stderr.
+func output(t *testing.T, o Options, paths ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if _, err := Run(resolve(t, paths...), o, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	return out.String() + "\n--\n" + errOut.String()
+}
+
 // TestWorkersKeepOrder: partitions dumped in parallel print exactly what a
 // single worker prints.
 func TestWorkersKeepOrder(t *testing.T) {
@@ -282,11 +292,7 @@ func TestWorkersKeepOrder(t *testing.T) {
 	run := func(workers int) string {
 		o := DefaultOptions()
 		o.Deep, o.Summary, o.Workers = true, true, workers
-		var out, errOut bytes.Buffer
-		if _, err := Run(resolve(t, dir), o, &out, &errOut); err != nil {
-			t.Fatal(err)
-		}
-		return out.String() + "\n--\n" + errOut.String()
+		return output(t, o, dir)
 	}
 	one := run(1)
 	for i := 0; i < 3; i++ {

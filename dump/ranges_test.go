@@ -58,11 +58,7 @@ func TestShallowRangesSameOutput(t *testing.T) {
 					run := func(workers int) string {
 						o := DefaultOptions()
 						o.JSON, o.Summary, o.Workers = json, true, workers
-						var out, errOut bytes.Buffer
-						if _, err := Run(resolve(t, log), o, &out, &errOut); err != nil {
-							t.Fatal(err)
-						}
-						return out.String() + "\n--\n" + errOut.String()
+						return output(t, o, log)
 					}
 					if one, three := run(1), run(3); one != three {
 						t.Fatalf("json %v: 3 workers print\n%s\none prints\n%s", json, firstLines(three, one), firstLines(one, three))
