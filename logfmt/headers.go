@@ -77,8 +77,7 @@ type HeaderReader struct {
 // headerRange is what one goroutine found in [start, stop).
 type headerRange struct {
 	start, stop int64
-	end         int64 // where framing stopped
-	clean       bool  // it stopped at stop, and the batch there frames
+	clean       bool // it ended exactly at stop
 	infos       []headerInfo
 	kept        []byte
 }
@@ -169,7 +168,7 @@ func (h *HeaderReader) Next() bool {
 	}
 	if !h.started {
 		h.started = true
-		if len(h.cuts) == 0 || h.workers < 2 {
+		if len(h.cuts) == 0 {
 			// One range: a single reader does the same, with no hand-over.
 			h.sequential(h.start)
 			return h.seq.Next()
@@ -177,20 +176,22 @@ func (h *HeaderReader) Next() bool {
 		h.run()
 	}
 	for h.cur == nil || h.i == len(h.cur.infos) {
-		if h.cur != nil {
-			r := h.cur
+		r, ok := h.cur, true
+		if r != nil {
 			h.cur = nil
-			if !r.clean {
-				h.stop()
-				h.sequential(h.pos)
-				return h.seq.Next()
+			ok = r.clean
+			if ok {
+				h.free <- r
 			}
-			h.free <- r
 		}
-		r, ok := <-h.results
+		if ok {
+			r, ok = <-h.results
+		}
 		if !ok {
+			// A range that did not end at its cut, or the end of the
+			// ranges: one reader goes on, and at the end says so.
 			h.stop()
-			h.sequential(h.pos) // at the end: it says so, cleanly
+			h.sequential(h.pos)
 			return h.seq.Next()
 		}
 		h.cur, h.i = r, 0
@@ -276,19 +277,16 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 	sr.SeekTo(r.start)
 	for sr.Pos() < r.stop {
 		if !sr.Next() {
-			r.end = sr.Pos()
 			return r
 		}
 		b := sr.Batch()
 		if len(r.infos) == headersMaxInfos {
-			r.end = b.Pos
 			return r
 		}
 		in := headerInfo{pos: b.Pos, size: len(b.Data), crc: b.computeCRC()}
 		in.n = uint8(copy(in.hdr[:], b.Data))
 		if h.Keep != nil && h.Keep(b) {
 			if len(r.kept)+len(b.Data) > headersKeepBytes {
-				r.end = b.Pos
 				return r
 			}
 			in.keepStart = len(r.kept)
@@ -297,10 +295,9 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 		}
 		r.infos = append(r.infos, in)
 	}
-	r.end = sr.Pos()
-	// The last range ends at the end of the data, where a SegmentReader
-	// would find nothing more: the reader after it says so.
-	r.clean = r.end == r.stop
+	// Its reader ends at stop, so the range ended exactly there. The last
+	// range ends at the end of the data: the reader after it says so.
+	r.clean = true
 	return r
 }
 
