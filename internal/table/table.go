@@ -12,8 +12,6 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Table collects rows and prints them aligned. Cells are printed as given:
@@ -42,27 +40,21 @@ func (t *Table) Len() int { return len(t.rows) }
 // WriteTo prints the header and the rows.
 func (t *Table) WriteTo(w io.Writer) (int64, error) {
 	var buf bytes.Buffer
-	tab := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithTrimSpace(tw.Off),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
-	)
-	tab.Header(t.header)
-	if err := tab.Bulk(t.rows); err != nil {
-		return 0, err
-	}
-	if err := tab.Render(); err != nil {
-		return 0, err
-	}
-	// The renderer pads every cell, the last one too; trailing blanks only
-	// get in the way of diff and grep.
+	tab := tablewriter.NewWriter(&buf)
+	tab.SetHeader(t.header)
+	tab.SetAutoFormatHeaders(false)
+	tab.SetAutoWrapText(false)
+	tab.SetHeaderAlignment(tablewriter.ALIGN_LEFT)
+	tab.SetAlignment(tablewriter.ALIGN_LEFT)
+	tab.SetBorder(false)
+	tab.SetHeaderLine(false)
+	tab.SetColumnSeparator("")
+	tab.SetRowSeparator("")
+	tab.SetCenterSeparator("")
+	tab.SetTablePadding("  ")
+	tab.SetNoWhiteSpace(true)
+	tab.AppendBulk(t.rows)
+	tab.Render()
 	var out bytes.Buffer
 	for line := range strings.Lines(buf.String()) {
 		out.WriteString(strings.TrimRight(line, " \n"))
