@@ -22,8 +22,12 @@ const (
 	linesMax = 64 << 10
 	// linesBudget bounds the text of all jobs rendered and not yet queued.
 	linesBudget = 4 << 20
-	// linesFree is the most idle jobs a dumper keeps.
-	linesFree = 64
+	// linesFree is the most idle jobs a dumper keeps, their text buffers
+	// holding at most linesBudget: a dump on two cores has hundreds of
+	// jobs in flight, and when only 64 were kept, those made afresh and
+	// dropped were most of its garbage (11 collections against 3) and a
+	// third of its page faults.
+	linesFree = 1024
 )
 
 // renderOnWorkers is false only in tests, which compare the two ways.
@@ -75,6 +79,7 @@ func (d *dumper) prepareLines(b *logfmt.Batch) (logfmt.BatchJob, bool) {
 	var j *linesJob
 	if n := len(d.linesFree); n > 0 {
 		j, d.linesFree = d.linesFree[n-1], d.linesFree[:n-1]
+		d.linesFreeText -= cap(j.text)
 	} else {
 		j = &linesJob{held: &d.linesHeld}
 	}
@@ -122,6 +127,10 @@ func (d *dumper) doneLines() {
 		d.linesHeld.Add(-int64(len(j.text)))
 	}
 	if len(d.linesFree) < linesFree {
+		if d.linesFreeText+cap(j.text) > linesBudget {
+			j.text = nil
+		}
+		d.linesFreeText += cap(j.text)
 		d.linesFree = append(d.linesFree, j)
 	}
 }
