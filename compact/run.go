@@ -18,7 +18,9 @@ func Compact(dir string, o Options) (*Result, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	return (&cleaner{o: &o}).compact(dir)
+	c := &cleaner{o: &o}
+	defer c.freeMap()
+	return c.compact(dir)
 }
 
 // Job is one partition directory to compact, with its topic's
@@ -81,7 +83,18 @@ func Run(jobs []Job, o Options, workers int, done func()) ([]*Result, []error) {
 		}
 		return nil
 	})
+	for range workers {
+		(<-cleaners).freeMap()
+	}
 	return results, errs
+}
+
+// freeMap frees the cleaner's offset map.
+func (c *cleaner) freeMap() {
+	if c.m != nil {
+		c.m.release()
+		c.m = nil
+	}
 }
 
 // compact cleans one partition, and gives a failed one a result too.

@@ -1,0 +1,53 @@
+package hugemem
+
+import (
+	"reflect"
+	"testing"
+)
+
+type entry struct {
+	a, b uint64
+	c    int64
+}
+
+func TestSlice(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, MinBytes/24 + 1, 3 * MinBytes / 24} {
+		s, free := Slice[entry](n)
+		if len(s) != n || cap(s) != n {
+			t.Fatalf("n=%d: len %d cap %d", n, len(s), cap(s))
+		}
+		for i := range s {
+			if s[i] != (entry{}) {
+				t.Fatalf("n=%d: entry %d not zero", n, i)
+			}
+			s[i] = entry{uint64(i), uint64(i) * 3, -int64(i)}
+		}
+		for i := range s {
+			if s[i] != (entry{uint64(i), uint64(i) * 3, -int64(i)}) {
+				t.Fatalf("n=%d: entry %d lost", n, i)
+			}
+		}
+		free()
+		free() // a second call does nothing
+	}
+}
+
+func TestSlicePointers(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a type holding pointers was accepted")
+		}
+	}()
+	Slice[struct{ p *int }](MinBytes)
+}
+
+func TestPointerFree(t *testing.T) {
+	if !pointerFree(reflect.TypeFor[[4]struct{ a int32 }]()) {
+		t.Error("an array of structs of integers holds no pointers")
+	}
+	for _, typ := range []any{"", []int{}, map[int]int{}, new(int)} {
+		if pointerFree(reflect.TypeOf(typ)) {
+			t.Errorf("%T holds pointers", typ)
+		}
+	}
+}
