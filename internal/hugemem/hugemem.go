@@ -13,9 +13,9 @@ import (
 	"unsafe"
 )
 
-// MinBytes is the least a table must take to get memory of its own;
-// smaller ones come from the heap, where a huge page would not fit.
-const MinBytes = 4 << 20
+// MinBytes is the least a table must take to get memory of its own, a
+// huge page; smaller ones come from the heap.
+const MinBytes = 2 << 20
 
 // Slice returns n zeroed Ts and the function that frees them, which must be
 // called once nothing uses the slice any more. T must hold no pointers: the

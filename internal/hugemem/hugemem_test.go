@@ -2,7 +2,9 @@ package hugemem
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
+	"unsafe"
 )
 
 type entry struct {
@@ -25,6 +27,13 @@ func TestSlice(t *testing.T) {
 		for i := range s {
 			if s[i] != (entry{uint64(i), uint64(i) * 3, -int64(i)}) {
 				t.Fatalf("n=%d: entry %d lost", n, i)
+			}
+		}
+		// On Linux a table of a huge page or more starts on one, so that
+		// the kernel can back all of it with huge pages.
+		if big := uintptr(n)*unsafe.Sizeof(entry{}) >= MinBytes; big && runtime.GOOS == "linux" {
+			if p := uintptr(unsafe.Pointer(&s[0])); p%MinBytes != 0 {
+				t.Errorf("n=%d: starts at %#x, not on a huge page", n, p)
 			}
 		}
 		free()
