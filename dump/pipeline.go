@@ -1,6 +1,10 @@
 package dump
 
-import "github.com/logtool/logtool/logfmt"
+import (
+	"sync"
+
+	"github.com/logtool/logtool/logfmt"
+)
 
 // A shallow dump spends about as long formatting batch lines as reading and
 // checksumming the batches, so it runs in two stages: the dumper reads,
@@ -106,7 +110,7 @@ type pipeline struct {
 func (d *dumper) startPipeline() {
 	q := &pipeline{ch: make(chan *block, 4), free: make(chan *block, 6), done: make(chan struct{})}
 	for i := 0; i < cap(q.free); i++ {
-		q.free <- &block{ev: make([]event, 0, blockEvents), recs: make([]recordMeta, 0, blockRecords)}
+		q.free <- getBlock()
 	}
 	q.cur = <-q.free
 	go func() {
@@ -138,11 +142,46 @@ func (d *dumper) startPipeline() {
 func (d *dumper) stopPipeline() {
 	q := d.q
 	if len(q.cur.ev) > 0 {
-		q.ch <- q.cur
+		q.ch <- q.cur // the formatting stage gives it back to free
+	} else {
+		putBlock(q.cur)
 	}
 	close(q.ch)
 	<-q.done
+	for len(q.free) > 0 {
+		putBlock(<-q.free)
+	}
 	d.q = nil
+}
+
+// spareBlocks holds the blocks of pipelines that ended, for the next: a
+// partition's dump starts a pipeline for every segment, and each block's
+// 2048 events would otherwise be fresh memory to fault in and for the
+// collector to scan.
+var spareBlocks struct {
+	sync.Mutex
+	free []*block
+}
+
+func getBlock() *block {
+	spareBlocks.Lock()
+	defer spareBlocks.Unlock()
+	if n := len(spareBlocks.free); n > 0 {
+		b := spareBlocks.free[n-1]
+		spareBlocks.free = spareBlocks.free[:n-1]
+		return b
+	}
+	return &block{ev: make([]event, 0, blockEvents)}
+}
+
+// putBlock keeps b for a later pipeline, up to those of a few dumpers at once.
+func putBlock(b *block) {
+	b.reset()
+	spareBlocks.Lock()
+	defer spareBlocks.Unlock()
+	if len(spareBlocks.free) < 24 {
+		spareBlocks.free = append(spareBlocks.free, b)
+	}
 }
 
 // add queues an event, handing the block over when it is full.
@@ -164,8 +203,12 @@ func (q *pipeline) handOver() {
 // control record can be damaged, and reports must come from the dumper.
 func (d *dumper) addRecord(m recordMeta, r *logfmt.Record, control bool) {
 	q := d.q
-	if c := q.cur; len(c.recs) == cap(c.recs) || len(c.tails) >= blockTails {
+	if c := q.cur; c.recs != nil && len(c.recs) == cap(c.recs) || len(c.tails) >= blockTails {
 		q.handOver()
+	}
+	if q.cur.recs == nil {
+		// Only a deep dump queues records.
+		q.cur.recs = make([]recordMeta, 0, blockRecords)
 	}
 	e := q.lastEvent()
 	if e == nil || e.kind != evRecords {

@@ -299,6 +299,13 @@ func (h *HeaderReader) run() {
 // read frames and checksums the batches of r, noting their headers.
 func (h *HeaderReader) read(r *headerRange) *headerRange {
 	r.infos, r.kept, r.clean = r.infos[:0], r.kept[:0], false
+	if r.infos == nil {
+		// Room for the most a range holds at once: grown by appending, the
+		// headers were copied and the old arrays left to the collector,
+		// and pages of fresh memory are dear to fault in. What a range
+		// does not fill is never touched.
+		r.infos = make([]headerInfo, 0, headersMaxInfos)
+	}
 	// Its reader ends at the range's end, and at zeros without scanning
 	// them: either leaves the range unclean, as a batch running past its
 	// end does, and the SegmentReader that goes on scans a zeroed tail
