@@ -1,8 +1,7 @@
 package dump
 
 import (
-	"sync"
-
+	"github.com/logtool/logtool/internal/freelist"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -154,34 +153,22 @@ func (d *dumper) stopPipeline() {
 	d.q = nil
 }
 
-// spareBlocks holds the blocks of pipelines that ended, for the next: a
-// partition's dump starts a pipeline for every segment, and each block's
-// 2048 events would otherwise be fresh memory to fault in and for the
-// collector to scan.
-var spareBlocks struct {
-	sync.Mutex
-	free []*block
-}
+// spareBlocks holds the blocks of pipelines that ended, for the next, up to
+// those of a few dumpers at once: a partition's dump starts a pipeline for
+// every segment, and each block's 2048 events would otherwise be fresh
+// memory to fault in and for the collector to scan.
+var spareBlocks = freelist.List[*block]{Max: 24}
 
 func getBlock() *block {
-	spareBlocks.Lock()
-	defer spareBlocks.Unlock()
-	if n := len(spareBlocks.free); n > 0 {
-		b := spareBlocks.free[n-1]
-		spareBlocks.free = spareBlocks.free[:n-1]
+	if b, ok := spareBlocks.Get(); ok {
 		return b
 	}
 	return &block{ev: make([]event, 0, blockEvents)}
 }
 
-// putBlock keeps b for a later pipeline, up to those of a few dumpers at once.
 func putBlock(b *block) {
 	b.reset()
-	spareBlocks.Lock()
-	defer spareBlocks.Unlock()
-	if len(spareBlocks.free) < 24 {
-		spareBlocks.free = append(spareBlocks.free, b)
-	}
+	spareBlocks.Put(b)
 }
 
 // add queues an event, handing the block over when it is full.

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"io"
 	"iter"
-	"sync"
 
+	"github.com/logtool/logtool/internal/freelist"
 	"github.com/logtool/logtool/internal/parallel"
 )
 
@@ -84,35 +84,9 @@ type headerRange struct {
 }
 
 // spareRanges holds the ranges of readers done with them, for the next
-// reader: memory the kernel has faulted in already. Fresh for every segment,
-// their faults were a tenth of reindex --check's CPU on a VM where faults
-// are dear.
-var spareRanges struct {
-	sync.Mutex
-	free []*headerRange
-}
-
-// keepRanges bounds the ranges kept: those of a few readers at once.
-const keepRanges = 32
-
-func getRange() *headerRange {
-	spareRanges.Lock()
-	defer spareRanges.Unlock()
-	if k := len(spareRanges.free); k > 0 {
-		r := spareRanges.free[k-1]
-		spareRanges.free = spareRanges.free[:k-1]
-		return r
-	}
-	return &headerRange{}
-}
-
-func putRange(r *headerRange) {
-	spareRanges.Lock()
-	defer spareRanges.Unlock()
-	if len(spareRanges.free) < keepRanges {
-		spareRanges.free = append(spareRanges.free, r)
-	}
-}
+// reader, up to those of a few readers at once: fresh for every segment,
+// their pages' faults were a tenth of reindex --check's CPU.
+var spareRanges = freelist.List[*headerRange]{Max: 32}
 
 type headerInfo struct {
 	pos       int64
@@ -259,7 +233,11 @@ func (h *HeaderReader) run() {
 	// Every range in flight, waiting or being read holds one.
 	h.free = make(chan *headerRange, 2*h.workers+3)
 	for range cap(h.free) {
-		h.free <- getRange()
+		r, ok := spareRanges.Get()
+		if !ok {
+			r = &headerRange{}
+		}
+		h.free <- r
 	}
 	next := 0
 	ranges := func() (*headerRange, bool) {
@@ -364,14 +342,14 @@ func (h *HeaderReader) stop() {
 	}
 	close(h.quit)
 	for r := range h.results {
-		putRange(r)
+		spareRanges.Put(r)
 	}
 	<-h.done
 	for len(h.free) > 0 {
-		putRange(<-h.free)
+		spareRanges.Put(<-h.free)
 	}
 	if h.cur != nil {
-		putRange(h.cur)
+		spareRanges.Put(h.cur)
 		h.cur = nil
 	}
 	h.quit = nil

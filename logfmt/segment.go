@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/logtool/logtool/internal/freelist"
 	"github.com/logtool/logtool/internal/safefile"
 )
 
@@ -60,26 +61,15 @@ var spare struct {
 
 // windows holds read windows given back, for the next readers: a command
 // that reads a partition in many units, each with a reader of its own,
-// would otherwise have the kernel fault a fresh MiB in for every unit.
-var windows struct {
-	sync.Mutex
-	free [][]byte
-}
-
-// keepWindows bounds the windows kept: one for each of the readers a
-// command runs at once, on most machines.
-const keepWindows = 16
+// would otherwise have the kernel fault a fresh window in for every unit.
+// It keeps one for each of the readers a command runs at once, on most
+// machines.
+var windows = freelist.List[[]byte]{Max: 16}
 
 // getLarge returns a buffer of n bytes.
 func getLarge(n int) []byte {
 	if n == windowSize {
-		windows.Lock()
-		var b []byte
-		if k := len(windows.free); k > 0 {
-			b, windows.free = windows.free[k-1], windows.free[:k-1]
-		}
-		windows.Unlock()
-		if b != nil {
+		if b, ok := windows.Get(); ok {
 			return b
 		}
 	}
@@ -100,11 +90,7 @@ func getLarge(n int) []byte {
 // putLarge gives b, which nothing may use any more, to the next getLarge.
 func putLarge(b []byte) {
 	if cap(b) == windowSize {
-		windows.Lock()
-		if len(windows.free) < keepWindows {
-			windows.free = append(windows.free, b[:windowSize])
-		}
-		windows.Unlock()
+		windows.Put(b[:windowSize])
 		return
 	}
 	if cap(b) < windowSize {
