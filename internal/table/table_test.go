@@ -2,6 +2,7 @@ package table
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -77,5 +78,30 @@ func TestWriteTo(t *testing.T) {
 				t.Errorf("WriteTo returned %d, wrote %d", n, buf.Len())
 			}
 		})
+	}
+}
+
+// TestWriteToTab: a cell may hold a tab (a path given on the command line
+// is printed as given); a tab's width depends on where the terminal puts
+// its stops, so a table that measures it as nothing loses its alignment.
+func TestWriteToTab(t *testing.T) {
+	tab := New("FILE", "N")
+	tab.Append("a\tb", "1")
+	tab.Append("abcdefghij", "2")
+	var buf bytes.Buffer
+	if _, err := tab.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	col := -1
+	for _, l := range lines {
+		if strings.Contains(l, "\t") {
+			t.Errorf("a tab is printed: %q", l)
+		}
+		c := strings.LastIndex(l, " ") + 1
+		if col >= 0 && c != col {
+			t.Errorf("the last column starts at %d in %q, at %d above", c, l, col)
+		}
+		col = c
 	}
 }
