@@ -59,10 +59,7 @@ func BenchmarkCompact(b *testing.B) {
 
 // BenchmarkOffsetMap measures building the map: one put per record.
 func BenchmarkOffsetMap(b *testing.B) {
-	m, err := newOffsetMap(128 << 20)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := newTestMap(b, 128<<20)
 	keys := make([][]byte, 1<<16)
 	for i := range keys {
 		keys[i] = []byte(ints(i * 7919)[0])
@@ -87,10 +84,7 @@ func BenchmarkOffsetMapPut(b *testing.B) {
 			it.ends = append(it.ends, batchEnd{n: i + 1, last: int64(i)})
 		}
 	}
-	m, err := newOffsetMap(128 << 20)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := newTestMap(b, 128<<20)
 	ps := &pass{c: &cleaner{m: m}}
 	b.SetBytes(int64(len(it.hs)) * bytesPerEntry)
 	for b.Loop() {

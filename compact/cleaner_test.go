@@ -54,7 +54,7 @@ func TestMultiPassSegmentCleaningWithAbortedTransactions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, _ := newOffsetMap(o.OffsetMapMemory)
+		m := newTestMap(t, o.OffsetMapMemory)
 		ps := &pass{c: &cleaner{o: &o, m: m}, p: p, firstDirty: firstDirty, upper: 20, rewritten: map[int64]bool{},
 			legacy: newLegacyRule(p.segs, firstDirty, -1, &o)}
 		if err := ps.run(); err != nil {
@@ -320,7 +320,7 @@ func TestLogCleanerStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := newOffsetMap(o.OffsetMapMemory)
+	m := newTestMap(t, o.OffsetMapMemory)
 	ps := &pass{c: &cleaner{o: &o, m: m}, p: p, firstDirty: 2, upper: 5, rewritten: map[int64]bool{}, legacy: newLegacyRule(p.segs, 2, -1, &o)}
 	if err := ps.run(); err != nil {
 		t.Fatal(err)
@@ -501,7 +501,7 @@ func TestBuildPartialOffsetMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := newOffsetMap(3 * bytesPerEntry) // room for 2 keys
+	m := newTestMap(t, 3*bytesPerEntry) // room for 2 keys
 	ps := &pass{c: &cleaner{o: &o, m: m}, p: p, firstDirty: 2, upper: 6}
 	full, err := ps.buildOffsetMap()
 	if err != nil {

@@ -648,7 +648,7 @@ func cleanWith(t *testing.T, dir string, firstDirty int64, o Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := newOffsetMap(o.OffsetMapMemory)
+	m := newTestMap(t, o.OffsetMapMemory)
 	ps := &pass{c: &cleaner{o: &o, m: m}, p: p, firstDirty: firstDirty, upper: p.segs[len(p.segs)-1].Base,
 		rewritten: map[int64]bool{}, legacy: newLegacyRule(p.segs, firstDirty, p.cp.cleanTime, &o)}
 	if err := ps.run(); err != nil {
@@ -808,10 +808,7 @@ func TestDeadBatchesSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := newOffsetMap(o.OffsetMapMemory)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newTestMap(t, o.OffsetMapMemory)
 	ps := &pass{c: &cleaner{o: &o, m: m}, p: p, firstDirty: 0, upper: p.leo, rewritten: map[int64]bool{},
 		legacy: newLegacyRule(p.segs, 0, -1, &o)}
 	if err := ps.run(); err != nil {

@@ -1,7 +1,20 @@
 package compact
 
+import "testing"
+
 // put records offset as the latest for key, and as the map's latest offset.
 func (m *offsetMap) put(key []byte, offset int64) {
 	h1, h2 := m.hash(key)
 	m.putHashed(h1, h2, offset)
+}
+
+// newTestMap is newOffsetMap for a test, freed when it ends.
+func newTestMap(tb testing.TB, memory int64) *offsetMap {
+	tb.Helper()
+	m, err := newOffsetMap(memory)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(m.release)
+	return m
 }

@@ -464,10 +464,7 @@ func cleanOnce(t *testing.T, dir string, firstDirty, now int64, slots int64) int
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := newOffsetMap(o.OffsetMapMemory)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newTestMap(t, o.OffsetMapMemory)
 	ps := &pass{c: &cleaner{o: &o, m: m}, p: p, firstDirty: firstDirty, upper: p.segs[len(p.segs)-1].Base,
 		rewritten: map[int64]bool{}, legacy: newLegacyRule(p.segs, firstDirty, -1, &o)}
 	if err := ps.run(); err != nil {

@@ -162,7 +162,8 @@ type run struct {
 
 // entries returns s emptied, or room for n entries when s has less: memory
 // of its own, in huge pages where Linux has them (a 1 GiB segment's entries
-// took 2,000 faults of 4 KiB pages), freed when the run ends.
+// took 2,000 faults of 4 KiB pages), freed when larger tables are needed or
+// the run ends.
 func entries[T any](r *run, s []T, n int64) []T {
 	if int64(cap(s)) >= n {
 		return s[:0]
@@ -293,6 +294,15 @@ func (r *run) scan(sc batches, s layout.Segment, sr *SegmentReport) (*rebuilt, e
 	// An entry needs more than IntervalBytes of log and a batch is at least
 	// 26 bytes (a magic 0 message): enough room, bounded by presize.
 	est := min(sc.Size()/max(o.IntervalBytes+1, logfmt.MinEntrySize)+2, presize)
+	if int64(cap(r.offsets)) < est || int64(cap(r.times)) < est {
+		// Larger tables are needed: those before are of no more use, and
+		// kept, a partition of growing segments would hold them all.
+		r.offsets, r.times = nil, nil
+		for _, free := range r.frees {
+			free()
+		}
+		r.frees = r.frees[:0]
+	}
 	res.rec.Offsets, res.rec.Times = entries(r, r.offsets, est), entries(r, r.times, est)
 	r.offsets, r.times = nil, nil
 	if o.Time && o.Granularity > 0 {

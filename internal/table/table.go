@@ -30,7 +30,11 @@ func New(header ...string) *Table {
 // cells.
 func (t *Table) Append(cells ...string) {
 	row := make([]string, max(len(cells), len(t.header)))
-	copy(row, cells)
+	for i, c := range cells {
+		// A tab's width is the terminal's to choose, so it would break
+		// the alignment: four spaces, as tablewriter v1 printed it.
+		row[i] = strings.ReplaceAll(c, "\t", "    ")
+	}
 	t.rows = append(t.rows, row)
 }
 
