@@ -226,7 +226,6 @@ func NewApp() *cli.App {
 		helpCommand(),
 		completeCommand(),
 	}
-	describe(app)
 	for _, cmd := range app.Commands {
 		// Else urfave/cli gives each command a "help" subcommand, which
 		// takes "logtool dump help" for a request of help, not a path.

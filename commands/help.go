@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -209,14 +210,15 @@ func commandNames(app *cli.App) []string {
 	return names
 }
 
-// describe sets the synopsis of each command as its usage line. It runs
-// before the global flags are appended to each command.
-func describe(app *cli.App) {
-	for _, cmd := range app.Commands {
-		if !cmd.Hidden {
+func init() {
+	cli.FlagStringer = flagString
+	// A command's usage line is its synopsis, made when its help is shown
+	// rather than for every command at every start (a millisecond and more).
+	printer := cli.HelpPrinter
+	cli.HelpPrinter = func(w io.Writer, templ string, data any) {
+		if cmd, ok := data.(*cli.Command); ok && cmd.UsageText == "" && !cmd.Hidden {
 			cmd.UsageText = strings.Join(synopsis(cmd, 100), "\n")
 		}
+		printer(w, templ, data)
 	}
 }
-
-func init() { cli.FlagStringer = flagString }
