@@ -97,7 +97,7 @@ func (k *KeyMap) grow() error {
 	if n*bytesPerEntry > k.limit {
 		return fmt.Errorf("%w: %d keys take the %d bytes allowed", ErrKeyMapFull, old.n, k.limit)
 	}
-	m := &offsetMap{seed1: old.seed1, seed2: old.seed2, slots: make([]mapEntry, n), limit: int(float64(n) * loadFactor), latest: -1, free: func() {}}
+	m := &offsetMap{seed1: old.seed1, seed2: old.seed2, slots: make([]mapEntry, n), limit: int(float64(n) * loadFactor), latest: -1}
 	for i := range old.slots {
 		if e := &old.slots[i]; e.off1 != 0 {
 			*m.find(e.h1, e.h2) = *e

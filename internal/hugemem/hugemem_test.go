@@ -41,6 +41,14 @@ func TestSlice(t *testing.T) {
 	}
 }
 
+func TestSliceZeroSize(t *testing.T) {
+	s, free := Slice[struct{}](MinBytes)
+	if len(s) != MinBytes {
+		t.Fatalf("len %d", len(s))
+	}
+	free()
+}
+
 func TestSlicePointers(t *testing.T) {
 	defer func() {
 		if recover() == nil {
