@@ -2,6 +2,8 @@ package table
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -103,5 +105,36 @@ func TestWriteToTab(t *testing.T) {
 			t.Errorf("the last column starts at %d in %q, at %d above", c, l, col)
 		}
 		col = c
+	}
+}
+
+// TestWriteToLocale: a table is laid out the same whatever the locale. In
+// a Chinese, Japanese or Korean locale (LANG, LC_CTYPE, LC_ALL) go-runewidth
+// counts East Asian "ambiguous" characters (±, °, ×, Greek, box drawing) as
+// two columns, which tablewriter v1 did not: the same command printed other
+// bytes on such a machine than in the golden files. The table is printed by
+// a copy of this test binary started in such a locale.
+func TestWriteToLocale(t *testing.T) {
+	tab := New("CELL", "N")
+	tab.Append("±°×αβ", "1")
+	tab.Append("abcdefghij", "2")
+	if os.Getenv("LOGTOOL_TABLE_LOCALE_CHILD") == "1" {
+		tab.WriteTo(os.Stdout)
+		return
+	}
+	want := "" +
+		"CELL        N\n" +
+		"±°×αβ       1\n" +
+		"abcdefghij  2\n"
+	for _, env := range []string{"LANG=ja_JP.UTF-8", "LC_CTYPE=zh_CN.UTF-8", "LC_ALL=ko_KR.UTF-8"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWriteToLocale$")
+		cmd.Env = []string{"LOGTOOL_TABLE_LOCALE_CHILD=1", env}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", env, err)
+		}
+		if got, _, _ := strings.Cut(string(out), "PASS\n"); got != want {
+			t.Errorf("%s: got\n%s\nwant\n%s", env, got, want)
+		}
 	}
 }
