@@ -9,10 +9,22 @@ package table
 import (
 	"bytes"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/olekukonko/tablewriter"
 )
+
+func init() {
+	// In a Chinese, Japanese or Korean locale go-runewidth, which measures
+	// cells for tablewriter, counts East Asian ambiguous characters (±, °,
+	// Greek) as two columns: tables are laid out alike in every locale, as
+	// before, unless RUNEWIDTH_EASTASIAN asks otherwise.
+	if os.Getenv("RUNEWIDTH_EASTASIAN") == "" {
+		runewidth.DefaultCondition.EastAsianWidth = false
+	}
+}
 
 // Table collects rows and prints them aligned. Cells are printed as given:
 // sizes, times and durations come formatted from internal/human.
