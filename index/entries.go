@@ -117,11 +117,13 @@ func offsetFields(b []byte) (rel, pos int32) {
 	return int32(binary.BigEndian.Uint32(b)), int32(binary.BigEndian.Uint32(b[4:]))
 }
 
-// Positions yields the positions of the whole .index entries in b.
-func Positions(b []byte) iter.Seq[int64] {
-	return func(yield func(int64) bool) {
+// Entries yields the whole .index entries in b, of a segment whose base
+// offset is base, unchecked.
+func Entries(b []byte, base int64) iter.Seq[OffsetEntry] {
+	return func(yield func(OffsetEntry) bool) {
 		for ; len(b) >= OffsetEntrySize; b = b[OffsetEntrySize:] {
-			if _, pos := offsetFields(b); !yield(int64(pos)) {
+			rel, pos := offsetFields(b)
+			if !yield(OffsetEntry{Offset: base + int64(rel), Position: pos}) {
 				return
 			}
 		}

@@ -444,11 +444,24 @@ func (s *Segment) timeFloor(target int64) (e index.TimeEntry, ok bool, why strin
 // IndexPositions yields the positions of the segment's .index entries, as
 // far as they rise: where batches start, if the index is right. They are
 // hints for reading a segment in ranges (logfmt.HeaderReader), which checks
-// them; an index that cannot be read yields nothing. The entries are read
-// without OffsetReader's checks, which scan a preallocated tail of zeros
-// (up to segment.index.bytes) to tell it from damage.
+// them.
 func IndexPositions(s layout.Segment) iter.Seq[int64] {
 	return func(yield func(int64) bool) {
+		for e := range IndexEntries(s) {
+			if !yield(int64(e.Position)) {
+				return
+			}
+		}
+	}
+}
+
+// IndexEntries yields the segment's .index entries as far as their
+// positions rise, as hints that their readers check; an index that cannot
+// be read yields nothing. The entries are read without OffsetReader's
+// checks, which scan a preallocated tail of zeros (up to
+// segment.index.bytes) to tell it from damage.
+func IndexEntries(s layout.Segment) iter.Seq[index.OffsetEntry] {
+	return func(yield func(index.OffsetEntry) bool) {
 		if s.Index == "" {
 			return
 		}
@@ -458,14 +471,14 @@ func IndexPositions(s layout.Segment) iter.Seq[int64] {
 		}
 		defer f.Close()
 		buf := make([]byte, 64<<10)
-		last := int64(-1)
+		last := int32(-1)
 		for off := int64(0); ; off += int64(len(buf)) {
 			n, err := f.ReadAt(buf, off)
-			for p := range index.Positions(buf[:n-n%index.OffsetEntrySize]) {
-				if p <= last || !yield(p) {
+			for e := range index.Entries(buf[:n-n%index.OffsetEntrySize], s.Base) {
+				if e.Position <= last || !yield(e) {
 					return
 				}
-				last = p
+				last = e.Position
 			}
 			if err != nil || n < len(buf) {
 				return
