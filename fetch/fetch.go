@@ -224,6 +224,20 @@ type Partition struct {
 // Open resolves the transactions of the whole log, finds where the range
 // starts, and cuts what follows into units.
 func Open(p *layout.Partition, o Options) (*Partition, error) {
+	pt := newPartition(p, o)
+	if len(pt.segs) == 0 {
+		return pt, nil
+	}
+	if err := pt.resolveTxns(); err != nil {
+		return nil, err
+	}
+	if err := pt.finish(); err != nil {
+		return nil, err
+	}
+	return pt, nil
+}
+
+func newPartition(p *layout.Partition, o Options) *Partition {
 	pt := &Partition{o: o, p: p, end: math.MaxInt64}
 	pt.stats.LastStableOffset, pt.stats.OngoingProducer = -1, -1
 	for _, s := range p.Segments {
@@ -231,24 +245,20 @@ func Open(p *layout.Partition, o Options) (*Partition, error) {
 			pt.segs = append(pt.segs, s)
 		}
 	}
-	if len(pt.segs) == 0 {
-		return pt, nil
-	}
-	if err := pt.resolveTxns(); err != nil {
-		return nil, err
-	}
-	logStart, err := logseg.LogStartOffset(p)
+	return pt
+}
+
+// finish follows the first pass: the log start offset, and the range.
+func (pt *Partition) finish() error {
+	logStart, err := logseg.LogStartOffset(pt.p)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pt.stats.LogStartOffset = max(logStart, pt.segs[0].Base)
 	pt.all = pt.units
 	pt.units = slices.Clone(pt.all)
 	pt.tail = len(pt.all)
-	if err := pt.bounds(); err != nil {
-		return nil, err
-	}
-	return pt, nil
+	return pt.bounds()
 }
 
 // Stats are the partition's figures; the Read part is left to Readers.
@@ -369,7 +379,7 @@ func (pt *Partition) resolveTxns() error {
 		u.end = seg.Pos()
 		err = seg.Err()
 		if e := seg.End(); err == nil && e != logfmt.EndClean {
-			pt.stats.Notes = append(pt.stats.Notes, fmt.Sprintf("%s: %s: %s; reading goes on with the next segment", s.Log, e, seg.EndDetail()))
+			pt.note(s, e, seg.EndDetail())
 		}
 		seg.Close()
 		if err != nil {
@@ -385,6 +395,11 @@ func (pt *Partition) resolveTxns() error {
 		}
 	}
 	return nil
+}
+
+// note tells of a segment whose data ends before its file does.
+func (pt *Partition) note(s layout.Segment, e logfmt.End, detail string) {
+	pt.stats.Notes = append(pt.stats.Notes, fmt.Sprintf("%s: %s: %s; reading goes on with the next segment", s.Log, e, detail))
 }
 
 // cut ends unit u.
