@@ -26,7 +26,8 @@
 // open transaction, and cuts the data into units of about 16 MiB at batch
 // boundaries (Options.OnUnit is given each as it is cut); the second pass
 // streams the records of the units, which Readers may read on several
-// goroutines at once.
+// goroutines at once. A caller that reads every batch of the log anyway can
+// have its reading stand in for the first pass (Plan).
 //
 // Ranges (FromOffset, ToOffset, FromTime, ToTime) are found as a broker
 // finds them, through the indexes (index/lookup), and are contiguous ranges

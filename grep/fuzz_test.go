@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +54,12 @@ func FuzzMatcher(f *testing.F) {
 		}
 		if want := naiveMatch(spec, r); got != want {
 			t.Fatalf("Match = %v, want %v for %+v on %q %q", got, want, spec, k, v)
+		}
+		// Bytes holding a key the matchers accept are never skipped,
+		// whatever part of the keys the sample made them look for.
+		stored := append(append(slices.Clone(hv), k...), hk...)
+		if sought := m.seekKeys(func() []byte { return v }); sought != nil && m.Key(k) && !mayHoldKey(stored, sought) {
+			t.Fatalf("%q holds key %q, but a look for %q skips it", stored, k, sought)
 		}
 	})
 }

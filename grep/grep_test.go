@@ -584,3 +584,34 @@ func TestProgressEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestSeekKeys: a few exact keys are looked for from their byte rarest in
+// the data on, two bytes at least; other matchers read every batch.
+func TestSeekKeys(t *testing.T) {
+	data := func() []byte { return []byte(strings.Repeat("key-000042 key-000042 key-000017 ", 50)) }
+	cases := []struct {
+		spec Spec
+		want []string
+	}{
+		{Spec{Keys: []string{"key-004272"}}, []string{"72"}},
+		{Spec{Keys: []string{"key-000000"}}, []string{"key-000000"}},
+		{Spec{Keys: []string{"x"}, KeysHex: []string{"00"}}, []string{"x", "\x00"}},
+		{Spec{Keys: []string{""}}, []string{""}},
+		{Spec{Keys: []string{"a", "b", "c"}}, nil},
+		{Spec{Keys: []string{"a"}, KeyRegexps: []string{"b"}}, nil},
+		{Spec{ValueContains: []string{"a"}}, nil},
+	}
+	for _, c := range cases {
+		m, err := NewMatcher(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, k := range m.seekKeys(data) {
+			got = append(got, string(k))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%+v: looks for %q, want %q", c.spec, got, c.want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -42,6 +43,10 @@ type search struct {
 	wanted *compact.KeyMap
 	audit  *Audit
 	now    int64
+
+	// sought are what the key pass looks for in an uncompressed batch
+	// before reading its keys (Matcher.seekKeys); nil: every batch is read.
+	sought [][]byte
 
 	// positions are the batches the match pass reads; nil when it reads
 	// every batch of its units.
@@ -102,6 +107,7 @@ func (s *search) run() error {
 	}
 	if s.m != nil {
 		s.positions = &positions{bySeg: map[int64][]int64{}}
+		s.sought = s.m.seekKeys(func() []byte { return sample(p) })
 	}
 	// With key matchers the key pass reads the bytes the first pass of
 	// fetch.Open reads, as it reads them: the log is read once.
@@ -445,6 +451,7 @@ type unitRun struct {
 	pos, first, firstTo int64 // the first batch: position, offsets
 	last                int64 // the last batch's last offset
 	n                   int   // batches
+	scan                fetch.UnitScan
 }
 
 // unitPass is pass over the units in scope, each read whole by one
@@ -466,7 +473,7 @@ func (s *search) unitPass(l fetch.SpanList, scope func(fetch.Span) bool, w work,
 		if !scope(sp.Span) {
 			return s.getRun()
 		}
-		return s.readUnit(sp, w)
+		return s.readUnit(sp, w, false)
 	}, func(i int, r *unitRun) error {
 		if !scope(l.At(i)) {
 			s.putRun(r)
@@ -494,14 +501,109 @@ func (s *search) emitUnit(r *unitRun, emit func(sp *span, u *unit) error) error 
 	return r.u.err
 }
 
-// openWithKeys is fetch.Open with the key pass run on the units its first
-// pass cuts, as it cuts them: the key pass's goroutines read while the
-// first pass does. A transactional batch's fate is learned only at its
-// marker, later in the log, so the versions in such batches wait until
-// Open has returned, up to maxTxnKeys of them; past that the key pass is
-// run again, after Open, as it is without key matchers. It returns the
-// key pass's error apart from Open's, which comes first.
+// openWithKeys is fetch.Open with the key pass run on the way: the key
+// pass reads every batch of the log, and so learns what Open's first pass
+// would. On a log its indexes cut into units (fetch.Plan), with no
+// transaction, the partition is opened from what the key pass read, and
+// the log is read once. A transactional batch's fate is learned only at
+// its marker, later in the log, so at the first transactional batch Open
+// starts alongside the key pass, and the versions in such batches wait
+// until it has returned (settle). Where the indexes do not cut the log at
+// its batches, or a unit fails, the log is read as before
+// (openStreaming), and errors come as Open and the key pass give them.
 func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, err error) {
+	plan, ok := fetch.NewPlan(p, fo)
+	if !ok || !planUnits {
+		return s.openStreaming(p, fo)
+	}
+	total := s.beginKeys(p)
+	type opening struct {
+		pt  *fetch.Partition
+		err error
+	}
+	var opened chan opening
+	spans := plan.Spans()
+	err = parallel.Ordered(spans.Len(), s.inner, func(i int) *unitRun {
+		sp := span{Span: spans.At(i), scope: true}
+		if s.redo.Load() {
+			// The pass runs again after Open: the units left are not read.
+			r := s.getRun()
+			r.sp = sp
+			return r
+		}
+		return s.readUnit(sp, s.keyWork, true)
+	}, func(i int, r *unitRun) error {
+		plan.Add(&r.scan)
+		r.sp.Span = spans.At(i) // its end where the data ends
+		if plan.Transactional() && opened == nil {
+			opened = make(chan opening, 1)
+			go func() {
+				pt, err := fetch.Open(p, fo)
+				opened <- opening{pt, err}
+			}()
+		}
+		if !plan.Usable() && !s.redo.Load() {
+			s.putRun(r)
+			return errReplan
+		}
+		return s.emitUnit(r, s.putKeys)
+	})
+	switch {
+	case opened != nil:
+		o := <-opened
+		if err == errReplan {
+			// The versions read may come from batches framed wrongly.
+			s.redo.Store(true)
+		}
+		return s.settle(o.pt, o.err, err, total)
+	case err == nil:
+		pt, ok, oerr := plan.Open()
+		if ok {
+			return s.settle(pt, oerr, nil, total)
+		}
+	case err != errReplan:
+		// A key pass error in units the plan vouched for: Open's error, if
+		// any, comes first.
+		pt, oerr := fetch.Open(p, fo)
+		return s.settle(pt, oerr, err, total)
+	}
+	s.txnKeys = nil
+	if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
+		return nil, err
+	}
+	s.positions = &positions{bySeg: map[int64][]int64{}}
+	return s.openStreaming(p, fo)
+}
+
+// planUnits lets openWithKeys cut units by the indexes; tests turn it off
+// to compare with openStreaming.
+var planUnits = true
+
+// errReplan stops openWithKeys's pass at a unit that did not end where the
+// next begins.
+var errReplan = errors.New("the indexes do not cut the log at its batches")
+
+func (s *search) keyWork(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
+	return s.keyBatch(b, it, u, true)
+}
+
+// beginKeys starts a key pass run with Open: the progress of the whole
+// log, and no version held.
+func (s *search) beginKeys(p *layout.Partition) (total int64) {
+	if s.o.Progress != nil {
+		total = logBytes(p)
+	}
+	s.start(total)
+	s.txnLater, s.txnKeys, s.unordered, s.lastKey = true, s.txnKeys[:0], false, -1
+	s.redo.Store(false)
+	return total
+}
+
+// openStreaming is fetch.Open with the key pass run on the units its first
+// pass cuts, as it cuts them: the key pass's goroutines read while the
+// first pass does. It returns the key pass's error apart from Open's,
+// which comes first.
+func (s *search) openStreaming(p *layout.Partition, fo fetch.Options) (keyErr, err error) {
 	units := make(chan fetch.Span)
 	fo.OnUnit = func(sp fetch.Span) { units <- sp }
 	var pt *fetch.Partition
@@ -512,13 +614,7 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 		close(units)
 		opened <- err
 	}()
-	var total int64
-	if s.o.Progress != nil {
-		total = logBytes(p)
-	}
-	s.start(total)
-	s.txnLater, s.txnKeys, s.unordered, s.lastKey = true, s.txnKeys[:0], false, -1
-	s.redo.Store(false)
+	total := s.beginKeys(p)
 	err = parallel.Stream(s.inner, func() (fetch.Span, bool) {
 		sp, ok := <-units
 		return sp, ok
@@ -530,9 +626,7 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 			r.sp = span{Span: sp, scope: true}
 			return r
 		}
-		return s.readUnit(span{Span: sp, scope: true}, func(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *unit) error {
-			return s.keyBatch(b, it, u, true)
-		})
+		return s.readUnit(span{Span: sp, scope: true}, s.keyWork, false)
 	}, func(_ int, r *unitRun) error {
 		return s.emitUnit(r, s.putKeys)
 	})
@@ -540,7 +634,13 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 	// first, as it would before a key pass of its own.
 	for range units {
 	}
-	oerr := <-opened
+	return s.settle(pt, <-opened, err, total)
+}
+
+// settle ends a key pass run with Open, given what Open returned and the
+// key pass's error: the versions held in transactional batches go in the
+// key map once their fate is known, or the key pass runs again.
+func (s *search) settle(pt *fetch.Partition, oerr, err error, total int64) (keyErr, openErr error) {
 	s.txnLater, s.pt = false, pt
 	if oerr == nil && s.o.Progress != nil {
 		// What the units left out: torn or zeroed tails.
@@ -585,6 +685,25 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 // holds (56 bytes each). A variable for tests.
 var maxTxnKeys = 1 << 16
 
+// sample is the start of a partition's log, up to 64 KiB: what its data
+// looks like.
+func sample(p *layout.Partition) []byte {
+	for _, sg := range p.Segments {
+		if sg.Log == "" {
+			continue
+		}
+		f, err := safefile.Open(sg.Log)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		b := make([]byte, 64<<10)
+		n, _ := f.ReadAt(b, 0)
+		return b[:n]
+	}
+	return nil
+}
+
 // logBytes is the size of a partition's segments, for progress.
 func logBytes(p *layout.Partition) int64 {
 	var n int64
@@ -617,7 +736,7 @@ func (s *search) putRun(r *unitRun) {
 }
 
 // readUnit reads one unit on the calling goroutine.
-func (s *search) readUnit(unitSpan span, w work) *unitRun {
+func (s *search) readUnit(unitSpan span, w work, scan bool) *unitRun {
 	r := s.getRun()
 	r.sp = unitSpan
 	sp := &r.sp
@@ -638,6 +757,9 @@ func (s *search) readUnit(unitSpan span, w work) *unitRun {
 	var c order
 	for sr.Next() {
 		b := sr.Batch()
+		if scan {
+			r.scan.Batch(b)
+		}
 		var err error
 		if r.n == 0 {
 			if err = b.Validate(); err != nil {
@@ -662,6 +784,9 @@ func (s *search) readUnit(unitSpan span, w work) *unitRun {
 		}
 	}
 	r.u.err = sr.Err()
+	if scan {
+		r.scan.Finish(sr)
+	}
 	return r
 }
 
@@ -752,6 +877,11 @@ func (s *search) keyBatch(b *logfmt.Batch, it *logfmt.RecordIter, u *unit, keep 
 	version := true
 	if !later {
 		_, version = s.batchTxn(b)
+	}
+	// Uncompressed, a batch without the bytes of a key sought holds no
+	// version of it: its records need not be read.
+	if s.sought != nil && b.Compression() == codec.None && !mayHoldKey(b.Data, s.sought) {
+		return nil
 	}
 	written := b.MaxTimestamp()
 	if err := it.Reset(b); err != nil {

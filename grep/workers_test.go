@@ -19,6 +19,7 @@ import (
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // runRaw runs one partition's job and returns all it wrote, text or JSON,
@@ -508,6 +509,91 @@ func TestHeldVersionsAsAfterOpen(t *testing.T) {
 						t.Fatalf("seed %d, %d workers, units of %d bytes: during the first pass\n%s\nafter it\n%s", seed, w, n, got, want)
 					}
 				}()
+			}
+		}
+	}
+}
+
+// TestPlannedUnitsSameOutput: the key pass on units cut by the indexes,
+// which opens the partition from what it read, and the look for an exact
+// key's bytes before reading a batch's keys, write what the first pass of
+// fetch.Open and a key regular expression write: on every message format,
+// with transactions, with indexes that point inside batches or are gone,
+// and on a damaged segment, whose error names the same file and byte.
+func TestPlannedUnitsSameOutput(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	co := compact.DefaultOptions(start + (45 * time.Minute).Milliseconds())
+	co.MaxLag, co.DeleteRetention = (10 * time.Minute).Milliseconds(), (5 * time.Minute).Milliseconds()
+	logs := []struct {
+		magic int8
+		c     codec.Type
+		txn   bool
+	}{{0, codec.None, false}, {1, codec.None, false}, {2, codec.None, false}, {2, codec.None, true}, {2, codec.LZ4, false}}
+	indexes := map[string]func(t *testing.T, s layout.Segment){
+		"as written": func(*testing.T, layout.Segment) {},
+		"inside batches": func(t *testing.T, s layout.Segment) {
+			b, err := os.ReadFile(s.Index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 8; i+8 <= len(b); i += 8 {
+				binary.BigEndian.PutUint32(b[i+4:], binary.BigEndian.Uint32(b[i+4:])+5)
+			}
+			if err := os.WriteFile(s.Index, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"gone": func(t *testing.T, s layout.Segment) {
+			if err := os.Remove(s.Index); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	defer setUnitBytes(1)()
+	for _, l := range logs {
+		for _, damaged := range []bool{false, true} {
+			for name, fix := range indexes {
+				o := gen.Options{Topics: []string{"t"}, Records: 900, Keys: 40, Magic: l.magic, Compression: l.c, BatchRecords: 6,
+					SegmentBytes: 16 << 10, TombstoneRatio: 0.1, TimeStep: time.Second, Seed: int64(l.magic)*10 + int64(l.c)}
+				if l.txn {
+					o.TransactionalRatio, o.AbortRatio = 0.3, 0.3
+				}
+				dir := genDir(t, o)
+				p := partition(t, dir)
+				if damaged {
+					damage(t, p.Segments[len(p.Segments)/2].Log)
+				}
+				fix(t, p.Segments[len(p.Segments)/2])
+				p = partition(t, dir)
+				t.Run(fmt.Sprintf("v%d-%s-txn%v-damaged%v-index-%s", l.magic, l.c, l.txn, damaged, name), func(t *testing.T) {
+					for _, keys := range [][]string{{"key-000007"}, {"key-000007", "key-000031"}, {"key-000001", "key-000002", "key-000003"}, {"absent"}} {
+						var res []string
+						for _, k := range keys {
+							res = append(res, "^"+k+"$")
+						}
+						for _, audit := range []bool{false, true} {
+							j := Job{Partition: p}
+							if audit {
+								j.Audit = &Audit{Cleaner: co}
+							}
+							ro := Options{Match: keyMatcher(t, Spec{KeyRegexps: res}), Range: fetch.DefaultOptions(), KeyMapMemory: 16 << 20,
+								Format: Format{JSON: audit}, Workers: 2}
+							planUnits = false
+							want := runRaw(t, j, ro)
+							planUnits = true
+							if damaged != strings.Contains(want, "err "+filepath.Dir(p.Segments[0].Log)) {
+								t.Fatalf("damaged %v: %s", damaged, tail(want))
+							}
+							ro.Match = keyMatcher(t, Spec{Keys: keys})
+							for _, w := range []int{1, 2} {
+								ro.Workers = w
+								if got := runRaw(t, j, ro); got != want {
+									t.Fatalf("keys %q, audit %v, %d workers wrote\n%s\nwant\n%s", keys, audit, w, tail(got), tail(want))
+								}
+							}
+						}
+					}
+				})
 			}
 		}
 	}
