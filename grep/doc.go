@@ -46,9 +46,12 @@
 // through a logfmt.DeepReader, whose workers run its work on a batch. The
 // partition's goroutine takes the results in order. Transactions are
 // resolved from their markers by package fetch, whose read of the batch
-// headers cuts the units; with key matchers the key pass starts on each
-// unit as it is cut, and holds the versions of transactional batches until
-// that read has met their markers.
+// headers cuts the units. With key matchers the key pass reads units cut
+// by the indexes (fetch.Plan), whose reading stands in for that read on a
+// log without transactions; at the first transactional batch the read
+// starts alongside, and the versions of transactional batches wait until it
+// has met their markers. A batch without the bytes of one or two exact keys
+// sought is not read further.
 //
 // Memory is the key map (24 bytes a key, growing as needed up to a limit;
 // twice that with a find pass), a read window per goroutine, the units
