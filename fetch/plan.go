@@ -30,8 +30,10 @@ type Plan struct {
 }
 
 // NewPlan cuts the log of p into units as Options.UnitBytes and
-// UnitRecords ask, by its indexes' entries: a segment without them is one
-// unit. ok is false when a .log is not a regular file that Open could read.
+// UnitRecords ask, at its indexes' entries. ok is false when it cannot: a
+// .log that is not a regular file Open could read, or a stretch without
+// entries (a segment whose index is gone, a batch larger than a unit) of
+// more bytes or offsets than two units may hold, which Open would cut.
 func NewPlan(p *layout.Partition, o Options) (pl *Plan, ok bool) {
 	pt := newPartition(p, o)
 	pl = &Plan{pt: pt, ok: true}
@@ -49,19 +51,36 @@ func NewPlan(p *layout.Partition, o Options) (pl *Plan, ok bool) {
 			return nil, false
 		}
 		size := st.Size()
-		u, first := unit{seg: i}, s.Base
 		// An entry's offset is the last of the batch at its position:
 		// offsets bound the records between two entries.
+		u, first := unit{seg: i}, s.Base
+		lastPos, lastOff := int64(0), s.Base
+		stretch := func(pos, off int64) bool {
+			ok := pos-lastPos <= 2*unitBytes && off-lastOff <= 2*min(unitRecords, math.MaxInt64/2)
+			lastPos, lastOff = pos, off
+			return ok
+		}
 		for e := range logseg.IndexEntries(s) {
 			pos := int64(e.Position)
 			if pos >= size {
 				break
+			}
+			if !stretch(pos, e.Offset) {
+				return nil, false
 			}
 			if pos-u.start >= unitBytes || e.Offset-first >= unitRecords {
 				u.end = pos
 				pl.units = append(pl.units, u)
 				u.start, first = pos, e.Offset
 			}
+		}
+		// The last segment's end offset is known only once it is read.
+		next := lastOff
+		if i+1 < len(pt.segs) {
+			next = pt.segs[i+1].Base
+		}
+		if !stretch(size, next) {
+			return nil, false
 		}
 		u.end = size
 		pl.units = append(pl.units, u)

@@ -73,12 +73,13 @@ func TestPlanAsOpen(t *testing.T) {
 		{"zero tail", func(t *testing.T, p *layout.Partition) {
 			appendTo(t, p.Segments[0].Log, make([]byte, 5000))
 		}, true},
+		// Segments of more than two units without an entry are Open's to cut.
 		{"no indexes", func(t *testing.T, p *layout.Partition) {
 			for i := range p.Segments {
 				os.Remove(p.Segments[i].Index)
 				p.Segments[i].Index = ""
 			}
-		}, true},
+		}, false},
 		{"entries past the end", func(t *testing.T, p *layout.Partition) {
 			s := p.Segments[0]
 			entry := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 1<<20), 1<<30)
@@ -112,11 +113,11 @@ func TestPlanAsOpen(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				var got *Partition
 				pl, ok := NewPlan(p, o)
-				if !ok {
-					t.Fatal("no plan for regular files")
+				if ok {
+					got, ok = scanPlan(t, pl)
 				}
-				got, ok := scanPlan(t, pl)
 				// Units of 16 MiB are whole segments here: no entry is used.
 				if ok != (c.ok || o.UnitBytes == 0) {
 					t.Fatalf("options %+v: plan taken %v, want %v", o, ok, c.ok)
@@ -139,7 +140,7 @@ func TestPlanAsOpen(t *testing.T) {
 						t.Errorf("units hold batches %v, Open's %v", g, w)
 					}
 				}
-				if o.UnitBytes == 4<<10 && c.name != "no indexes" && got.LogSpans().Len() < 2*len(p.Segments) {
+				if o.UnitBytes == 4<<10 && got.LogSpans().Len() < 2*len(p.Segments) {
 					t.Errorf("%d units of 4 KiB in %d segments", got.LogSpans().Len(), len(p.Segments))
 				}
 			}
@@ -225,5 +226,38 @@ func TestPlanChain(t *testing.T) {
 	}
 	if _, ok, _ := pl.Open(); ok {
 		t.Fatal("the plan was taken")
+	}
+}
+
+// TestPlanUnitsBounded: a caller bounds its units (UnitBytes, UnitRecords)
+// because its memory for a unit grows with the unit's records (grep's key
+// pass holds a unit's versions until the units before it are in). Open's
+// units keep to the bounds whatever the indexes; a planned unit must too,
+// or the plan be refused: a segment whose index is gone is not one unit.
+func TestPlanUnitsBounded(t *testing.T) {
+	p := genPlain(t, 6000)
+	for i := range p.Segments {
+		os.Remove(p.Segments[i].Index)
+		p.Segments[i].Index = ""
+	}
+	o := DefaultOptions()
+	o.UnitBytes, o.UnitRecords = 4<<10, 100
+	var biggest int64
+	o.OnUnit = func(sp Span) { biggest = max(biggest, sp.End-sp.Start) }
+	if _, err := Open(p, o); err != nil {
+		t.Fatal(err)
+	}
+	o.OnUnit = nil
+	pl, ok := NewPlan(p, o)
+	if !ok {
+		return // Open's to cut
+	}
+	if _, ok := scanPlan(t, pl); !ok {
+		return
+	}
+	for sp := range pl.Spans().All() {
+		if sp.End-sp.Start > biggest {
+			t.Errorf("planned unit %s [%d, %d) of %d bytes; Open's units are %d bytes at most", filepath.Base(sp.Segment.Log), sp.Start, sp.End, sp.End-sp.Start, biggest)
+		}
 	}
 }
