@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -595,6 +596,70 @@ func TestPlannedUnitsSameOutput(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestSkippedBatchStillChecked: a batch whose checksum holds but whose
+// records do not parse (it declares a record more than it holds) stops the
+// search with its corruption, as it did before the key pass skipped
+// batches without the key's bytes: the key sought is not in that batch.
+func TestSkippedBatchStillChecked(t *testing.T) {
+	dir, _, _ := writeBatches(t, [][2]int64{{0, 5}, {5, 5}, {10, 5}}, func(seg []byte, at []int) {
+		binary.BigEndian.PutUint32(seg[at[1]+57:], 6)
+		reseal(seg[at[1]:])
+	})
+	for _, spec := range []Spec{{KeyRegexps: []string{"^k2$"}}, {Keys: []string{"k2"}}} {
+		o := Options{Match: keyMatcher(t, spec), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20}
+		unitErrors(t, dir, o, []int{1, 2}, func(n int64, w int, got error) {
+			if _, ok := logfmt.AsCorrupt(got); !ok {
+				t.Errorf("%+v, units of %d bytes, %d workers: %v, want the second batch's corruption", spec, n, w, got)
+			}
+		})
+	}
+}
+
+// TestProgressEndsReplanned: where the indexes point inside batches, the
+// key pass on planned units stops and the log is read as before: the bytes
+// announced are the bytes read, with and without transactions (Open then
+// runs alongside, and the key pass runs again after it).
+func TestProgressEndsReplanned(t *testing.T) {
+	defer setUnitBytes(1)()
+	for _, txn := range []bool{false, true} {
+		o := gen.Options{Topics: []string{"t"}, Records: 900, Keys: 40, Magic: 2, BatchRecords: 6, SegmentBytes: 16 << 10, Seed: 3}
+		if txn {
+			o.TransactionalRatio, o.AbortRatio = 0.3, 0.3
+		}
+		dir := genDir(t, o)
+		p := partition(t, dir)
+		s := p.Segments[len(p.Segments)/2]
+		b, err := os.ReadFile(s.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 8; i+8 <= len(b); i += 8 {
+			binary.BigEndian.PutUint32(b[i+4:], binary.BigEndian.Uint32(b[i+4:])+5)
+		}
+		if err := os.WriteFile(s.Index, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var done, todo int64
+		ro := Options{Match: keyMatcher(t, Spec{Keys: []string{"key-000007"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 16 << 20, Workers: 2,
+			Progress: func(d, n int64) {
+				mu.Lock()
+				done, todo = done+d, todo+n
+				mu.Unlock()
+			}}
+		if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, ro, func(r *Result) {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if done != todo || todo == 0 {
+			t.Errorf("transactions %v: %d bytes read of %d announced", txn, done, todo)
 		}
 	}
 }
