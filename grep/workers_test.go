@@ -550,7 +550,9 @@ func TestPlannedUnitsSameOutput(t *testing.T) {
 			}
 		},
 	}
-	defer setUnitBytes(1)()
+	// Units of two index entries or so: a plan of units of a batch is
+	// refused, its stretches between entries being over two units.
+	defer setUnitBytes(4 << 10)()
 	for _, l := range logs {
 		for _, damaged := range []bool{false, true} {
 			for name, fix := range indexes {
@@ -566,6 +568,9 @@ func TestPlannedUnitsSameOutput(t *testing.T) {
 				}
 				fix(t, p.Segments[len(p.Segments)/2])
 				p = partition(t, dir)
+				if _, ok := fetch.NewPlan(p, fetch.Options{UnitBytes: unitBytes, UnitRecords: unitRecords}); ok != (name != "gone") {
+					t.Fatalf("index %s: plan made %v", name, ok)
+				}
 				t.Run(fmt.Sprintf("v%d-%s-txn%v-damaged%v-index-%s", l.magic, l.c, l.txn, damaged, name), func(t *testing.T) {
 					for _, keys := range [][]string{{"key-000007"}, {"key-000007", "key-000031"}, {"key-000001", "key-000002", "key-000003"}, {"absent"}} {
 						var res []string
@@ -600,20 +605,27 @@ func TestPlannedUnitsSameOutput(t *testing.T) {
 	}
 }
 
-// TestSkippedBatchStillChecked: a batch whose checksum holds but whose
-// records do not parse (it declares a record more than it holds) stops the
-// search with its corruption, as it did before the key pass skipped
-// batches without the key's bytes: the key sought is not in that batch.
-func TestSkippedBatchStillChecked(t *testing.T) {
-	dir, _, _ := writeBatches(t, [][2]int64{{0, 5}, {5, 5}, {10, 5}}, func(seg []byte, at []int) {
+// TestSkippedBatchChecked: the key pass checks the checksum of a batch
+// it does not read because the key sought is not in its bytes, and reads
+// the records of one that holds the key's bytes, whose damage under a valid
+// checksum it then reports.
+func TestSkippedBatchChecked(t *testing.T) {
+	flipped, _, _ := writeBatches(t, [][2]int64{{0, 5}, {5, 5}, {10, 5}}, func(seg []byte, at []int) {
+		seg[at[1]+70] ^= 1
+	})
+	// The second batch declares a record more than it holds.
+	miscounted, _, _ := writeBatches(t, [][2]int64{{0, 5}, {5, 5}, {10, 5}}, func(seg []byte, at []int) {
 		binary.BigEndian.PutUint32(seg[at[1]+57:], 6)
 		reseal(seg[at[1]:])
 	})
-	for _, spec := range []Spec{{KeyRegexps: []string{"^k2$"}}, {Keys: []string{"k2"}}} {
-		o := Options{Match: keyMatcher(t, spec), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20}
-		unitErrors(t, dir, o, []int{1, 2}, func(n int64, w int, got error) {
+	for _, c := range []struct {
+		dir  string
+		spec Spec
+	}{{flipped, Spec{Keys: []string{"k2"}}}, {miscounted, Spec{Keys: []string{"k6"}}}, {miscounted, Spec{KeyRegexps: []string{"^k2$"}}}} {
+		o := Options{Match: keyMatcher(t, c.spec), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20}
+		unitErrors(t, c.dir, o, []int{1, 2}, func(n int64, w int, got error) {
 			if _, ok := logfmt.AsCorrupt(got); !ok {
-				t.Errorf("%+v, units of %d bytes, %d workers: %v, want the second batch's corruption", spec, n, w, got)
+				t.Errorf("%+v, units of %d bytes, %d workers: %v, want the second batch's corruption", c.spec, n, w, got)
 			}
 		})
 	}
@@ -624,7 +636,7 @@ func TestSkippedBatchStillChecked(t *testing.T) {
 // announced are the bytes read, with and without transactions (Open then
 // runs alongside, and the key pass runs again after it).
 func TestProgressEndsReplanned(t *testing.T) {
-	defer setUnitBytes(1)()
+	defer setUnitBytes(4 << 10)()
 	for _, txn := range []bool{false, true} {
 		o := gen.Options{Topics: []string{"t"}, Records: 900, Keys: 40, Magic: 2, BatchRecords: 6, SegmentBytes: 16 << 10, Seed: 3}
 		if txn {
@@ -669,7 +681,7 @@ func TestProgressEndsReplanned(t *testing.T) {
 // not read; the last of a segment whose tail is zeroed still counts its
 // zeros, which settle then counts again as what the units left out.
 func TestProgressEndsRedoTail(t *testing.T) {
-	defer setUnitBytes(1)()
+	defer setUnitBytes(16 << 10)()
 	defer setMaxTxnKeys(0)()
 	dir := genDir(t, gen.Options{Topics: []string{"t"}, Records: 3000, Keys: 100, Magic: 2, SegmentBytes: 64 << 10, Seed: 8,
 		TransactionalRatio: 0.5, AbortRatio: 0.2})
