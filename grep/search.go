@@ -60,6 +60,8 @@ type search struct {
 	runsMu    sync.Mutex
 	free      []*batchJob
 	held      []byte // problem lines not written yet
+	// The bytes the pass under way announced, and those its units read.
+	passTodo, passDone int64
 
 	// openWithKeys's: whether transactional batches wait for their fate;
 	// their versions; whether the key pass must run again after Open (too
@@ -497,6 +499,7 @@ func (s *search) emitUnit(r *unitRun, emit func(sp *span, u *unit) error) error 
 	if err := emit(sp, &r.u); err != nil {
 		return err
 	}
+	s.passDone += sp.End - sp.Start
 	s.progress(sp.End-sp.Start, 0)
 	return r.u.err
 }
@@ -516,7 +519,7 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 	if !ok || !planUnits {
 		return s.openStreaming(p, fo)
 	}
-	total := s.beginKeys(p)
+	s.beginKeys(p)
 	type opening struct {
 		pt  *fetch.Partition
 		err error
@@ -532,9 +535,8 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 			return r
 		}
 		return s.readUnit(sp, s.keyWork, true)
-	}, func(i int, r *unitRun) error {
+	}, func(_ int, r *unitRun) error {
 		plan.Add(&r.scan)
-		r.sp.Span = spans.At(i) // its end where the data ends
 		if plan.Transactional() && opened == nil {
 			opened = make(chan opening, 1)
 			go func() {
@@ -555,18 +557,19 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 			// The versions read may come from batches framed wrongly.
 			s.redo.Store(true)
 		}
-		return s.settle(o.pt, o.err, err, total)
+		return s.settle(o.pt, o.err, err)
 	case err == nil:
 		pt, ok, oerr := plan.Open()
 		if ok {
-			return s.settle(pt, oerr, nil, total)
+			return s.settle(pt, oerr, nil)
 		}
 	case err != errReplan:
 		// A key pass error in units the plan vouched for: Open's error, if
 		// any, comes first.
 		pt, oerr := fetch.Open(p, fo)
-		return s.settle(pt, oerr, err, total)
+		return s.settle(pt, oerr, err)
 	}
+	s.endPass()
 	s.txnKeys = nil
 	if s.km, err = compact.NewKeyMap(s.o.KeyMapMemory); err != nil {
 		return nil, err
@@ -589,14 +592,14 @@ func (s *search) keyWork(_ *span, b *logfmt.Batch, it *logfmt.RecordIter, u *uni
 
 // beginKeys starts a key pass run with Open: the progress of the whole
 // log, and no version held.
-func (s *search) beginKeys(p *layout.Partition) (total int64) {
+func (s *search) beginKeys(p *layout.Partition) {
+	var total int64
 	if s.o.Progress != nil {
 		total = logBytes(p)
 	}
 	s.start(total)
 	s.txnLater, s.txnKeys, s.unordered, s.lastKey = true, s.txnKeys[:0], false, -1
 	s.redo.Store(false)
-	return total
 }
 
 // openStreaming is fetch.Open with the key pass run on the units its first
@@ -614,7 +617,7 @@ func (s *search) openStreaming(p *layout.Partition, fo fetch.Options) (keyErr, e
 		close(units)
 		opened <- err
 	}()
-	total := s.beginKeys(p)
+	s.beginKeys(p)
 	err = parallel.Stream(s.inner, func() (fetch.Span, bool) {
 		sp, ok := <-units
 		return sp, ok
@@ -634,21 +637,16 @@ func (s *search) openStreaming(p *layout.Partition, fo fetch.Options) (keyErr, e
 	// first, as it would before a key pass of its own.
 	for range units {
 	}
-	return s.settle(pt, <-opened, err, total)
+	return s.settle(pt, <-opened, err)
 }
 
 // settle ends a key pass run with Open, given what Open returned and the
 // key pass's error: the versions held in transactional batches go in the
 // key map once their fate is known, or the key pass runs again.
-func (s *search) settle(pt *fetch.Partition, oerr, err error, total int64) (keyErr, openErr error) {
+func (s *search) settle(pt *fetch.Partition, oerr, err error) (keyErr, openErr error) {
 	s.txnLater, s.pt = false, pt
-	if oerr == nil && s.o.Progress != nil {
-		// What the units left out: torn or zeroed tails.
-		for sp := range pt.LogSpans().All() {
-			total -= sp.End - sp.Start
-		}
-		s.progress(total, 0)
-	}
+	// What the units left out: torn or zeroed tails, units not read.
+	s.endPass()
 	switch {
 	case oerr != nil:
 		return nil, oerr
@@ -794,6 +792,15 @@ func (s *search) readUnit(unitSpan span, w work, scan bool) *unitRun {
 func (s *search) start(total int64) {
 	s.progress(0, total)
 	s.order = order{last: -1}
+	s.passTodo, s.passDone = total, 0
+}
+
+// endPass ends a pass of units (emitUnit) whose bytes read may fall short
+// of, or pass, what start announced: tails left out, units not read, or
+// counted in full before the data was found to end early.
+func (s *search) endPass() {
+	s.progress(s.passTodo-s.passDone, 0)
+	s.passDone = s.passTodo
 }
 
 func (s *search) progress(done, todo int64) {
