@@ -111,8 +111,8 @@ func (s *search) run() error {
 		s.positions = &positions{bySeg: map[int64][]int64{}}
 		s.sought = s.m.seekKeys(func() []byte { return sample(p) })
 	}
-	// With key matchers the key pass reads the bytes the first pass of
-	// fetch.Open reads, as it reads them: the log is read once.
+	// With key matchers the key pass stands in for fetch.Open's first pass
+	// where it can (openWithKeys): the log is read once.
 	once := s.m != nil && s.m.HasKeyMatchers()
 	var keyErr error
 	if once {
@@ -796,8 +796,7 @@ func (s *search) start(total int64) {
 }
 
 // endPass ends a pass of units (emitUnit) whose bytes read may fall short
-// of, or pass, what start announced: tails left out, units not read, or
-// counted in full before the data was found to end early.
+// of what start announced: tails left out, units not read.
 func (s *search) endPass() {
 	s.progress(s.passTodo-s.passDone, 0)
 	s.passDone = s.passTodo
