@@ -15,9 +15,15 @@ import (
 
 func genPartition(t *testing.T) *layout.Partition {
 	t.Helper()
+	return genWith(t, gen.Options{Topics: []string{"t"}, Magic: 2, Records: 3000, Keys: 50, TransactionalRatio: 0.5, AbortRatio: 0.4,
+		SegmentBytes: 32 << 10, Seed: 9})
+}
+
+// genWith generates the partition t-0 as o says.
+func genWith(t *testing.T, o gen.Options) *layout.Partition {
+	t.Helper()
 	dir := t.TempDir()
-	o := gen.Options{Out: dir, Topics: []string{"t"}, Magic: 2, Records: 3000, Keys: 50, TransactionalRatio: 0.5, AbortRatio: 0.4,
-		SegmentBytes: 32 << 10, Seed: 9}
+	o.Out = dir
 	if _, err := gen.Generate(o); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -43,17 +44,7 @@ func scanPlan(t *testing.T, pl *Plan) (*Partition, bool) {
 
 func genPlain(t *testing.T, records int) *layout.Partition {
 	t.Helper()
-	dir := t.TempDir()
-	o := gen.Options{Out: dir, Topics: []string{"t"}, Magic: 2, Records: records, Keys: 50, BatchRecords: 5,
-		SegmentBytes: 64 << 10, Seed: 3}
-	if _, err := gen.Generate(o); err != nil {
-		t.Fatal(err)
-	}
-	p, err := layout.ReadPartition(filepath.Join(dir, "t-0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return genWith(t, gen.Options{Topics: []string{"t"}, Magic: 2, Records: records, Keys: 50, BatchRecords: 5, SegmentBytes: 64 << 10, Seed: 3})
 }
 
 // TestPlanAsOpen: where the plan is taken, the partition it opens is the
@@ -68,10 +59,10 @@ func TestPlanAsOpen(t *testing.T) {
 	}{
 		{"clean", func(*testing.T, *layout.Partition) {}, true},
 		{"torn tail", func(t *testing.T, p *layout.Partition) {
-			appendTo(t, p.Segments[len(p.Segments)-1].Log, []byte{0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 1, 0, 0, 0, 0, 0, 2})
+			testutil.AppendBytes(t, p.Segments[len(p.Segments)-1].Log, []byte{0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 1, 0, 0, 0, 0, 0, 2})
 		}, true},
 		{"zero tail", func(t *testing.T, p *layout.Partition) {
-			appendTo(t, p.Segments[0].Log, make([]byte, 5000))
+			testutil.AppendBytes(t, p.Segments[0].Log, make([]byte, 5000))
 		}, true},
 		// Segments of more than two units without an entry are Open's to cut.
 		{"no indexes", func(t *testing.T, p *layout.Partition) {
@@ -83,7 +74,7 @@ func TestPlanAsOpen(t *testing.T) {
 		{"entries past the end", func(t *testing.T, p *layout.Partition) {
 			s := p.Segments[0]
 			entry := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 1<<20), 1<<30)
-			appendTo(t, s.Index, entry)
+			testutil.AppendBytes(t, s.Index, entry)
 		}, true},
 		{"entry inside a batch", func(t *testing.T, p *layout.Partition) {
 			rewriteEntries(t, p.Segments[1].Index, func(i int, pos uint32) uint32 {
@@ -170,18 +161,6 @@ func TestPlanNotRegular(t *testing.T) {
 	}
 	if _, ok := NewPlan(p, DefaultOptions()); ok {
 		t.Fatal("a symlinked .log was planned")
-	}
-}
-
-func appendTo(t *testing.T, path string, b []byte) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write(b); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -547,42 +547,41 @@ func TestProgressEnds(t *testing.T) {
 	dir := genDir(t, gen.Options{Topics: []string{"t"}, Records: 3000, Keys: 100, Magic: 2, SegmentBytes: 64 << 10, Seed: 8,
 		TransactionalRatio: 0.5, AbortRatio: 0.2})
 	p := partition(t, dir)
-	f, err := os.OpenFile(p.Segments[0].Log, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write(make([]byte, 10000)); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	testutil.AppendBytes(t, p.Segments[0].Log, make([]byte, 10000))
 	// The last: a key pass that must run again after the first pass.
 	for i, spec := range []Spec{{Keys: []string{"key-000042"}}, {ValueContains: []string{"7"}}, {Keys: []string{"key-000042"}}} {
 		if i == 2 {
 			defer setMaxTxnKeys(0)()
 		}
-		m, err := NewMatcher(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		var done, todo int64
-		o := Options{Match: m, Range: fetch.DefaultOptions(), Workers: 2, KeyMapMemory: 8 << 20,
-			Progress: func(d, n int64) {
-				mu.Lock()
-				done, todo = done+d, todo+n
-				mu.Unlock()
-			}}
-		if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) {
-			if r.Err != nil {
-				t.Fatal(r.Err)
-			}
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if done != todo || todo == 0 {
+		if done, todo := progressOf(t, p, spec); done != todo || todo == 0 {
 			t.Errorf("%+v: %d bytes read of %d announced", spec, done, todo)
 		}
 	}
+}
+
+// progressOf searches p for spec on two workers, and returns the bytes its
+// progress announced and those it said it read.
+func progressOf(t *testing.T, p *layout.Partition, spec Spec) (done, todo int64) {
+	t.Helper()
+	m, err := NewMatcher(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	o := Options{Match: m, Range: fetch.DefaultOptions(), Workers: 2, KeyMapMemory: 16 << 20,
+		Progress: func(d, n int64) {
+			mu.Lock()
+			done, todo = done+d, todo+n
+			mu.Unlock()
+		}}
+	if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return done, todo
 }
 
 // TestSeekKeys: a few exact keys are looked for from their byte rarest in

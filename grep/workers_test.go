@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,9 +41,7 @@ func runRaw(t *testing.T, j Job, o Options) string {
 // message format and codec, in an audit, and on a segment damaged in the
 // middle, where the error names the same file and byte.
 func TestWorkersSameOutput(t *testing.T) {
-	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-	co := compact.DefaultOptions(start + (45 * time.Minute).Milliseconds())
-	co.MaxLag, co.DeleteRetention = (10 * time.Minute).Milliseconds(), (5 * time.Minute).Milliseconds()
+	co := auditOptions()
 	// A key matcher in text, and a value matcher (find pass first) in an
 	// audit in JSON.
 	cases := []struct {
@@ -111,6 +108,15 @@ func TestWorkersSameOutput(t *testing.T) {
 			}
 		}
 	}
+}
+
+// auditOptions is an audit 45 minutes after the generated logs start,
+// which their versions of a few minutes apart straddle.
+func auditOptions() compact.Options {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	co := compact.DefaultOptions(start + (45 * time.Minute).Milliseconds())
+	co.MaxLag, co.DeleteRetention = (10 * time.Minute).Milliseconds(), (5 * time.Minute).Milliseconds()
+	return co
 }
 
 func tail(s string) string { return s[max(0, len(s)-2000):] }
@@ -522,28 +528,15 @@ func TestHeldVersionsAsAfterOpen(t *testing.T) {
 // with transactions, with indexes that point inside batches or are gone,
 // and on a damaged segment, whose error names the same file and byte.
 func TestPlannedUnitsSameOutput(t *testing.T) {
-	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-	co := compact.DefaultOptions(start + (45 * time.Minute).Milliseconds())
-	co.MaxLag, co.DeleteRetention = (10 * time.Minute).Milliseconds(), (5 * time.Minute).Milliseconds()
+	co := auditOptions()
 	logs := []struct {
 		magic int8
 		c     codec.Type
 		txn   bool
 	}{{0, codec.None, false}, {1, codec.None, false}, {2, codec.None, false}, {2, codec.None, true}, {2, codec.LZ4, false}}
 	indexes := map[string]func(t *testing.T, s layout.Segment){
-		"as written": func(*testing.T, layout.Segment) {},
-		"inside batches": func(t *testing.T, s layout.Segment) {
-			b, err := os.ReadFile(s.Index)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := 8; i+8 <= len(b); i += 8 {
-				binary.BigEndian.PutUint32(b[i+4:], binary.BigEndian.Uint32(b[i+4:])+5)
-			}
-			if err := os.WriteFile(s.Index, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		},
+		"as written":     func(*testing.T, layout.Segment) {},
+		"inside batches": func(t *testing.T, s layout.Segment) { shiftEntries(t, s.Index, 5) },
 		"gone": func(t *testing.T, s layout.Segment) {
 			if err := os.Remove(s.Index); err != nil {
 				t.Fatal(err)
@@ -644,33 +637,8 @@ func TestProgressEndsReplanned(t *testing.T) {
 		}
 		dir := genDir(t, o)
 		p := partition(t, dir)
-		s := p.Segments[len(p.Segments)/2]
-		b, err := os.ReadFile(s.Index)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 8; i+8 <= len(b); i += 8 {
-			binary.BigEndian.PutUint32(b[i+4:], binary.BigEndian.Uint32(b[i+4:])+5)
-		}
-		if err := os.WriteFile(s.Index, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		var done, todo int64
-		ro := Options{Match: keyMatcher(t, Spec{Keys: []string{"key-000007"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 16 << 20, Workers: 2,
-			Progress: func(d, n int64) {
-				mu.Lock()
-				done, todo = done+d, todo+n
-				mu.Unlock()
-			}}
-		if err := Run(io.Discard, []Job{{Partition: partition(t, dir)}}, ro, func(r *Result) {
-			if r.Err != nil {
-				t.Fatal(r.Err)
-			}
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if done != todo || todo == 0 {
+		shiftEntries(t, p.Segments[len(p.Segments)/2].Index, 5)
+		if done, todo := progressOf(t, partition(t, dir), Spec{Keys: []string{"key-000007"}}); done != todo || todo == 0 {
 			t.Errorf("transactions %v: %d bytes read of %d announced", txn, done, todo)
 		}
 	}
@@ -686,30 +654,24 @@ func TestProgressEndsRedoTail(t *testing.T) {
 	dir := genDir(t, gen.Options{Topics: []string{"t"}, Records: 3000, Keys: 100, Magic: 2, SegmentBytes: 64 << 10, Seed: 8,
 		TransactionalRatio: 0.5, AbortRatio: 0.2})
 	p := partition(t, dir)
-	f, err := os.OpenFile(p.Segments[0].Log, os.O_APPEND|os.O_WRONLY, 0)
+	testutil.AppendBytes(t, p.Segments[0].Log, make([]byte, 10000))
+	if done, todo := progressOf(t, p, Spec{Keys: []string{"key-000042"}}); done != todo || todo == 0 {
+		t.Errorf("%d bytes read of %d announced", done, todo)
+	}
+}
+
+// shiftEntries moves the positions of an .index's entries after its first
+// by n bytes.
+func shiftEntries(t *testing.T, path string, n uint32) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Write(make([]byte, 10000)); err != nil {
-		t.Fatal(err)
+	for i := 8; i+8 <= len(b); i += 8 {
+		binary.BigEndian.PutUint32(b[i+4:], binary.BigEndian.Uint32(b[i+4:])+n)
 	}
-	f.Close()
-	var mu sync.Mutex
-	var done, todo int64
-	o := Options{Match: keyMatcher(t, Spec{Keys: []string{"key-000042"}}), Range: fetch.DefaultOptions(), Workers: 2, KeyMapMemory: 8 << 20,
-		Progress: func(d, n int64) {
-			mu.Lock()
-			done, todo = done+d, todo+n
-			mu.Unlock()
-		}}
-	if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) {
-		if r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
-	}
-	if done != todo || todo == 0 {
-		t.Errorf("%d bytes read of %d announced", done, todo)
 	}
 }
