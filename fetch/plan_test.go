@@ -240,3 +240,27 @@ func TestPlanUnitsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanUnitRecordsBounded: UnitRecords bounds a planned unit as it does
+// Open's, within about two units of offsets, in the last segment too,
+// whose end offset no next segment gives: there, with its index gone, the
+// stretch after the last entry is bounded only in bytes.
+func TestPlanUnitRecordsBounded(t *testing.T) {
+	p := genPlain(t, 6000)
+	last := &p.Segments[len(p.Segments)-1]
+	os.Remove(last.Index)
+	last.Index = ""
+	o := DefaultOptions()
+	o.UnitBytes, o.UnitRecords = 64<<10, 50
+	pl, ok := NewPlan(p, o)
+	if !ok {
+		return // Open's to cut
+	}
+	pt, ok := scanPlan(t, pl)
+	if !ok {
+		return
+	}
+	// Three units' worth: a unit is cut at the entry after its bound, and
+	// entries are at most two units apart.
+	checkUnitRecords(t, pt, 3*50, func(b *logfmt.Batch) int { return int(b.Header().RecordCount()) })
+}
