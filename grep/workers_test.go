@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -673,5 +674,42 @@ func shiftEntries(t *testing.T, path string, n uint32) {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProgressEndsFailing: a partition whose search fails still reads, in
+// its progress, the bytes its passes announced, as Options.Progress makes
+// a bar of them: when the key pass that runs again after Open (a
+// transaction's versions held) meets the damage, with units cut by the
+// indexes or not, and when the find pass does.
+func TestProgressEndsFailing(t *testing.T) {
+	idem := logBatch{pid: 5, keys: []string{"k=x", "j=y"}, ts: 3}
+	dir := writeLog(t, []logBatch{{pid: 7, txn: true, keys: []string{"k=a"}, ts: 1}, {pid: 7, isCtl: true, marker: logfmt.ControlCommit, ts: 2}, idem},
+		[]logBatch{idem, idem, idem}, []logBatch{idem})
+	p := partition(t, dir)
+	damage(t, p.Segments[1].Log)
+	defer func() { planUnits = true }()
+	for _, spec := range []Spec{{Keys: []string{"k"}}, {ValueContains: []string{"x"}}} {
+		for _, plan := range []bool{true, false} {
+			planUnits = plan
+			var mu sync.Mutex
+			var done, todo int64
+			o := Options{Match: keyMatcher(t, spec), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: 2,
+				Progress: func(d, n int64) {
+					mu.Lock()
+					done, todo = done+d, todo+n
+					mu.Unlock()
+				}}
+			var got error
+			if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) { got = r.Err }); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := logfmt.AsCorrupt(got); !ok {
+				t.Fatalf("%+v, plan %v: %v, want the damage", spec, plan, got)
+			}
+			if done != todo || todo == 0 {
+				t.Errorf("%+v, plan %v: %d bytes read of %d announced", spec, plan, done, todo)
+			}
+		}
 	}
 }
