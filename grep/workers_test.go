@@ -713,3 +713,38 @@ func TestProgressEndsFailing(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressEndsPlanAfterTxn: damage met by the key pass on planned
+// units after a transaction that holds no version of the key sought ends
+// the search as without a plan, where the key pass fails once, after
+// reading what it announced: with a plan the key pass runs again after
+// Open, and its progress falls short.
+func TestProgressEndsPlanAfterTxn(t *testing.T) {
+	idem := logBatch{pid: 5, keys: []string{"k=x", "j=y"}, ts: 3}
+	dir := writeLog(t, []logBatch{{pid: 7, txn: true, keys: []string{"j=a"}, ts: 1}, {pid: 7, isCtl: true, marker: logfmt.ControlCommit, ts: 2}, idem},
+		[]logBatch{idem, idem, idem}, []logBatch{idem})
+	p := partition(t, dir)
+	damage(t, p.Segments[1].Log)
+	defer func() { planUnits = true }()
+	for _, plan := range []bool{false, true} {
+		planUnits = plan
+		var mu sync.Mutex
+		var done, todo int64
+		o := Options{Match: keyMatcher(t, Spec{Keys: []string{"k"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: 2,
+			Progress: func(d, n int64) {
+				mu.Lock()
+				done, todo = done+d, todo+n
+				mu.Unlock()
+			}}
+		var got error
+		if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) { got = r.Err }); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := logfmt.AsCorrupt(got); !ok {
+			t.Fatalf("plan %v: %v, want the damage", plan, got)
+		}
+		if done != todo || todo == 0 {
+			t.Errorf("plan %v: %d bytes read of %d announced", plan, done, todo)
+		}
+	}
+}
