@@ -21,12 +21,13 @@ import (
 // transactional or a marker: resolving transactions takes Open's pass.
 // Otherwise the caller opens the partition with Open.
 type Plan struct {
-	pt    *Partition
-	units []unit
-	added int
-	leo   int64
-	ok    bool
-	txn   bool
+	pt         *Partition
+	units      []unit
+	added      int
+	leo        int64
+	ok         bool
+	txn        bool
+	maxRecords int64 // of a unit
 }
 
 // NewPlan cuts the log of p into units as Options.UnitBytes and
@@ -36,7 +37,7 @@ type Plan struct {
 // more bytes or offsets than two units may hold, which Open would cut.
 func NewPlan(p *layout.Partition, o Options) (pl *Plan, ok bool) {
 	pt := newPartition(p, o)
-	pl = &Plan{pt: pt, ok: true}
+	pl = &Plan{pt: pt, ok: true, maxRecords: math.MaxInt64}
 	if len(pt.segs) > 0 {
 		pl.leo = pt.segs[0].Base
 	}
@@ -44,6 +45,8 @@ func NewPlan(p *layout.Partition, o Options) (pl *Plan, ok bool) {
 	unitRecords := o.UnitRecords
 	if unitRecords <= 0 {
 		unitRecords = math.MaxInt64
+	} else {
+		pl.maxRecords = 2 * unitRecords
 	}
 	for i, s := range pt.segs {
 		st, err := os.Lstat(s.Log)
@@ -91,24 +94,40 @@ func NewPlan(p *layout.Partition, o Options) (pl *Plan, ok bool) {
 // Spans are the planned units, in order.
 func (pl *Plan) Spans() SpanList { return SpanList{pl.pt, pl.units} }
 
-// UnitScan is what reading one planned unit whole tells the plan. Its
-// zero value is ready for a unit.
+// UnitScan is what reading one planned unit whole tells the plan.
 type UnitScan struct {
-	next   int64 // the offset after the batches read
-	txn    bool
-	end    int64
-	state  logfmt.End
-	detail string
-	done   bool
+	next       int64 // the offset after the batches read
+	txn        bool
+	end        int64
+	state      logfmt.End
+	detail     string
+	done       bool
+	records    int64 // as UnitRecords counts them
+	maxRecords int64
+	batches    int64
 }
 
-// Batch takes in the next batch of the unit.
-func (sc *UnitScan) Batch(b *logfmt.Batch) {
+// Scan is the scan of a unit of the plan, before its first batch.
+func (pl *Plan) Scan() UnitScan { return UnitScan{maxRecords: pl.maxRecords} }
+
+// Batch takes in the next batch of the unit, and tells whether the unit
+// holds no more records than two units of Options.UnitRecords: the stretch
+// after a segment's last index entry is bounded by its bytes alone. Past
+// that, reading the unit further would hold what the bound is for; the
+// unit is left unfinished.
+func (sc *UnitScan) Batch(b *logfmt.Batch) bool {
+	leo := b.LastOffset() // a first batch counts its own records only
+	if sc.batches > 0 {
+		leo = sc.next
+	}
+	sc.batches++
+	sc.records += unitCount(b, leo)
 	sc.next = max(sc.next, b.LastOffset()+1)
 	if b.Magic() >= 2 {
 		h := b.Header()
 		sc.txn = sc.txn || h.ProducerID() >= 0 && (h.IsTransactional() || h.IsControl())
 	}
+	return sc.records <= sc.maxRecords
 }
 
 // Finish takes in how the unit's reader, bounded by the unit's end,

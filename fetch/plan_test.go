@@ -26,11 +26,12 @@ func scanPlan(t *testing.T, pl *Plan) (*Partition, bool) {
 		}
 		r := logfmt.NewSegmentReader(f, sp.End, sp.Segment.Log)
 		r.SeekTo(sp.Start)
-		var sc UnitScan
-		for r.Next() {
-			sc.Batch(r.Batch())
+		sc := pl.Scan()
+		for r.Next() && sc.Batch(r.Batch()) {
 		}
-		sc.Finish(r)
+		if sc.records <= sc.maxRecords {
+			sc.Finish(r)
+		}
 		r.Close()
 		f.Close()
 		pl.Add(&sc)

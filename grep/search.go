@@ -100,6 +100,7 @@ func (s *search) run() error {
 	if s.m == nil && s.audit == nil {
 		return nil // an audit of every key, and this partition is not audited
 	}
+	defer s.endPass()
 	p := s.job.Partition
 	fo := s.o.Range
 	fo.Isolation, fo.WholeLog, fo.UnitBytes, fo.UnitRecords, fo.Progress = fetch.ReadUncommitted, true, unitBytes, unitRecords, nil
@@ -332,7 +333,7 @@ func (s *search) pass(spans []span, w work, emit func(i int, u *unit) error) err
 		var at []int64
 		if s.positions != nil {
 			if at = s.positions.in(sp.Span); len(at) == 0 {
-				s.progress(sp.End-sp.Start, 0)
+				s.read(sp.End - sp.Start)
 				continue
 			}
 		}
@@ -395,10 +396,10 @@ func (s *search) readSpan(i int, sp *span, at []int64, w work, emit func(i int, 
 		if err != nil {
 			return err
 		}
-		s.progress(dr.Pos()-done, 0)
+		s.read(dr.Pos() - done)
 		done = dr.Pos()
 	}
-	s.progress(sp.End-done, 0)
+	s.read(sp.End - done)
 	return nil
 }
 
@@ -475,7 +476,7 @@ func (s *search) unitPass(l fetch.SpanList, scope func(fetch.Span) bool, w work,
 		if !scope(sp.Span) {
 			return s.getRun()
 		}
-		return s.readUnit(sp, w, false)
+		return s.readUnit(sp, w, nil)
 	}, func(i int, r *unitRun) error {
 		if !scope(l.At(i)) {
 			s.putRun(r)
@@ -499,8 +500,7 @@ func (s *search) emitUnit(r *unitRun, emit func(sp *span, u *unit) error) error 
 	if err := emit(sp, &r.u); err != nil {
 		return err
 	}
-	s.passDone += sp.End - sp.Start
-	s.progress(sp.End-sp.Start, 0)
+	s.read(sp.End - sp.Start)
 	return r.u.err
 }
 
@@ -534,8 +534,9 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 			r.sp = sp
 			return r
 		}
-		return s.readUnit(sp, s.keyWork, true)
+		return s.readUnit(sp, s.keyWork, plan)
 	}, func(_ int, r *unitRun) error {
+		whole := plan.Usable()
 		plan.Add(&r.scan)
 		if plan.Transactional() && opened == nil {
 			opened = make(chan opening, 1)
@@ -544,7 +545,9 @@ func (s *search) openWithKeys(p *layout.Partition, fo fetch.Options) (keyErr, er
 				opened <- opening{pt, err}
 			}()
 		}
-		if !plan.Usable() && !s.redo.Load() {
+		// A unit that failed after one that ended where it began fails as
+		// it would on Open's units: it starts at a batch, as they do.
+		if !plan.Usable() && !s.redo.Load() && (!whole || r.u.err == nil) {
 			s.putRun(r)
 			return errReplan
 		}
@@ -629,7 +632,7 @@ func (s *search) openStreaming(p *layout.Partition, fo fetch.Options) (keyErr, e
 			r.sp = span{Span: sp, scope: true}
 			return r
 		}
-		return s.readUnit(span{Span: sp, scope: true}, s.keyWork, false)
+		return s.readUnit(span{Span: sp, scope: true}, s.keyWork, nil)
 	}, func(_ int, r *unitRun) error {
 		return s.emitUnit(r, s.putKeys)
 	})
@@ -733,10 +736,14 @@ func (s *search) putRun(r *unitRun) {
 	s.runsMu.Unlock()
 }
 
-// readUnit reads one unit on the calling goroutine.
-func (s *search) readUnit(unitSpan span, w work, scan bool) *unitRun {
+// readUnit reads one unit on the calling goroutine; one of plan's is
+// scanned for it, and read no further than it allows.
+func (s *search) readUnit(unitSpan span, w work, plan *fetch.Plan) *unitRun {
 	r := s.getRun()
 	r.sp = unitSpan
+	if plan != nil {
+		r.scan = plan.Scan()
+	}
 	sp := &r.sp
 	f, err := safefile.Open(sp.Segment.Log)
 	if err != nil {
@@ -755,8 +762,8 @@ func (s *search) readUnit(unitSpan span, w work, scan bool) *unitRun {
 	var c order
 	for sr.Next() {
 		b := sr.Batch()
-		if scan {
-			r.scan.Batch(b)
+		if plan != nil && !r.scan.Batch(b) {
+			return r
 		}
 		var err error
 		if r.n == 0 {
@@ -782,24 +789,31 @@ func (s *search) readUnit(unitSpan span, w work, scan bool) *unitRun {
 		}
 	}
 	r.u.err = sr.Err()
-	if scan {
+	if plan != nil {
 		r.scan.Finish(sr)
 	}
 	return r
 }
 
-// start begins a pass of total bytes: no batch read yet.
+// start begins a pass of total bytes, no batch read yet, once the pass
+// before has ended.
 func (s *search) start(total int64) {
+	s.endPass()
 	s.progress(0, total)
 	s.order = order{last: -1}
 	s.passTodo, s.passDone = total, 0
 }
 
-// endPass ends a pass of units (emitUnit) whose bytes read may fall short
-// of what start announced: tails left out, units not read.
+// read tells of n bytes of the pass read.
+func (s *search) read(n int64) {
+	s.passDone += n
+	s.progress(n, 0)
+}
+
+// endPass ends a pass whose bytes read may fall short of what start
+// announced: tails left out, units not read, a failure.
 func (s *search) endPass() {
-	s.progress(s.passTodo-s.passDone, 0)
-	s.passDone = s.passTodo
+	s.read(s.passTodo - s.passDone)
 }
 
 func (s *search) progress(done, todo int64) {
