@@ -29,7 +29,8 @@ type Options struct {
 	KeyMapMemory int64
 	// Progress, when set, is told of .log bytes to read (todo) as each pass
 	// of a partition starts, and of those read (done) as it goes, from
-	// several goroutines at once.
+	// several goroutines at once. A pass that ends early (it fails, its
+	// units are read again, tails hold no batch) counts the rest as read.
 	Progress func(done, todo int64)
 }
 
