@@ -17,9 +17,10 @@ import (
 //
 // The positions are hints. Open takes the plan only when each unit ended
 // cleanly exactly where the next began, so that every cut is a batch
-// boundary of the log read from its start, and when no batch is
-// transactional or a marker: resolving transactions takes Open's pass.
-// Otherwise the caller opens the partition with Open.
+// boundary of the log read from its start; when no unit held more records
+// than two units may (UnitScan.Batch); and when no batch is transactional
+// or a marker: resolving transactions takes Open's pass. Otherwise the
+// caller opens the partition with Open.
 type Plan struct {
 	pt         *Partition
 	units      []unit
@@ -46,7 +47,7 @@ func NewPlan(p *layout.Partition, o Options) (pl *Plan, ok bool) {
 	if unitRecords <= 0 {
 		unitRecords = math.MaxInt64
 	} else {
-		pl.maxRecords = 2 * unitRecords
+		pl.maxRecords = 2 * min(unitRecords, math.MaxInt64/2)
 	}
 	for i, s := range pt.segs {
 		st, err := os.Lstat(s.Log)
@@ -59,7 +60,7 @@ func NewPlan(p *layout.Partition, o Options) (pl *Plan, ok bool) {
 		u, first := unit{seg: i}, s.Base
 		lastPos, lastOff := int64(0), s.Base
 		stretch := func(pos, off int64) bool {
-			ok := pos-lastPos <= 2*unitBytes && off-lastOff <= 2*min(unitRecords, math.MaxInt64/2)
+			ok := pos-lastPos <= 2*unitBytes && off-lastOff <= pl.maxRecords
 			lastPos, lastOff = pos, off
 			return ok
 		}
