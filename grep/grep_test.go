@@ -553,35 +553,27 @@ func TestProgressEnds(t *testing.T) {
 		if i == 2 {
 			defer setMaxTxnKeys(0)()
 		}
-		if done, todo := progressOf(t, p, spec); done != todo || todo == 0 {
-			t.Errorf("%+v: %d bytes read of %d announced", spec, done, todo)
+		if done, todo, err := progressOf(t, p, spec); err != nil || done != todo || todo == 0 {
+			t.Errorf("%+v: %d bytes read of %d announced, %v", spec, done, todo, err)
 		}
 	}
 }
 
 // progressOf searches p for spec on two workers, and returns the bytes its
-// progress announced and those it said it read.
-func progressOf(t *testing.T, p *layout.Partition, spec Spec) (done, todo int64) {
+// progress said it read, those it announced, and how the search ended.
+func progressOf(t *testing.T, p *layout.Partition, spec Spec) (done, todo int64, end error) {
 	t.Helper()
-	m, err := NewMatcher(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
-	o := Options{Match: m, Range: fetch.DefaultOptions(), Workers: 2, KeyMapMemory: 16 << 20,
+	o := Options{Match: keyMatcher(t, spec), Range: fetch.DefaultOptions(), Workers: 2, KeyMapMemory: 16 << 20,
 		Progress: func(d, n int64) {
 			mu.Lock()
 			done, todo = done+d, todo+n
 			mu.Unlock()
 		}}
-	if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) {
-		if r.Err != nil {
-			t.Fatal(r.Err)
-		}
-	}); err != nil {
+	if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) { end = r.Err }); err != nil {
 		t.Fatal(err)
 	}
-	return done, todo
+	return done, todo, end
 }
 
 // TestSeekKeys: a few exact keys are looked for from their byte rarest in

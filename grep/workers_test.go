@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -639,8 +638,8 @@ func TestProgressEndsReplanned(t *testing.T) {
 		dir := genDir(t, o)
 		p := partition(t, dir)
 		shiftEntries(t, p.Segments[len(p.Segments)/2].Index, 5)
-		if done, todo := progressOf(t, partition(t, dir), Spec{Keys: []string{"key-000007"}}); done != todo || todo == 0 {
-			t.Errorf("transactions %v: %d bytes read of %d announced", txn, done, todo)
+		if done, todo, err := progressOf(t, partition(t, dir), Spec{Keys: []string{"key-000007"}}); err != nil || done != todo || todo == 0 {
+			t.Errorf("transactions %v: %d bytes read of %d announced, %v", txn, done, todo, err)
 		}
 	}
 }
@@ -656,8 +655,8 @@ func TestProgressEndsRedoTail(t *testing.T) {
 		TransactionalRatio: 0.5, AbortRatio: 0.2})
 	p := partition(t, dir)
 	testutil.AppendBytes(t, p.Segments[0].Log, make([]byte, 10000))
-	if done, todo := progressOf(t, p, Spec{Keys: []string{"key-000042"}}); done != todo || todo == 0 {
-		t.Errorf("%d bytes read of %d announced", done, todo)
+	if done, todo, err := progressOf(t, p, Spec{Keys: []string{"key-000042"}}); err != nil || done != todo || todo == 0 {
+		t.Errorf("%d bytes read of %d announced, %v", done, todo, err)
 	}
 }
 
@@ -692,18 +691,7 @@ func TestProgressEndsFailing(t *testing.T) {
 	for _, spec := range []Spec{{Keys: []string{"k"}}, {ValueContains: []string{"x"}}} {
 		for _, plan := range []bool{true, false} {
 			planUnits = plan
-			var mu sync.Mutex
-			var done, todo int64
-			o := Options{Match: keyMatcher(t, spec), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: 2,
-				Progress: func(d, n int64) {
-					mu.Lock()
-					done, todo = done+d, todo+n
-					mu.Unlock()
-				}}
-			var got error
-			if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) { got = r.Err }); err != nil {
-				t.Fatal(err)
-			}
+			done, todo, got := progressOf(t, p, spec)
 			if _, ok := logfmt.AsCorrupt(got); !ok {
 				t.Fatalf("%+v, plan %v: %v, want the damage", spec, plan, got)
 			}
@@ -728,18 +716,7 @@ func TestProgressEndsPlanAfterTxn(t *testing.T) {
 	defer func() { planUnits = true }()
 	for _, plan := range []bool{false, true} {
 		planUnits = plan
-		var mu sync.Mutex
-		var done, todo int64
-		o := Options{Match: keyMatcher(t, Spec{Keys: []string{"k"}}), Range: fetch.DefaultOptions(), KeyMapMemory: 1 << 20, Workers: 2,
-			Progress: func(d, n int64) {
-				mu.Lock()
-				done, todo = done+d, todo+n
-				mu.Unlock()
-			}}
-		var got error
-		if err := Run(io.Discard, []Job{{Partition: p}}, o, func(r *Result) { got = r.Err }); err != nil {
-			t.Fatal(err)
-		}
+		done, todo, got := progressOf(t, p, Spec{Keys: []string{"k"}})
 		if _, ok := logfmt.AsCorrupt(got); !ok {
 			t.Fatalf("plan %v: %v, want the damage", plan, got)
 		}
