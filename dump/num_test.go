@@ -10,6 +10,9 @@ import (
 func TestAppendInt(t *testing.T) {
 	vals := []int64{0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 10001, 99999999, 100000000,
 		1704067203042, math.MaxInt64, math.MinInt64, -1, -9, -10, -10000, math.MinInt64 + 1}
+	for _, p := range pow10 {
+		vals = append(vals, int64(p-1), int64(p), int64(p+1), -int64(p))
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 10000; i++ {
 		vals = append(vals, int64(rng.Uint64()), rng.Int64N(1e6), -rng.Int64N(1e12))
@@ -19,6 +22,9 @@ func TestAppendInt(t *testing.T) {
 			t.Fatalf("appendInt(%d) = %q", v, got)
 		}
 		if got, want := string(appendUint([]byte("x"), uint64(v))), "x"+strconv.FormatUint(uint64(v), 10); got != want {
+			t.Fatalf("appendUint(%d) = %q", uint64(v), got)
+		}
+		if got, want := string(appendUint(nil, math.MaxUint64-uint64(v))), strconv.FormatUint(math.MaxUint64-uint64(v), 10); got != want {
 			t.Fatalf("appendUint(%d) = %q", uint64(v), got)
 		}
 	}
@@ -36,4 +42,16 @@ func BenchmarkStrconvAppendInt(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		buf = strconv.AppendInt(buf[:0], 1704067203042+int64(i), 10)
 	}
+}
+
+func FuzzAppendUint(f *testing.F) {
+	for _, u := range []uint64{0, 9, 10, 99999999, 100000000, 1704067203042, 1e16 - 1, 1e16, math.MaxUint64} {
+		f.Add(u, 0)
+	}
+	f.Fuzz(func(t *testing.T, u uint64, prefix int) {
+		b := make([]byte, prefix&31, prefix&31+prefix>>5&31)
+		if got, want := appendUint(b, u)[len(b):], strconv.FormatUint(u, 10); string(got) != want {
+			t.Fatalf("appendUint(%d) = %q", u, got)
+		}
+	})
 }

@@ -15,7 +15,8 @@ import (
 
 // TestShallowRangesSameOutput: a shallow dump read in ranges on several
 // goroutines (logfmt.HeaderReader, cut at the .index's positions) prints
-// what one goroutine prints, in text and JSON, with the summary, on v2
+// what one goroutine prints, in text and JSON, with and without the summary
+// (text lines without it are rendered on the range goroutines), on v2
 // batches and compressed legacy wrappers, clean and damaged.
 func TestShallowRangesSameOutput(t *testing.T) {
 	for _, f := range []struct {
@@ -55,13 +56,15 @@ func TestShallowRangesSameOutput(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, json := range []bool{false, true} {
-					run := func(workers int) string {
-						o := DefaultOptions()
-						o.JSON, o.Summary, o.Workers = json, true, workers
-						return output(t, o, log)
-					}
-					if one, three := run(1), run(3); one != three {
-						t.Fatalf("json %v: 3 workers print\n%s\none prints\n%s", json, firstLines(three, one), firstLines(one, three))
+					for _, summary := range []bool{false, true} {
+						run := func(workers int) string {
+							o := DefaultOptions()
+							o.JSON, o.Summary, o.Workers = json, summary, workers
+							return output(t, o, log)
+						}
+						if one, three := run(1), run(3); one != three {
+							t.Fatalf("json %v, summary %v: 3 workers print\n%s\none prints\n%s", json, summary, firstLines(three, one), firstLines(one, three))
+						}
 					}
 				}
 			})
