@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
@@ -17,10 +18,12 @@ import (
 // BenchmarkDeepReader reads every record of a gen partition of small
 // batches (8 records of 200-byte values, issue 19's shape), side by side:
 // "codec" decompresses the payloads alone, held in memory, with a reused
-// decoder (the floor for one goroutine); "iter" is a SegmentReader and a
-// RecordIter, as every deep read was before; "deep" is a DeepReader with a
-// worker per GOMAXPROCS, at 1 (which is "iter") and 2 (and every CPU).
-// ns/batch is per batch of the partition.
+// decoder (the floor for one goroutine); "codec-split" does the same on a
+// goroutine per GOMAXPROCS, each with its own decoder and share of the
+// payloads, nothing handed between them (the most a DeepReader could
+// gain); "iter" is a SegmentReader and a RecordIter, as every deep read was
+// before; "deep" is a DeepReader with a worker per GOMAXPROCS, at 1 (which
+// is "iter") and 2 (and every CPU). ns/batch is per batch of the partition.
 func BenchmarkDeepReader(b *testing.B) {
 	for _, c := range []codec.Type{codec.None, codec.Gzip, codec.Zstd} {
 		_, path, _, err := gen.SmallBatches(b.TempDir(), c, 200_000)
@@ -41,25 +44,27 @@ func BenchmarkDeepReader(b *testing.B) {
 		}
 		if c != codec.None {
 			b.Run(fmt.Sprintf("%v/codec", c), func(b *testing.B) {
-				var r codec.Reader
-				buf := make([]byte, 256<<10)
 				b.SetBytes(int64(len(data)))
 				defer testutil.ReportCPU(b, int64(len(data)))()
 				for b.Loop() {
-					for i := range batches {
-						if err := r.Reset(c, batches[i].Data[logfmt.V2HeaderSize:], 2, 0); err != nil {
-							b.Fatal(err)
-						}
-						for {
-							if _, err := r.Read(buf); err == io.EOF {
-								break
-							} else if err != nil {
-								b.Fatal(err)
-							}
-						}
-					}
+					decodeAll(b, c, batches)
 				}
 				perBatch(b)
+			})
+			b.Run(fmt.Sprintf("%v/codec-split", c), func(b *testing.B) {
+				testutil.Procs(b, func(b *testing.B) {
+					b.SetBytes(int64(len(data)))
+					defer testutil.ReportCPU(b, int64(len(data)))()
+					n := runtime.GOMAXPROCS(0)
+					for b.Loop() {
+						var wg sync.WaitGroup
+						for i := range n {
+							wg.Go(func() { decodeAll(b, c, batches[i*len(batches)/n:(i+1)*len(batches)/n]) })
+						}
+						wg.Wait()
+					}
+					perBatch(b)
+				})
 			})
 		}
 		b.Run(fmt.Sprintf("%v/iter", c), func(b *testing.B) {
@@ -80,6 +85,26 @@ func BenchmarkDeepReader(b *testing.B) {
 				perBatch(b)
 			})
 		})
+	}
+}
+
+// decodeAll decompresses the payloads of batches with one decoder.
+func decodeAll(b *testing.B, c codec.Type, batches []logfmt.Batch) {
+	var r codec.Reader
+	buf := make([]byte, 256<<10)
+	for i := range batches {
+		if err := r.Reset(c, batches[i].Data[logfmt.V2HeaderSize:], 2, 0); err != nil {
+			b.Error(err)
+			return
+		}
+		for {
+			if _, err := r.Read(buf); err == io.EOF {
+				break
+			} else if err != nil {
+				b.Error(err)
+				return
+			}
+		}
 	}
 }
 
