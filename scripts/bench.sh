@@ -213,6 +213,11 @@ cores() {
 # which --workers follows. The target: at 2, at most 1/1.7 of the time at 1
 # for dump and verify, 1/1.4 for compact; uncompressed, not slower. The
 # rows are best-of timings; the speed-ups under them are alternating pairs.
+# The ceiling pairs, taken between them, are internal/parallel's
+# BenchmarkCeiling: what a second core gives work with no I/O and nothing
+# shared, on this host at that moment (a shared host's second vCPU gave
+# 1.7-2.0 over a day).
+go test -c -o "$dir/parallel.test" ./internal/parallel
 for c in zstd gzip none; do
   gen "small-$c" --topic "small-$c" --records $(( 2000000 / scale )) --keys $(( 200000 / scale )) \
     --batch-records 8 --value-bytes 200 --compression "$c" --tombstone-ratio 0.01
@@ -232,6 +237,7 @@ for c in zstd gzip none; do
       row "compact --max-lag 1h, GOMAXPROCS=$p" warm env GOMAXPROCS=$p "$lt" --no-progress compact --max-lag 1h --now "$now" "$work"
   done
   echo "speed-up at GOMAXPROCS=2 (median of alternating pairs; wall and cpu at 1 / at 2):"
+  cores "ceiling (work that divides perfectly)" "$dir/parallel.test" -test.run '^$' -test.bench '^BenchmarkCeiling$' -test.benchtime 1x
   cores "dump --deep-iteration" "$lt" --no-progress dump --deep-iteration "${inputs[@]}"
   cores "verify --deep" "$lt" --no-progress verify --deep "$part"
   PREP="rm -rf '$dir/small-work' && mkdir -p '$dir/small-work' && cp -r '$part' '$work' && sync" \
