@@ -1,6 +1,7 @@
 package dump
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/logtool/logtool/logfmt"
@@ -35,7 +36,8 @@ var renderOnWorkers = true
 
 // linesJob renders the record lines of one v2 compressed batch.
 type linesJob struct {
-	it          logfmt.RecordIter
+	file        string
+	maxRecord   int
 	held        *atomic.Int64 // the dumper's text in flight
 	text        []byte
 	first, last int64 // offsets of the first and last record
@@ -45,12 +47,15 @@ type linesJob struct {
 
 func (j *linesJob) Run(b *logfmt.Batch) {
 	j.text, j.n, j.ok = j.text[:0], 0, false
-	if j.it.Reset(b) != nil {
+	it := lineIters.Get().(*logfmt.RecordIter)
+	defer lineIters.Put(it)
+	it.File, it.MaxRecordBytes = j.file, j.maxRecord
+	if it.Reset(b) != nil {
 		return
 	}
 	meta := batchMeta(b)
-	for j.it.Next() {
-		r := j.it.Record()
+	for it.Next() {
+		r := it.Record()
 		if j.n > 0 && r.Offset != j.last+1 || len(j.text) > linesMax {
 			return
 		}
@@ -63,12 +68,17 @@ func (j *linesJob) Run(b *logfmt.Batch) {
 		j.text = appendHeaderKeys(appendRecordMeta(j.text, &m), r)
 		j.text = append(j.text, '\n')
 	}
-	if j.it.Err() != nil || j.held.Add(int64(len(j.text))) > linesBudget {
+	if it.Err() != nil || j.held.Add(int64(len(j.text))) > linesBudget {
 		j.held.Add(-int64(len(j.text)))
 		return
 	}
 	j.ok = true
 }
+
+// lineIters are the jobs' record iterators. A pool keeps an iterator on the
+// P that used it last, so that a worker finds it in its own core's cache,
+// where an iterator of each job went from core to core with the jobs.
+var lineIters = sync.Pool{New: func() any { return new(logfmt.RecordIter) }}
 
 // prepareLines is the DeepReader's Prepare of a deep text dump: a job for
 // each v2 compressed batch that is not a control batch.
@@ -83,7 +93,7 @@ func (d *dumper) prepareLines(b *logfmt.Batch) (logfmt.BatchJob, bool) {
 	} else {
 		j = &linesJob{held: &d.linesHeld}
 	}
-	j.it.File, j.it.MaxRecordBytes = d.file, d.o.MaxRecordBytes
+	j.file, j.maxRecord = d.file, d.o.MaxRecordBytes
 	return j, true
 }
 
