@@ -2,6 +2,8 @@ package dump
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"path/filepath"
 	"testing"
 
@@ -73,4 +75,64 @@ func skippingSegment(t *testing.T) string {
 		}
 	}
 	return writeFile(t, seg[:len(seg)-5]) // and a torn tail
+}
+
+// TestDeepWorkersBigWindowZstd: a deep dump is the same bytes with 1 and 4
+// workers when a zstd batch's frame states its content size (300 KiB) and
+// a window (128 MiB) over what the streaming decoder accepts. With one
+// worker the RecordIter reads the payload into its 256 KiB window, where it
+// does not fit whole, so it streams and the batch is reported as not
+// decompressible; with four a worker reads it into a run's arena, grown by
+// the batch before it, where it fits and is decoded whole, window unchecked,
+// and its records are dumped.
+func TestDeepWorkersBigWindowZstd(t *testing.T) {
+	recs := func(base int64, n int) []logfmt.Record {
+		var rs []logfmt.Record
+		for i := range n {
+			rs = append(rs, logfmt.Record{Offset: base + int64(i), Timestamp: 1000, Key: []byte("k"), Value: bytes.Repeat([]byte{'v'}, 1000)})
+		}
+		return rs
+	}
+	o := logfmt.DefaultBatchOptions(0)
+	o.Compression = codec.Zstd
+	seg, err := logfmt.AppendBatch(nil, o, recs(0, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next 300 records, as a zstd frame of raw blocks that states its
+	// content size and a 128 MiB window.
+	plain, err := logfmt.AppendBatch(nil, logfmt.DefaultBatchOptions(100), recs(100, 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	area := plain[logfmt.V2HeaderSize:]
+	n := len(area)
+	f := []byte{0x28, 0xb5, 0x2f, 0xfd, 2 << 6, (27 - 10) << 3, byte(n), byte(n >> 8), byte(n >> 16), byte(n >> 24)}
+	for len(area) > 0 {
+		k := min(len(area), 100<<10)
+		h := uint32(k) << 3
+		if k == len(area) {
+			h |= 1
+		}
+		f = append(f, byte(h), byte(h>>8), byte(h>>16))
+		f = append(f, area[:k]...)
+		area = area[k:]
+	}
+	b := append(bytes.Clone(plain[:logfmt.V2HeaderSize]), f...)
+	b[22] |= byte(codec.Zstd)
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	file := writeFile(t, append(seg, b...))
+	run := func(workers int) string {
+		o := DefaultOptions()
+		o.Deep, o.Workers = true, workers
+		var out, errOut bytes.Buffer
+		if _, err := Run(resolve(t, file), o, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		return out.String() + "\n--\n" + errOut.String()
+	}
+	if one, four := run(1), run(4); one != four {
+		t.Errorf("1 and 4 workers differ:\n1: %d bytes, ends %q\n4: %d bytes, ends %q", len(one), one[max(0, len(one)-200):], len(four), four[max(0, len(four)-200):])
+	}
 }

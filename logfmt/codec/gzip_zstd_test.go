@@ -257,3 +257,58 @@ func TestZstdWindowRefusedBeforeDecoding(t *testing.T) {
 		t.Errorf("allocated %d bytes streaming 512 MiB", a)
 	}
 }
+
+// bigWindowFrame is a zstd frame of n bytes of content, in raw blocks, that
+// states its content size and, not being written in one segment, a window
+// of 128 MiB: more than the streaming decoder accepts under the default
+// limit (64 MiB).
+func bigWindowFrame(content []byte) []byte {
+	n := len(content)
+	f := []byte{0x28, 0xb5, 0x2f, 0xfd, 2 << 6, (27 - 10) << 3, byte(n), byte(n >> 8), byte(n >> 16), byte(n >> 24)}
+	for len(content) > 0 {
+		k := min(len(content), 100<<10)
+		h := uint32(k) << 3 // a raw block
+		if k == len(content) {
+			h |= 1
+		}
+		f = append(f, byte(h), byte(h>>8), byte(h>>16))
+		f = append(f, content[:k]...)
+		content = content[k:]
+	}
+	return f
+}
+
+// TestZstdSameWhateverTheSlice: what a Reader reads, and its error, must
+// not depend on the size of the caller's slice. A frame that states its
+// content size and fits the slice is decoded whole (DecodeAll, no window
+// limit); otherwise it streams, and the stream refuses a declared window
+// over the limit. So a frame with a 128 MiB window and 300 KiB of content
+// decodes into a 512 KiB slice and fails into a 256 KiB one.
+func TestZstdSameWhateverTheSlice(t *testing.T) {
+	content := jsonish(300 << 10)
+	in := bigWindowFrame(content)
+	read := func(size int) ([]byte, error) {
+		var r Reader
+		defer r.release()
+		if err := r.Reset(Zstd, in, 2, DefaultLimit); err != nil {
+			return nil, err
+		}
+		var out []byte
+		p := make([]byte, size)
+		for {
+			n, err := r.Read(p)
+			out = append(out, p[:n]...)
+			if err == io.EOF {
+				return out, nil
+			}
+			if err != nil {
+				return out, err
+			}
+		}
+	}
+	big, bigErr := read(512 << 10)
+	small, smallErr := read(256 << 10)
+	if !bytes.Equal(big, small) || (bigErr == nil) != (smallErr == nil) {
+		t.Errorf("512 KiB slice: %d bytes, %v; 256 KiB slice: %d bytes, %v", len(big), bigErr, len(small), smallErr)
+	}
+}
