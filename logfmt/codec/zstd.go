@@ -24,8 +24,7 @@ var zstdReaders sync.Map // of window cap → *sync.Pool of *zstdReader
 func (z *zstdReader) release() {
 	z.d.Reset(nil) // do not keep the caller's input alive in the pool
 	z.src.Reset(nil)
-	p, _ := zstdReaders.Load(z.cap)
-	p.(*sync.Pool).Put(z)
+	poolFor(&zstdReaders, z.cap).Put(z)
 }
 
 // zstdMinWindow is the smallest window a decoder accepts, whatever the
@@ -45,20 +44,25 @@ func (r *Reader) unzstdStart() error {
 }
 
 // zstdWholes holds decoders of whole payloads for unzstd, each used by one
-// goroutine at a time. A pool keeps a decoder on the P that last used it,
-// so that batches decoded in parallel (logfmt.DeepReader) find their
-// decoder's tables in their own core's cache: one decoder shared by every
-// goroutine (zstd.Decoder's own concurrency) handed its state from core to
-// core with every frame, and two goroutines decoding small frames were 1.4
-// times as fast as one instead of 1.9-2.0. The cap limit keeps DecodeAll
-// within the slice it is given.
-var zstdWholes = sync.Pool{New: func() any {
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecodeAllCapLimit(true))
-	if err != nil {
-		return nil
+// goroutine at a time, pooled by window cap as zstdReaders are and with the
+// streaming decoders' limits, so that a frame is refused alike whichever
+// way it is read. A pool keeps a decoder on the P that last used it, so that
+// batches decoded in parallel (logfmt.DeepReader) find their decoder's
+// tables in their own core's cache: one decoder shared by every goroutine
+// (zstd.Decoder's own concurrency) handed its state from core to core with
+// every frame, and two goroutines decoding small frames were 1.4 times as
+// fast as one instead of 1.9-2.0. The cap limit keeps DecodeAll within the
+// slice it is given.
+var zstdWholes sync.Map // of window cap → *sync.Pool of *zstd.Decoder
+
+// poolFor is the pool of m for window cap c.
+func poolFor(m *sync.Map, c int) *sync.Pool {
+	p, ok := m.Load(c)
+	if !ok {
+		p, _ = m.LoadOrStore(c, new(sync.Pool))
 	}
-	return d
-}}
+	return p.(*sync.Pool)
+}
 
 // unzstd reads every frame of the payload as one stream, holding one window.
 // Most payloads are a single frame that states its content size: when that
@@ -70,9 +74,19 @@ func (r *Reader) unzstd(p []byte) (int, error) {
 		var h zstd.Header
 		if r.pos == 0 && h.Decode(r.src) == nil && h.HasFCS && h.FrameContentSize <= uint64(len(p)) {
 			r.pos = 1 // tried
-			if d, ok := zstdWholes.Get().(*zstd.Decoder); ok {
+			windowCap := max(r.limit, zstdMinWindow)
+			pool := poolFor(&zstdWholes, windowCap)
+			d, _ := pool.Get().(*zstd.Decoder)
+			if d == nil {
+				d, _ = zstd.NewReader(nil,
+					zstd.WithDecoderConcurrency(1),
+					zstd.WithDecoderMaxWindow(uint64(windowCap)),
+					zstd.WithDecoderMaxMemory(uint64(windowCap)),
+					zstd.WithDecodeAllCapLimit(true))
+			}
+			if d != nil {
 				out, err := d.DecodeAll(r.src, p[:0:len(p)])
-				zstdWholes.Put(d)
+				pool.Put(d)
 				if err == nil {
 					return len(out), io.EOF
 				}
@@ -98,11 +112,7 @@ func (r *Reader) unzstd(p []byte) (int, error) {
 // payload.
 func (r *Reader) zstdStream() error {
 	windowCap := max(r.limit, zstdMinWindow)
-	p, ok := zstdReaders.Load(windowCap)
-	if !ok {
-		p, _ = zstdReaders.LoadOrStore(windowCap, new(sync.Pool))
-	}
-	z, _ := p.(*sync.Pool).Get().(*zstdReader)
+	z, _ := poolFor(&zstdReaders, windowCap).Get().(*zstdReader)
 	if z == nil {
 		// One goroutine and low memory: the decoder then keeps one window
 		// plus a block or two, and decodes as it is read.
