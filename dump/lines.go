@@ -116,6 +116,10 @@ func (d *dumper) queueLines(j *linesJob, st *segState) {
 	}
 	st.prev = j.last
 	q := d.q
+	if q == nil {
+		d.s.set(append(d.s.buf(), j.text...))
+		return
+	}
 	if len(q.cur.tails) >= blockTails {
 		q.handOver()
 	}

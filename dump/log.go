@@ -110,10 +110,17 @@ type batches interface {
 
 // segmentBatches dumps the batches of a segment from the reader's position.
 func (d *dumper) segmentBatches(sr batches, path string, size, limit int64, st *segState) {
-	if d.pipelined() {
+	// Record lines rendered on the workers leave the dumper little to
+	// format: it writes them itself until a batch's records are its own.
+	lazy := d.linesOK() && d.o.batchWorkers > 1
+	if d.pipelined() && !lazy {
 		d.startPipeline()
-		defer d.stopPipeline()
 	}
+	defer func() {
+		if d.q != nil {
+			d.stopPipeline()
+		}
+	}()
 	for !st.done && !d.stop.Load() {
 		if !sr.Next() {
 			if !d.segmentStop(sr, path, size, limit, st) {
@@ -126,6 +133,9 @@ func (d *dumper) segmentBatches(sr batches, path string, size, limit int64, st *
 		d.readable = true
 		if dr, ok := sr.(*logfmt.DeepReader); ok {
 			d.lines, _ = dr.Job().(*linesJob)
+		}
+		if lazy && d.q == nil && (d.lines == nil || !d.lines.ok) {
+			d.startPipeline()
 		}
 		d.batch(b, st)
 		d.doneLines()

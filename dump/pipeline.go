@@ -16,7 +16,11 @@ import (
 // the few numbers its line shows; the second goroutine turns them into
 // text, which costs about as much as reading and decoding. Compressed
 // batches, whose records the DeepReader's workers decompress, have their
-// lines rendered there too (lines.go), and this stage only writes them.
+// lines rendered there too (lines.go); the dumper then writes them itself,
+// with the batch lines, and starts the second stage only at the first batch
+// whose records it reads (uncompressed, control, or one a job could not
+// render): copying the workers' text once more, through this stage, cost a
+// zstd dump on two cores 2-6% of its CPU.
 
 // batchLine is what a batch line needs: the header bytes (all of a v2
 // header, the front of a legacy message), where the batch is, its size, its
