@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 )
 
 // Reader decompresses one payload held in memory, a piece at a time, as
@@ -38,6 +39,10 @@ type Reader struct {
 	xerial bool
 	gz     *gzipReader
 	zs     *zstdReader
+	// wholes is the pool of whole-frame zstd decoders for wholeCap,
+	// looked up once rather than for every frame.
+	wholes   *sync.Pool
+	wholeCap int
 }
 
 // Reset starts reading src, a payload of codec t from a message or batch of
@@ -49,7 +54,7 @@ func (r *Reader) Reset(t Type, src []byte, magic int8, limit int) error {
 		limit = DefaultLimit
 	}
 	r.release()
-	*r = Reader{t: t, src: src, magic: magic, limit: limit, buf: r.buf, gz: r.gz, zs: r.zs}
+	*r = Reader{t: t, src: src, magic: magic, limit: limit, buf: r.buf, gz: r.gz, zs: r.zs, wholes: r.wholes, wholeCap: r.wholeCap}
 	switch t {
 	case None:
 	case Gzip:

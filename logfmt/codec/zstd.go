@@ -75,7 +75,10 @@ func (r *Reader) unzstd(p []byte) (int, error) {
 		if r.pos == 0 && h.Decode(r.src) == nil && h.HasFCS && h.FrameContentSize <= uint64(len(p)) {
 			r.pos = 1 // tried
 			windowCap := max(r.limit, zstdMinWindow)
-			pool := poolFor(&zstdWholes, windowCap)
+			if r.wholes == nil || r.wholeCap != windowCap {
+				r.wholes, r.wholeCap = poolFor(&zstdWholes, windowCap), windowCap
+			}
+			pool := r.wholes
 			d, _ := pool.Get().(*zstd.Decoder)
 			if d == nil {
 				d, _ = zstd.NewReader(nil,
