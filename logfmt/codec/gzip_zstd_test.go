@@ -5,6 +5,7 @@ import (
 	stdgzip "compress/gzip"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -293,18 +294,7 @@ func TestZstdSameWhateverTheSlice(t *testing.T) {
 		if err := r.Reset(Zstd, in, 2, DefaultLimit); err != nil {
 			return nil, err
 		}
-		var out []byte
-		p := make([]byte, size)
-		for {
-			n, err := r.Read(p)
-			out = append(out, p[:n]...)
-			if err == io.EOF {
-				return out, nil
-			}
-			if err != nil {
-				return out, err
-			}
-		}
+		return readIn(&r, []int{size}, math.MaxInt)
 	}
 	big, bigErr := read(512 << 10)
 	small, smallErr := read(256 << 10)
