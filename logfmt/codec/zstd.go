@@ -55,6 +55,16 @@ func (r *Reader) unzstdStart() error {
 // slice it is given.
 var zstdWholes sync.Map // of window cap → *sync.Pool of *zstd.Decoder
 
+// zstdLimits are the options every decoder is made with, whole-frame and
+// streaming alike: one goroutine, and the window and memory cap c.
+func zstdLimits(c int) []zstd.DOption {
+	return []zstd.DOption{
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(uint64(c)),
+		zstd.WithDecoderMaxMemory(uint64(c)),
+	}
+}
+
 // poolFor is the pool of m for window cap c.
 func poolFor(m *sync.Map, c int) *sync.Pool {
 	p, ok := m.Load(c)
@@ -81,11 +91,7 @@ func (r *Reader) unzstd(p []byte) (int, error) {
 			pool := r.wholes
 			d, _ := pool.Get().(*zstd.Decoder)
 			if d == nil {
-				d, _ = zstd.NewReader(nil,
-					zstd.WithDecoderConcurrency(1),
-					zstd.WithDecoderMaxWindow(uint64(windowCap)),
-					zstd.WithDecoderMaxMemory(uint64(windowCap)),
-					zstd.WithDecodeAllCapLimit(true))
+				d, _ = zstd.NewReader(nil, append(zstdLimits(windowCap), zstd.WithDecodeAllCapLimit(true))...)
 			}
 			if d != nil {
 				out, err := d.DecodeAll(r.src, p[:0:len(p)])
@@ -119,12 +125,7 @@ func (r *Reader) zstdStream() error {
 	if z == nil {
 		// One goroutine and low memory: the decoder then keeps one window
 		// plus a block or two, and decodes as it is read.
-		d, err := zstd.NewReader(nil,
-			zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(uint64(windowCap)),
-			zstd.WithDecoderMaxMemory(uint64(windowCap)),
-			zstd.WithDecodeBuffersBelow(0))
+		d, err := zstd.NewReader(nil, append(zstdLimits(windowCap), zstd.WithDecoderLowmem(true), zstd.WithDecodeBuffersBelow(0))...)
 		if err != nil {
 			return fmt.Errorf("zstd: %w", err)
 		}
