@@ -38,6 +38,7 @@ var renderOnWorkers = true
 type linesJob struct {
 	file        string
 	maxRecord   int
+	direct      bool          // Run is called by the dumper itself
 	held        *atomic.Int64 // the dumper's text in flight
 	text        []byte
 	first, last int64 // offsets of the first and last record
@@ -46,9 +47,17 @@ type linesJob struct {
 }
 
 func (j *linesJob) Run(b *logfmt.Batch) {
-	j.text, j.n, j.ok = j.text[:0], 0, false
-	it := lineIters.Get().(*logfmt.RecordIter)
-	defer lineIters.Put(it)
+	j.n, j.ok = 0, false
+	w := lineWorkers.Get().(*lineWorker)
+	defer lineWorkers.Put(w)
+	// A worker renders into its own buffer and copies the text once:
+	// the job's buffer was last read by the dumper, on another core, and
+	// rendering into it made every few stores wait for a cache line.
+	text := w.text[:0]
+	if j.direct {
+		text = j.text[:0]
+	}
+	it := &w.it
 	it.File, it.MaxRecordBytes = j.file, j.maxRecord
 	if it.Reset(b) != nil {
 		return
@@ -56,7 +65,7 @@ func (j *linesJob) Run(b *logfmt.Batch) {
 	meta := batchMeta(b)
 	for it.Next() {
 		r := it.Record()
-		if j.n > 0 && r.Offset != j.last+1 || len(j.text) > linesMax {
+		if j.n > 0 && r.Offset != j.last+1 || len(text) > linesMax {
 			return
 		}
 		if j.n == 0 {
@@ -65,20 +74,31 @@ func (j *linesJob) Run(b *logfmt.Batch) {
 		j.last = r.Offset
 		j.n++
 		m := meta.record(r)
-		j.text = appendHeaderKeys(appendRecordMeta(j.text, &m), r)
-		j.text = append(j.text, '\n')
+		text = appendHeaderKeys(appendRecordMeta(text, &m), r)
+		text = append(text, '\n')
 	}
-	if it.Err() != nil || j.held.Add(int64(len(j.text))) > linesBudget {
-		j.held.Add(-int64(len(j.text)))
+	if it.Err() != nil || j.held.Add(int64(len(text))) > linesBudget {
+		j.held.Add(-int64(len(text)))
 		return
+	}
+	if j.direct {
+		j.text = text
+	} else {
+		w.text, j.text = text, append(j.text[:0], text...)
 	}
 	j.ok = true
 }
 
-// lineIters are the jobs' record iterators. A pool keeps an iterator on the
-// P that used it last, so that a worker finds it in its own core's cache,
-// where an iterator of each job went from core to core with the jobs.
-var lineIters = sync.Pool{New: func() any { return new(logfmt.RecordIter) }}
+// lineWorkers are the jobs' record iterators and text buffers. A pool
+// keeps them on the P that used them last, so that a worker finds them in
+// its own core's cache; an iterator of each job went from core to core
+// with the jobs.
+var lineWorkers = sync.Pool{New: func() any { return new(lineWorker) }}
+
+type lineWorker struct {
+	it   logfmt.RecordIter
+	text []byte
+}
 
 // prepareLines is the DeepReader's Prepare of a deep text dump: a job for
 // each v2 compressed batch that is not a control batch.
@@ -93,7 +113,7 @@ func (d *dumper) prepareLines(b *logfmt.Batch) (logfmt.BatchJob, bool) {
 	} else {
 		j = &linesJob{held: &d.linesHeld}
 	}
-	j.file, j.maxRecord = d.file, d.o.MaxRecordBytes
+	j.file, j.maxRecord, j.direct = d.file, d.o.MaxRecordBytes, d.o.batchWorkers < 2
 	return j, true
 }
 
