@@ -325,13 +325,14 @@ func (ps *pass) prepare(b *logfmt.Batch, s *segment) *cleanJob {
 }
 
 // Run filters the batch's records, on a batch worker.
-func (j *cleanJob) Run(b *logfmt.Batch) {
+func (j *cleanJob) Run(b *logfmt.Batch, out []byte) []byte {
 	if j.done {
-		return
+		return out
 	}
 	f := filters.Get().(*filter)
 	j.err = j.filter(b, f)
 	filters.Put(f)
+	return out
 }
 
 // filter is a batch worker's buffers for filtering and rebuilding batches:

@@ -22,23 +22,21 @@ type dumper struct {
 	job  *job
 
 	// The file being dumped.
-	file          string
-	fileJSON      []byte // `"file":"<path>"` and the topic and partition, escaped once per file
-	inPartition   bool   // the file is in a partition directory: its objects carry "topic" and "partition"
-	abs           string // absolute path, as Kafka names files in its reports
-	indexFile     bool   // problems count as index problems
-	readable      bool
-	failed        bool // an I/O error kept part of the file from being read
-	row           *row // statistics of the current summary row, or nil
-	rowIsFile     bool
-	progressed    int64
-	batchPos      int64 // position of the batch being dumped, for record-level problems
-	live          tally // index entries written the live broker's way
-	q             *pipeline
-	lines         *linesJob // the current batch's rendered lines (lines.go)
-	linesFree     []*linesJob
-	linesFreeText int // the text capacity of linesFree
-	linesHeld     atomic.Int64
+	file        string
+	fileJSON    []byte // `"file":"<path>"` and the topic and partition, escaped once per file
+	inPartition bool   // the file is in a partition directory: its objects carry "topic" and "partition"
+	abs         string // absolute path, as Kafka names files in its reports
+	indexFile   bool   // problems count as index problems
+	readable    bool
+	failed      bool // an I/O error kept part of the file from being read
+	row         *row // statistics of the current summary row, or nil
+	rowIsFile   bool
+	progressed  int64
+	batchPos    int64 // position of the batch being dumped, for record-level problems
+	live        tally // index entries written the live broker's way
+	q           *pipeline
+	lineJob     *linesJob     // renders record lines on the batch workers (lines.go)
+	lines       renderedLines // what it rendered of the current batch
 	// While a line is being built in the sink's buffer, reports wait in
 	// held: writing them would interleave with the line.
 	holding  bool

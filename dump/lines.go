@@ -1,92 +1,107 @@
 package dump
 
 import (
+	"encoding/binary"
 	"sync"
-	"sync/atomic"
+	"unsafe"
 
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
-// A deep text dump of compressed batches renders their record lines on the
-// DeepReader's workers, next to the decompression (DeepReader.Prepare):
-// on one goroutine, turning 2M records into text bound the dump's speedup
-// on two cores to 1.4x. The dumper then only checks the offsets between
-// batches and queues the text. A batch whose lines could hold anything
-// but the plain case (a control batch, an error, offsets that skip inside
-// it, an offset filter) is dumped by the dumper as before, so the output
-// is the same bytes whichever way a batch goes.
+// A deep text dump renders the record lines of compressed batches on the
+// DeepReader's workers, next to the decompression (DeepReader.Prepare), and
+// with two workers or more those of uncompressed batches too: on one
+// goroutine, turning 2M records into text bound the dump's speedup on two
+// cores to 1.4x, and the formatting stage alone made an uncompressed dump
+// slower on two cores than on one. The dumper then only checks the offsets
+// between batches and queues the text. A batch whose lines could hold
+// anything but the plain case (a control batch, an error, offsets that skip
+// inside it, an offset filter) is dumped by the dumper as before, so the
+// output is the same bytes whichever way a batch goes.
+//
+// A job's output (DeepReader.Output) is the offsets of the batch's first
+// and last records, then the lines; none when the dumper is to render the
+// batch itself.
 
 const (
 	// linesMax is the most text a job renders for one batch; past it the
 	// dumper renders the batch, a block at a time, as before.
 	linesMax = 64 << 10
-	// linesBudget bounds the text of all jobs rendered and not yet queued.
-	linesBudget = 4 << 20
-	// linesFree is the most idle jobs a dumper keeps, their text buffers
-	// holding at most linesBudget: a dump on two cores has hundreds of
-	// jobs in flight, and when only 64 were kept, those made afresh and
-	// dropped were most of its garbage (11 collections against 3) and a
-	// third of its page faults.
-	linesFree = 1024
+	// linesRun bounds the text of a run of batches; the DeepReader's
+	// window holds a few runs per worker.
+	linesRun = 1 << 20
+	// linesHead is the size of the offsets before a job's lines.
+	linesHead = 16
 )
 
 // renderOnWorkers is false only in tests, which compare the two ways.
 var renderOnWorkers = true
 
-// linesJob renders the record lines of one v2 compressed batch.
+// linesJob renders the record lines of a batch. The dumper's one job
+// serves every batch of a segment, and the workers read it for each: it is
+// alone in its cache line, as within the dumper they waited on it whenever
+// the dumper wrote its own fields.
 type linesJob struct {
-	file        string
-	maxRecord   int
-	direct      bool          // Run is called by the dumper itself
-	held        *atomic.Int64 // the dumper's text in flight
-	text        []byte
-	first, last int64 // offsets of the first and last record
-	n           int   // records
-	ok          bool  // text holds every record line of the batch
+	lineConfig
+	_ [cacheLine - unsafe.Sizeof(lineConfig{})]byte
 }
 
-func (j *linesJob) Run(b *logfmt.Batch) {
-	j.n, j.ok = 0, false
+type lineConfig struct {
+	file      string
+	maxRecord int
+	direct    bool // Run is called by the dumper itself
+}
+
+const cacheLine = 64
+
+func (j *linesJob) Run(b *logfmt.Batch, out []byte) []byte {
+	if len(out) > linesRun {
+		return out
+	}
 	w := lineWorkers.Get().(*lineWorker)
 	defer lineWorkers.Put(w)
-	// A worker renders into its own buffer and copies the text once:
-	// the job's buffer was last read by the dumper, on another core, and
-	// rendering into it made every few stores wait for a cache line.
+	// A worker renders into its own buffer and copies the text once: out
+	// was last read by the dumper, on another core, and rendering into it
+	// made every few stores wait for a cache line.
 	text := w.text[:0]
 	if j.direct {
-		text = j.text[:0]
+		text = out
 	}
+	start := len(text)
+	text = append(text, make([]byte, linesHead)...)
 	it := &w.it
 	it.File, it.MaxRecordBytes = j.file, j.maxRecord
 	if it.Reset(b) != nil {
-		return
+		return out
 	}
-	meta := batchMeta(b)
+	var m recordMeta
+	m.setBatch(b)
+	first, last, n := int64(0), int64(0), 0
 	for it.Next() {
 		r := it.Record()
-		if j.n > 0 && r.Offset != j.last+1 || len(text) > linesMax {
-			return
+		if n > 0 && r.Offset != last+1 || len(text)-start > linesMax {
+			return out
 		}
-		if j.n == 0 {
-			j.first = r.Offset
+		if n == 0 {
+			first = r.Offset
 		}
-		j.last = r.Offset
-		j.n++
-		m := meta.record(r)
+		last = r.Offset
+		n++
+		m.setRecord(r)
 		text = appendHeaderKeys(appendRecordMeta(text, &m), r)
 		text = append(text, '\n')
 	}
-	if it.Err() != nil || j.held.Add(int64(len(text))) > linesBudget {
-		j.held.Add(-int64(len(text)))
-		return
+	if it.Err() != nil || n == 0 {
+		return out
 	}
+	binary.NativeEndian.PutUint64(text[start:], uint64(first))
+	binary.NativeEndian.PutUint64(text[start+8:], uint64(last))
 	if j.direct {
-		j.text = text
-	} else {
-		w.text, j.text = text, append(j.text[:0], text...)
+		return text
 	}
-	j.ok = true
+	w.text = text
+	return append(out, text...)
 }
 
 // lineWorkers are the jobs' record iterators and text buffers. A pool
@@ -100,21 +115,35 @@ type lineWorker struct {
 	text []byte
 }
 
-// prepareLines is the DeepReader's Prepare of a deep text dump: a job for
-// each v2 compressed batch that is not a control batch.
+// renderedLines is what a job rendered of the current batch.
+type renderedLines struct {
+	first, last int64
+	text        []byte // nil when the dumper renders the batch
+}
+
+func (l *renderedLines) ok() bool { return l.text != nil }
+
+// setLines takes the current batch's rendered lines from a job's output.
+func (d *dumper) setLines(out []byte) {
+	if len(out) < linesHead {
+		d.lines = renderedLines{}
+		return
+	}
+	d.lines = renderedLines{
+		first: int64(binary.NativeEndian.Uint64(out)),
+		last:  int64(binary.NativeEndian.Uint64(out[8:])),
+		text:  out[linesHead:],
+	}
+}
+
+// prepareLines is the DeepReader's Prepare of a deep text dump: the job for
+// each v2 batch that is not a control batch, compressed or, with workers
+// to hand it to, not.
 func (d *dumper) prepareLines(b *logfmt.Batch) (logfmt.BatchJob, bool) {
-	if b.Magic() < 2 || b.Header().Compression() == codec.None || b.Header().IsControl() {
+	if b.Magic() < 2 || b.Header().IsControl() || b.Header().Compression() == codec.None && d.lineJob.direct {
 		return nil, true
 	}
-	var j *linesJob
-	if n := len(d.linesFree); n > 0 {
-		j, d.linesFree = d.linesFree[n-1], d.linesFree[:n-1]
-		d.linesFreeText -= cap(j.text)
-	} else {
-		j = &linesJob{held: &d.linesHeld}
-	}
-	j.file, j.maxRecord, j.direct = d.file, d.o.MaxRecordBytes, d.o.batchWorkers < 2
-	return j, true
+	return d.lineJob, true
 }
 
 // linesOK tells whether the dumper renders batches with prepareLines: in a
@@ -125,19 +154,17 @@ func (d *dumper) linesOK() bool {
 	return renderOnWorkers && o.deep() && d.pipelined() && o.FromOffset == NoLimit && o.ToOffset == NoLimit
 }
 
-// queueLines queues the lines j rendered of the current batch, after the
+// queueLines queues the lines rendered of the current batch, after the
 // check of the offsets between batches that records does.
-func (d *dumper) queueLines(j *linesJob, st *segState) {
-	if j.n == 0 {
-		return
+func (d *dumper) queueLines(st *segState) {
+	l := &d.lines
+	if st.prev != -1 && l.first != st.prev+1 {
+		d.job.reports.gap(d.abs, st.prev, l.first)
 	}
-	if st.prev != -1 && j.first != st.prev+1 {
-		d.job.reports.gap(d.abs, st.prev, j.first)
-	}
-	st.prev = j.last
+	st.prev = l.last
 	q := d.q
 	if q == nil {
-		d.s.set(append(d.s.buf(), j.text...))
+		d.s.set(append(d.s.buf(), l.text...))
 		return
 	}
 	if len(q.cur.tails) >= blockTails {
@@ -146,25 +173,6 @@ func (d *dumper) queueLines(j *linesJob, st *segState) {
 	e := q.add()
 	c := q.cur
 	e.kind, e.from = evLines, len(c.tails)
-	c.tails = append(c.tails, j.text...)
+	c.tails = append(c.tails, l.text...)
 	e.n = len(c.tails)
-}
-
-// doneLines gives the current batch's job back.
-func (d *dumper) doneLines() {
-	j := d.lines
-	if j == nil {
-		return
-	}
-	d.lines = nil
-	if j.ok {
-		d.linesHeld.Add(-int64(len(j.text)))
-	}
-	if len(d.linesFree) < linesFree {
-		if d.linesFreeText+cap(j.text) > linesBudget {
-			j.text = nil
-		}
-		d.linesFreeText += cap(j.text)
-		d.linesFree = append(d.linesFree, j)
-	}
 }

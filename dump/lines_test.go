@@ -26,13 +26,12 @@ func TestLinesOnWorkers(t *testing.T) {
 		if err != nil || len(logs) < 3 {
 			t.Fatal(len(logs), err)
 		}
-		if c != codec.None {
-			// A damaged payload in the middle of a segment.
-			testutil.FlipByte(t, logs[1], 30<<10)
-		}
+		// A damaged batch in the middle of a segment: uncompressed ones
+		// go to the workers too.
+		testutil.FlipByte(t, logs[1], 30<<10)
 		files = append(files, logs...)
 	}
-	files = append(files, skippingSegment(t))
+	files = append(files, skippingSegment(t, codec.Zstd), skippingSegment(t, codec.None))
 	run := func(workers int, onWorkers bool) string {
 		renderOnWorkers = onWorkers
 		defer func() { renderOnWorkers = true }()
@@ -57,9 +56,9 @@ func TestLinesOnWorkers(t *testing.T) {
 	}
 }
 
-// skippingSegment writes zstd batches whose offsets skip inside a batch and
+// skippingSegment writes batches whose offsets skip inside a batch and
 // between batches, as compaction leaves them, with header keys.
-func skippingSegment(t *testing.T) string {
+func skippingSegment(t *testing.T, c codec.Type) string {
 	var seg []byte
 	for _, offs := range [][]int64{{0, 1, 2}, {5, 6, 8}, {9, 10}, {20, 21, 22}} {
 		var recs []logfmt.Record
@@ -68,7 +67,7 @@ func skippingSegment(t *testing.T) string {
 				Headers: []logfmt.Header{{Key: []byte("h1"), Value: []byte("x")}, {Key: []byte("h2")}}})
 		}
 		o := logfmt.DefaultBatchOptions(offs[0])
-		o.Compression = codec.Zstd
+		o.Compression = c
 		var err error
 		if seg, err = logfmt.AppendBatch(seg, o, recs); err != nil {
 			t.Fatal(err)

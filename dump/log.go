@@ -77,12 +77,10 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	dr := logfmt.NewDeepReader(sr, d.o.batchWorkers)
 	dr.MaxRecordBytes = d.o.MaxRecordBytes
 	if d.linesOK() {
-		dr.Prepare = d.prepareLines
+		d.lineJob = &linesJob{lineConfig: lineConfig{file: d.file, maxRecord: d.o.MaxRecordBytes, direct: d.o.batchWorkers < 2}}
+		dr.Prepare, dr.JobsOnWorkers = d.prepareLines, true
 	}
-	defer func() {
-		dr.Close()
-		d.linesHeld.Store(0) // the jobs of batches not given out
-	}()
+	defer dr.Close()
 	d.segmentBatches(dr, it.path, size, limit, &st)
 }
 
@@ -132,13 +130,13 @@ func (d *dumper) segmentBatches(sr batches, path string, size, limit int64, st *
 		d.progress(int64(b.Size()))
 		d.readable = true
 		if dr, ok := sr.(*logfmt.DeepReader); ok {
-			d.lines, _ = dr.Job().(*linesJob)
+			d.setLines(dr.Output())
 		}
-		if lazy && d.q == nil && (d.lines == nil || !d.lines.ok) {
+		if lazy && d.q == nil && !d.lines.ok() {
 			d.startPipeline()
 		}
 		d.batch(b, st)
-		d.doneLines()
+		d.lines = renderedLines{}
 	}
 }
 
@@ -241,7 +239,7 @@ func (d *dumper) batch(b *logfmt.Batch, st *segState) {
 	d.batchPos = b.Pos
 	compressedLegacy := magic < 2 && b.Compression() != codec.None
 	iterate := o.deep() || (compressedLegacy && (o.JSON || d.row != nil))
-	if d.lines != nil && d.lines.ok {
+	if d.lines.ok() {
 		iterate = false // its job read the records and rendered their lines
 	}
 	var iterErr error
@@ -461,13 +459,14 @@ func appendBoolField(l []byte, name string, v bool) []byte {
 
 // records prints the records of b (Reset already done).
 func (d *dumper) records(b *logfmt.Batch, st *segState) {
-	if j := d.lines; j != nil && j.ok {
-		d.queueLines(j, st)
+	if d.lines.ok() {
+		d.queueLines(st)
 		return
 	}
 	o := d.o
 	control := b.IsControl()
-	meta := batchMeta(b)
+	var m recordMeta
+	m.setBatch(b)
 	for d.it.Next() {
 		r := d.it.Record()
 		// Kafka (0.11 to 4.2) compares from the second record of a file on,
@@ -485,7 +484,8 @@ func (d *dumper) records(b *logfmt.Batch, st *segState) {
 		d.hold()
 		switch {
 		case d.q != nil:
-			d.addRecord(meta.record(r), r, control)
+			m.setRecord(r)
+			d.addRecord(m, r, control)
 		case o.JSON:
 			d.recordJSON(b, r, control)
 		default:
@@ -527,21 +527,23 @@ type recordMeta struct {
 	tail0, tail1       int  // the rendered tail in the block's tails
 }
 
-// batchMeta is what the record lines of b have in common.
-func batchMeta(b *logfmt.Batch) recordMeta {
-	m := recordMeta{tsType: b.TimestampType(), magic: b.Magic()}
+// setBatch sets what the record lines of b have in common, and clears the
+// rest. It and setRecord fill m in place: a recordMeta returned by value
+// was copied through the stack in pieces that a core could not forward,
+// and each copy waited for every store before it.
+func (m *recordMeta) setBatch(b *logfmt.Batch) {
+	*m = recordMeta{}
+	m.tsType, m.magic = b.TimestampType(), b.Magic()
 	m.sequenced = m.magic >= 2 && b.Header().BaseSequence() >= 0
-	return m
 }
 
-// record fills in r's fields; m comes from batchMeta.
-func (m recordMeta) record(r *logfmt.Record) recordMeta {
+// setRecord fills in r's fields, after setBatch.
+func (m *recordMeta) setRecord(r *logfmt.Record) {
 	m.offset, m.timestamp, m.keySize, m.valueSize = r.Offset, r.Timestamp, size(r.Key), size(r.Value)
 	m.sequence, m.crc, m.crcValid = logfmt.NoSequence, r.CRC, r.CRCValid
 	if m.sequenced {
 		m.sequence = r.Sequence // DefaultRecord: only a non-negative base sequence numbers records
 	}
-	return m
 }
 
 // appendRecordMeta appends Kafka's record line (DumpLogSegments.dumpBatchRecords)
@@ -594,7 +596,9 @@ func (d *dumper) recordText(b *logfmt.Batch, r *logfmt.Record, control bool) {
 	o := d.o
 	l := d.s.buf()
 	if !o.SkipRecordMetadata {
-		m := batchMeta(b).record(r)
+		var m recordMeta
+		m.setBatch(b)
+		m.setRecord(r)
 		l = appendRecordMeta(l, &m)
 		if m.magic >= 2 {
 			l = appendHeaderKeys(l, r)

@@ -281,11 +281,12 @@ type batchJob struct {
 	u    unit
 }
 
-func (j *batchJob) Run(b *logfmt.Batch) {
+func (j *batchJob) Run(b *logfmt.Batch, out []byte) []byte {
 	it := j.s.iter()
 	it.File = j.sp.Segment.Log
 	j.u.err = j.work(j.sp, b, it, &j.u)
 	j.s.iters.Put(it)
+	return out
 }
 
 // maxJobLines bounds the lines a free job keeps: the window holds many

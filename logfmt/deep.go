@@ -58,6 +58,7 @@ type runBatch struct {
 	job   BatchJob
 	start int // where it starts in the run's raw bytes
 	off   int // where its payload starts in the arena
+	out   int // where its job's output ends in the run's
 }
 
 // run is a run of consecutive batches: their bytes, copied out of the
@@ -68,6 +69,7 @@ type run struct {
 	batches []runBatch
 	work    bool   // some batch has a payload a worker decompresses
 	arena   []byte // the payloads, one after the other
+	out     []byte // the jobs' output, one after the other
 	done    chan struct{}
 	next    int // the caller's next batch
 }
@@ -76,7 +78,7 @@ var deepRuns = sync.Pool{New: func() any { return &run{done: make(chan struct{},
 
 func newRun() *run {
 	r := deepRuns.Get().(*run)
-	r.raw, r.batches, r.arena, r.work, r.next = r.raw[:0], r.batches[:0], r.arena[:0], false, 0
+	r.raw, r.batches, r.arena, r.out, r.work, r.next = r.raw[:0], r.batches[:0], r.arena[:0], r.out[:0], false, 0
 	return r
 }
 
@@ -95,7 +97,7 @@ func newRun() *run {
 // as a stream, as before: a batch over 1 MiB, the payloads of a run past
 // its bound. Uncompressed batches are left to the caller too, as parsing
 // one costs about what handing it over does, unless they lie among
-// compressed ones.
+// compressed ones or their jobs are worth handing over (JobsOnWorkers).
 //
 // Framing, the end of the data and Resync stay sequential: when the
 // segment reader stops, the batches before are given out first; then Err,
@@ -121,6 +123,10 @@ type DeepReader struct {
 	// it runs on may not have been validated yet; it must read nothing the
 	// caller changes while batches are handed over.
 	Prepare func(*Batch) (job BatchJob, want bool)
+	// JobsOnWorkers hands uncompressed batches with a job to the workers
+	// too, for jobs that cost more than handing a batch over; else their
+	// jobs run in Next.
+	JobsOnWorkers bool
 
 	sr      *SegmentReader
 	workers int
@@ -136,6 +142,8 @@ type DeepReader struct {
 	cur     *Batch
 	pjob    BatchJob // the job of the segment reader's batch, when pending
 	job     BatchJob // cur's
+	out     []byte   // the output of cur's job
+	ownOut  []byte   // the output of jobs run in Next
 
 	todo    chan *run
 	quit    atomic.Bool
@@ -143,9 +151,14 @@ type DeepReader struct {
 	started bool
 }
 
-// A BatchJob is a caller's work on one batch (DeepReader.Prepare).
+// A BatchJob is a caller's work on one batch (DeepReader.Prepare). Run
+// appends what the job makes of b, if anything, to out and returns it;
+// DeepReader.Output gives it back with the batch. The jobs of a run of
+// batches run one after another on one goroutine and share out: its length
+// is what they have made so far, for a job to bound. Output kept in the
+// run crosses from core to core in one piece, and is recycled with it.
 type BatchJob interface {
-	Run(b *Batch)
+	Run(b *Batch, out []byte) []byte
 }
 
 // NewDeepReader reads sr from its position with the given number of
@@ -164,6 +177,16 @@ func (d *DeepReader) Batch() *Batch {
 
 // Job is the current batch's job, run, when Prepare is set.
 func (d *DeepReader) Job() BatchJob { return d.job }
+
+// Output is what the current batch's job made (BatchJob.Run), valid until
+// the next call to Next.
+func (d *DeepReader) Output() []byte { return d.out }
+
+// runJob runs the job of a batch given out as it is.
+func (d *DeepReader) runJob(b *Batch) {
+	d.ownOut = d.job.Run(b, d.ownOut[:0])
+	d.out = d.ownOut
+}
 
 // Pos is the position after the current batch, as SegmentReader.Pos is.
 func (d *DeepReader) Pos() int64 {
@@ -188,14 +211,14 @@ func (d *DeepReader) Resync() bool {
 // Next moves to the next batch. It returns false at the end of the data or
 // on an error, once the batches before have been given out.
 func (d *DeepReader) Next() bool {
-	d.job = nil
+	d.job, d.out = nil, nil
 	if d.workers < 2 {
 		if !d.sr.Next() {
 			return false
 		}
 		if d.Prepare != nil {
 			if d.job, _ = d.Prepare(d.sr.Batch()); d.job != nil {
-				d.job.Run(d.sr.Batch())
+				d.runJob(d.sr.Batch())
 			}
 		}
 		return true
@@ -215,7 +238,7 @@ func (d *DeepReader) Next() bool {
 		d.pending = false
 		d.cur, d.direct = d.sr.Batch(), true
 		if d.job, d.pjob = d.pjob, nil; d.job != nil {
-			d.job.Run(d.cur)
+			d.runJob(d.cur)
 		}
 		return true
 	}
@@ -223,7 +246,15 @@ func (d *DeepReader) Next() bool {
 	if r.next == 0 {
 		<-r.done
 	}
-	d.cur, d.job = &r.batches[r.next].b, r.batches[r.next].job
+	rb := &r.batches[r.next]
+	d.cur, d.job = &rb.b, rb.job
+	if d.job != nil {
+		from := 0
+		if r.next > 0 {
+			from = r.batches[r.next-1].out
+		}
+		d.out = r.out[from:rb.out:rb.out]
+	}
 	r.next++
 	return true
 }
@@ -246,7 +277,7 @@ func (d *DeepReader) fill() {
 		case d.Skip != nil:
 			want = !d.Skip(b)
 		}
-		work := want && b.Compression() != codec.None
+		work := want && (b.Compression() != codec.None || job != nil && d.JobsOnWorkers)
 		// A batch is copied when a worker has work in it, or when it lies
 		// among batches that do.
 		if len(b.Data) > d.maxCopy || !work && !d.ride && (r == nil || !r.work) {
@@ -257,7 +288,11 @@ func (d *DeepReader) fill() {
 			r = newRun()
 		}
 		r.work = r.work || work
-		r.batches = append(r.batches, runBatch{b: Batch{Pos: b.Pos}, want: want, job: job, start: len(r.raw)})
+		// Set in place: a runBatch built aside and copied in waited for
+		// the stores before it, into lines the workers had last.
+		r.batches = append(r.batches, runBatch{})
+		rb := &r.batches[len(r.batches)-1]
+		rb.b.Pos, rb.want, rb.job, rb.start = b.Pos, want, job, len(r.raw)
 		r.raw = append(r.raw, b.Data...)
 		if len(r.raw) >= d.runSize {
 			d.dispatch(r)
@@ -328,7 +363,7 @@ func (d *DeepReader) Close() {
 	}
 	d.queue, d.pjob = nil, nil
 	if !d.direct {
-		d.cur, d.job = nil, nil
+		d.cur, d.job, d.out = nil, nil, nil
 	}
 }
 
@@ -354,9 +389,11 @@ func decodeRun(cr *codec.Reader, r *run, maxRecord, runSize int) {
 		rb.b.dec = &rb.dec
 	}
 	for i := range r.batches {
-		if j := r.batches[i].job; j != nil {
-			j.Run(&r.batches[i].b)
+		rb := &r.batches[i]
+		if rb.job != nil {
+			r.out = rb.job.Run(&rb.b, r.out)
 		}
+		rb.out = len(r.out)
 	}
 }
 

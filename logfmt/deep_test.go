@@ -344,30 +344,29 @@ func FuzzDeepReader(f *testing.F) {
 	})
 }
 
-// traceJob reads its batch's records, on whichever goroutine runs it.
+// traceJob reads its batch's records, on whichever goroutine runs it, and
+// writes what it found to its output.
 type traceJob struct {
 	seq  int
 	pos  int64
 	want bool
 	runs int
-	out  strings.Builder
 }
 
-func (j *traceJob) Run(b *Batch) {
+func (j *traceJob) Run(b *Batch, out []byte) []byte {
 	j.runs++
-	fmt.Fprintf(&j.out, "job %d at %d ran on %d\n", j.seq, j.pos, b.Pos)
+	out = fmt.Appendf(out, "job %d at %d ran on %d\n", j.seq, j.pos, b.Pos)
 	if !j.want {
-		return
+		return out
 	}
 	it := RecordIter{MaxRecordBytes: 1 << 20, File: "seg"}
 	if err := it.Reset(b); err != nil {
-		fmt.Fprintf(&j.out, "  reset %v\n", err)
-		return
+		return fmt.Appendf(out, "  reset %v\n", err)
 	}
 	for it.Next() {
-		j.out.WriteString(recordLine(it.Record()))
+		out = append(out, recordLine(it.Record())...)
 	}
-	fmt.Fprintf(&j.out, "  err %v\n", it.Err())
+	return fmt.Appendf(out, "  err %v\n", it.Err())
 }
 
 // jobTrace is what the jobs of a DeepReader found, in the order it gave
@@ -386,7 +385,7 @@ func jobTrace(t *testing.T, d *DeepReader) string {
 			if j.runs != 1 || j.pos != d.Batch().Pos {
 				t.Fatalf("job %d of the batch at %d ran %d times, is given out with the batch at %d", j.seq, j.pos, j.runs, d.Batch().Pos)
 			}
-			sb.WriteString(j.out.String())
+			sb.Write(d.Output())
 		}
 		fmt.Fprintf(&sb, "stop %v %v at %d\n", d.Err(), d.End(), d.Pos())
 		if _, corrupt := AsCorrupt(d.Err()); !corrupt && d.End() != EndTorn || !d.Resync() {
@@ -413,9 +412,13 @@ func TestDeepReaderJobs(t *testing.T) {
 			t.Fatalf("no job read records:\n%s", want)
 		}
 		for _, tu := range tunings {
-			got := jobTrace(t, newTuned(NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "seg"), tu))
-			if got != want {
-				t.Fatalf("%+v: differs from one goroutine:\n%s", tu, firstDiff(got, want))
+			for _, onWorkers := range []bool{false, true} {
+				d := newTuned(NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "seg"), tu)
+				d.JobsOnWorkers = onWorkers
+				got := jobTrace(t, d)
+				if got != want {
+					t.Fatalf("%+v, uncompressed jobs on workers %v: differs from one goroutine:\n%s", tu, onWorkers, firstDiff(got, want))
+				}
 			}
 		}
 	}
