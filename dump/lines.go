@@ -80,7 +80,7 @@ func (j *linesJob) Run(b *logfmt.Batch, out []byte) []byte {
 	first, last, n := int64(0), int64(0), 0
 	for it.Next() {
 		r := it.Record()
-		if n > 0 && r.Offset != last+1 || len(text)-start > linesMax {
+		if n > 0 && r.Offset != last+1 || len(text)-start+lineBound(r) > linesMax {
 			return out
 		}
 		if n == 0 {
@@ -102,6 +102,17 @@ func (j *linesJob) Run(b *logfmt.Batch, out []byte) []byte {
 	}
 	w.text = text
 	return append(out, text...)
+}
+
+// lineBound is the most a record's line can take: its metadata and its
+// header keys, each byte of which can become a 3-byte U+FFFD. It keeps a
+// job's text under linesMax, however large the keys of a record.
+func lineBound(r *logfmt.Record) int {
+	n := 256
+	for _, h := range r.Headers {
+		n += 3*len(h.Key) + 1
+	}
+	return n
 }
 
 // lineWorkers are the jobs' record iterators and text buffers. A pool

@@ -135,3 +135,41 @@ func TestDeepWorkersBigWindowZstd(t *testing.T) {
 		t.Errorf("1 and 4 workers differ:\n1: %d bytes, ends %q\n4: %d bytes, ends %q", len(one), one[max(0, len(one)-200):], len(four), four[max(0, len(four)-200):])
 	}
 }
+
+// TestLinesJobBound: a job leaves to the dumper a batch whose text would
+// pass linesMax, before rendering the record that would pass it, so that a
+// record with huge header keys (invalid UTF-8, each byte a 3-byte U+FFFD)
+// never sits in a worker's buffer or a run.
+func TestLinesJobBound(t *testing.T) {
+	batch := func(recs []logfmt.Record) *logfmt.Batch {
+		data, err := logfmt.AppendBatch(nil, logfmt.DefaultBatchOptions(recs[0].Offset), recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &logfmt.Batch{Data: data}
+	}
+	rec := func(off int64, key []byte) logfmt.Record {
+		return logfmt.Record{Offset: off, Timestamp: 1000, Value: []byte("v"), Headers: []logfmt.Header{{Key: key}}}
+	}
+	small := []logfmt.Record{rec(0, []byte("h")), rec(1, []byte("h"))}
+	bigKey := bytes.Repeat([]byte{0xff}, linesMax/3)
+	many := make([]logfmt.Record, 0, 2000)
+	for i := range cap(many) {
+		many = append(many, rec(int64(i), []byte("header")))
+	}
+	for _, direct := range []bool{false, true} {
+		j := &linesJob{lineConfig: lineConfig{file: "f", maxRecord: 1 << 20, direct: direct}}
+		if out := j.Run(batch(small), nil); len(out) <= linesHead {
+			t.Fatalf("direct %v: the plain batch was not rendered", direct)
+		}
+		for name, recs := range map[string][]logfmt.Record{
+			"a huge key": {rec(0, []byte("h")), rec(1, bigKey)},
+			"many lines": many,
+		} {
+			out := j.Run(batch(recs), []byte("run"))
+			if string(out) != "run" {
+				t.Errorf("direct %v, %s: the job rendered %d bytes", direct, name, len(out)-3)
+			}
+		}
+	}
+}
