@@ -18,6 +18,10 @@
 #   - memory (issue 15): peak RSS of every command on decompression bombs
 #     (one batch of 512 records of 1 MiB of zeros, each compressed format)
 #     and on root offset checkpoints of 10,000,000 lines.
+#   - the floor (issue 16): scripts/floor reads the same files and checks
+#     every batch's CRC on all cores, and does nothing else; its row, next
+#     to cat's, is the least a shallow dump or reindex --check can take on
+#     this host, however they are written.
 #   - grep (issue 21): one 256 MiB v2 segment of 100,000 keys, grep --key
 #     within 3x cat, with the segment's pages as written and as read back
 #     from disk; the same records with LZ4 and zstd, grep --key within
@@ -37,6 +41,8 @@ pairs=${BENCH_PAIRS:-7}
 mkdir -p "$dir"
 CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$dir/logtool" . # as make build
 lt="$dir/logtool"
+go build -o "$dir/floor" ./scripts/floor
+floor="$dir/floor"
 now=2030-01-01T00:00:00Z
 
 gen() { # name, then gen flags
@@ -109,6 +115,7 @@ header "one v2 segment, 100-byte values"
 # A dump takes a tenth of a second: best of more runs.
 slow_runs=$runs runs=$(( runs * 4 ))
 row cat warm cat "${inputs[@]}"
+row "floor: read + CRC32C, all cores" warm "$floor" "${inputs[@]}"
 row "dump" warm "$lt" --no-progress dump "${inputs[@]}"
 row "dump --deep-iteration" warm "$lt" --no-progress dump --deep-iteration "${inputs[@]}"
 row "dump --deep-iteration --format json" warm "$lt" --no-progress --format json dump --deep-iteration "${inputs[@]}"
@@ -152,6 +159,7 @@ part="$dir/compact/compact-0"
 inputs=("$part"/*.log)
 header "v2 partition, 1M keys x 10, 1% tombstones"
 row cat warm cat "${inputs[@]}"
+row "floor: read + CRC32C, all cores" warm "$floor" "${inputs[@]}"
 row "verify" warm "$lt" --no-progress verify "$part"
 row "reindex --check" warm "$lt" --no-progress reindex --check "$part"
 row "grep --key (RSS: flat in size)" warm "$lt" --no-progress grep --key key-004242 "$part"
