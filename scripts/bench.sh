@@ -21,7 +21,9 @@
 #   - the floor (issue 16): scripts/floor reads the same files and checks
 #     every batch's CRC on all cores, and does nothing else; its row, next
 #     to cat's, is the least a shallow dump or reindex --check can take on
-#     this host, however they are written.
+#     this host, however they are written. With -lines it also prints the
+#     shallow dump's lines (the same bytes), made on those cores with
+#     strconv: the least the dump's work takes, done simply.
 #   - grep (issue 21): one 256 MiB v2 segment of 100,000 keys, grep --key
 #     within 3x cat, with the segment's pages as written and as read back
 #     from disk; the same records with LZ4 and zstd, grep --key within
@@ -116,6 +118,7 @@ header "one v2 segment, 100-byte values"
 slow_runs=$runs runs=$(( runs * 4 ))
 row cat warm cat "${inputs[@]}"
 row "floor: read + CRC32C, all cores" warm "$floor" "${inputs[@]}"
+row "floor -lines: and the dump's lines" warm "$floor" -lines "${inputs[@]}"
 row "dump" warm "$lt" --no-progress dump "${inputs[@]}"
 row "dump --deep-iteration" warm "$lt" --no-progress dump --deep-iteration "${inputs[@]}"
 row "dump --deep-iteration --format json" warm "$lt" --no-progress --format json dump --deep-iteration "${inputs[@]}"

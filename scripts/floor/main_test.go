@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/logfmt/codec"
 )
 
 // The floor must check what it claims to: every batch of every range, in
@@ -30,7 +35,7 @@ func TestFloorChecksEveryBatch(t *testing.T) {
 			buf := make([]byte, 64)
 			for _, s := range spans {
 				var err error
-				if buf, err = check(s, buf); err != nil {
+				if buf, _, err = check(s, buf, nil, false); err != nil {
 					return err
 				}
 			}
@@ -51,6 +56,55 @@ func TestFloorChecksEveryBatch(t *testing.T) {
 		}
 		if err := checkAll(); err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
 			t.Fatalf("magic %d: byte %d flipped: %v", magic, at, err)
+		}
+	}
+}
+
+// -lines must print what logtool dump prints for every batch, or its time
+// would not be the floor of the same work.
+func TestFloorLinesAreDumpLines(t *testing.T) {
+	for _, c := range []codec.Type{codec.None, codec.LZ4} {
+		parts, err := gen.Generate(gen.Options{Out: t.TempDir(), Topics: []string{"t"}, Records: 40_000, Keys: 100,
+			Magic: 2, BatchRecords: 10, Compression: c, TransactionalRatio: 0.3, AbortRatio: 0.5, SegmentBytes: 1 << 30, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := filepath.Join(parts[0].Dir, "00000000000000000000.log")
+		spans, err := split(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		buf := make([]byte, bufBytes)
+		for _, s := range spans {
+			if buf, got, err = check(s, buf, got, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		set, err := target.Resolve([]string{log}, target.Options{Command: "dump", Takes: target.Files})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if _, err := dump.Run(set, dump.DefaultOptions(), &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		// The dump's lines after its two header lines.
+		want := out.Bytes()
+		for range 2 {
+			want = want[bytes.IndexByte(want, '\n')+1:]
+		}
+		if !bytes.Equal(got, want) {
+			g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+			for i := range min(len(g), len(w)) {
+				if g[i] != w[i] {
+					t.Fatalf("%v: line %d differs:\n got %s\nwant %s", c, i, g[i], w[i])
+				}
+			}
+			t.Fatalf("%v: %d lines, want %d", c, len(g), len(w))
+		}
+		if !strings.Contains(string(got), "isControl: true") || !strings.Contains(string(got), "isTransactional: true") {
+			t.Fatalf("%v: the data has no transactions to test", c)
 		}
 	}
 }
