@@ -39,12 +39,11 @@ type dumper struct {
 	lines       renderedLines // what it rendered of the current batch
 	// While a line is being built in the sink's buffer, reports wait in
 	// held: writing them would interleave with the line.
-	holding  bool
-	held     []heldReport
-	prodKey  [producerKeySize]byte // what prodText was formatted from
-	prodText []byte
-	scratch  []byte // problem lines
-	payload  []byte // decoded keys and values
+	holding bool
+	held    []heldReport
+	pc      producerCache
+	scratch []byte // problem lines
+	payload []byte // decoded keys and values
 }
 
 func newDumper(o *Options, s *sink, stop *atomic.Bool) *dumper {

@@ -67,6 +67,9 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 		h := logfmt.NewHeaderReader(f, limit, it.path, start, segmentCuts(it), d.o.batchWorkers)
 		whole := d.o.JSON || d.row != nil
 		h.Keep = func(b *logfmt.Batch) bool { return whole && b.Magic() < 2 && b.Compression() != codec.None }
+		if d.items() && d.text() && !st.stats && !d.filtered() {
+			h.Render = renderer
+		}
 		defer h.Close()
 		d.segmentBatches(h, it.path, size, limit, &st)
 		return
@@ -111,6 +114,9 @@ func (d *dumper) segmentBatches(sr batches, path string, size, limit int64, st *
 	// Record lines rendered on the workers leave the dumper little to
 	// format: it writes them itself until a batch's records are its own.
 	lazy := d.linesOK() && d.o.batchWorkers > 1
+	if h, ok := sr.(*logfmt.HeaderReader); ok && h.Render != nil {
+		d.rendered(h)
+	}
 	if d.pipelined() && !lazy {
 		d.startPipeline()
 	}
@@ -138,6 +144,29 @@ func (d *dumper) segmentBatches(sr batches, path string, size, limit int64, st *
 		d.batch(b, st)
 		d.lines = renderedLines{}
 	}
+}
+
+// rendered writes the lines the HeaderReader's goroutines made, range by
+// range, as long as they made all of a range's (see renderer).
+func (d *dumper) rendered(h *logfmt.HeaderReader) {
+	for !d.stop.Load() {
+		from := h.Pos()
+		text, release, ok := h.Rendered()
+		if !ok {
+			return
+		}
+		if h.Pos() > from {
+			d.progress(h.Pos() - from)
+			d.readable = true
+		}
+		d.s.text(text, release)
+	}
+}
+
+// filtered tells whether batches are picked by offset or time.
+func (d *dumper) filtered() bool {
+	o := d.o
+	return o.FromOffset != NoLimit || o.ToOffset != NoLimit || o.FromTime != NoTime
 }
 
 // pipelined tells whether a segment is dumped in two stages (see
@@ -312,9 +341,36 @@ func (d *dumper) formatBatch(bl *batchLine) {
 	}
 }
 
+// renderer makes the lines of a range of a shallow text dump on the
+// HeaderReader's goroutine that read it, for v2 batches whose line is all
+// the dump shows of them: at any other (a legacy entry, a checksum that does
+// not hold, a bad codec or count, which batch reports) it stops, and the
+// dumper reads on from there.
+func renderer() func([]byte, *logfmt.Batch) ([]byte, bool) {
+	var pc producerCache
+	return func(l []byte, b *logfmt.Batch) ([]byte, bool) {
+		if b.Magic() < 2 || b.StoredCRC() != b.ComputeCRC() {
+			return l, false
+		}
+		if h := b.Header(); !h.Compression().ValidFor(2) || h.RecordCount() < 0 {
+			return l, false
+		}
+		bl := batchLine{valid: true, pos: b.Pos, size: int64(b.Size())}
+		return appendBatchText(l, b, &bl, &pc), true
+	}
+}
+
+type producerCache struct {
+	key  [producerKeySize]byte
+	text []byte
+}
+
 // batchText appends Kafka's batch line (DumpLogSegments.printBatchLevel).
 func (d *dumper) batchText(b *logfmt.Batch, bl *batchLine) {
-	l := d.s.buf()
+	d.s.set(appendBatchText(d.s.buf(), b, bl, &d.pc))
+}
+
+func appendBatchText(l []byte, b *logfmt.Batch, bl *batchLine, pc *producerCache) []byte {
 	if b.Magic() >= 2 {
 		h := b.Header()
 		l = append(l, "baseOffset: "...)
@@ -327,7 +383,7 @@ func (d *dumper) batchText(b *logfmt.Batch, bl *batchLine) {
 		l = appendInt(l, int64(h.BaseSequence()))
 		l = append(l, " lastSequence: "...)
 		l = appendInt(l, int64(h.LastSequence()))
-		l = append(l, d.producerText(h)...)
+		l = append(l, pc.producerText(h)...)
 	} else {
 		l = append(l, "offset: "...)
 		l = appendInt(l, b.LastOffset())
@@ -345,13 +401,13 @@ func (d *dumper) batchText(b *logfmt.Batch, bl *batchLine) {
 	} else {
 		l = append(l, " isvalid: false\n"...)
 	}
-	d.s.set(l)
+	return l
 }
 
 // producerText is the middle of a v2 batch line, from " producerId: " to
 // deleteHorizonMs. Consecutive batches of one producer share it, so it is
 // formatted again only when the header fields behind it change.
-func (d *dumper) producerText(h logfmt.BatchHeader) []byte {
+func (pc *producerCache) producerText(h logfmt.BatchHeader) []byte {
 	var key [producerKeySize]byte
 	copy(key[:], h[12:16]) // partition leader epoch
 	key[4] = h[22]         // attributes: transactional, control, delete horizon
@@ -359,10 +415,10 @@ func (d *dumper) producerText(h logfmt.BatchHeader) []byte {
 		copy(key[5:], h[27:35]) // the base timestamp is the horizon only then
 	}
 	copy(key[13:], h[43:53]) // producer id and epoch
-	if d.prodKey == key && d.prodText != nil {
-		return d.prodText
+	if pc.key == key && pc.text != nil {
+		return pc.text
 	}
-	l := append(d.prodText[:0], " producerId: "...)
+	l := append(pc.text[:0], " producerId: "...)
 	l = appendInt(l, h.ProducerID())
 	l = append(l, " producerEpoch: "...)
 	l = appendInt(l, int64(h.ProducerEpoch()))
@@ -374,7 +430,7 @@ func (d *dumper) producerText(h logfmt.BatchHeader) []byte {
 	l = strconv.AppendBool(l, h.IsControl())
 	l = append(l, " deleteHorizonMs: "...)
 	l = appendOptionalLong(l, h.DeleteHorizon(), h.HasDeleteHorizon())
-	d.prodKey, d.prodText = key, l
+	pc.key, pc.text = key, l
 	return l
 }
 

@@ -16,8 +16,9 @@ const (
 )
 
 type chunk struct {
-	stderr bool
-	b      *[]byte
+	stderr  bool
+	b       *[]byte
+	release func() // gives b back, when it is not the sink's
 }
 
 // chunks recycles chunk buffers between the jobs and the writer of one
@@ -83,6 +84,13 @@ func (s *sink) flush() {
 	s.out = nil
 }
 
+// text sends b, which stays b's owner's, after everything written so far;
+// release is called once it is written.
+func (s *sink) text(b []byte, release func()) {
+	s.flush()
+	s.ch <- chunk{b: &b, release: release}
+}
+
 // stderr sends b (copied) to stderr after everything written so far.
 func (s *sink) stderr(b []byte) {
 	s.flush()
@@ -113,6 +121,10 @@ func drain(s *sink, stdout, stderr io.Writer, werr *error) {
 				s.stop.Store(true)
 			}
 		}
-		s.free.put(c.b)
+		if c.release != nil {
+			c.release()
+		} else {
+			s.free.put(c.b)
+		}
 	}
 }

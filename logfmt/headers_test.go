@@ -19,16 +19,7 @@ func headerTrace(r batchReader, keep func(*Batch) bool) string {
 	var b strings.Builder
 	for steps := 0; steps < 100000; steps++ {
 		if r.Next() {
-			e := r.Batch()
-			hdr := e.Data[:min(len(e.Data), V2HeaderSize)]
-			fmt.Fprintf(&b, "entry %d %d %08x %d %d %v", e.Pos, e.Size(), crc32.ChecksumIEEE(hdr), e.StoredCRC(), e.ComputeCRC(), e.Validate())
-			if e.Magic() >= 0 && e.Magic() <= 2 {
-				fmt.Fprintf(&b, " last %d ts %d", e.LastOffset(), e.MaxTimestamp())
-			}
-			if keep != nil && keep(e) {
-				fmt.Fprintf(&b, " whole %08x", crc32.ChecksumIEEE(e.Data))
-			}
-			fmt.Fprintf(&b, " next %d\n", r.Pos())
+			b.WriteString(entryLine(r.Batch(), keep, r.Pos()))
 			continue
 		}
 		fmt.Fprintf(&b, "stop at %d: %v %q %v\n", r.Pos(), r.End(), r.EndDetail(), r.Err())
@@ -41,6 +32,54 @@ func headerTrace(r batchReader, keep func(*Batch) bool) string {
 		}
 		fmt.Fprintf(&b, "resync to %d\n", r.Pos())
 	}
+	return b.String()
+}
+
+// entryLine is a trace's line for entry e, which next follows.
+func entryLine(e *Batch, keep func(*Batch) bool, next int64) string {
+	var b strings.Builder
+	hdr := e.Data[:min(len(e.Data), V2HeaderSize)]
+	fmt.Fprintf(&b, "entry %d %d %08x %d %d %v", e.Pos, e.Size(), crc32.ChecksumIEEE(hdr), e.StoredCRC(), e.ComputeCRC(), e.Validate())
+	if e.Magic() >= 0 && e.Magic() <= 2 {
+		fmt.Fprintf(&b, " last %d ts %d", e.LastOffset(), e.MaxTimestamp())
+	}
+	if keep != nil && keep(e) {
+		fmt.Fprintf(&b, " whole %08x", crc32.ChecksumIEEE(e.Data))
+	}
+	fmt.Fprintf(&b, " next %d\n", next)
+	return b.String()
+}
+
+// renderTrace is the trace of h with Render writing each entry's line,
+// except those refuse picks: the ranges' text, then what Next gives. Each
+// text is given back only after the next one came, and must not have
+// changed by then.
+func renderTrace(t *testing.T, h *HeaderReader, refuse func(*Batch) bool) string {
+	h.Render = func() func([]byte, *Batch) ([]byte, bool) {
+		return func(dst []byte, e *Batch) ([]byte, bool) {
+			if refuse(e) {
+				return append(dst, "refused"...), false
+			}
+			return append(dst, entryLine(e, nil, e.Pos+int64(e.Size()))...), true
+		}
+	}
+	var b strings.Builder
+	var held []byte
+	release := func() {}
+	for {
+		text, rel, ok := h.Rendered()
+		if !ok {
+			break
+		}
+		if !bytes.Equal(held, []byte(b.String()[b.Len()-len(held):])) {
+			t.Fatal("a text changed before it was given back")
+		}
+		release()
+		b.Write(text)
+		held, release = text, rel
+	}
+	release()
+	b.WriteString(headerTrace(h, nil))
 	return b.String()
 }
 
@@ -60,6 +99,23 @@ func sameHeaders(t *testing.T, seg []byte, start int64, cuts map[string][]int64,
 			h.Close()
 			if got != want {
 				t.Fatalf("cuts %s, %d workers: %s", name, w, firstDiff(got, want))
+			}
+			if keep != nil {
+				continue
+			}
+			// Rendered on the ranges' goroutines, all of them, or all but
+			// the batches from the middle one on.
+			mid := int64(len(seg) / 2)
+			for refusing, refuse := range map[string]func(*Batch) bool{
+				"none":   func(*Batch) bool { return false },
+				"middle": func(e *Batch) bool { return e.Pos <= mid && mid < e.Pos+int64(e.Size()) },
+			} {
+				h := NewHeaderReader(bytes.NewReader(seg), size, "seg", start, slices.Values(cs), w)
+				got := renderTrace(t, h, refuse)
+				h.Close()
+				if got != want {
+					t.Fatalf("rendered, refusing %s, cuts %s, %d workers: %s", refusing, name, w, firstDiff(got, want))
+				}
 			}
 		}
 	}
@@ -363,6 +419,17 @@ func FuzzHeaderReader(f *testing.F) {
 		h.Close()
 		if got != want {
 			t.Fatalf("differs from one reader:\n%s", firstDiff(got, want))
+		}
+		// Rendered, but for the entries whose position is a multiple of 7.
+		sr = NewSegmentReader(bytes.NewReader(data), int64(len(data)), "seg")
+		sr.MaxBatchSize = 1 << 20
+		want = headerTrace(sr, nil)
+		h = NewHeaderReader(bytes.NewReader(data), int64(len(data)), "seg", 0, slices.Values(cuts), 2+int(workers%5))
+		h.MaxBatchSize = 1 << 20
+		got = renderTrace(t, h, func(e *Batch) bool { return e.Pos%7 == 0 && e.Pos > 0 })
+		h.Close()
+		if got != want {
+			t.Fatalf("rendered, differs from one reader:\n%s", firstDiff(got, want))
 		}
 	})
 }
