@@ -6,10 +6,13 @@ import (
 )
 
 // A shallow dump spends about as long formatting batch lines as reading and
-// checksumming the batches, so it runs in two stages: the dumper reads,
-// frames and checks, and passes a copy of each header (not the batch) to a
-// formatting goroutine, which writes the lines in order. Reports travel in
-// the same stream so they keep their place among the lines.
+// checksumming the batches. Read in ranges on several goroutines, a text
+// dump's lines are made there (renderer); otherwise (one worker, JSON, the
+// summary, filters, and from the first batch a range could not render) it
+// runs in two stages: the dumper reads, frames and checks, and passes a
+// copy of each header (not the batch) to a formatting goroutine, which
+// writes the lines in order. Reports travel in the same stream so they keep
+// their place among the lines.
 //
 // A deep text dump (without data) splits the same way: the dumper also
 // decodes the records, which is what can find damage, and queues for each

@@ -64,6 +64,9 @@ type HeaderReader struct {
 	// whole and in order, to append the batch's text to dst or say false
 	// (its checksum not yet computed: ComputeCRC does). Rendered gives the
 	// text; from the first batch that did not render, Next gives batches.
+	// A range's text is up to headersMaxInfos lines, so each range in
+	// flight (2 × workers + 3) and each text the caller holds can take a
+	// few MiB.
 	Render func() func(dst []byte, b *Batch) ([]byte, bool)
 
 	r       io.ReaderAt
@@ -303,6 +306,10 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 		h.render(r, sr)
 		return r
 	}
+	if r.text != nil {
+		putText(r.text)
+		r.text = nil
+	}
 	if r.infos == nil {
 		// Room for the most a range holds at once: grown by appending, the
 		// headers were copied and the old arrays left to the collector,
@@ -340,10 +347,7 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 // and ends the range, unclean, before a batch that does not render.
 func (h *HeaderReader) render(r *headerRange, sr *SegmentReader) {
 	if r.text == nil {
-		// A range's text, made once: grown by appending, each range's
-		// buffers were fresh pages to fault in, and the shallow dump took
-		// a sixth longer. Lines run 1-4 times the size of their batches.
-		r.text = make([]byte, 0, 2*headersRangeBytes)
+		r.text = getText()
 	}
 	render := h.Render()
 	r.end = r.start
@@ -381,14 +385,32 @@ func (h *HeaderReader) Rendered() (text []byte, release func(), ok bool) {
 		return nil, nil, false
 	}
 	h.pos = r.end
+	// The text leaves the range, which goes back to work at once: a
+	// caller holding texts never holds the ranges up.
+	text = r.text
+	r.text = nil
+	h.free <- r
 	if !r.clean {
 		h.stop()
 		h.sequential(h.pos)
 	}
-	// free outlives stop, with room for every range.
-	free := h.free
-	return r.text, func() { free <- r }, true
+	return text, func() { putText(text) }, true
 }
+
+// spareTexts holds the text buffers of ranges written out, for the next
+// ranges. Made once, not grown by appending at every range, they spare the
+// faults of fresh pages, which had made the shallow dump a sixth slower.
+var spareTexts = freelist.List[[]byte]{Max: 16}
+
+func getText() []byte {
+	if t, ok := spareTexts.Get(); ok {
+		return t
+	}
+	// Lines run 1-4 times the size of their batches.
+	return make([]byte, 0, 2*headersRangeBytes)
+}
+
+func putText(t []byte) { spareTexts.Put(t[:0]) }
 
 // stoppable is what the ranges read through: once the reader is done with
 // them, reads fail, so that stop does not wait for the rest of a range

@@ -83,6 +83,39 @@ func renderTrace(t *testing.T, h *HeaderReader, refuse func(*Batch) bool) string
 	return b.String()
 }
 
+// TestRenderedTextsMayBeHeld: a caller may keep every text it was given
+// (the dump's writer holds several) and Rendered still goes on.
+func TestRenderedTextsMayBeHeld(t *testing.T) {
+	smallRanges(t, 1<<20)
+	seg := deepSegment(t, 2)
+	var cuts []int64
+	for _, s := range batchStarts(seg) {
+		cuts = append(cuts, int64(s))
+	}
+	h := NewHeaderReader(bytes.NewReader(seg), int64(len(seg)), "seg", 0, slices.Values(cuts), 2)
+	defer h.Close()
+	h.Render = func() func([]byte, *Batch) ([]byte, bool) {
+		return func(dst []byte, e *Batch) ([]byte, bool) { return fmt.Appendf(dst, "%d\n", e.Pos), true }
+	}
+	var held [][]byte
+	for {
+		text, _, ok := h.Rendered()
+		if !ok {
+			break
+		}
+		held = append(held, text)
+	}
+	// A range a batch, each batch's text its own.
+	if len(held) != len(cuts) {
+		t.Fatalf("%d texts, want %d", len(held), len(cuts))
+	}
+	for i, text := range held {
+		if want := fmt.Sprintf("%d\n", cuts[i]); string(text) != want {
+			t.Fatalf("text %d: %q, want %q", i, text, want)
+		}
+	}
+}
+
 // sameHeaders holds a HeaderReader, with each set of cuts and workers, to
 // a SegmentReader on seg, from byte start.
 func sameHeaders(t *testing.T, seg []byte, start int64, cuts map[string][]int64, keep func(*Batch) bool) {
