@@ -83,16 +83,22 @@ func renderTrace(t *testing.T, h *HeaderReader, refuse func(*Batch) bool) string
 	return b.String()
 }
 
-// TestRenderedTextsMayBeHeld: a caller may keep every text it was given
-// (the dump's writer holds several) and Rendered still goes on.
-func TestRenderedTextsMayBeHeld(t *testing.T) {
+// rangePerBatch is a reader of a segment on two goroutines, a range for
+// each batch, and the batches' positions.
+func rangePerBatch(t *testing.T, seed uint64) (*HeaderReader, []int64) {
 	smallRanges(t, 1<<20)
-	seg := deepSegment(t, 2)
+	seg := deepSegment(t, seed)
 	var cuts []int64
 	for _, s := range batchStarts(seg) {
 		cuts = append(cuts, int64(s))
 	}
-	h := NewHeaderReader(bytes.NewReader(seg), int64(len(seg)), "seg", 0, slices.Values(cuts), 2)
+	return NewHeaderReader(bytes.NewReader(seg), int64(len(seg)), "seg", 0, slices.Values(cuts), 2), cuts
+}
+
+// TestRenderedTextsMayBeHeld: a caller may keep every text it was given
+// (the dump's writer holds several) and Rendered still goes on.
+func TestRenderedTextsMayBeHeld(t *testing.T) {
+	h, cuts := rangePerBatch(t, 2)
 	defer h.Close()
 	h.Render = func() func([]byte, *Batch) ([]byte, bool) {
 		return func(dst []byte, e *Batch) ([]byte, bool) { return fmt.Appendf(dst, "%d\n", e.Pos), true }
@@ -247,13 +253,7 @@ func TestHeaderReaderDamage(t *testing.T) {
 
 // TestHeaderViewHasNoRecords: a header view's records cannot be read.
 func TestHeaderViewHasNoRecords(t *testing.T) {
-	smallRanges(t, 1<<20)
-	seg := deepSegment(t, 1)
-	var cuts []int64
-	for _, s := range batchStarts(seg) {
-		cuts = append(cuts, int64(s))
-	}
-	h := NewHeaderReader(bytes.NewReader(seg), int64(len(seg)), "seg", 0, slices.Values(cuts), 2)
+	h, _ := rangePerBatch(t, 1)
 	defer h.Close()
 	var it RecordIter
 	views := 0

@@ -14,20 +14,28 @@ import (
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
+// generate writes a segment of 40,000 records in batches of 10 with o's
+// format, and returns it with its ranges.
+func generate(t *testing.T, o gen.Options) (string, []span) {
+	t.Helper()
+	o.Out, o.Topics, o.Records, o.Keys, o.BatchRecords, o.SegmentBytes, o.Seed = t.TempDir(), []string{"t"}, 40_000, 100, 10, 1<<30, 1
+	parts, err := gen.Generate(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(parts[0].Dir, "00000000000000000000.log")
+	spans, err := split(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log, spans
+}
+
 // The floor must check what it claims to: every batch of every range, in
 // each magic, and fail on one flipped byte anywhere.
 func TestFloorChecksEveryBatch(t *testing.T) {
 	for _, magic := range []int8{0, 1, 2} {
-		parts, err := gen.Generate(gen.Options{Out: t.TempDir(), Topics: []string{"t"}, Records: 40_000, Keys: 100,
-			Magic: magic, BatchRecords: 10, SegmentBytes: 1 << 30, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		log := filepath.Join(parts[0].Dir, "00000000000000000000.log")
-		spans, err := split(log)
-		if err != nil {
-			t.Fatal(err)
-		}
+		log, spans := generate(t, gen.Options{Magic: magic})
 		if len(spans) < 2 {
 			t.Fatalf("magic %d: %d ranges; the test wants several", magic, len(spans))
 		}
@@ -64,17 +72,9 @@ func TestFloorChecksEveryBatch(t *testing.T) {
 // would not be the floor of the same work.
 func TestFloorLinesAreDumpLines(t *testing.T) {
 	for _, c := range []codec.Type{codec.None, codec.LZ4} {
-		parts, err := gen.Generate(gen.Options{Out: t.TempDir(), Topics: []string{"t"}, Records: 40_000, Keys: 100,
-			Magic: 2, BatchRecords: 10, Compression: c, TransactionalRatio: 0.3, AbortRatio: 0.5, SegmentBytes: 1 << 30, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		log := filepath.Join(parts[0].Dir, "00000000000000000000.log")
-		spans, err := split(log)
-		if err != nil {
-			t.Fatal(err)
-		}
+		log, spans := generate(t, gen.Options{Magic: 2, Compression: c, TransactionalRatio: 0.3, AbortRatio: 0.5})
 		var got []byte
+		var err error
 		buf := make([]byte, bufBytes)
 		for _, s := range spans {
 			if buf, got, err = check(s, buf, got, true); err != nil {
