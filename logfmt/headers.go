@@ -189,14 +189,8 @@ func (h *HeaderReader) Next() bool {
 	if h.seq != nil {
 		return h.seq.Next()
 	}
-	if !h.started {
-		h.started = true
-		if len(h.cuts) == 0 {
-			// One range: a single reader does the same, with no hand-over.
-			h.sequential(h.start)
-			return h.seq.Next()
-		}
-		h.run()
+	if !h.begin() {
+		return h.seq.Next()
 	}
 	for h.cur == nil || h.i == len(h.cur.infos) {
 		r, ok := h.cur, true
@@ -231,6 +225,21 @@ func (h *HeaderReader) Next() bool {
 	h.batch = Batch{Pos: in.pos, Data: data, dec: &h.dec}
 	h.pos = in.pos + int64(in.size)
 	return true
+}
+
+// begin starts the ranges' goroutines on the first call, and reports
+// whether there are ranges; without, one reader reads on.
+func (h *HeaderReader) begin() bool {
+	if !h.started {
+		h.started = true
+		if len(h.cuts) == 0 {
+			// One range: a single reader does the same, with no hand-over.
+			h.sequential(h.start)
+			return false
+		}
+		h.run()
+	}
+	return h.seq == nil
 }
 
 func (h *HeaderReader) sequential(from int64) {
@@ -372,13 +381,8 @@ func (h *HeaderReader) Rendered() (text []byte, release func(), ok bool) {
 	if h.seq != nil || h.Render == nil {
 		return nil, nil, false
 	}
-	if !h.started {
-		h.started = true
-		if len(h.cuts) == 0 {
-			h.sequential(h.start)
-			return nil, nil, false
-		}
-		h.run()
+	if !h.begin() {
+		return nil, nil, false
 	}
 	r, ok := <-h.results
 	if !ok {
