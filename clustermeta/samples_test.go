@@ -171,7 +171,7 @@ func rewrite(t *testing.T, value []byte) (string, bool) {
 		t.Fatal(err)
 	}
 	var again []byte
-	name := metadata.TypeNames[r.Type]
+	var name string
 	if r.Value == nil {
 		return "", false
 	}
