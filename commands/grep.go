@@ -194,7 +194,7 @@ type grepAuditRun struct {
 // grepCleaner reads the audit's flags; nil without --max-lag.
 func grepCleaner(c *cli.Context, audit bool) (*grepAuditRun, error) {
 	if !audit {
-		for _, f := range []string{"now", "delete-retention", "topic-config", "cleanup-policy"} {
+		for _, f := range []string{"now", "delete-retention", "topic-config", "cleanup-policy", "unlisted-topics"} {
 			if c.IsSet(f) {
 				return nil, usageErr("--%s is for the audit: give --max-lag too", f)
 			}
@@ -279,8 +279,8 @@ func leftoverLogs(p *layout.Partition) int {
 }
 
 // grepTopic is the configuration a partition is audited with, or why it
-// is not: its topic is known not to be compacted, or (with --max-lag topic)
-// has no max.compaction.lag.ms. A partition of a log dir without a
+// is not: its topic's configuration is unknown, its topic is known not to
+// be compacted, or (with --max-lag topic) has no max.compaction.lag.ms. A partition of a log dir without a
 // configuration is audited as compact, as the user chose it.
 func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string, error) {
 	r := rt.cat.For(tp.LogDir.Path)
@@ -290,6 +290,8 @@ func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string
 	}
 	if !r.Known() || tp.Dir.Topic == "" {
 		rt.setPolicy(cfg, "compact")
+	} else if why := r.Unknown(cfg); why != "" {
+		return cfg, why + ", so it is not audited", nil
 	}
 	cc := compact.TopicConfig(cfg)
 	if err := compactConflict(cfg, cc); err != nil {
