@@ -188,6 +188,9 @@ func removeStages(parent, name string) error {
 // os.MkdirTemp makes it from the pattern name+".salvage*-delete".
 func isStage(dir, name string) bool {
 	digits, ok := strings.CutPrefix(dir, name+stageInfix)
+	if !ok {
+		return false
+	}
 	if digits, ok = strings.CutSuffix(digits, stageSuffix); !ok || digits == "" {
 		return false
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -188,5 +190,40 @@ func TestStagesRemoved(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(parent, name, "00000000000000000000.log")); err != nil {
 			t.Errorf("%s: %v, want it kept", name, err)
 		}
+	}
+}
+
+// TestLookalikesUntouched: names that look like leftovers, planted next to
+// the source and the output, keep every byte through a salvage, one that
+// fails at each file-system step, and a rerun.
+func TestLookalikesUntouched(t *testing.T) {
+	dir, _ := writeBatches(t, 1, 2)
+	parent := t.TempDir()
+	planted := testutil.PlantLookalikes(t, parent, filepath.Dir(dir))
+	out := filepath.Join(parent, "orders-0")
+	counter := &safefile.Faults{}
+	restore := safefile.SetFaultHook(counter.Hook)
+	_, err := Partition(dir, out, Options{})
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted.Check(t)
+	for n := int64(1); n <= counter.Steps(); n++ {
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		f := &safefile.Faults{FailAt: n}
+		restore := safefile.SetFaultHook(f.Hook)
+		_, err := Partition(dir, out, Options{})
+		restore()
+		if err == nil {
+			t.Fatalf("step %d: no error", n)
+		}
+		planted.Check(t)
+		if _, err := Partition(dir, out, Options{}); err != nil && !errors.Is(err, ErrExists) {
+			t.Fatalf("step %d: rerun: %v", n, err)
+		}
+		planted.Check(t)
 	}
 }
