@@ -133,7 +133,7 @@ func Partition(src, out string, o Options) (*Report, error) {
 		return nil, err
 	}
 	parent, name := filepath.Dir(filepath.Clean(out)), filepath.Base(filepath.Clean(out))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := safefile.MkdirAllDurable(parent, 0o755); err != nil {
 		return nil, err
 	}
 	if err := removeStages(parent, name); err != nil {

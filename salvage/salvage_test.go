@@ -227,3 +227,27 @@ func TestLookalikesUntouched(t *testing.T) {
 		planted.Check(t)
 	}
 }
+
+// TestOutputAncestorsDurable: the missing ancestors salvage makes for the
+// output are fsynced into their parents, up to the first that existed.
+func TestOutputAncestorsDurable(t *testing.T) {
+	dir, _ := writeBatches(t, 1)
+	root := t.TempDir()
+	synced := map[string]bool{}
+	restore := safefile.SetFaultHook(func(step safefile.Step, path string) error {
+		if step == safefile.StepSyncDir {
+			synced[path] = true
+		}
+		return nil
+	})
+	_, err := Partition(dir, filepath.Join(root, "a", "b", "orders-0"), Options{})
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{root, filepath.Join(root, "a"), filepath.Join(root, "a", "b")} {
+		if !synced[d] {
+			t.Errorf("%s: not fsynced", d)
+		}
+	}
+}

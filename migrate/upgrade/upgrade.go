@@ -237,7 +237,7 @@ func Run(opts Options) (*Report, error) {
 	}
 	rep := &Report{ToMagic: u.toMagic, DryRun: opts.DryRun}
 	if opts.Output != "" && !opts.DryRun {
-		if err := os.MkdirAll(opts.Output, 0o755); err != nil {
+		if err := safefile.MkdirAllDurable(opts.Output, 0o755); err != nil {
 			return nil, err
 		}
 		stages, err := upgradeRemoveStages(opts.Output)
