@@ -50,7 +50,7 @@ func PlantLookalikes(t testing.TB, dirs ...string) Lookalikes {
 					t.Fatal(err)
 				}
 				l[path] = lookalike{mode: fs.ModeDir | 0o750}
-				path = filepath.Join(path, "00000000000000000000.log")
+				path = filepath.Join(path, "notes")
 			}
 			if err := os.WriteFile(path, data, 0o640); err != nil {
 				t.Fatal(err)
