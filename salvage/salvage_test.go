@@ -251,3 +251,24 @@ func TestOutputAncestorsDurable(t *testing.T) {
 		}
 	}
 }
+
+// TestStageWithForeignContentRefused: a directory under a stage's name that
+// holds more than the regular files salvage writes is not salvage's: it is
+// refused, not removed recursively.
+func TestStageWithForeignContentRefused(t *testing.T) {
+	dir, _ := writeBatches(t, 1)
+	parent := t.TempDir()
+	inner := filepath.Join(parent, "orders-0.salvage7-delete", "keep")
+	if err := os.MkdirAll(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inner, "data"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Partition(dir, filepath.Join(parent, "orders-0"), Options{}); err == nil {
+		t.Error("salvage removed a stage holding a directory")
+	}
+	if b, err := os.ReadFile(filepath.Join(inner, "data")); err != nil || string(b) != "mine" {
+		t.Errorf("%s: %q, %v", inner, b, err)
+	}
+}
