@@ -90,3 +90,49 @@ func TestGenLookalikes(t *testing.T) {
 	run(t, args(out)...)
 	planted.Check(t)
 }
+
+// TestTruncateLookalikes: reindex --truncate-corrupt-tail leaves look-alike
+// names in the partition, its log directory and their parent alone through
+// a run, a kill at each kill point and a re-run.
+func TestTruncateLookalikes(t *testing.T) {
+	setup := func(t *testing.T) (string, testutil.Lookalikes) {
+		dir := fixture(t, matrixOptions(format{"v2-none", 2, 0}))
+		part := onlyPartition(t, dir)
+		segs := segments(t, part)
+		log := segs[len(segs)-1].Log
+		b := append(readFile(t, log), make([]byte, 4096)...)
+		b[len(b)-100] = 1 // a tail that is not zeros: backed up, then cut
+		replaceFile(t, log, b)
+		// On the log directory: a partition directory holding directories
+		// is ambiguous as a path, and refused (exit 2).
+		return dir, testutil.PlantLookalikes(t, filepath.Dir(dir), dir, part)
+	}
+	args := func(dir string) []string { return []string{"reindex", "--truncate-corrupt-tail", dir} }
+	dir, planted := setup(t)
+	var count killer
+	restoreHook := safefile.SetFaultHook(count.hook)
+	r := run(t, args(dir)...)
+	restoreHook()
+	if r.code != 0 {
+		t.Fatalf("uninterrupted run: %v", r)
+	}
+	planted.Check(t)
+	if count.n.Load() == 0 {
+		t.Fatal("no kill points: nothing was cut")
+	}
+	for at := int64(1); at <= count.n.Load(); at++ {
+		dir, planted := setup(t)
+		k := &killer{at: at}
+		restoreHook := safefile.SetFaultHook(k.hook)
+		r := run(t, args(dir)...)
+		restoreHook()
+		if r.code == 0 {
+			t.Errorf("kill point %d: exit 0 although the step failed", at)
+		}
+		planted.Check(t)
+		if r := run(t, args(dir)...); r.code != 0 {
+			t.Errorf("kill point %d: re-run: %v", at, r)
+		}
+		planted.Check(t)
+	}
+}
