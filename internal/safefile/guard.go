@@ -48,6 +48,26 @@ func replaceable(path string) error {
 	return nil
 }
 
+// RemoveStage removes a staging directory of logtool's own, named by the
+// caller exactly, that a crashed run left. It holds only the regular files
+// logtool writes; anything else in it (a directory, a symbolic link) is
+// refused rather than followed or removed. An absent stage is no error.
+func RemoveStage(stage string) error {
+	entries, err := os.ReadDir(stage)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := RemoveLeftover(filepath.Join(stage, e.Name())); err != nil {
+			return err
+		}
+	}
+	return Remove(stage)
+}
+
 // RemoveLeftover removes path when it is a regular file: a temporary file
 // of logtool's own that a crash left. It does nothing when path is absent,
 // and refuses anything else (a symbolic link planted under the name is not
