@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -99,6 +100,21 @@ func TestFindUsage(t *testing.T) {
 	} {
 		if code, out, errOut := reindexCLI(t, args...); code != ExitUsage {
 			t.Errorf("%v: exit %d, want 2\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+// A damaged batch is reported the same whether find looks up by offset or by
+// timestamp: before, --timestamp lost the error to a shadowed err and exited 0.
+func TestFindDamagedSameAnswer(t *testing.T) {
+	part := filepath.Join(t.TempDir(), "orders-0")
+	testutil.CopyTree(t, filepath.Join(sample, "orders-0"), part)
+	// The first batch's length field: both lookups start at byte 0.
+	testutil.FlipByte(t, filepath.Join(part, "00000000000000000000.log"), 8)
+	for _, args := range [][]string{{"--offset", "0"}, {"--timestamp", "0"}} {
+		code, out, errOut := reindexCLI(t, append(append([]string{"find"}, args...), part)...)
+		if code == 0 || !strings.Contains(errOut, "00000000000000000000.log") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
 }
