@@ -341,6 +341,8 @@ func (d *dumper) dumpItem(it *item) {
 		d.beginFile(it.path, "directory", -1)
 		if d.job.part == nil {
 			d.note(-1, "not a partition directory; skipped (a broker refuses to start on a log directory holding it)")
+		} else if why := layout.BrokerRefusalAt(it.path); why != "" {
+			d.problem(-1, why+"; skipped")
 		} else {
 			d.note(-1, "unexpected directory in a partition directory; skipped")
 		}
@@ -425,6 +427,11 @@ func leftoverNote(suffix string) string {
 // from a fetch or copied under another name are recognized by their bytes:
 // the first entry must frame and checksum correctly.
 func (d *dumper) dumpUnknown(it *item, size int64) {
+	if d.job.part != nil {
+		if why := layout.BrokerRefusalAt(it.path); why != "" {
+			d.problem(-1, why)
+		}
+	}
 	if looksLikeLog(it.path, size) {
 		d.note(-1, "not a Kafka file name, but its bytes are log entries: dumped as a segment")
 		d.dumpSegment(it, size, "")

@@ -13,6 +13,7 @@ import (
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
@@ -58,6 +59,16 @@ func irregular(path string) string {
 // not regular is a problem too, not a failure to verify.
 func corruptFinding(c *collector, err error, file string) error {
 	if errors.Is(err, safefile.ErrNotRegular) {
+		// The error names the file; file may be only the partition.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			file = pe.Path
+		}
+		if why := layout.BrokerRefusalAt(file); why != "" {
+			if !c.has(file) {
+				c.problem(file, -1, "%s", why)
+			}
+			return nil
+		}
 		c.problem(file, -1, "%s", irregular(file))
 		return nil
 	}

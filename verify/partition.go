@@ -267,6 +267,12 @@ func (v *partitionRun) other(path string, end int64) error {
 	if err != nil {
 		return err
 	}
+	if why := layout.BrokerRefusalAt(path); why != "" {
+		if !c.has(path) {
+			c.problem(path, -1, "%s", why)
+		}
+		return nil
+	}
 	if fi.IsDir() {
 		c.info(path, -1, "a directory inside a partition directory: a broker ignores it")
 		return nil

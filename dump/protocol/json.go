@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/base64"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"strconv"
 	"unicode/utf8"
 )
@@ -113,37 +114,17 @@ func appendScalar(dst []byte, f *Field, v *Value) []byte {
 	return strconv.AppendInt(dst, v.Int, 10)
 }
 
-const hexUpper = "0123456789ABCDEF"
-
 // AppendString appends s as a JSON string the way Jackson writes it: '"' and
 // '\' escaped, control characters as \b \t \n \f \r or \u00XX, everything
-// else, '/' and non-ASCII included, as is.
-func AppendString(dst []byte, s string) []byte { return appendQuoted(dst, s) }
+// else, '/' and non-ASCII included, as is. A string that is not UTF-8 (a
+// name or path read from disk) is written as jsonbytes marks it, so that no
+// byte is lost.
+func AppendString(dst []byte, s string) []byte { return jsonbytes.AppendString(dst, s) }
 
-// AppendStringBytes is AppendString for bytes Kafka decodes as UTF-8: byte
-// sequences that are not UTF-8 become U+FFFD, as in Java's decoder.
-func AppendStringBytes(dst, b []byte) []byte {
-	if utf8.Valid(b) {
-		return appendQuoted(dst, b)
-	}
-	return appendQuoted(dst, ValidUTF8(nil, b))
-}
-
-func appendQuoted[T string | []byte](dst []byte, s T) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		dst = appendEscape(dst, c)
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// AppendStringBytes is AppendString for bytes, such as a string field of a
+// Kafka message: bytes that are not UTF-8 are kept, marked as jsonbytes
+// does, where Java's decoder would turn them into U+FFFD.
+func AppendStringBytes(dst, b []byte) []byte { return jsonbytes.AppendBytes(dst, b) }
 
 // ValidUTF8 appends b to dst with every invalid byte replaced by U+FFFD.
 func ValidUTF8(dst, b []byte) []byte {
@@ -157,22 +138,4 @@ func ValidUTF8(dst, b []byte) []byte {
 		b = b[n:]
 	}
 	return dst
-}
-
-func appendEscape(dst []byte, c byte) []byte {
-	switch c {
-	case '"', '\\':
-		return append(dst, '\\', c)
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\t':
-		return append(dst, '\\', 't')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\f':
-		return append(dst, '\\', 'f')
-	case '\r':
-		return append(dst, '\\', 'r')
-	}
-	return append(dst, '\\', 'u', '0', '0', hexUpper[c>>4], hexUpper[c&0xf])
 }

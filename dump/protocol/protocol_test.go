@@ -168,8 +168,12 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("AppendString(%q) = %s, want %s", in, got, want)
 		}
 	}
-	if got := string(AppendStringBytes(nil, []byte{'a', 0xff, 'b'})); got != "\"a\uFFFDb\"" {
+	// Not U+FFFD, as Java's decoder would write: the bytes, marked.
+	if got := string(AppendStringBytes(nil, []byte{'a', 0xff, 'b'})); got != `{"base64":"Yf9i"}` {
 		t.Errorf("invalid UTF-8: %s", got)
+	}
+	if got := string(AppendString(nil, "a\xffb")); got != `{"base64":"Yf9i"}` {
+		t.Errorf("invalid UTF-8 string: %s", got)
 	}
 }
 
