@@ -120,7 +120,7 @@ type Partition struct {
 
 // File is a file worked on as a file of its own.
 type File struct {
-	Path   string // as for Partition.Path; its last element is never followed
+	Path   string // as for Partition.Path
 	Real   string
 	Name   layout.FileName
 	LogDir *LogDir // the log directory holding it (layout.LogDirOf)
@@ -137,6 +137,10 @@ type LogDir struct {
 	// when none does.
 	Held *lockfile.Holder
 }
+
+// SymlinkNote is the note for a symbolic link in a log directory named
+// whole, which is skipped.
+const SymlinkNote = "a symbolic link, not followed inside a log directory: skipped (name the link itself to work on what it points at)"
 
 // UsageError is a path or option the command cannot take: exit 2.
 type UsageError struct{ Err error }
@@ -327,9 +331,10 @@ func isDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// file resolves a file argument. Its directory is resolved, not the file
-// itself: a segment that is a symbolic link still belongs to the partition
-// it is in, and writers refuse it there.
+// file resolves a file argument. For a segment its directory is resolved,
+// not the file itself: a segment that is a symbolic link still belongs to
+// the partition it is in, whose listing reports it and never follows it. A
+// file worked on alone is resolved whole.
 func (r *resolver) file(arg string) error {
 	dir, base := split(arg)
 	dirReal, dirUse, err := resolve(dir)
@@ -350,6 +355,12 @@ func (r *resolver) file(arg string) error {
 	case segment && r.o.Takes&Segments != 0:
 		return r.partition(dirUse, dirReal, parentOf(dir), true, &name.Base)
 	case r.o.Takes&Files != 0:
+		if realPath, use, err = resolve(arg); err != nil {
+			// A file worked on alone is read at its real path, where
+			// nothing follows a link again.
+			return usage("%w", err)
+		}
+		name = layout.ParseFileName(filepath.Base(realPath))
 		r.pending = append(r.pending, &File{Path: use, Real: realPath, Name: name,
 			LogDir: r.logDirAt(layout.LogDirOf(use, layout.KindFile), layout.LogDirOf(realPath, layout.KindFile), false)})
 		return nil
@@ -418,13 +429,13 @@ func (r *resolver) logDir(use, realPath string) error {
 		}
 		c := child{dir: pd, use: filepath.Join(use, e.Name()), real: filepath.Join(realPath, e.Name())}
 		if e.Type()&fs.ModeSymlink != 0 {
-			// The partition lives where the link points, and is locked
-			// there as well as here.
-			if c.real, err = filepath.EvalSymlinks(c.real); err != nil || !isDir(c.real) {
-				continue // a dangling link is no partition, as for Kafka
-			}
-			c.use = c.real
-		} else if !e.IsDir() {
+			// Never followed (layout lists it as a link): the partition
+			// lives outside this log directory, and neither its bytes
+			// nor a lock of the directory it is in belong to the run.
+			r.set.Notes = append(r.set.Notes, c.use+": "+SymlinkNote)
+			continue
+		}
+		if !e.IsDir() {
 			continue
 		}
 		children = append(children, c)
