@@ -138,10 +138,6 @@ type LogDir struct {
 	Held *lockfile.Holder
 }
 
-// SymlinkNote is the note for a symbolic link in a log directory named
-// whole, which is skipped.
-const SymlinkNote = "a symbolic link, not followed inside a log directory: skipped (name the link itself to work on what it points at)"
-
 // UsageError is a path or option the command cannot take: exit 2.
 type UsageError struct{ Err error }
 
@@ -432,7 +428,7 @@ func (r *resolver) logDir(use, realPath string) error {
 			// Never followed (layout lists it as a link): the partition
 			// lives outside this log directory, and neither its bytes
 			// nor a lock of the directory it is in belong to the run.
-			r.set.Notes = append(r.set.Notes, c.use+": "+SymlinkNote)
+			r.set.Notes = append(r.set.Notes, c.use+": "+layout.SymlinkNote+" (name the link itself to work on the partition it points at)")
 			continue
 		}
 		if !e.IsDir() {

@@ -46,6 +46,9 @@ type Partition struct {
 	Symlinks []string
 }
 
+// SymlinkNote says why a link found in a log directory is left out.
+const SymlinkNote = "a symbolic link, never followed inside a log directory: skipped"
+
 // ErrSymlinks is wrapped by the error of Partition.NoSymlinks.
 var ErrSymlinks = errors.New("holds a symbolic link, which logtool never follows inside a log directory")
 
