@@ -106,7 +106,11 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 		}
 	}
 	for _, l := range p.Symlinks {
-		c.problem("symlink", l, -1, -1, "a symbolic link, never followed inside a log directory: what it points at is not checked", "", "")
+		if o.Mode == Check {
+			c.problem("symlink", l, -1, -1, "a symbolic link, never followed inside a log directory: what it points at is not checked", "", "")
+		} else {
+			c.note(l, layout.SymlinkNote)
+		}
 	}
 	for _, l := range p.Leftovers {
 		c.note(l, "leftover of an interrupted cleaning, split or deletion; a broker completes or removes it at load, as reindex does before it writes")

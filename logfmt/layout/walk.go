@@ -53,14 +53,19 @@ const SymlinkNote = "a symbolic link, never followed inside a log directory: ski
 var ErrSymlinks = errors.New("holds a symbolic link, which logtool never follows inside a log directory")
 
 // NoSymlinks fails, naming the first link, when the partition directory
-// holds a symbolic link: a writer refuses such a partition rather than
-// act on the part of it that is not a link (a broker follows the link, so
-// compacting or deleting around it would be acting on half a partition).
+// holds a symbolic link under the name of a file a broker loads: a writer
+// refuses such a partition rather than act on the part of it that is not a
+// link (a broker follows the link, so compacting or deleting around it
+// would be acting on half a partition). A link under a temporary or unknown
+// name, which a broker does not load, is left to the write that meets it.
 func (p *Partition) NoSymlinks() error {
-	if len(p.Symlinks) == 0 {
-		return nil
+	for _, l := range p.Symlinks {
+		if k := ParseFileName(filepath.Base(l)).Kind; k == Unknown || k == Temp {
+			continue
+		}
+		return fmt.Errorf("%s: %w (%s); move the file into the partition directory, or the partition out of the log directory", p.Path, ErrSymlinks, l)
 	}
-	return fmt.Errorf("%s: %w (%s); move the file into the partition directory, or the partition out of the log directory", p.Path, ErrSymlinks, p.Symlinks[0])
+	return nil
 }
 
 // ReadPartition lists a partition directory.
