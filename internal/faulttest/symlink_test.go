@@ -39,7 +39,7 @@ func linkedFiles(t *testing.T, part string) []string {
 
 // TestSymlinkedFilesRead: verify, dump and export never report the bytes
 // of a linked file as the partition's; verify finds a problem naming the
-// link, dump and export name it.
+// link, dump, export, find and grep name it.
 func TestSymlinkedFilesRead(t *testing.T) {
 	f := format{"v2-none", 2, 0}
 	for i := range 4 {
@@ -77,6 +77,11 @@ func TestSymlinkedFilesRead(t *testing.T) {
 		r = run(t, "export", part)
 		if r.code != 0 || !strings.Contains(r.stderr, link+": a symbolic link") {
 			t.Errorf("export with %s linked: %v", name, r)
+		}
+		for _, args := range [][]string{{"find", "--offset", "0", part}, {"grep", "--key-regex", ".", "--count", part}} {
+			if r := run(t, args...); !strings.Contains(r.stdout+r.stderr, link+": a symbolic link") {
+				t.Errorf("%s with %s linked: %v; want the link named", args[0], name, r)
+			}
 		}
 		first := segments(t, part)[0].Base // the first listed, past the link
 		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
