@@ -337,8 +337,7 @@ func (r *resolver) file(arg string) error {
 	if err != nil {
 		return usage("%w", err)
 	}
-	realPath, use := filepath.Join(dirReal, base), filepath.Join(dirUse, base)
-	fi, err := os.Stat(realPath)
+	fi, err := os.Stat(filepath.Join(dirReal, base))
 	if err != nil {
 		return usage("%w", err)
 	}
@@ -351,9 +350,10 @@ func (r *resolver) file(arg string) error {
 	case segment && r.o.Takes&Segments != 0:
 		return r.partition(dirUse, dirReal, parentOf(dir), true, &name.Base)
 	case r.o.Takes&Files != 0:
-		if realPath, use, err = resolve(arg); err != nil {
-			// A file worked on alone is read at its real path, where
-			// nothing follows a link again.
+		// A file worked on alone is read at its real path, where nothing
+		// follows a link again.
+		realPath, use, err := resolve(arg)
+		if err != nil {
 			return usage("%w", err)
 		}
 		name = layout.ParseFileName(filepath.Base(realPath))
