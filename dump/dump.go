@@ -20,6 +20,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -305,7 +306,7 @@ func plan(it target.Item, o *Options) []*job {
 		}
 		root.files = append(root.files, item{path: f, name: n})
 	}
-	for _, f := range ld.Irregular {
+	for _, f := range slices.Concat(ld.Irregular, ld.Symlinks) {
 		root.files = append(root.files, item{path: f, name: layout.ParseFileName(filepath.Base(f))})
 	}
 	for _, d := range ld.NotPartitions {
@@ -342,7 +343,7 @@ func partitionJob(p *layout.Partition, o *Options) *job {
 			add(f, s, skip)
 		}
 	}
-	for _, list := range [][]string{p.Snapshots, p.Others, p.Leftovers, p.Irregular} {
+	for _, list := range [][]string{p.Snapshots, p.Others, p.Leftovers, p.Irregular, p.Symlinks} {
 		for _, f := range list {
 			add(f, nil, false)
 		}

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -334,8 +335,19 @@ func (d *dumper) reportProgress() {
 	}
 }
 
+// symlinkMsg is the problem of a symbolic link found in a log directory.
+const symlinkMsg = "a symbolic link, not followed inside a log directory: what it points at is not dumped"
+
 // dumpItem dumps one file according to its name.
 func (d *dumper) dumpItem(it *item) {
+	if li, err := os.Lstat(it.path); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		// A link listed in a log directory is never followed: what it
+		// points at is not the partition's.
+		d.beginFile(it.path, it.name.Kind.String(), -1)
+		d.problem(-1, symlinkMsg)
+		d.endFile()
+		return
+	}
 	fi, err := os.Stat(it.path)
 	if err == nil && fi.IsDir() {
 		d.beginFile(it.path, "directory", -1)

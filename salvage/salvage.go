@@ -285,7 +285,8 @@ func (s *salvager) run() error {
 			return err
 		}
 	}
-	for _, f := range append(slices.Clone(s.p.Others), s.p.Leftovers...) {
+	// A link is never followed: what it points at is not the partition's.
+	for _, f := range slices.Concat(s.p.Others, s.p.Leftovers, s.p.Symlinks) {
 		switch filepath.Base(f) {
 		case layout.LeaderEpochCheckpointFile, layout.PartitionMetadataFile:
 		default:

@@ -47,8 +47,12 @@ func readSmall(path string, limit int64) ([]byte, error) {
 
 // irregular says why a file that is not regular is a problem.
 func irregular(path string) string {
-	what := "a dangling symbolic link"
-	if fi, err := os.Stat(path); err == nil {
+	fi, err := os.Lstat(path)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return "a symbolic link, never followed inside a log directory: what it points at is not verified"
+	}
+	what := "gone"
+	if err == nil {
 		what = safefile.FileType(fi.Mode())
 	}
 	return "not a regular file (" + what + "): Kafka does not load it, and logtool does not open it"

@@ -92,7 +92,7 @@ type partitionRun struct {
 
 func (v *partitionRun) run() error {
 	c, part := v.c, v.part
-	for _, f := range part.Irregular {
+	for _, f := range slices.Concat(part.Irregular, part.Symlinks) {
 		c.problem(f, -1, "%s", irregular(f))
 	}
 	for _, l := range part.Leftovers {

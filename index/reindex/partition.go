@@ -97,6 +97,21 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	// A link is never followed: a check says what it did not check, and a
+	// rebuild refuses the partition, whose indexes a broker would take
+	// from where the links point.
+	if o.Mode != Check {
+		if err := p.NoSymlinks(); err != nil {
+			return rep, err
+		}
+	}
+	for _, l := range p.Symlinks {
+		if o.Mode == Check {
+			c.problem("symlink", l, -1, -1, "a symbolic link, never followed inside a log directory: what it points at is not checked", "", "")
+		} else {
+			c.note(l, layout.SymlinkNote)
+		}
+	}
 	for _, l := range p.Leftovers {
 		c.note(l, "leftover of an interrupted cleaning, split or deletion; a broker completes or removes it at load, as reindex does before it writes")
 	}

@@ -416,14 +416,11 @@ func (u *upgrader) partition(j upgradeJob) (Partition, error) {
 	if j.err != nil {
 		return rep, j.err
 	}
-	if j.output == "" {
-		// Refused before anything is written: the swap would replace a
-		// segment file that is a symbolic link.
-		for _, s := range p.Segments {
-			if err := safefile.NoSymlinks(s.Log, s.Index, s.TimeIndex, s.TxnIndex); err != nil {
-				return rep, err
-			}
-		}
+	// Refused before anything is written: a broker follows the links, so
+	// the partition converted (or copied to the output) would lack what
+	// they point at.
+	if err := p.NoSymlinks(); err != nil {
+		return rep, err
 	}
 	switch {
 	case u.opts.DryRun:
