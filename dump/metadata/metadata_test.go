@@ -198,6 +198,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(framed(3, 2, b{}.i32(0).uuid(1).uv(1).uv(1).uv(1).uv(1).i32(-1).i32(0).i32(0).uv(1).uv(1).uv(2).uv(5).uv(2).i32(3)))
 	f.Add(framed(0, 0, b{}.i32(1).uuid(1).i64(7).uv(2).cstr("PLAINTEXT").cstr("h").i16(9092).i16(0).uv(0).uv(1).uv(0).i8(1).uv(0)))
 	f.Add(framed(5, 0, b{}.i32(0).uuid(1).uv(2).uv(0).uv(9).uv(3).i32(1).i32(2).uv(1).uv(4).i32(2)))
+	f.Add(framed(14, 0, b{}.uv(2).cstr("user").uv(0).cstr("k").f64(1.5).i8(1).uv(0)))
+	f.Add(framed(11, 0, b{}.cstr("alice").i8(2).cstr("s").cstr("k").cstr("k").i32(4096).uv(0)))
 	f.Fuzz(func(t *testing.T, value []byte) {
 		r, err := Decode(value)
 		if err != nil {
