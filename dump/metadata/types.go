@@ -4,8 +4,7 @@ package metadata
 // metadata/src/main/resources/common/metadata/*.json.
 type Type = uint32
 
-// The record types of Kafka 4.1. Ids 6, 13 and 16 were never assigned to a
-// record Kafka writes.
+// The record types of Kafka 4.1, which assigns none to ids 6, 13 and 16.
 const (
 	TypeRegisterBroker            Type = 0
 	TypeUnregisterBroker          Type = 1
