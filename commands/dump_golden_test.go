@@ -369,7 +369,7 @@ func kraftFixture(t *testing.T, dir string) {
 	feature := metadataRecord(12, 0, enc(nil).cstr("metadata.version").i16(19).notags())
 	config := metadataRecord(4, 0, enc(nil).i8(2).cstr("orders").cstr("cleanup.policy").uv(0).notags())
 	change := metadataRecord(5, 0, enc(nil).i32(0).uuid(7).uv(1).uv(1).uv(4).i32(2))
-	acl := metadataRecord(6, 0, enc(nil).uuid(9).i8(2).cstr("orders").notags())
+	acl := metadataRecord(18, 0, enc(nil).uuid(9).i8(2).cstr("orders").i8(3).cstr("User:alice").cstr("*").i8(3).i8(3).notags())
 	bad := []byte{2, 0, 0}
 	data := logfmt.DefaultBatchOptions(1)
 	data.PartitionLeaderEpoch = 1

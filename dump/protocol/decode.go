@@ -260,7 +260,7 @@ func (d *decoder) single(f *Field) Value {
 		v.Int = int64(int32(d.u32()))
 	case Uint32:
 		v.Int = int64(d.u32())
-	case Int64:
+	case Int64, Float64:
 		v.Int = int64(d.u64())
 	case UUID:
 		v.Raw = d.take(16)

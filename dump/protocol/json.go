@@ -1,10 +1,14 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/base64"
-	"github.com/logtool/logtool/internal/jsonbytes"
+	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/logtool/logtool/internal/jsonbytes"
 )
 
 // AppendJSON appends v as the compact JSON Kafka's JsonConverters write:
@@ -105,6 +109,8 @@ func appendScalar(dst []byte, f *Field, v *Value) []byte {
 		dst = append(dst, '"')
 		dst = base64.RawURLEncoding.AppendEncode(dst, v.Raw)
 		return append(dst, '"')
+	case Float64:
+		return AppendDouble(dst, math.Float64frombits(uint64(v.Int)))
 	case Nested:
 		if v.Struct == nil { // a tagged struct that was absent
 			return append(dst, "null"...)
@@ -112,6 +118,37 @@ func appendScalar(dst []byte, f *Field, v *Value) []byte {
 		return appendStruct(dst, v)
 	}
 	return strconv.AppendInt(dst, v.Int, 10)
+}
+
+// AppendDouble appends d as Jackson writes a double, with Java's
+// Double.toString: plain decimals with at least one fraction digit for
+// 1e-3 <= |d| < 1e7, "1.5E7" notation otherwise; NaN and the infinities
+// quoted, as Jackson's default QUOTE_NON_NUMERIC_NUMBERS does.
+func AppendDouble(dst []byte, d float64) []byte {
+	switch {
+	case math.IsNaN(d):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(d, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(d, -1):
+		return append(dst, `"-Infinity"`...)
+	}
+	if a := math.Abs(d); a == 0 || (a >= 1e-3 && a < 1e7) {
+		s := strconv.AppendFloat(dst, d, 'f', -1, 64)
+		if bytes.IndexByte(s[len(dst):], '.') < 0 {
+			s = append(s, ".0"...)
+		}
+		return s
+	}
+	e := strconv.FormatFloat(d, 'e', -1, 64) // "1.5e+07"
+	mant, exp, _ := strings.Cut(e, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	n, _ := strconv.Atoi(exp)
+	dst = append(dst, mant...)
+	dst = append(dst, 'E')
+	return strconv.AppendInt(dst, int64(n), 10)
 }
 
 // AppendString appends s as a JSON string the way Jackson writes it: '"' and

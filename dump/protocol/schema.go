@@ -32,7 +32,8 @@ const (
 	String
 	Bytes
 	UUID
-	Nested // a struct; Field.Struct is its schema
+	Nested  // a struct; Field.Struct is its schema
+	Float64 // IEEE 754 binary64; Value.Int holds its bits
 )
 
 // Versions is an inclusive range of message versions; the zero value is
