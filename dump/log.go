@@ -15,6 +15,7 @@ import (
 	"github.com/logtool/logtool/dump/groupmeta"
 	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/dump/sharestate"
 	"github.com/logtool/logtool/dump/txnlog"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
@@ -750,12 +751,15 @@ func (d *dumper) payloadText(l []byte, r *logfmt.Record, prefix string) []byte {
 // shown in place as Kafka shows them.
 func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bool) {
 	switch d.o.Payload {
-	case PayloadOffsets, PayloadTxnLog:
+	case PayloadOffsets, PayloadTxnLog, PayloadShareState:
 		var f protocol.Formatted
-		if d.o.Payload == PayloadOffsets {
+		switch d.o.Payload {
+		case PayloadOffsets:
 			f = groupmeta.Format(r.Key, r.Value, r.Offset)
-		} else {
+		case PayloadTxnLog:
 			f = txnlog.Format(r.Key, r.Value, r.Offset)
+		default:
+			f = sharestate.Format(r.Key, r.Value, r.Offset)
 		}
 		switch {
 		case errors.Is(f.Err, protocol.ErrUnknownType):
@@ -853,7 +857,7 @@ func (d *dumper) recordJSON(b *logfmt.Batch, r *logfmt.Record, control bool) {
 // value.
 func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValue bool) {
 	switch d.o.Payload {
-	case PayloadOffsets, PayloadTxnLog, PayloadMetadata:
+	case PayloadOffsets, PayloadTxnLog, PayloadMetadata, PayloadShareState:
 		k, v, hk, hv := d.parse(r)
 		var out []byte
 		if hk {
