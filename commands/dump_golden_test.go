@@ -224,6 +224,8 @@ var dumpGoldenCases = []goldenCase{
 	// Coordinator and KRaft logs, built by kraftFixture and friends.
 	{name: "offsets-decoder", setup: offsetsFixture, args: []string{"dump", "--offsets-decoder", "$DIR/__consumer_offsets-0/00000000000000000000.log"}},
 	{name: "offsets-decoder-json", setup: offsetsFixture, args: []string{"--format", "json", "dump", "--offsets-decoder", "$DIR/__consumer_offsets-0/00000000000000000000.log"}},
+	{name: "remote-log-metadata-decoder", setup: remoteMetaFixture, args: []string{"dump", "--remote-log-metadata-decoder", "$DIR/__remote_log_metadata-0/00000000000000000000.log"}},
+	{name: "remote-log-metadata-decoder-json", setup: remoteMetaFixture, args: []string{"--format", "json", "dump", "--remote-log-metadata-decoder", "$DIR/__remote_log_metadata-0/00000000000000000000.log"}},
 	{name: "share-group-state-decoder", setup: shareStateFixture, args: []string{"dump", "--share-group-state-decoder", "$DIR/__share_group_state-0/00000000000000000000.log"}},
 	{name: "share-group-state-decoder-json", setup: shareStateFixture, args: []string{"--format", "json", "dump", "--share-group-state-decoder", "$DIR/__share_group_state-0/00000000000000000000.log"}},
 	{name: "transaction-log-decoder", setup: txnLogFixture, args: []string{"dump", "--transaction-log-decoder", "$DIR/__transaction_state-0/00000000000000000000.log"}},
@@ -353,6 +355,18 @@ func offsetsFixture(t *testing.T, dir string) {
 	o := logfmt.DefaultBatchOptions(0)
 	o2 := logfmt.DefaultBatchOptions(int64(len(recs)))
 	segment(t, dir, "__consumer_offsets-0/00000000000000000000.log", batch(t, o, recs...), batch(t, o2, cg...))
+}
+
+func remoteMetaFixture(t *testing.T, dir string) {
+	tip := func(e enc) enc { return e.cstr("orders").uuid(7).i32(3).notags() }
+	segID := func(e enc) enc { return tip(e).uuid(9).notags() }
+	segment(t, dir, "__remote_log_metadata-0/00000000000000000000.log", batch(t, logfmt.DefaultBatchOptions(0),
+		logfmt.Record{Value: segID(metadataRecord(0, 0, nil)).i64(0).i64(499).i32(1).i64(1_700_000_000_000).i64(1_700_000_001_000).
+			uv(2).i32(4).i64(0).notags().i32(1_048_576).uv(0).i8(0).notags()},
+		logfmt.Record{Value: segID(metadataRecord(1, 0, nil)).i32(1).i64(1_700_000_002_000).uv(3).i8(1).i8(2).i8(1).notags()},
+		logfmt.Record{Value: tip(metadataRecord(2, 0, nil)).i32(3000).i64(1_700_000_003_000).i8(0).notags()},
+		logfmt.Record{Value: metadataRecord(9, 0, nil)},
+	))
 }
 
 func shareStateFixture(t *testing.T, dir string) {

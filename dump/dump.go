@@ -85,8 +85,8 @@ func DecoderOfClass(class string) (Decoder, error) {
 
 // Payload selects how record keys and values are interpreted with
 // PrintData; Kafka's precedence applies when several decoder flags are
-// given: offsets, then transaction log, then cluster metadata, then share
-// group state.
+// given: offsets, then transaction log, then cluster metadata, then remote
+// log metadata, then share group state.
 type Payload int
 
 const (
@@ -95,6 +95,7 @@ const (
 	PayloadTxnLog                    // __transaction_state records
 	PayloadMetadata                  // __cluster_metadata records
 	PayloadShareState                // __share_group_state records
+	PayloadRemoteMeta                // __remote_log_metadata records
 )
 
 // Options control a dump. The zero value is a shallow text dump of

@@ -15,6 +15,7 @@ import (
 	"github.com/logtool/logtool/dump/groupmeta"
 	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/dump/remotemeta"
 	"github.com/logtool/logtool/dump/sharestate"
 	"github.com/logtool/logtool/dump/txnlog"
 	"github.com/logtool/logtool/internal/safefile"
@@ -774,6 +775,15 @@ func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bo
 			d.problem(d.batchPos, fmt.Sprintf("record at offset %d: %v", r.Offset, err))
 		}
 		return nil, []byte(s), false, true
+	case PayloadRemoteMeta:
+		s, err := remotemeta.Format(r.Value, r.Offset)
+		switch {
+		case errors.Is(err, remotemeta.ErrUnknownType):
+			d.note(d.batchPos, fmt.Sprintf("record at offset %d: %v, which this version of logtool does not know", r.Offset, err))
+		case err != nil:
+			d.problem(d.batchPos, fmt.Sprintf("record at offset %d: %v", r.Offset, err))
+		}
+		return nil, []byte(s), false, true
 	}
 	p := d.payload[:0]
 	if r.Key != nil && d.o.KeyDecoder != DecodeNone {
@@ -857,7 +867,7 @@ func (d *dumper) recordJSON(b *logfmt.Batch, r *logfmt.Record, control bool) {
 // value.
 func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValue bool) {
 	switch d.o.Payload {
-	case PayloadOffsets, PayloadTxnLog, PayloadMetadata, PayloadShareState:
+	case PayloadOffsets, PayloadTxnLog, PayloadMetadata, PayloadShareState, PayloadRemoteMeta:
 		k, v, hk, hv := d.parse(r)
 		var out []byte
 		if hk {
