@@ -335,7 +335,7 @@ func offsetsFixture(t *testing.T, dir string) {
 		{Key: enc(nil).i16(1).str("group-a").str("orders").i32(4), Value: enc(nil).i16(4).i64(43).i32(5).cstr("m").i64(1_700_000_000_200).notags()},
 		{Key: enc(nil).i16(2).str("group-a"), Value: gm},
 		{Key: enc(nil).i16(2).str("group-b"), Value: nil},
-		{Key: enc(nil).i16(17).str("raw"), Value: enc(nil).i16(0).i32(1)},
+		{Key: enc(nil).i16(9).str("raw"), Value: enc(nil).i16(0).i32(1)},
 		{Key: enc(nil).i16(99), Value: []byte{0}},
 		{Key: enc(nil).i16(1).str("truncated"), Value: enc(nil).i16(3)},
 	}

@@ -12,14 +12,11 @@
 //
 // Types 3 to 8 and 16 are the consumer group protocol of KIP-848 (group
 // metadata, topic metadata, member metadata, target assignment metadata and
-// members, current member assignments, resolved regular expressions); 9 to
-// 15 the share groups of KIP-932 (partition metadata, member metadata, group
-// metadata, target assignment metadata and members, current member
-// assignments, share-group state partitions). Their values are flexible,
-// version 0, with tagged fields added by later releases; tags this decoder
-// does not know are skipped, as Kafka skips them. The streams group records
-// (types 17 to 24) are not decoded field by field: their keys and values are
-// shown as base64 under "raw".
+// members, current member assignments, resolved regular expressions). Their
+// values are flexible, version 0, with tagged fields added by later releases;
+// tags this decoder does not know are skipped, as Kafka skips them. The share
+// and streams group records (types 9 to 15 and 17 to 24) are not decoded
+// field by field: their keys and values are shown as base64 under "raw".
 package groupmeta
 
 import (
@@ -184,54 +181,6 @@ var (
 	)
 )
 
-// The share group records (KIP-932), from ShareGroup*Key/Value.json.
-var (
-	shareGroupMetadataValue = value("ShareGroupMetadataValue",
-		p.F("epoch", p.Int32, p.Since(0)),
-	)
-
-	shareGroupPartitionMetadataValue = value("ShareGroupPartitionMetadataValue",
-		consumerGroupPartitionMetadataValue.Fields...,
-	)
-
-	shareGroupMemberMetadataValue = value("ShareGroupMemberMetadataValue",
-		p.F("rackId", p.String, p.Since(0)).Null(p.Since(0)),
-		p.F("clientId", p.String, p.Since(0)),
-		p.F("clientHost", p.String, p.Since(0)),
-		p.F("subscribedTopicNames", p.String, p.Since(0)).Arr(),
-	)
-
-	shareGroupTargetAssignmentMetadataValue = value("ShareGroupTargetAssignmentMetadataValue",
-		p.F("assignmentEpoch", p.Int32, p.Since(0)),
-	)
-
-	shareGroupTargetAssignmentMemberValue = value("ShareGroupTargetAssignmentMemberValue",
-		consumerGroupTargetAssignmentMemberValue.Fields...,
-	)
-
-	shareGroupCurrentMemberAssignmentValue = value("ShareGroupCurrentMemberAssignmentValue",
-		p.F("memberEpoch", p.Int32, p.Since(0)),
-		p.F("previousMemberEpoch", p.Int32, p.Since(0)),
-		p.F("state", p.Int8, p.Since(0)),
-		p.F("assignedPartitions", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
-			p.F("topicId", p.UUID, p.Since(0)),
-			p.F("partitions", p.Int32, p.Since(0)).Arr(),
-		}}),
-	)
-
-	shareGroupStatePartitionMetadataValue = value("ShareGroupStatePartitionMetadataValue",
-		p.F("initializedTopics", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
-			p.F("topicId", p.UUID, p.Since(0)),
-			p.F("topicName", p.String, p.Since(0)),
-			p.F("partitions", p.Int32, p.Since(0)).Arr(),
-		}}),
-		p.F("deletingTopics", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
-			p.F("topicId", p.UUID, p.Since(0)),
-			p.F("topicName", p.String, p.Since(0)),
-		}}),
-	)
-)
-
 // records are the record types decoded field by field; the others known to
 // Kafka 4 have only their keys' and values' bytes shown.
 var records = func() p.Coordinator {
@@ -245,16 +194,9 @@ var records = func() p.Coordinator {
 		6:  {Key: groupKey("ConsumerGroupTargetAssignmentMetadataKey"), Value: consumerGroupTargetAssignmentMetadataValue},
 		7:  {Key: memberKey("ConsumerGroupTargetAssignmentMemberKey"), Value: consumerGroupTargetAssignmentMemberValue},
 		8:  {Key: memberKey("ConsumerGroupCurrentMemberAssignmentKey"), Value: consumerGroupCurrentMemberAssignmentValue},
-		9:  {Key: groupKey("ShareGroupPartitionMetadataKey"), Value: shareGroupPartitionMetadataValue},
-		10: {Key: memberKey("ShareGroupMemberMetadataKey"), Value: shareGroupMemberMetadataValue},
-		11: {Key: groupKey("ShareGroupMetadataKey"), Value: shareGroupMetadataValue},
-		12: {Key: groupKey("ShareGroupTargetAssignmentMetadataKey"), Value: shareGroupTargetAssignmentMetadataValue},
-		13: {Key: memberKey("ShareGroupTargetAssignmentMemberKey"), Value: shareGroupTargetAssignmentMemberValue},
-		14: {Key: memberKey("ShareGroupCurrentMemberAssignmentKey"), Value: shareGroupCurrentMemberAssignmentValue},
-		15: {Key: groupKey("ShareGroupStatePartitionMetadataKey"), Value: shareGroupStatePartitionMetadataValue},
 		16: {Key: consumerGroupRegularExpressionKey, Value: consumerGroupRegularExpressionValue},
 	}
-	for t := int16(17); t <= maxRecordType; t++ {
+	for t := int16(9); t <= maxRecordType; t++ {
 		if _, ok := c[t]; !ok {
 			c[t] = p.RecordType{}
 		}

@@ -106,7 +106,7 @@ func (x b) i8(v int8) b { return append(x, byte(v)) }
 func (x b) uv(v int) b  { return binary.AppendUvarint(x, uint64(v)) }
 
 // TestFormatConsumerGroupRecords decodes the KIP-848 records (types 3 to 8
-// and 16) and the share groups' (9 to 15), built field by field: compact strings and arrays carry length+1,
+// and 16), built field by field: compact strings and arrays carry length+1,
 // every struct ends with its tagged fields.
 func TestFormatConsumerGroupRecords(t *testing.T) {
 	topicID := b(make([]byte, 16))
@@ -148,26 +148,6 @@ func TestFormatConsumerGroupRecords(t *testing.T) {
 			append(append(b{}.i16(0).i32(8).i32(7).i8(0).uv(2), topicID...).uv(2).i32(1).uv(0).uv(2), topicID...).uv(2).i32(4).uv(0).uv(0),
 			`{"type":"8","data":{"groupId":"g","memberId":"m1"}}`,
 			`{"version":"0","data":{"memberEpoch":8,"previousMemberEpoch":7,"state":0,"assignedPartitions":[{"topicId":` + topicIDJSON + `,"partitions":[1]}],"partitionsPendingRevocation":[{"topicId":` + topicIDJSON + `,"partitions":[4]}]}}`},
-		{"share group partition metadata", groupKey(9), append(b{}.i16(0).uv(2), topicID...).cstr("t").i32(1).uv(1).uv(0).uv(0),
-			`{"type":"9","data":{"groupId":"g"}}`,
-			`{"version":"0","data":{"topics":[{"topicId":` + topicIDJSON + `,"topicName":"t","numPartitions":1,"partitionMetadata":[]}]}}`},
-		{"share group member metadata", memberKey(10), b{}.i16(0).uv(0).cstr("c").cstr("/h").uv(2).cstr("t").uv(0),
-			`{"type":"10","data":{"groupId":"g","memberId":"m1"}}`,
-			`{"version":"0","data":{"rackId":null,"clientId":"c","clientHost":"/h","subscribedTopicNames":["t"]}}`},
-		{"share group metadata", groupKey(11), b{}.i16(0).i32(2).uv(0),
-			`{"type":"11","data":{"groupId":"g"}}`, `{"version":"0","data":{"epoch":2}}`},
-		{"share group target assignment metadata", groupKey(12), b{}.i16(0).i32(3).uv(0),
-			`{"type":"12","data":{"groupId":"g"}}`, `{"version":"0","data":{"assignmentEpoch":3}}`},
-		{"share group target assignment member", memberKey(13), append(b{}.i16(0).uv(2), topicID...).uv(2).i32(6).uv(0).uv(0),
-			`{"type":"13","data":{"groupId":"g","memberId":"m1"}}`,
-			`{"version":"0","data":{"topicPartitions":[{"topicId":` + topicIDJSON + `,"partitions":[6]}]}}`},
-		{"share group current member assignment", memberKey(14), append(b{}.i16(0).i32(5).i32(4).i8(1).uv(2), topicID...).uv(1).uv(0).uv(0),
-			`{"type":"14","data":{"groupId":"g","memberId":"m1"}}`,
-			`{"version":"0","data":{"memberEpoch":5,"previousMemberEpoch":4,"state":1,"assignedPartitions":[{"topicId":` + topicIDJSON + `,"partitions":[]}]}}`},
-		{"share group state partition metadata", groupKey(15),
-			append(append(b{}.i16(0).uv(2), topicID...).cstr("t").uv(3).i32(0).i32(1).uv(0).uv(2), topicID...).cstr("old").uv(0).uv(0),
-			`{"type":"15","data":{"groupId":"g"}}`,
-			`{"version":"0","data":{"initializedTopics":[{"topicId":` + topicIDJSON + `,"topicName":"t","partitions":[0,1]}],"deletingTopics":[{"topicId":` + topicIDJSON + `,"topicName":"old"}]}}`},
 		{"regular expression", b{}.i16(16).str("g").str("^t.*"), b{}.i16(0).uv(3).cstr("t1").cstr("t2").i64(12).i64(1700000000000).uv(0),
 			`{"type":"16","data":{"groupId":"g","regularExpression":"^t.*"}}`,
 			`{"version":"0","data":{"topics":["t1","t2"],"version":12,"timestamp":1700000000000}}`},
@@ -186,9 +166,9 @@ func TestFormatConsumerGroupRecords(t *testing.T) {
 	if f := Format(memberKey(8), nil, 0); f.Err != nil || f.Key != `{"type":"8","data":{"groupId":"g","memberId":"m1"}}` || f.Value != "<DELETE>" {
 		t.Fatalf("tombstone: %+v", f)
 	}
-	// Streams group records stay raw; types past 24 are unknown.
-	if f := Format(b{}.i16(17).str("g"), b{}.i16(0).i32(1), 0); f.Err != nil || f.Key != `{"type":"17","raw":"AAFn"}` {
-		t.Fatalf("streams group metadata: %+v", f)
+	// Share and streams group records stay raw; types past 24 are unknown.
+	if f := Format(b{}.i16(9).str("g"), b{}.i16(0).i32(1), 0); f.Err != nil || f.Key != `{"type":"9","raw":"AAFn"}` {
+		t.Fatalf("share group metadata: %+v", f)
 	}
 	if f := Format(b{}.i16(25).str("g"), nil, 4); !errors.Is(f.Err, protocol.ErrUnknownType) || f.Key != "Unknown record type 25 at offset 4, skipping." {
 		t.Fatalf("type 25: %+v", f)
