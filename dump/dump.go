@@ -86,14 +86,17 @@ func DecoderOfClass(class string) (Decoder, error) {
 
 // Payload selects how record keys and values are interpreted with
 // PrintData; Kafka's precedence applies when several decoder flags are
-// given: offsets, then transaction log, then cluster metadata.
+// given: offsets, then transaction log, then cluster metadata, then remote
+// log metadata, then share group state.
 type Payload int
 
 const (
-	PayloadPlain    Payload = iota // the key and value decoders
-	PayloadOffsets                 // __consumer_offsets records
-	PayloadTxnLog                  // __transaction_state records
-	PayloadMetadata                // __cluster_metadata records
+	PayloadPlain      Payload = iota // the key and value decoders
+	PayloadOffsets                   // __consumer_offsets records
+	PayloadTxnLog                    // __transaction_state records
+	PayloadMetadata                  // __cluster_metadata records
+	PayloadShareState                // __share_group_state records
+	PayloadRemoteMeta                // __remote_log_metadata records
 )
 
 // Options control a dump. The zero value is a shallow text dump of

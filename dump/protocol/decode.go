@@ -275,6 +275,12 @@ func (d *decoder) single(f *Field) Value {
 		}
 		v.Raw = d.take(n)
 	case Nested:
+		// A nullable struct is preceded by a marker byte, negative for null,
+		// as Kafka's MessageDataGenerator writes it.
+		if f.Nullable.Has(d.version) && !f.Array && int8(d.u8()) < 0 {
+			v.Null = true
+			return v
+		}
 		return d.structure(f.Struct)
 	}
 	return v

@@ -210,3 +210,23 @@ func TestCoordinatorFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestNullableStruct: a nullable struct field carries a marker byte before
+// its fields, negative for null.
+func TestNullableStruct(t *testing.T) {
+	m := &Message{Name: "N", Flexible: Since(0), Struct: Struct{Fields: []Field{
+		F("inner", Nested, Since(0)).Null(Since(0)).Of(&Struct{Fields: []Field{F("n", Int32, Since(0))}}),
+	}}}
+	for in, want := range map[string]string{
+		string(b{}.i8(-1).uv(0)):             `{"inner":null}`,
+		string(b{}.i8(1).i32(9).uv(0).uv(0)): `{"inner":{"n":9}}`,
+	} {
+		v, n, err := Decode(m, 0, []byte(in))
+		if err != nil || n != len(in) {
+			t.Fatalf("%x: used %d, %v", in, n, err)
+		}
+		if got := string(AppendJSON(nil, v)); got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	}
+}

@@ -15,7 +15,9 @@
 //   - in flexible versions all three carry an unsigned varint of length+1 (0
 //     null), and every struct ends with its tagged fields: an unsigned varint
 //     count, then per field an unsigned varint tag, an unsigned varint size
-//     and the field's bytes. Unknown tags are skipped, as Kafka skips them.
+//     and the field's bytes. Unknown tags are skipped, as Kafka skips them;
+//   - a nullable struct (not an array of structs) is preceded by an int8
+//     marker, negative for null.
 package protocol
 
 // Kind is a field's wire type.
