@@ -291,10 +291,11 @@ func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
 	}
+	if why := r.Unknown(cfg); why != "" {
+		return cfg, why + ", so it is not audited", nil
+	}
 	if !r.Known() || tp.Dir.Topic == "" {
 		rt.setPolicy(cfg, "compact")
-	} else if why := r.Unknown(cfg); why != "" {
-		return cfg, why + ", so it is not audited", nil
 	}
 	cc := compact.TopicConfig(cfg)
 	if err := compactConflict(cfg, cc); err != nil {

@@ -126,7 +126,7 @@ func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, nam
 		if err != nil {
 			return nil, fmt.Errorf("%s: topic %s: %w", p.Path, p.Dir.Topic, err)
 		}
-		skip, explicit := "", !r.Known() || p.Dir.Topic == ""
+		skip, explicit := "", !r.Known() || p.Dir.Topic == "" && r.Unknown(cfg) == ""
 		switch {
 		case explicit && explicitPolicy != "":
 			rt.setPolicy(cfg, explicitPolicy)

@@ -70,3 +70,38 @@ func TestUnlistedTopicLeftAlone(t *testing.T) {
 		t.Errorf("grep audit: stdout %q, stderr %q", out, errOut)
 	}
 }
+
+// TestUnnamedDirLeftAlone: a partition directory named on the command line
+// whose name gives no topic (a copy, "legacy-0.bak") has an unknown
+// configuration when a source is given: left alone, not given Kafka's
+// defaults, unless --unlisted-topics defaults says so.
+func TestUnnamedDirLeftAlone(t *testing.T) {
+	for _, args := range [][]string{
+		{"retention", "--now", "2030-01-01T00:00:00Z"},
+		{"compact", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0", "--cleanup-policy", "compact"},
+	} {
+		dir := plainLogDir(t)
+		bak := filepath.Join(dir, "legacy-0.bak")
+		if err := os.Rename(filepath.Join(dir, "legacy-0"), bak); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "topics.txt")
+		if err := os.WriteFile(file, []byte("Topic: orders\tConfigs: retention.ms=1000\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := treeBytes(t, bak)
+		code, out, errOut := runArgs(append(args, "--topic-config", file, bak)...)
+		if code != ExitOK || !strings.Contains(out+errOut, "not named <topic>-<partition>: its topic, and so its configuration, is unknown") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+		after := treeBytes(t, bak)
+		if len(after) != len(before) {
+			t.Errorf("%v: legacy-0.bak had %d files, now %d", args, len(before), len(after))
+		}
+		for p, b := range before {
+			if after[p] != b {
+				t.Errorf("%v: %s changed", args, p)
+			}
+		}
+	}
+}

@@ -159,8 +159,13 @@ type Resolver struct {
 // log dir with no source at all is not this case (see Known).
 func (r *Resolver) Unknown(c *Config) string {
 	switch {
-	case c.Known || c.Topic == "":
+	case c.Known || !r.Known():
 		return ""
+	case c.Topic == "":
+		if r.file != nil && r.unlistedDefaults {
+			return ""
+		}
+		return "the directory is not named <topic>-<partition>: its topic, and so its configuration, is unknown"
 	case r.file != nil && !r.unlistedDefaults:
 		return "topic " + c.Topic + " is not in --topic-config " + r.file.Path + ": its configuration is unknown (--unlisted-topics defaults gives it Kafka's defaults)"
 	case r.file == nil && r.image != nil:
