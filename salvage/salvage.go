@@ -176,7 +176,7 @@ func removeStages(parent, name string) error {
 	}
 	for _, e := range entries {
 		if e.Type().IsDir() && isStage(e.Name(), name) {
-			if err := safefile.RemoveStage(filepath.Join(parent, e.Name())); err != nil {
+			if err := safefile.RemoveStage(filepath.Join(parent, e.Name()), layout.StageFile); err != nil {
 				return err
 			}
 		}

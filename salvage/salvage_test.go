@@ -272,3 +272,29 @@ func TestStageWithForeignContentRefused(t *testing.T) {
 		t.Errorf("%s: %q, %v", inner, b, err)
 	}
 }
+
+// TestStageWithUserFileRefused: a directory bearing a stage's name that
+// holds a file logtool never writes in a stage is left whole, the
+// segment file in it too: nothing is removed before everything is checked.
+func TestStageWithUserFileRefused(t *testing.T) {
+	dir, _ := writeBatches(t, 1)
+	parent := t.TempDir()
+	stage := filepath.Join(parent, "orders-0.salvage456-delete")
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"00000000000000000000.log": "seg", "mydata.txt": "mine"}
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(stage, n), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Partition(dir, filepath.Join(parent, "orders-0"), Options{}); err == nil {
+		t.Error("salvage removed a stage holding a user's file")
+	}
+	for n, want := range files {
+		if b, err := os.ReadFile(filepath.Join(stage, n)); err != nil || string(b) != want {
+			t.Errorf("%s: %q, %v", n, b, err)
+		}
+	}
+}

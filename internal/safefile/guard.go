@@ -50,16 +50,23 @@ func replaceable(path string) error {
 }
 
 // RemoveStage removes a staging directory of logtool's own, named by the
-// caller exactly, that a crashed run left. It holds only the regular files
-// logtool writes; anything else in it (a directory, a symbolic link) is
-// refused rather than followed or removed. An absent stage is no error.
-func RemoveStage(stage string) error {
+// caller exactly, that a crashed run left. Every entry is checked before
+// any is removed: each must be a regular file whose name own accepts (the
+// files logtool writes in a stage); anything else (a directory, a link, a
+// user's file) refuses the whole stage, which is then left as it is. An
+// absent stage is no error.
+func RemoveStage(stage string, own func(name string) bool) error {
 	entries, err := os.ReadDir(stage)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !own(e.Name()) {
+			return fmt.Errorf("%s: holds %s, which logtool does not write there: not removed; move it away", stage, e.Name())
+		}
 	}
 	for _, e := range entries {
 		if err := RemoveLeftover(filepath.Join(stage, e.Name())); err != nil {

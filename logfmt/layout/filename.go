@@ -312,3 +312,11 @@ func BrokerRefusalAt(path string) string {
 		return err == nil && fi.Mode().IsRegular()
 	})
 }
+
+// StageFile tells whether name is one logtool writes in a staging directory
+// (salvage's, upgrade's): a file of a partition directory by Kafka's names,
+// or a temporary file of its own. A stage holding anything else is not
+// logtool's to remove.
+func StageFile(name string) bool {
+	return ParseFileName(name).Kind != Unknown || OwnTemp(name) || strings.HasSuffix(name, safefile.TempSuffix)
+}

@@ -544,7 +544,7 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Par
 		return u.partitionInPlace(p, rep)
 	}
 	stage := filepath.Join(filepath.Dir(final), upgradeStageName(filepath.Base(final)))
-	if err := safefile.RemoveStage(stage); err != nil {
+	if err := safefile.RemoveStage(stage, layout.StageFile); err != nil {
 		return err
 	}
 	if err := os.Mkdir(stage, 0o755); err != nil {
@@ -552,7 +552,7 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Par
 	}
 	defer func() {
 		if err != nil {
-			safefile.RemoveStage(stage)
+			safefile.RemoveStage(stage, layout.StageFile)
 		}
 	}()
 	for _, s := range p.Segments {
@@ -634,7 +634,7 @@ func upgradeRemoveStages(dir string) ([]string, error) {
 	for _, e := range entries {
 		if e.IsDir() && isUpgradeStage(e.Name()) {
 			path := filepath.Join(dir, e.Name())
-			if err := safefile.RemoveStage(path); err != nil {
+			if err := safefile.RemoveStage(path, layout.StageFile); err != nil {
 				return removed, err
 			}
 			removed = append(removed, path)
