@@ -1,0 +1,525 @@
+package replicas
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
+)
+
+// Options shape how replicas are read.
+type Options struct {
+	// MaxRecordBytes bounds one record of a compressed batch read for its
+	// hashes (logfmt.RecordIter.MaxRecordBytes).
+	MaxRecordBytes int
+	// AllRecords hashes the records of every batch, not only those of
+	// compacted replicas: a batch cleaned on one broker can then be checked
+	// against a broker that never cleaned, at the cost of decompressing
+	// every batch.
+	AllRecords bool
+}
+
+// Broker is who holds a set of replicas.
+type Broker struct {
+	// Name is the node id (broker.id before KRaft), or the log directory's
+	// path when it has no meta.properties.
+	Name      string
+	NodeID    int32 // -1 when unknown
+	ClusterID string
+	// Dirs are the log directories read (their real paths), or the digest
+	// file.
+	Dirs []string
+	// DirectoryIDs are the log directories' directory.id values, when
+	// meta.properties has one.
+	DirectoryIDs []string
+}
+
+// Source yields one broker's replicas in PartitionKey order.
+type Source interface {
+	Broker() Broker
+	// Next returns the next replica, nil at the end.
+	Next() (*Partition, error)
+	Close() error
+}
+
+// OpenLogDirs reads the log directories of set, all named whole, as the
+// brokers they belong to: log directories with the same node id are one
+// broker's (its log.dirs), each with its own Source.
+func OpenLogDirs(set *target.Set, o Options) ([]Source, error) {
+	var srcs []*logDirSource
+	byNode := map[string]*logDirSource{}
+	for _, d := range set.LogDirs {
+		m, err := readMeta(d.Path)
+		if err != nil {
+			return nil, err
+		}
+		b := Broker{Name: d.Real, NodeID: -1}
+		if m != nil {
+			b.ClusterID = m.ClusterID
+			b.NodeID = m.NodeID
+			if b.NodeID < 0 {
+				b.NodeID = m.BrokerID
+			}
+			if b.NodeID >= 0 {
+				b.Name = strconv.Itoa(int(b.NodeID))
+			}
+		}
+		s := byNode[b.Name]
+		if s == nil {
+			s = &logDirSource{broker: b, o: o, roots: map[string]*roots{}}
+			byNode[b.Name] = s
+			srcs = append(srcs, s)
+		} else if s.broker.ClusterID != b.ClusterID {
+			return nil, &target.UsageError{Err: fmt.Errorf("%s and %s both say they are broker %s, of different clusters", s.broker.Dirs[0], d.Path, b.Name)}
+		}
+		s.broker.Dirs = append(s.broker.Dirs, d.Real)
+		if m != nil && m.DirectoryID != "" {
+			s.broker.DirectoryIDs = append(s.broker.DirectoryIDs, m.DirectoryID)
+		}
+	}
+	for _, p := range set.Partitions() {
+		if p.Dir.Kind != layout.Normal || p.Dir.Topic == "" {
+			// Being deleted, moved or left stray: not a replica a
+			// broker serves.
+			continue
+		}
+		m, _ := readMeta(p.LogDir.Path)
+		name := p.LogDir.Real
+		if m != nil {
+			if id := cmpNode(m); id >= 0 {
+				name = strconv.Itoa(int(id))
+			}
+		}
+		s := byNode[name]
+		s.parts = append(s.parts, p)
+	}
+	out := make([]Source, len(srcs))
+	for i, s := range srcs {
+		slices.SortStableFunc(s.parts, func(a, b *target.Partition) int {
+			return PartitionKey{a.Dir.Topic, a.Dir.Partition}.Compare(PartitionKey{b.Dir.Topic, b.Dir.Partition})
+		})
+		for j := 1; j < len(s.parts); j++ {
+			a, b := s.parts[j-1], s.parts[j]
+			if a.Dir.Topic == b.Dir.Topic && a.Dir.Partition == b.Dir.Partition {
+				// Kafka refuses to start with a partition in two of
+				// its log directories.
+				return nil, &target.UsageError{Err: fmt.Errorf("broker %s holds %s twice: %s and %s", s.broker.Name, a.Dir.Name, a.Path, b.Path)}
+			}
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func cmpNode(m *checkpoint.MetaProperties) int32 {
+	if m.NodeID >= 0 {
+		return m.NodeID
+	}
+	return m.BrokerID
+}
+
+// readMeta reads a log directory's meta.properties; nil when it has none.
+func readMeta(dir string) (*checkpoint.MetaProperties, error) {
+	path := filepath.Join(dir, layout.MetaPropertiesFile)
+	b, err := safefile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := checkpoint.ReadMetaProperties(b, path)
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+type logDirSource struct {
+	broker Broker
+	o      Options
+	parts  []*target.Partition
+	roots  map[string]*roots
+}
+
+// roots are a log directory's root checkpoints, read once for all its
+// partitions.
+type roots struct {
+	logStart, replication map[PartitionKey]int64
+	damage                []Damage
+}
+
+func (s *logDirSource) Broker() Broker { return s.broker }
+func (s *logDirSource) Close() error   { return nil }
+
+func (s *logDirSource) Next() (*Partition, error) {
+	if len(s.parts) == 0 {
+		return nil, nil
+	}
+	p := s.parts[0]
+	s.parts = s.parts[1:]
+	r, err := s.rootsOf(p.LogDir.Path)
+	if err != nil {
+		return nil, err
+	}
+	lp, err := layout.ReadPartition(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	return Load(lp, r, s.o)
+}
+
+func (s *logDirSource) rootsOf(dir string) (*roots, error) {
+	if r := s.roots[dir]; r != nil {
+		return r, nil
+	}
+	r := &roots{}
+	var err error
+	if r.logStart, err = readRoot(dir, layout.LogStartOffsetCheckpointFile, r); err != nil {
+		return nil, err
+	}
+	if r.replication, err = readRoot(dir, layout.ReplicationOffsetCheckpointFile, r); err != nil {
+		return nil, err
+	}
+	s.roots[dir] = r
+	return r, nil
+}
+
+// readRoot reads a root offset checkpoint into a map; a damaged one is
+// damage of every replica of the log directory, which then has no entries.
+func readRoot(dir, name string, r *roots) (map[PartitionKey]int64, error) {
+	m := map[PartitionKey]int64{}
+	err := checkpoint.ScanOffsetsFile(filepath.Join(dir, name), func(e checkpoint.OffsetEntry) error {
+		m[PartitionKey{e.Topic, e.Partition}] = e.Offset
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if ce, ok := logfmt.AsCorrupt(err); ok {
+		r.damage = append(r.damage, Damage{File: ce.File, Pos: ce.Pos, Msg: ce.Msg, From: -1, To: -1})
+		return map[PartitionKey]int64{}, nil
+	}
+	return m, err
+}
+
+// Load reads one replica from its partition directory, with the entries of
+// its log directory's root checkpoints.
+func Load(lp *layout.Partition, r *roots, o Options) (*Partition, error) {
+	p := &Partition{Topic: lp.Dir.Topic, Partition: lp.Dir.Partition}
+	key := p.Key()
+	p.Damage = append(p.Damage, r.damage...)
+	if err := p.readMetadata(lp.Path); err != nil {
+		return nil, err
+	}
+	epochs, err := p.readEpochs(lp.Path)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := logseg.OpenPartition(lp)
+	if err != nil {
+		return nil, err
+	}
+	var at []batchAt
+	for i, seg := range segs {
+		if at, err = p.scan(seg.Log, i, at); err != nil {
+			return nil, err
+		}
+	}
+	p.LogStartOffset = r.logStart[key]
+	if len(segs) > 0 {
+		p.LogStartOffset = max(p.LogStartOffset, segs[0].Base)
+		p.LogEndOffset = segs[len(segs)-1].Base
+	}
+	if n := len(p.Batches); n > 0 {
+		p.LogEndOffset = max(p.LogEndOffset, p.Batches[n-1].Last+1)
+	}
+	hw, ok := r.replication[key]
+	p.HighWatermarkKnown = ok
+	p.HighWatermark = min(max(hw, p.LogStartOffset), p.LogEndOffset)
+	p.Epochs = loadedEpochs(epochs, p.LogStartOffset, p.LogEndOffset)
+	p.Hashed = o.AllRecords || compacted(p.Batches)
+	if p.Hashed {
+		if err := p.hash(segs, at, o); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// loadedEpochs is the epoch cache LogLoader leaves: entries at or past the
+// log end offset removed (truncateFromEnd), those wholly before the log start
+// offset folded into one starting there (truncateFromStart).
+func loadedEpochs(es []checkpoint.EpochEntry, start, end int64) []checkpoint.EpochEntry {
+	var out []checkpoint.EpochEntry
+	for _, e := range es {
+		if e.StartOffset >= end {
+			break
+		}
+		if e.StartOffset <= start && len(out) > 0 {
+			out = out[:0]
+		}
+		if e.StartOffset <= start {
+			e.StartOffset = start
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// compacted tells whether a cleaner has been over the log: a cleaned batch,
+// or offsets missing between two batches, which only removed batches leave.
+func compacted(bs []Batch) bool {
+	for i := range bs {
+		if bs[i].Flags&Cleaned != 0 || i > 0 && bs[i].Base > bs[i-1].Last+1 {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Partition) corrupt(err error, from int64) bool {
+	ce, ok := logfmt.AsCorrupt(err)
+	if ok {
+		p.Damage = append(p.Damage, Damage{File: ce.File, Pos: ce.Pos, Msg: ce.Msg, From: from, To: -1})
+	}
+	return ok
+}
+
+func (p *Partition) readMetadata(dir string) error {
+	path := filepath.Join(dir, layout.PartitionMetadataFile)
+	b, err := safefile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m, err := checkpoint.ReadPartitionMetadata(b, path)
+	if err != nil {
+		if p.corrupt(err, -1) {
+			return nil
+		}
+		return err
+	}
+	p.TopicID, p.HasTopicID = m.TopicID, true
+	return nil
+}
+
+func (p *Partition) readEpochs(dir string) ([]checkpoint.EpochEntry, error) {
+	path := filepath.Join(dir, layout.LeaderEpochCheckpointFile)
+	b, err := safefile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	es, err := checkpoint.ReadLeaderEpochs(bytes.NewReader(b), path)
+	if err != nil && p.corrupt(err, -1) {
+		return nil, nil
+	}
+	return es, err
+}
+
+// batchAt is where a batch was read, to read its records again.
+type batchAt struct {
+	seg int
+	pos int64
+}
+
+// scan reads a segment's batch headers and checksums. Damage is recorded and
+// passed over as far as the next entry that frames and checksums (the
+// segment reader's Resync, as salvage and dump use it); what lies between is
+// unknown, not missing.
+func (p *Partition) scan(path string, seg int, at []batchAt) ([]batchAt, error) {
+	if path == "" {
+		return at, nil
+	}
+	src, err := logfmt.OpenSegment(path, logfmt.ReadAheadWindows)
+	if err != nil {
+		return at, err
+	}
+	defer src.Close()
+	var open *Damage // the damage whose end is the next good batch
+	lastGood := func() int64 {
+		if n := len(p.Batches); n > 0 {
+			return p.Batches[n-1].Last + 1
+		}
+		return -1
+	}
+	damaged := func(pos int64, msg string) bool {
+		if open == nil {
+			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: lastGood(), To: -1})
+			open = &p.Damage[len(p.Damage)-1]
+		}
+		src.SeekTo(pos)
+		return src.Resync()
+	}
+	for {
+		if !src.Next() {
+			err := src.Err()
+			if err == nil {
+				// A torn or zero-filled end is what Kafka's recovery
+				// cuts away: nothing a replica holds.
+				return at, nil
+			}
+			ce, ok := logfmt.AsCorrupt(err)
+			if !ok {
+				return at, err
+			}
+			if damaged(src.Pos(), ce.Msg) {
+				continue
+			}
+			return at, nil
+		}
+		b := src.Batch()
+		if err := b.Validate(); err != nil {
+			ce, ok := logfmt.AsCorrupt(err)
+			if !ok {
+				return at, err
+			}
+			if damaged(b.Pos, ce.Msg) {
+				continue
+			}
+			return at, nil
+		}
+		bt := headerOf(b)
+		if bt.Flags&Control != 0 && abortMarker(b) {
+			bt.Flags |= AbortMarker
+		}
+		if open != nil {
+			open.To = bt.Base - 1
+			open = nil
+		}
+		p.Batches = append(p.Batches, bt)
+		at = append(at, batchAt{seg, b.Pos})
+	}
+}
+
+// headerOf is the Batch of a valid entry, from its header alone.
+func headerOf(b *logfmt.Batch) Batch {
+	bt := Batch{Last: b.LastOffset(), CRC: b.StoredCRC(), Size: int32(b.Size()), MaxTimestamp: b.MaxTimestamp(),
+		Epoch: logfmt.NoLeaderEpoch, ProducerID: logfmt.NoProducerID, BaseSequence: logfmt.NoSequence}
+	if b.Magic() < 2 {
+		// A legacy wrapper's base offset is only known inside it; its
+		// last offset is the wrapper's, which is what offsets order by.
+		bt.Base, bt.Count, bt.Flags = bt.Last, 1, Legacy
+		return bt
+	}
+	h := b.Header()
+	bt.Base, bt.Epoch, bt.Count = h.BaseOffset(), h.PartitionLeaderEpoch(), h.RecordCount()
+	bt.ProducerID, bt.BaseSequence = h.ProducerID(), h.BaseSequence()
+	if cleaned(h.RecordCount(), h.LastOffsetDelta(), h.HasDeleteHorizon()) {
+		bt.Flags |= Cleaned
+	}
+	if h.IsTransactional() {
+		bt.Flags |= Transactional
+	}
+	if h.IsControl() {
+		bt.Flags |= Control
+	}
+	return bt
+}
+
+// abortMarker tells whether a control batch holds an ABORT marker, which says
+// that the cleaner may drop the transaction's batches.
+func abortMarker(b *logfmt.Batch) bool {
+	var it logfmt.RecordIter
+	if it.Reset(b) != nil || !it.Next() {
+		return false
+	}
+	_, t, err := logfmt.ParseControlKey(it.Record().Key)
+	return err == nil && t == logfmt.ControlAbort
+}
+
+// hashRecord hashes a record: its key alone, and its key, value and headers
+// with their lengths (null apart from empty), so that no two different
+// records are framed alike.
+func hashRecord(r *logfmt.Record) Record {
+	h := fnv.New64a()
+	field := func(b []byte) {
+		var n [9]byte
+		if b == nil {
+			n[0] = 1
+		} else {
+			binary.BigEndian.PutUint64(n[1:], uint64(len(b)))
+		}
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field(r.Key)
+	key := h.Sum64()
+	field(r.Value)
+	for _, hd := range r.Headers {
+		field(hd.Key)
+		field(hd.Value)
+	}
+	return Record{Offset: r.Offset, Key: key, Sum: h.Sum64(), Tombstone: r.Value == nil}
+}
+
+// hash reads the records of every batch again, for their hashes.
+func (p *Partition) hash(segs []logseg.Segment, at []batchAt, o Options) error {
+	var it logfmt.RecordIter
+	it.MaxRecordBytes = o.MaxRecordBytes
+	var src *logfmt.SegmentFile
+	cur := -1
+	defer func() {
+		if src != nil {
+			src.Close()
+		}
+	}()
+	for i := range p.Batches {
+		a := at[i]
+		if a.seg != cur {
+			if src != nil {
+				src.Close()
+			}
+			var err error
+			if src, err = logfmt.OpenSegment(segs[a.seg].Log); err != nil {
+				return err
+			}
+			cur = a.seg
+			it.File = segs[a.seg].Log
+		}
+		src.SeekTo(a.pos)
+		if !src.Next() {
+			return fmt.Errorf("%s: the batch at byte %d no longer reads (%v): the segment changed while it was read", segs[a.seg].Log, a.pos, src.Err())
+		}
+		bt := &p.Batches[i]
+		bt.Records = []Record{}
+		if err := it.Reset(src.Batch()); err != nil {
+			if p.corrupt(err, bt.Base) {
+				p.Damage[len(p.Damage)-1].To = bt.Last
+				continue
+			}
+			return err
+		}
+		for it.Next() {
+			bt.Records = append(bt.Records, hashRecord(it.Record()))
+		}
+		if err := it.Err(); err != nil {
+			if p.corrupt(err, bt.Base) {
+				p.Damage[len(p.Damage)-1].To = bt.Last
+				continue
+			}
+			return err
+		}
+		if bt.Flags&Legacy != 0 && len(bt.Records) > 0 {
+			bt.Base, bt.Count = bt.Records[0].Offset, int32(len(bt.Records))
+		}
+	}
+	return nil
+}
