@@ -26,7 +26,10 @@ const topic = "orders"
 // orders, records keyed, several segments.
 func genBase(t testing.TB, dir string, o gen.Options) {
 	t.Helper()
-	o.Out, o.Topics, o.Partitions, o.Magic = dir, []string{topic}, 1, 2
+	o.Out, o.Partitions, o.Magic = dir, 1, 2
+	if o.Topics == nil {
+		o.Topics = []string{topic}
+	}
 	if o.Records == 0 {
 		o.Records = 300
 	}
@@ -266,4 +269,116 @@ func replicaOf(t testing.TB, v *replicas.Verdict, broker string) replicas.Replic
 		t.Fatalf("no broker %s in %v", broker, v.Replicas)
 	}
 	return v.Replicas[i]
+}
+
+// runWith is run with load options.
+func runWith(t testing.TB, lo replicas.Options, o replicas.RunOptions, dirs ...string) ([]*replicas.Verdict, replicas.Summary) {
+	t.Helper()
+	var srcs []replicas.Source
+	for _, d := range dirs {
+		set, err := target.Resolve([]string{d}, target.Options{Command: "replicas", Takes: target.LogDirs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := replicas.OpenLogDirs(set, lo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, s...)
+	}
+	var vs []*replicas.Verdict
+	sum, err := replicas.Run(srcs, o, func(v *replicas.Verdict) error {
+		vs = append(vs, v)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs, sum
+}
+
+// readBatch returns the options and records of the uncompressed batch at b.
+func readBatch(t testing.TB, b at) (logfmt.BatchOptions, []logfmt.Record, int) {
+	t.Helper()
+	f, err := logfmt.OpenSegment(b.seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.SeekTo(b.pos)
+	if !f.Next() {
+		t.Fatal(f.Err())
+	}
+	bt := f.Batch()
+	h := bt.Header()
+	o := logfmt.DefaultBatchOptions(h.BaseOffset())
+	o.PartitionLeaderEpoch, o.Compression, o.Transactional, o.Control = h.PartitionLeaderEpoch(), h.Compression(), h.IsTransactional(), h.IsControl()
+	o.ProducerID, o.ProducerEpoch, o.BaseSequence, o.LastOffsetDelta = h.ProducerID(), h.ProducerEpoch(), h.BaseSequence(), h.LastOffsetDelta()
+	var recs []logfmt.Record
+	var it logfmt.RecordIter
+	if err := it.Reset(bt); err != nil {
+		t.Fatal(err)
+	}
+	for it.Next() {
+		r := *it.Record()
+		r.Key, r.Value = append([]byte(nil), r.Key...), append([]byte(nil), r.Value...)
+		recs = append(recs, r)
+	}
+	return o, recs, bt.Size()
+}
+
+// appendRaw appends bytes to a replica's last segment.
+func appendRaw(t testing.TB, logDir string, buf []byte) {
+	t.Helper()
+	bs := batchesOf(t, logDir)
+	f, err := os.OpenFile(bs[len(bs)-1].seg, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	dropIndexes(t, logDir)
+}
+
+// rewrite replaces, in place, the uncompressed batch holding offset off with
+// the batch change makes of its records, which must keep its size.
+func rewrite(t testing.TB, logDir string, off int64, change func(recs []logfmt.Record, o *logfmt.BatchOptions)) {
+	t.Helper()
+	for _, b := range batchesOf(t, logDir) {
+		if b.base > off || b.last < off {
+			continue
+		}
+		o, recs, size := readBatch(t, b)
+		change(recs, &o)
+		out, err := logfmt.AppendBatch(nil, o, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != size {
+			t.Fatalf("the rewritten batch is %d bytes, was %d", len(out), size)
+		}
+		w, err := os.OpenFile(b.seg, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if _, err := w.WriteAt(out, b.pos); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatalf("no batch holds offset %d", off)
+}
+
+// changeValue flips a byte of the value of the record at off.
+func changeValue(t testing.TB, logDir string, off int64) {
+	rewrite(t, logDir, off, func(recs []logfmt.Record, _ *logfmt.BatchOptions) {
+		for i := range recs {
+			if recs[i].Offset == off {
+				recs[i].Value[0] ^= 0xff
+			}
+		}
+	})
 }

@@ -1,9 +1,16 @@
 package replicas_test
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/replicas"
@@ -189,5 +196,220 @@ func TestLaggingFollowerAgrees(t *testing.T) {
 	checkModel(t, v)
 	if r := replicaOf(t, v, "1"); r.WouldTruncateTo != cut || r.Lost.Records == 0 {
 		t.Errorf("broker 1 following the shorter 2: truncate to %d, lost %+v", r.WouldTruncateTo, r.Lost)
+	}
+}
+
+func TestRetentionOnOneSideAgrees(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	p, err := layout.ReadPartition(partDir(dirs[0]))
+	if err != nil || len(p.Segments) < 3 {
+		t.Fatalf("want 3 segments or more: %v", err)
+	}
+	// Broker 1 deleted its first two segments.
+	for _, s := range p.Segments[:2] {
+		for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+			if f != "" {
+				os.Remove(f)
+			}
+		}
+	}
+	start := p.Segments[2].Base
+	setRoot(t, dirs[0], layout.LogStartOffsetCheckpointFile, start)
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Agree || sum.Failed() {
+		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
+	}
+	if r := replicaOf(t, v, "1"); r.LogStartOffset != start {
+		t.Errorf("log start %d, want %d", r.LogStartOffset, start)
+	}
+	if !hasNote(v, "broker 1 starts at") {
+		t.Errorf("the later start is not said: %v", v.Notes)
+	}
+	checkModel(t, v)
+}
+
+// A copy restored from an older backup is a replica behind the others, with
+// its older checkpoints.
+func TestRestoredOlderBackupAgrees(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 3)
+	cut := batchesOf(t, dirs[2])[8].base
+	truncate(t, dirs[2], cut)
+	setRoot(t, dirs[2], layout.ReplicationOffsetCheckpointFile, cut)
+	vs, _ := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Agree || !hasNote(v, "broker 3 ends at") {
+		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
+	}
+	checkModel(t, v)
+}
+
+func TestRecreatedTopicIsNotAReplica(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	id, _ := checkpoint.ParseTopicID("AAAAAAAAAAAAAAAAAAAAAQ")
+	write(t, filepath.Join(partDir(dirs[1]), layout.PartitionMetadataFile), checkpoint.AppendPartitionMetadata(nil, checkpoint.PartitionMetadata{TopicID: id}))
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.TopicIDs || !sum.Failed() {
+		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
+	}
+}
+
+// Compaction on one broker only rewrites its batches: not divergence.
+func TestCompactionOnOneSideAgrees(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
+	dirs := brokers(t, base, 2)
+	o := compact.DefaultOptions(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	if _, errs := compact.Run([]compact.Job{{Dir: partDir(dirs[0]), Config: o.Config}}, o, 1, func() {}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	var cleaned int
+	vs, sum := runWith(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	for _, b := range replicaOf(t, v, "1").Batches {
+		if b.Flags&replicas.Cleaned != 0 {
+			cleaned++
+		}
+	}
+	if cleaned == 0 {
+		t.Fatal("the cleaner cleaned nothing: the test tests nothing")
+	}
+	if v.Status != replicas.Agree || sum.Failed() {
+		t.Fatalf("status %s at %d, notes %v", v.Status, v.DivergentOffset, v.Notes)
+	}
+	checkModel(t, v)
+
+	// Without the other side's record hashes the cleaned batches are
+	// compared by what the cleaner keeps, and that is said.
+	vs, _ = run(t, replicas.RunOptions{}, dirs...)
+	if v := one(t, vs); v.Status != replicas.Agree || !hasNote(v, "not record by record") {
+		t.Fatalf("status %s at %d, notes %v", v.Status, v.DivergentOffset, v.Notes)
+	}
+
+	// A record changed under a cleaned batch is divergence all the same.
+	off := int64(-1)
+	for _, b := range replicaOf(t, v, "1").Batches {
+		if b.Flags&replicas.Cleaned != 0 && len(b.Records) > 0 && !b.Records[0].Tombstone {
+			off = b.Records[0].Offset
+			break
+		}
+	}
+	changeValue(t, dirs[1], off)
+	vs, _ = runWith(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
+	if v := one(t, vs); v.Status != replicas.Diverge {
+		t.Fatalf("a changed record under compaction: status %s, notes %v", v.Status, v.Notes)
+	}
+}
+
+func hasNote(v *replicas.Verdict, s string) bool {
+	for _, n := range v.Notes {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Transactions whose markers landed at different offsets on two brokers: each
+// history is whole, and they differ from the first marker that moved.
+func TestTransactionMarkersAtDifferentOffsets(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{TransactionalRatio: 0.5})
+	dirs := brokers(t, base, 2)
+	var marker at
+	for _, b := range batchesOf(t, dirs[1]) {
+		if b.base > 100 && b.base == b.last && isControl(t, b) {
+			marker = b
+			break
+		}
+	}
+	m := marker.base
+	if m == 0 {
+		t.Fatal("gen wrote no marker past offset 100")
+	}
+	// On broker 2 the marker came after one more batch.
+	o, recs, _ := readBatch(t, marker)
+	truncate(t, dirs[1], m)
+	appendBatches(t, dirs[1], 0, 1, "late")
+	o.BaseOffset, recs[0].Offset = m+5, m+5
+	buf, err := logfmt.AppendBatch(nil, o, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRaw(t, dirs[1], buf)
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Diverge || v.DivergentOffset != m || !sum.Failed() {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, m, v.Notes)
+	}
+}
+
+func isControl(t testing.TB, b at) bool {
+	f, err := logfmt.OpenSegment(b.seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.SeekTo(b.pos)
+	return f.Next() && f.Batch().IsControl()
+}
+
+// Damage on one replica is reported, and the comparison goes on past it.
+func TestDamageIsReportedAndPassed(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	bs := batchesOf(t, dirs[1])
+	bad := bs[5]
+	f, err := os.OpenFile(bad.seg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xde, 0xad}, bad.pos+70); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Agree || !v.Damaged || !sum.Failed() || !hasNote(v, bad.seg) {
+		t.Fatalf("status %s, damaged %v, notes %v", v.Status, v.Damaged, v.Notes)
+	}
+	// A change past the damage is still found.
+	later := bs[len(bs)-3]
+	changeValue(t, dirs[1], later.base)
+	vs, _ = run(t, replicas.RunOptions{}, dirs...)
+	if v := one(t, vs); v.Status != replicas.Diverge || v.DivergentOffset != later.base {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, later.base, v.Notes)
+	}
+}
+
+func TestSameBrokerRefused(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	setNode(t, dirs[1], 1)
+	for name, paths := range map[string][]string{"same node id": dirs, "same path": {dirs[0], dirs[0]}} {
+		_, err := replicas.Run(open(t, paths...), replicas.RunOptions{}, func(*replicas.Verdict) error { return nil })
+		if _, ok := errors.AsType[*replicas.InputError](err); !ok {
+			t.Errorf("%s: %v, want an InputError", name, err)
+		}
+	}
+}
+
+func TestPartitionOnOneBrokerListed(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	genBase(t, dirs[0], gen.Options{Topics: []string{"solo"}})
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	if len(vs) != 2 || vs[1].Topic != "solo" || vs[1].Status != replicas.Single || sum.Single != 1 || sum.Failed() {
+		t.Fatalf("verdicts %+v, summary %+v", vs, sum)
 	}
 }
