@@ -212,6 +212,8 @@ func NewApp() *cli.App {
 		findCommand(),
 		grepCommand(),
 		verifyCommand(),
+		replicasCommand(),
+		digestCommand(),
 		reindexCommand(),
 		upgradeCommand(),
 		migrateCommand(),

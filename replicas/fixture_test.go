@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,6 +236,14 @@ func open(t testing.TB, dirs ...string) []replicas.Source {
 	t.Helper()
 	var srcs []replicas.Source
 	for _, d := range dirs {
+		if strings.HasSuffix(d, ".digest") {
+			s, err := replicas.OpenDigest(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs = append(srcs, s)
+			continue
+		}
 		set, err := target.Resolve([]string{d}, target.Options{Command: "replicas", Takes: target.LogDirs})
 		if err != nil {
 			t.Fatal(err)

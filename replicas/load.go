@@ -44,6 +44,16 @@ type Broker struct {
 	// DirectoryIDs are the log directories' directory.id values, when
 	// meta.properties has one.
 	DirectoryIDs []string
+	// Digest is the digest file it was read from, "" for log directories.
+	Digest string
+}
+
+// where names the broker's input in messages.
+func (b Broker) where() string {
+	if b.Digest != "" {
+		return b.Digest
+	}
+	return b.Dirs[0]
 }
 
 // Source yields one broker's replicas in PartitionKey order.
@@ -218,7 +228,7 @@ func readRoot(dir, name string, r *roots) (map[PartitionKey]int64, error) {
 // Load reads one replica from its partition directory, with the entries of
 // its log directory's root checkpoints.
 func Load(lp *layout.Partition, r *roots, o Options) (*Partition, error) {
-	p := &Partition{Topic: lp.Dir.Topic, Partition: lp.Dir.Partition}
+	p := &Partition{Source: lp.Path, Topic: lp.Dir.Topic, Partition: lp.Dir.Partition}
 	key := p.Key()
 	p.Damage = append(p.Damage, r.damage...)
 	if err := p.readMetadata(lp.Path); err != nil {

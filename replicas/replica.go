@@ -63,6 +63,8 @@ type Damage struct {
 
 // Partition is one broker's replica of a partition.
 type Partition struct {
+	// Source is where it was read: its partition directory, or the digest.
+	Source     string
 	Topic      string
 	Partition  int32
 	TopicID    checkpoint.TopicID

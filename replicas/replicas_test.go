@@ -266,10 +266,7 @@ func TestCompactionOnOneSideAgrees(t *testing.T) {
 	base := t.TempDir()
 	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
 	dirs := brokers(t, base, 2)
-	o := compact.DefaultOptions(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
-	if _, errs := compact.Run([]compact.Job{{Dir: partDir(dirs[0]), Config: o.Config}}, o, 1, func() {}); errs[0] != nil {
-		t.Fatal(errs[0])
-	}
+	compactFixture(t, dirs[0])
 	var cleaned int
 	vs, sum := runWith(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
 	v := one(t, vs)
@@ -411,5 +408,15 @@ func TestPartitionOnOneBrokerListed(t *testing.T) {
 	vs, sum := run(t, replicas.RunOptions{}, dirs...)
 	if len(vs) != 2 || vs[1].Topic != "solo" || vs[1].Status != replicas.Single || sum.Single != 1 || sum.Failed() {
 		t.Fatalf("verdicts %+v, summary %+v", vs, sum)
+	}
+}
+
+// compactFixture compacts a replica as its broker's cleaner would, its
+// tombstones past their retention.
+func compactFixture(t testing.TB, logDir string) {
+	t.Helper()
+	o := compact.DefaultOptions(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	if _, errs := compact.Run([]compact.Job{{Dir: partDir(logDir), Config: o.Config}}, o, 1, func() {}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 }

@@ -40,6 +40,10 @@ type Verdict struct {
 // Replica is one broker's replica and what would become of it.
 type Replica struct {
 	Broker string
+	// Digest is the digest the replica was read from, "" when it was read
+	// from its log directory; Partition.Source is then the directory the
+	// digest was made of.
+	Digest string
 	*Partition
 	// WouldTruncateTo is the offset Kafka's truncation would cut this
 	// replica's log to, -1 when it leads or no leader is known.
@@ -94,7 +98,7 @@ func Run(srcs []Source, o RunOptions, emit func(*Verdict) error) (Summary, error
 			return err
 		}
 		if p != nil && heads[i] != nil && p.Key().Compare(heads[i].Key()) <= 0 {
-			return &InputError{fmt.Errorf("%s: partitions out of order: %s-%d after %s-%d", srcs[i].Broker().Dirs[0], p.Topic, p.Partition, heads[i].Topic, heads[i].Partition)}
+			return &InputError{fmt.Errorf("%s: partitions out of order: %s-%d after %s-%d", srcs[i].Broker().where(), p.Topic, p.Partition, heads[i].Topic, heads[i].Partition)}
 		}
 		heads[i] = p
 		return nil
@@ -118,7 +122,7 @@ func Run(srcs []Source, o RunOptions, emit func(*Verdict) error) (Summary, error
 		var rs []Replica
 		for i, h := range heads {
 			if h != nil && h.Key() == *key {
-				rs = append(rs, Replica{Broker: srcs[i].Broker().Name, Partition: h, WouldTruncateTo: -1})
+				rs = append(rs, Replica{Broker: srcs[i].Broker().Name, Digest: srcs[i].Broker().Digest, Partition: h, WouldTruncateTo: -1})
 				if err := advance(i); err != nil {
 					return sum, err
 				}
@@ -163,21 +167,21 @@ func checkBrokers(srcs []Source, o RunOptions) error {
 	for _, s := range srcs {
 		b := s.Broker()
 		if prev, ok := names[b.Name]; ok {
-			return &InputError{fmt.Errorf("%s and %s are the same broker (%s): name each broker once", prev.Dirs[0], b.Dirs[0], brokerWord(b))}
+			return &InputError{fmt.Errorf("%s and %s are the same broker (%s): name each broker once", prev.where(), b.where(), brokerWord(b))}
 		}
 		names[b.Name] = b
 		for _, d := range append(slices.Clone(b.Dirs), b.DirectoryIDs...) {
 			if prev, ok := dirs[d]; ok {
-				return &InputError{fmt.Errorf("%s and %s are the same log directory: name each broker once", prev, b.Dirs[0])}
+				return &InputError{fmt.Errorf("%s and %s are the same log directory: name each broker once", prev, b.where())}
 			}
-			dirs[d] = b.Dirs[0]
+			dirs[d] = b.where()
 		}
 		switch {
 		case b.ClusterID == "":
 		case cluster == "":
 			cluster = b.ClusterID
 		case cluster != b.ClusterID:
-			return &InputError{fmt.Errorf("%s is of cluster %s, other brokers of cluster %s: replicas of different clusters share no offsets", b.Dirs[0], b.ClusterID, cluster)}
+			return &InputError{fmt.Errorf("%s is of cluster %s, other brokers of cluster %s: replicas of different clusters share no offsets", b.where(), b.ClusterID, cluster)}
 		}
 	}
 	if o.Leader != "" {
