@@ -73,17 +73,17 @@ func TestDigestGivesTheSameVerdict(t *testing.T) {
 	base := t.TempDir()
 	genBase(t, base, gen.Options{TombstoneRatio: 0.1, TransactionalRatio: 0.2})
 	dirs := brokers(t, base, 3)
-	n := batchesOf(t, dirs[0])[12].base
+	n := batchesOf(t, dirs[0])[12].Base
 	truncate(t, dirs[1], n)
 	appendBatches(t, dirs[1], 1, 4, "new-leader")
 	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
 	setRoot(t, dirs[0], layout.ReplicationOffsetCheckpointFile, n+30)
 	bs := batchesOf(t, dirs[2])
-	f, err := os.OpenFile(bs[3].seg, os.O_RDWR, 0)
+	f, err := os.OpenFile(bs[3].Segment, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteAt([]byte{0xba, 0xd0}, bs[3].pos+65)
+	f.WriteAt([]byte{0xba, 0xd0}, bs[3].Pos+65)
 	f.Close()
 	genBase(t, dirs[2], gen.Options{Topics: []string{"solo"}})
 

@@ -135,7 +135,7 @@ func TestUncleanElection(t *testing.T) {
 	genBase(t, base, gen.Options{})
 	dirs := brokers(t, base, 3)
 	end := logEnd(t, dirs[0])
-	n := batchesOf(t, dirs[0])[12].base
+	n := batchesOf(t, dirs[0])[12].Base
 	truncate(t, dirs[1], n)
 	appendBatches(t, dirs[1], 1, 4, "new-leader")
 	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
@@ -178,7 +178,7 @@ func TestLaggingFollowerAgrees(t *testing.T) {
 	base := t.TempDir()
 	genBase(t, base, gen.Options{})
 	dirs := brokers(t, base, 2)
-	cut := batchesOf(t, dirs[1])[20].base
+	cut := batchesOf(t, dirs[1])[20].Base
 	truncate(t, dirs[1], cut)
 	vs, sum := run(t, replicas.RunOptions{}, dirs...)
 	v := one(t, vs)
@@ -237,7 +237,7 @@ func TestRestoredOlderBackupAgrees(t *testing.T) {
 	base := t.TempDir()
 	genBase(t, base, gen.Options{})
 	dirs := brokers(t, base, 3)
-	cut := batchesOf(t, dirs[2])[8].base
+	cut := batchesOf(t, dirs[2])[8].Base
 	truncate(t, dirs[2], cut)
 	setRoot(t, dirs[2], layout.ReplicationOffsetCheckpointFile, cut)
 	vs, _ := run(t, replicas.RunOptions{}, dirs...)
@@ -322,12 +322,12 @@ func TestTransactionMarkersAtDifferentOffsets(t *testing.T) {
 	dirs := brokers(t, base, 2)
 	var marker at
 	for _, b := range batchesOf(t, dirs[1]) {
-		if b.base > 100 && b.base == b.last && isControl(t, b) {
+		if b.Base > 100 && b.Base == b.Last && b.Control {
 			marker = b
 			break
 		}
 	}
-	m := marker.base
+	m := marker.Base
 	if m == 0 {
 		t.Fatal("gen wrote no marker past offset 100")
 	}
@@ -348,16 +348,6 @@ func TestTransactionMarkersAtDifferentOffsets(t *testing.T) {
 	}
 }
 
-func isControl(t testing.TB, b at) bool {
-	f, err := logfmt.OpenSegment(b.seg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	f.SeekTo(b.pos)
-	return f.Next() && f.Batch().IsControl()
-}
-
 // Damage on one replica is reported, and the comparison goes on past it.
 func TestDamageIsReportedAndPassed(t *testing.T) {
 	base := t.TempDir()
@@ -365,25 +355,25 @@ func TestDamageIsReportedAndPassed(t *testing.T) {
 	dirs := brokers(t, base, 2)
 	bs := batchesOf(t, dirs[1])
 	bad := bs[5]
-	f, err := os.OpenFile(bad.seg, os.O_RDWR, 0)
+	f, err := os.OpenFile(bad.Segment, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte{0xde, 0xad}, bad.pos+70); err != nil {
+	if _, err := f.WriteAt([]byte{0xde, 0xad}, bad.Pos+70); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
 	vs, sum := run(t, replicas.RunOptions{}, dirs...)
 	v := one(t, vs)
-	if v.Status != replicas.Agree || !v.Damaged || !sum.Failed() || !hasNote(v, bad.seg) {
+	if v.Status != replicas.Agree || !v.Damaged || !sum.Failed() || !hasNote(v, bad.Segment) {
 		t.Fatalf("status %s, damaged %v, notes %v", v.Status, v.Damaged, v.Notes)
 	}
 	// A change past the damage is still found.
 	later := bs[len(bs)-3]
-	changeValue(t, dirs[1], later.base)
+	changeValue(t, dirs[1], later.Base)
 	vs, _ = run(t, replicas.RunOptions{}, dirs...)
-	if v := one(t, vs); v.Status != replicas.Diverge || v.DivergentOffset != later.base {
-		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, later.base, v.Notes)
+	if v := one(t, vs); v.Status != replicas.Diverge || v.DivergentOffset != later.Base {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, later.Base, v.Notes)
 	}
 }
 
