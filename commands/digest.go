@@ -27,7 +27,8 @@ func digestCommand() *cli.Command {
 			"written crash-safely: nothing is under FILE until it is whole. Reading holds one partition at a time.\n" +
 			"logtool replicas takes digests and log directories alike, with the same verdict.\n\n" +
 			"Examples:\n" +
-			"  logtool digest --out /tmp/$(hostname).digest /var/lib/kafka/data\n" +
+			"  logtool digest --out /tmp/$(hostname).digest testdata/kafka-logs\n" +
+			"  logtool replicas testdata/kafka-logs broker2.digest    # a log dir here, a digest from elsewhere\n" +
 			"  logtool digest --out b1.digest /data1/kafka /data2/kafka     # a JBOD broker's two log.dirs\n" +
 			"  logtool replicas b1.digest b2.digest b3.digest",
 		Flags: []cli.Flag{

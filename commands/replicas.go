@@ -42,7 +42,8 @@ func replicasCommand() *cli.Command {
 			"Exit 0 when every partition agrees, 3 when one diverges, has different topic IDs or damage, 2 when the\n" +
 			"paths are not two brokers or more (the same broker twice is refused). Nothing is written.\n\n" +
 			"Examples:\n" +
-			"  logtool replicas /incident/broker1/kafka-logs /incident/broker2/kafka-logs /incident/broker3/kafka-logs\n" +
+			"  logtool replicas testdata/kafka-logs /mnt/broker2-snapshot/kafka-logs\n" +
+			"  logtool replicas --leader 0 testdata/kafka-logs /mnt/broker2-snapshot/kafka-logs\n" +
 			"  logtool replicas /incident            # a folder holding the three brokers' log directories\n" +
 			"  logtool replicas --leader 2 b1.digest b2.digest b3.digest\n" +
 			"  logtool --format json replicas b1.digest b2.digest | jq 'select(.status == \"diverge\")'",
@@ -276,7 +277,7 @@ func verdictToJSON(v *replicas.Verdict) verdictJSON {
 }
 
 func (w *replicasOutput) summary(s replicas.Summary) error {
-	_, err := fmt.Fprintf(w.g.Stdout, "%d partition(s): %d agree, %d diverge (%d below a high watermark), %d on one broker only, %d with different topic IDs, %d damaged\n",
+	_, err := fmt.Fprintf(w.g.Stdout, "%d partition(s): %d agree, %d diverge (%d below a high watermark), %d on one broker, %d topic ID mismatch, %d damaged\n",
 		s.Partitions, s.Agree, s.Diverge, s.BelowHighWatermark, s.Single, s.TopicIDs, s.Damaged)
 	return err
 }
