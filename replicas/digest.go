@@ -58,7 +58,7 @@ func WriteDigest(path string, src Source, progress func(p *Partition)) (partitio
 		return 0, err
 	}
 	// A small window keeps both ends' memory constant.
-	zw, err := zstd.NewWriter(bw, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithWindowSize(1<<20), zstd.WithEncoderConcurrency(1))
+	zw, err := zstd.NewWriter(bw, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return 0, err
 	}
