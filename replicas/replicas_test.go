@@ -2,6 +2,7 @@ package replicas_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -408,5 +409,48 @@ func compactFixture(t testing.TB, logDir string) {
 	o := compact.DefaultOptions(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
 	if _, errs := compact.Run([]compact.Job{{Dir: partDir(logDir), Config: o.Config}}, o, 1, func() {}); errs[0] != nil {
 		t.Fatal(errs[0])
+	}
+}
+
+// fakeSource yields n small partitions and counts those given out and not
+// yet judged.
+type fakeSource struct {
+	name       string
+	next, n    int
+	live, peak *int
+}
+
+func (s *fakeSource) Broker() replicas.Broker {
+	return replicas.Broker{Name: s.name, NodeID: -1, Dirs: []string{"/" + s.name}}
+}
+func (s *fakeSource) Close() error { return nil }
+func (s *fakeSource) Next() (*replicas.Partition, error) {
+	if s.next == s.n {
+		return nil, nil
+	}
+	s.next++
+	*s.live++
+	*s.peak = max(*s.peak, *s.live)
+	return &replicas.Partition{Source: "/" + s.name, Topic: fmt.Sprintf("t%06d", s.next), LogEndOffset: 10,
+		Batches: []replicas.Batch{{Base: 0, Last: 9, Count: 10}}}, nil
+}
+
+// Run merges partition by partition: it holds at most the partition each
+// broker is at and the one being judged, however many partitions there are.
+func TestRunHoldsOnePartitionPerBroker(t *testing.T) {
+	var live, peak int
+	var srcs []replicas.Source
+	for _, name := range []string{"1", "2", "3"} {
+		srcs = append(srcs, &fakeSource{name: name, n: 5000, live: &live, peak: &peak})
+	}
+	sum, err := replicas.Run(srcs, replicas.RunOptions{}, func(v *replicas.Verdict) error {
+		live -= len(v.Replicas)
+		return nil
+	})
+	if err != nil || sum.Agree != 5000 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	if peak > 2*len(srcs) {
+		t.Fatalf("%d partitions held at once, want at most %d", peak, 2*len(srcs))
 	}
 }
