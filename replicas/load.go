@@ -243,8 +243,9 @@ func Load(lp *layout.Partition, r *roots, o Options) (*Partition, error) {
 		return nil, err
 	}
 	var at []batchAt
+	open := -1 // the damage whose end is the next good batch, in whichever segment
 	for i, seg := range segs {
-		if at, err = p.scan(seg.Log, i, at); err != nil {
+		if at, err = p.scan(seg.Log, i, at, &open); err != nil {
 			return nil, err
 		}
 	}
@@ -354,7 +355,7 @@ type batchAt struct {
 // passed over as far as the next entry that frames and checksums (the
 // segment reader's Resync, as salvage and dump use it); what lies between is
 // unknown, not missing.
-func (p *Partition) scan(path string, seg int, at []batchAt) ([]batchAt, error) {
+func (p *Partition) scan(path string, seg int, at []batchAt, open *int) ([]batchAt, error) {
 	if path == "" {
 		return at, nil
 	}
@@ -363,7 +364,6 @@ func (p *Partition) scan(path string, seg int, at []batchAt) ([]batchAt, error) 
 		return at, err
 	}
 	defer src.Close()
-	var open *Damage // the damage whose end is the next good batch
 	lastGood := func() int64 {
 		if n := len(p.Batches); n > 0 {
 			return p.Batches[n-1].Last + 1
@@ -371,9 +371,9 @@ func (p *Partition) scan(path string, seg int, at []batchAt) ([]batchAt, error) 
 		return -1
 	}
 	damaged := func(pos int64, msg string) bool {
-		if open == nil {
+		if *open < 0 {
 			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: lastGood(), To: -1})
-			open = &p.Damage[len(p.Damage)-1]
+			*open = len(p.Damage) - 1
 		}
 		src.SeekTo(pos)
 		return src.Resync()
@@ -410,9 +410,9 @@ func (p *Partition) scan(path string, seg int, at []batchAt) ([]batchAt, error) 
 		if bt.Flags&Control != 0 && abortMarker(b) {
 			bt.Flags |= AbortMarker
 		}
-		if open != nil {
-			open.To = bt.Base - 1
-			open = nil
+		if *open >= 0 {
+			p.Damage[*open].To = bt.Base - 1
+			*open = -1
 		}
 		p.Batches = append(p.Batches, bt)
 		at = append(at, batchAt{seg, b.Pos})
@@ -529,6 +529,11 @@ func (p *Partition) hash(segs []logseg.Segment, at []batchAt, o Options) error {
 		}
 		if bt.Flags&Legacy != 0 && len(bt.Records) > 0 {
 			bt.Base, bt.Count = bt.Records[0].Offset, int32(len(bt.Records))
+			// A compressed wrapper the cleaner rebuilt keeps the
+			// holes of the records it dropped.
+			if int64(bt.Count) != bt.Last-bt.Base+1 {
+				bt.Flags |= Cleaned
+			}
 		}
 	}
 	return nil

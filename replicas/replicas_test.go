@@ -454,3 +454,35 @@ func TestRunHoldsOnePartitionPerBroker(t *testing.T) {
 		t.Fatalf("%d partitions held at once, want at most %d", peak, 2*len(srcs))
 	}
 }
+
+// Damage that runs to the end of a segment ends there: the next segment is
+// compared.
+func TestDamageEndsWithItsSegment(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	bs := batchesOf(t, dirs[1])
+	var last, next at
+	for i := 1; i < len(bs); i++ {
+		if bs[i].Segment != bs[i-1].Segment {
+			last, next = bs[i-1], bs[i+1]
+			break
+		}
+	}
+	if next.Segment == "" {
+		t.Fatal("one segment only")
+	}
+	f, err := os.OpenFile(last.Segment, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xde, 0xad}, last.Pos+70); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	changeValue(t, dirs[1], next.Base)
+	vs, _ := run(t, replicas.RunOptions{}, dirs...)
+	if v := one(t, vs); v.Status != replicas.Diverge || v.DivergentOffset != next.Base || !v.Damaged {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, next.Base, v.Notes)
+	}
+}
