@@ -24,6 +24,16 @@ import (
 // log end opening a new epoch. A follower with no epoch falls back to its high
 // watermark.
 func modelTruncateTo(f, leader *replicas.Partition) int64 {
+	t := modelEpochTruncation(f, leader)
+	if t < leader.LogStartOffset {
+		// Out of the leader's range: the follower starts again at the
+		// leader's log start.
+		return leader.LogStartOffset
+	}
+	return t
+}
+
+func modelEpochTruncation(f, leader *replicas.Partition) int64 {
 	if len(f.Epochs) == 0 {
 		return min(f.HighWatermark, f.LogEndOffset)
 	}
@@ -86,15 +96,19 @@ func checkModel(t *testing.T, v *replicas.Verdict) {
 			t.Errorf("broker %s following %s: wouldTruncateTo %d, the model says %d", r.Broker, v.Leader, r.WouldTruncateTo, want)
 		}
 		var lost int64
+		first := int64(-1)
 		for _, b := range r.Batches {
-			if b.Last >= r.WouldTruncateTo {
+			if b.Last >= r.WouldTruncateTo || r.WouldTruncateTo > r.LogEndOffset {
 				lost += int64(b.Count)
+				if first < 0 {
+					first = b.Base
+				}
 			}
 		}
 		if r.Lost.Records != lost {
 			t.Errorf("broker %s: %d records lost, counted %d", r.Broker, r.Lost.Records, lost)
 		}
-		if want := lost > 0 && r.WouldTruncateTo < r.HighWatermark; r.Lost.BelowHighWatermark != want {
+		if want := lost > 0 && first < r.HighWatermark; r.Lost.BelowHighWatermark != want {
 			t.Errorf("broker %s: lost below high watermark %v, want %v", r.Broker, r.Lost.BelowHighWatermark, want)
 		}
 	}
@@ -484,5 +498,38 @@ func TestDamageEndsWithItsSegment(t *testing.T) {
 	vs, _ := run(t, replicas.RunOptions{}, dirs...)
 	if v := one(t, vs); v.Status != replicas.Diverge || v.DivergentOffset != next.Base || !v.Damaged {
 		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, next.Base, v.Notes)
+	}
+}
+
+// A follower whose log ends before the leader's log start (retention ran on
+// the leader while it was away) is emptied and starts again there.
+func TestFollowerBehindLeaderStart(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	p, err := layout.ReadPartition(partDir(dirs[0]))
+	if err != nil || len(p.Segments) < 3 {
+		t.Fatalf("want 3 segments or more: %v", err)
+	}
+	for _, s := range p.Segments[:2] {
+		for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+			if f != "" {
+				os.Remove(f)
+			}
+		}
+	}
+	start := p.Segments[2].Base
+	setRoot(t, dirs[0], layout.LogStartOffsetCheckpointFile, start)
+	truncate(t, dirs[1], start-20)
+	vs, _ := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	checkModel(t, v)
+	r := replicaOf(t, v, "2")
+	var all int64
+	for _, b := range r.Batches {
+		all += int64(b.Count)
+	}
+	if v.Status != replicas.Agree || v.Leader != "1" || r.WouldTruncateTo != start || r.Lost.Records != all {
+		t.Fatalf("status %s, leader %s, broker 2 truncates to %d losing %d of %d; notes %v", v.Status, v.Leader, r.WouldTruncateTo, r.Lost.Records, all, v.Notes)
 	}
 }

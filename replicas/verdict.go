@@ -3,6 +3,7 @@ package replicas
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -341,6 +342,14 @@ func truncation(v *Verdict, o RunOptions) {
 		r := &rs[i]
 		r.WouldTruncateTo = truncateTo(r.Partition, l, cache)
 		r.Lost = lostFrom(r.Partition, r.WouldTruncateTo)
+		if r.WouldTruncateTo < l.LogStartOffset {
+			// Its next fetch is out of the leader's range: Kafka empties
+			// its log and starts it at the leader's log start offset
+			// (AbstractFetcherThread.fetchOffsetAndTruncate).
+			r.WouldTruncateTo = l.LogStartOffset
+			r.Lost = lostFrom(r.Partition, math.MinInt64)
+			v.Notes = append(v.Notes, fmt.Sprintf("broker %s ends before broker %s's log start offset %d: its log would be emptied and start there", r.Broker, v.Leader, l.LogStartOffset))
+		}
 		if r.Lost.BelowHighWatermark {
 			v.BelowHighWatermark = true
 		}
