@@ -354,3 +354,26 @@ func TestNoCommand(t *testing.T) {
 		t.Errorf("--help: exit %d", code)
 	}
 }
+
+// TestBareMillisWarned: --max-lag 7 is 7 ms in Kafka's unit, which is
+// rarely what was meant; a number under a second without a unit is warned
+// about, one with a unit or over a second is not.
+func TestBareMillisWarned(t *testing.T) {
+	s := usageSample(t)
+	const warning = "logtool: warning: --max-lag 7 is 7 ms"
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"grep", "--max-lag", "7", "--now", "2024-01-02T12:00:00Z", s}, true},
+		{[]string{"compact", "--dry-run", "--max-lag", "7", s}, true},
+		{[]string{"compact", "--dry-run", "--max-lag", "7s", s}, false},
+		{[]string{"compact", "--dry-run", "--max-lag", "7000", s}, false},
+		{[]string{"--quiet", "compact", "--dry-run", "--max-lag", "7", s}, false},
+	} {
+		_, _, stderr := runArgs(tc.args...)
+		if got := strings.Contains(stderr, warning); got != tc.warn {
+			t.Errorf("%q: warned %v, want %v; stderr %q", tc.args, got, tc.warn, stderr)
+		}
+	}
+}
