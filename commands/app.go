@@ -108,6 +108,7 @@ func globalFlags() []cli.Flag {
 		&cli.IntFlag{Name: "workers", Value: runtime.GOMAXPROCS(0), DefaultText: "GOMAXPROCS, the number of CPUs", Usage: "partitions processed at once; workers left over decode the batches of each"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
 		&cli.BoolFlag{Name: "quiet", Usage: "only errors on stderr"},
+		&cli.BoolFlag{Name: "wide", Usage: "text tables with every column; by default the columns that fit a 120-column terminal"},
 		&cli.StringFlag{Name: "max-record-bytes", Value: "64MiB", Usage: "refuse a record of a compressed batch larger than this rather than hold it in memory"},
 	}
 }
@@ -118,6 +119,7 @@ type Global struct {
 	Workers    int
 	NoProgress bool
 	Quiet      bool
+	Wide       bool
 	// MaxRecordBytes bounds one record read from a compressed batch
 	// (logfmt.RecordIter.MaxRecordBytes).
 	MaxRecordBytes int
@@ -156,6 +158,7 @@ func globalArgs(c *cli.Context, args []string) (Global, error) {
 		Workers:    globalFlag(c, "workers", (*cli.Context).Int),
 		NoProgress: globalFlag(c, "no-progress", (*cli.Context).Bool),
 		Quiet:      globalFlag(c, "quiet", (*cli.Context).Bool),
+		Wide:       globalFlag(c, "wide", (*cli.Context).Bool),
 		Stdout:     c.App.Writer,
 		Stderr:     c.App.ErrWriter,
 	}
