@@ -1,6 +1,7 @@
 package groupmeta
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -66,4 +67,17 @@ func TestFormatText(t *testing.T) {
 	if f := FormatText(bad, group("consumer", &rangeProto, member("m1", []byte{0})), 9); f.Err == nil || !strings.HasPrefix(f.Key, "Error at offset 9, skipping. ") {
 		t.Errorf("bad assignment: %+v", f)
 	}
+}
+
+func FuzzFormatText(f *testing.F) {
+	f.Add([]byte(b{}.i16(1).str("g").str("t").i32(0)), []byte(b{}.i16(3).i64(1).i32(5).str("").i64(1)))
+	f.Add([]byte(b{}.i16(2).str("g")), []byte(b{}.i16(0).str("consumer").i32(1).str("range").str("m").i32(1).
+		str("m").str("c").str("/h").i32(10).bytes(nil).bytes(b{}.i16(0).i32(1).str("t").i32(1).i32(0).i32(-1))))
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		r := FormatText(key, value, 1)
+		if r.Err == nil && r.HasValue && r.Value != "<DELETE>" && !strings.HasPrefix(r.Value, "offset=") &&
+			!json.Valid([]byte(r.Value)) {
+			t.Fatalf("%q %q", r.Key, r.Value)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package txnlog
 import (
 	"encoding/binary"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -97,4 +98,15 @@ func TestFormatText(t *testing.T) {
 			t.Errorf("%x: %q %v", v, f.Key, f.Err)
 		}
 	}
+}
+
+func FuzzFormatText(f *testing.F) {
+	f.Add([]byte(b{}.i16(0).str("txn")), []byte(b{}.i16(0).i64(7).i16(1).i32(60000).i8(1).i32(1).str("t").i32(1).i32(0).i64(10).i64(5)))
+	f.Add([]byte(b{}.i16(0).str("txn")), []byte(b{}.i16(1).i64(0).i16(0).i32(60000).i8(0).uv(0).i64(1).i64(-1).uv(0)))
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		r := FormatText(key, value, 1)
+		if r.Err == nil && r.HasValue && r.Value != "<DELETE>" && !strings.HasPrefix(r.Value, "producerId:") {
+			t.Fatalf("%q %q", r.Key, r.Value)
+		}
+	})
 }
