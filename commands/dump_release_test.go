@@ -34,6 +34,9 @@ func TestDumpReleaseGolden(t *testing.T) {
 	cases = append(cases,
 		goldenCase{name: "print-headers", setup: releaseFixture, args: []string{"dump", "--print-headers", "$DIR/t-0/00000000000000000100.log"}},
 		goldenCase{name: "kafka-version-unknown", args: []string{"dump", "--kafka-version", "3.6", sample}},
+		// JSON objects are logtool's own: no release changes them.
+		goldenCase{name: "kafka-3.7-json", setup: releaseFixture, args: []string{"--format", "json", "dump", "--kafka-version", "3.7", "--transaction-log-decoder",
+			"$DIR/__transaction_state-0/00000000000000000000.log"}},
 	)
 	runGolden(t, "dump", cases)
 }
