@@ -45,10 +45,10 @@ func replayCommand() *cli.Command {
 			"      --sasl-password-env KAFKA_PASSWORD --topic-map orders=orders-restored --rate 20MiB /var/lib/kafka/logs",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "bootstrap-server", Usage: "HOST:PORT[,HOST:PORT...] of the destination cluster"},
-			&cli.StringSliceFlag{Name: "topic-map", Usage: "OLD=NEW: send topic OLD's records to topic NEW (repeatable)"},
+			&cli.StringSliceFlag{Name: "topic-map", Usage: "OLD=NEW: send topic OLD's records to topic NEW"},
 			&cli.StringFlag{Name: "partition", Value: "same", Usage: "same (the source partition's number) or key-hash (Kafka's default partitioner)"},
 			&cli.StringFlag{Name: "resume", Usage: "`FILE` of the offsets reached: read at the start, kept up to date (a Kafka offset checkpoint)"},
-			&cli.StringFlag{Name: "rate", Usage: "limit the bytes of keys, values and headers sent per second (1048576, 10MiB, 5MB)"},
+			&cli.StringFlag{Name: "rate", Usage: "limit the bytes of keys, values and headers sent per second (1048576, 512KiB, 10MiB)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "count what would be sent; connect to nothing"},
 			&cli.IntFlag{Name: "max-in-flight", Value: replay.DefaultMaxInFlight, Usage: "records sent and not yet acknowledged, at most"},
 			&cli.IntFlag{Name: "retries", Value: replay.DefaultRetries, Usage: "tries of a record before the replay fails"},
