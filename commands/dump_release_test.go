@@ -6,11 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 )
-
-// kafkaSamples holds real brokers' log dirs (../shared/kafka-samples).
-const kafkaSamples = "../../shared/kafka-samples/logdirs"
 
 // TestDumpReleaseGolden pins the lines of each Kafka release line on the
 // same files: where kafka-dump-log.sh 3.7, 3.9 and 4.1 differ
@@ -48,13 +46,11 @@ func TestDumpReleaseGolden(t *testing.T) {
 // messages of the sample, and v2 batches with gaps between them, keyless
 // records and headers.
 func releaseFixture(t *testing.T, dir string) {
-	if _, err := os.Stat(kafkaSamples); err != nil {
-		t.Skipf("no kafka-samples (%v): the release transcripts need real brokers' files", err)
-	}
+	logdirs := kafkasamples.Need(t, "logdirs")
 	offsetsFixture(t, dir)
 	txnLogFixture(t, dir)
 	real := func(from, to string, batches int) {
-		b, err := os.ReadFile(filepath.Join(kafkaSamples, from))
+		b, err := os.ReadFile(filepath.Join(logdirs, from))
 		if err != nil {
 			t.Fatal(err)
 		}
