@@ -70,6 +70,7 @@ type Source interface {
 func OpenLogDirs(set *target.Set, o Options) ([]Source, error) {
 	var srcs []*logDirSource
 	byNode := map[string]*logDirSource{}
+	byDir := map[string]*logDirSource{}
 	for _, d := range set.LogDirs {
 		m, err := readMeta(d.Path)
 		if err != nil {
@@ -94,6 +95,7 @@ func OpenLogDirs(set *target.Set, o Options) ([]Source, error) {
 		} else if s.broker.ClusterID != b.ClusterID {
 			return nil, &target.UsageError{Err: fmt.Errorf("%s and %s both say they are broker %s, of different clusters", s.broker.Dirs[0], d.Path, b.Name)}
 		}
+		byDir[d.Real] = s
 		s.broker.Dirs = append(s.broker.Dirs, d.Real)
 		if m != nil && m.DirectoryID != "" {
 			s.broker.DirectoryIDs = append(s.broker.DirectoryIDs, m.DirectoryID)
@@ -105,14 +107,7 @@ func OpenLogDirs(set *target.Set, o Options) ([]Source, error) {
 			// broker serves.
 			continue
 		}
-		m, _ := readMeta(p.LogDir.Path)
-		name := p.LogDir.Real
-		if m != nil {
-			if id := cmpNode(m); id >= 0 {
-				name = strconv.Itoa(int(id))
-			}
-		}
-		s := byNode[name]
+		s := byDir[p.LogDir.Real]
 		s.parts = append(s.parts, p)
 	}
 	out := make([]Source, len(srcs))
@@ -131,13 +126,6 @@ func OpenLogDirs(set *target.Set, o Options) ([]Source, error) {
 		out[i] = s
 	}
 	return out, nil
-}
-
-func cmpNode(m *checkpoint.MetaProperties) int32 {
-	if m.NodeID >= 0 {
-		return m.NodeID
-	}
-	return m.BrokerID
 }
 
 // readMeta reads a log directory's meta.properties; nil when it has none.
