@@ -24,7 +24,7 @@ func digestCommand() *cli.Command {
 			"compaction rule of logtool replicas needs. Batch checksums are verified without decompressing; damage\n" +
 			"is recorded in the digest and reported by replicas.\n\n" +
 			"The digest is versioned, checksummed frame by frame and zstd-compressed (a few bytes a batch), and\n" +
-			"written crash-safely: nothing is under FILE until it is whole. Reading holds one partition at a time.\n" +
+			"written crash-safely: nothing is under FILE until it is whole. Its memory does not grow with the log.\n" +
 			"logtool replicas takes digests and log directories alike, with the same verdict.\n\n" +
 			"Examples:\n" +
 			"  logtool digest --out /tmp/$(hostname).digest testdata/kafka-logs\n" +
@@ -67,7 +67,7 @@ func runDigest(c *cli.Context) error {
 		}
 		return usageErr("a digest is of one broker; the paths hold brokers %s: digest each on its own", strings.Join(names, ", "))
 	}
-	n, err := replicas.WriteDigest(out, srcs[0], nil)
+	n, err := replicas.WriteDigest(out, srcs[0])
 	if err != nil {
 		return err
 	}

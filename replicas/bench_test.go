@@ -48,7 +48,7 @@ func BenchmarkDigest(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := replicas.WriteDigest(out, srcs[0], nil); err != nil {
+		if _, err := replicas.WriteDigest(out, srcs[0]); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -22,29 +22,42 @@ import (
 //
 // The file is the magic line digestMagic, a version byte, then a zstd stream
 // of frames: uvarint length, body, CRC-32C of the body (big-endian). The
-// first frame describes the broker, one frame holds each partition, and the
-// last holds the number of partitions, so a digest cut short is told from a
-// whole one. A reader holds one frame at a time.
+// first frame describes the broker. Each partition is a start frame (its
+// identity), frames of batches and, for a compacted replica, frames of record
+// hashes, each of about chunkBytes, and an end frame (offsets, epochs,
+// damage), so that the writer holds one frame and a reader one partition. The
+// last frame counts the partitions, so a digest cut short is told from a
+// whole one.
 
 const (
 	digestMagic   = "logtool-digest\n"
 	DigestVersion = 1
 
 	frameBroker    = 'B'
-	framePartition = 'P'
+	frameStart     = 'P'
+	frameBatches   = 'C'
+	frameRecords   = 'R'
+	framePartition = 'Q'
 	frameEnd       = 'E'
+
+	// chunkBytes is where a frame of batches or records is cut.
+	chunkBytes = 64 << 10
 )
 
-// maxFrame bounds one frame: a partition of tens of millions of batches. A
-// damaged length cannot make a reader hold more.
-var maxFrame uint64 = 1 << 30
+// maxFrame bounds one frame: a chunk, or the record hashes of one batch of
+// a few million records. A damaged length cannot make a reader hold more.
+var maxFrame uint64 = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// WriteDigest writes the digest of the sources' brokers, which must be one
-// broker's (its log.dirs), to path through a safefile: nothing is visible
-// under path until it is whole.
-func WriteDigest(path string, src Source, progress func(p *Partition)) (partitions int, err error) {
+// WriteDigest writes the digest of src, one broker's log directories as
+// OpenLogDirs gives them, to path through a safefile: nothing is visible
+// under path until it is whole. It holds one frame at a time.
+func WriteDigest(path string, src Source) (partitions int, err error) {
+	ls, ok := src.(*logDirSource)
+	if !ok {
+		return 0, errors.New("a digest is made of log directories")
+	}
 	f, err := safefile.Create(path, 0o644)
 	if err != nil {
 		return 0, err
@@ -57,46 +70,33 @@ func WriteDigest(path string, src Source, progress func(p *Partition)) (partitio
 	if err := bw.WriteByte(DigestVersion); err != nil {
 		return 0, err
 	}
-	// A small window keeps both ends' memory constant.
+	// A small window keeps both ends' memory constant; the fastest level
+	// keeps the digest near the speed of reading the log.
 	zw, err := zstd.NewWriter(bw, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return 0, err
 	}
-	var e enc
-	put := func() error {
-		var hdr [binary.MaxVarintLen64]byte
-		n := binary.PutUvarint(hdr[:], uint64(len(e.b)))
-		e.b = binary.BigEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
-		if _, err := zw.Write(hdr[:n]); err != nil {
-			return err
-		}
-		_, err := zw.Write(e.b)
-		return err
-	}
-	e.broker(src.Broker())
-	if err := put(); err != nil {
+	w := &frameWriter{zw: zw}
+	w.broker(src.Broker())
+	if err := w.put(); err != nil {
 		return 0, err
 	}
 	for {
-		p, err := src.Next()
+		rr, err := ls.nextReader()
 		if err != nil {
 			return partitions, err
 		}
-		if p == nil {
+		if rr == nil {
 			break
 		}
-		e.partition(p)
-		if err := put(); err != nil {
+		if err := w.partition(rr); err != nil {
 			return partitions, err
 		}
 		partitions++
-		if progress != nil {
-			progress(p)
-		}
 	}
-	e.b = append(e.b[:0], frameEnd)
-	e.uvarint(uint64(partitions))
-	if err := put(); err != nil {
+	w.b = append(w.b[:0], frameEnd)
+	w.uvarint(uint64(partitions))
+	if err := w.put(); err != nil {
 		return partitions, err
 	}
 	if err := zw.Close(); err != nil {
@@ -106,6 +106,101 @@ func WriteDigest(path string, src Source, progress func(p *Partition)) (partitio
 		return partitions, err
 	}
 	return partitions, f.Commit()
+}
+
+// frameWriter builds frames in enc and writes them to the stream.
+type frameWriter struct {
+	enc
+	zw io.Writer
+}
+
+// put writes the frame built.
+func (w *frameWriter) put() error {
+	var hdr [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(w.b)))
+	w.b = binary.BigEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli))
+	if _, err := w.zw.Write(hdr[:n]); err != nil {
+		return err
+	}
+	_, err := w.zw.Write(w.b)
+	return err
+}
+
+// partition writes one replica's frames as its batches are read.
+func (w *frameWriter) partition(rr *replicaReader) error {
+	p := rr.p
+	w.b = append(w.b[:0], frameStart)
+	w.str(p.Source)
+	w.str(p.Topic)
+	w.varint(int64(p.Partition))
+	w.bool(p.HasTopicID)
+	w.b = append(w.b, p.TopicID[:]...)
+	if err := w.put(); err != nil {
+		return err
+	}
+	// chunk starts a frame of kind k unless one is open, and flush ends
+	// it once it is big enough, or at the end.
+	var n int
+	var count int // items in the open frame
+	chunk := func(k byte) {
+		if count == 0 {
+			w.b = append(w.b[:0], k)
+		}
+		count++
+	}
+	flush := func(force bool) error {
+		if count == 0 || !force && len(w.b) < chunkBytes {
+			return nil
+		}
+		// A reader reads items to the end of the frame.
+		count = 0
+		return w.put()
+	}
+	prev := int64(0)
+	err := rr.headers(func(b *Batch) error {
+		chunk(frameBatches)
+		w.batch(b, prev)
+		prev = b.Last
+		n++
+		return flush(false)
+	})
+	if err == nil {
+		err = flush(true)
+	}
+	if err == nil && p.Hashed {
+		err = rr.records(func(i int, h hashed) error {
+			chunk(frameRecords)
+			w.hashes(h)
+			return flush(false)
+		})
+		if err == nil {
+			err = flush(true)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	w.b = append(w.b[:0], framePartition)
+	w.uvarint(uint64(n))
+	w.varint(p.LogStartOffset)
+	w.varint(p.LogEndOffset)
+	w.varint(p.HighWatermark)
+	w.bool(p.HighWatermarkKnown)
+	w.bool(p.Hashed)
+	w.uvarint(uint64(len(p.Epochs)))
+	for _, ep := range p.Epochs {
+		w.varint(int64(ep.Epoch))
+		w.varint(ep.StartOffset)
+	}
+	w.uvarint(uint64(len(p.Damage)))
+	for _, d := range p.Damage {
+		w.str(d.File)
+		w.varint(d.Pos)
+		w.str(d.Msg)
+		w.varint(d.From)
+		w.varint(d.To)
+	}
+	return w.put()
 }
 
 type enc struct{ b []byte }
@@ -136,57 +231,33 @@ func (e *enc) broker(b Broker) {
 	}
 }
 
-func (e *enc) partition(p *Partition) {
-	e.b = append(e.b[:0], framePartition)
-	e.str(p.Source)
-	e.str(p.Topic)
-	e.varint(int64(p.Partition))
-	e.bool(p.HasTopicID)
-	e.b = append(e.b, p.TopicID[:]...)
-	e.varint(p.LogStartOffset)
-	e.varint(p.LogEndOffset)
-	e.varint(p.HighWatermark)
-	e.bool(p.HighWatermarkKnown)
-	e.bool(p.Hashed)
-	e.uvarint(uint64(len(p.Epochs)))
-	for _, ep := range p.Epochs {
-		e.varint(int64(ep.Epoch))
-		e.varint(ep.StartOffset)
-	}
-	e.uvarint(uint64(len(p.Damage)))
-	for _, d := range p.Damage {
-		e.str(d.File)
-		e.varint(d.Pos)
-		e.str(d.Msg)
-		e.varint(d.From)
-		e.varint(d.To)
-	}
-	e.uvarint(uint64(len(p.Batches)))
-	prev := int64(0)
-	for i := range p.Batches {
-		b := &p.Batches[i]
-		// Offsets as deltas: a few bytes a batch.
-		e.varint(b.Base - prev)
-		e.varint(b.Last - b.Base)
-		prev = b.Last
-		e.varint(int64(b.Epoch))
-		e.b = binary.BigEndian.AppendUint32(e.b, b.CRC)
-		e.varint(int64(b.Size))
-		e.varint(b.MaxTimestamp)
-		e.varint(int64(b.Count))
-		e.varint(b.ProducerID)
-		e.varint(int64(b.BaseSequence))
-		e.b = append(e.b, byte(b.Flags))
-		if !p.Hashed {
-			continue
-		}
-		e.uvarint(uint64(len(b.Records)))
-		for _, r := range b.Records {
-			e.varint(r.Offset - b.Base)
-			e.b = binary.BigEndian.AppendUint64(e.b, r.Key)
-			e.b = binary.BigEndian.AppendUint64(e.b, r.Sum)
-			e.bool(r.Tombstone)
-		}
+// batch encodes a batch's header fields, its offsets as deltas from the
+// batch before (prev, its last offset): a few bytes a batch.
+func (e *enc) batch(b *Batch, prev int64) {
+	e.varint(b.Base - prev)
+	e.varint(b.Last - b.Base)
+	e.varint(int64(b.Epoch))
+	e.b = binary.BigEndian.AppendUint32(e.b, b.CRC)
+	e.varint(int64(b.Size))
+	e.varint(b.MaxTimestamp)
+	e.varint(int64(b.Count))
+	e.varint(b.ProducerID)
+	e.varint(int64(b.BaseSequence))
+	e.b = append(e.b, byte(b.Flags))
+}
+
+// hashes encodes what the second pass found of a batch: its base offset and
+// flags again (a legacy wrapper's are only known then) and its records.
+func (e *enc) hashes(h hashed) {
+	e.varint(h.base)
+	e.varint(int64(h.count))
+	e.b = append(e.b, byte(h.flags))
+	e.uvarint(uint64(len(h.records)))
+	for _, r := range h.records {
+		e.varint(r.Offset - h.base)
+		e.b = binary.BigEndian.AppendUint64(e.b, r.Key)
+		e.b = binary.BigEndian.AppendUint64(e.b, r.Sum)
+		e.bool(r.Tombstone)
 	}
 }
 
@@ -197,7 +268,8 @@ type digestSource struct {
 	zr     *zstd.Decoder
 	r      *bufio.Reader
 	broker Broker
-	n      int
+	n      int // partitions read
+	frames int // frames read
 	done   bool
 	frame  bytes.Buffer
 }
@@ -274,6 +346,7 @@ func (s *digestSource) next() ([]byte, error) {
 	if n > maxFrame {
 		return nil, s.fault(fmt.Sprintf("a frame of %d bytes: damaged", n))
 	}
+	s.frames++
 	s.frame.Reset()
 	// Copied as it comes: a damaged length allocates nothing it does not read.
 	if _, err := io.CopyN(&s.frame, s.r, int64(n)+4); err != nil {
@@ -282,7 +355,7 @@ func (s *digestSource) next() ([]byte, error) {
 	b := s.frame.Bytes()
 	body, sum := b[:n], binary.BigEndian.Uint32(b[n:])
 	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, s.fault(fmt.Sprintf("checksum mismatch in frame %d: damaged", s.n+1))
+		return nil, s.fault(fmt.Sprintf("checksum mismatch in frame %d: damaged", s.frames))
 	}
 	if len(body) == 0 {
 		return nil, s.fault("an empty frame")
@@ -328,16 +401,53 @@ func (s *digestSource) Next() (*Partition, error) {
 		}
 		s.done = true
 		return nil, nil
-	case framePartition:
+	case frameStart:
 	default:
-		return nil, s.fault(fmt.Sprintf("frame %d is of no known kind", s.n+2))
+		return nil, s.fault(fmt.Sprintf("frame %d: a partition was expected", s.frames))
 	}
-	p := d.partition()
+	p := &Partition{Source: d.str(), Topic: d.str(), Partition: int32(d.varint()), HasTopicID: d.bool()}
+	copy(p.TopicID[:], d.fixed(16))
 	if d.err != nil || len(d.b) > 0 {
-		return nil, s.fault(fmt.Sprintf("frame %d is damaged", s.n+2))
+		return nil, s.fault(fmt.Sprintf("frame %d is damaged", s.frames))
 	}
-	s.n++
-	return p, nil
+	prev, hashedTo := int64(0), 0
+	for {
+		body, err := s.next()
+		if err != nil {
+			return nil, err
+		}
+		d := dec{b: body}
+		switch d.byte() {
+		case frameBatches:
+			if hashedTo > 0 {
+				return nil, s.fault(fmt.Sprintf("frame %d: batches after record hashes", s.frames))
+			}
+			for len(d.b) > 0 && d.err == nil {
+				b := d.batch(prev)
+				prev = b.Last
+				p.Batches = append(p.Batches, b)
+			}
+		case frameRecords:
+			for len(d.b) > 0 && d.err == nil {
+				if hashedTo == len(p.Batches) {
+					return nil, s.fault(fmt.Sprintf("frame %d: record hashes of more batches than there are", s.frames))
+				}
+				d.hashes(&p.Batches[hashedTo])
+				hashedTo++
+			}
+		case framePartition:
+			d.partitionEnd(p)
+			if d.err == nil && len(d.b) == 0 && (p.Hashed && hashedTo == len(p.Batches) || !p.Hashed && hashedTo == 0) {
+				s.n++
+				return p, nil
+			}
+		default:
+			return nil, s.fault(fmt.Sprintf("frame %d is of no known kind", s.frames))
+		}
+		if d.err != nil {
+			return nil, s.fault(fmt.Sprintf("frame %d is damaged", s.frames))
+		}
+	}
 }
 
 // dec reads a frame body; the first fault sticks in err.
@@ -405,9 +515,40 @@ func (d *dec) fixed(n int) []byte {
 
 func (d *dec) str() string { return string(d.fixed(d.count(1))) }
 
-func (d *dec) partition() *Partition {
-	p := &Partition{Source: d.str(), Topic: d.str(), Partition: int32(d.varint()), HasTopicID: d.bool()}
-	copy(p.TopicID[:], d.fixed(16))
+func (d *dec) batch(prev int64) Batch {
+	var b Batch
+	b.Base = prev + d.varint()
+	b.Last = b.Base + d.varint()
+	b.Epoch = int32(d.varint())
+	b.CRC = binary.BigEndian.Uint32(d.fixed(4))
+	b.Size = int32(d.varint())
+	b.MaxTimestamp = d.varint()
+	b.Count = int32(d.varint())
+	b.ProducerID = d.varint()
+	b.BaseSequence = int32(d.varint())
+	b.Flags = Flags(d.byte())
+	return b
+}
+
+func (d *dec) hashes(b *Batch) {
+	b.Base, b.Count, b.Flags = d.varint(), int32(d.varint()), Flags(d.byte())
+	k := d.count(18)
+	b.Records = make([]Record, 0, k)
+	for ; k > 0; k-- {
+		off := b.Base + d.varint()
+		key := binary.BigEndian.Uint64(d.fixed(8))
+		sum := binary.BigEndian.Uint64(d.fixed(8))
+		b.Records = append(b.Records, Record{Offset: off, Key: key, Sum: sum, Tombstone: d.bool()})
+	}
+}
+
+// partitionEnd reads a partition's end frame, after its kind: the number of
+// batches, which must be those read, then offsets, epochs and damage.
+func (d *dec) partitionEnd(p *Partition) {
+	if n := d.uvarint(); n != uint64(len(p.Batches)) {
+		d.fail()
+		return
+	}
 	p.LogStartOffset, p.LogEndOffset, p.HighWatermark = d.varint(), d.varint(), d.varint()
 	p.HighWatermarkKnown, p.Hashed = d.bool(), d.bool()
 	for n := d.count(2); n > 0; n-- {
@@ -416,35 +557,4 @@ func (d *dec) partition() *Partition {
 	for n := d.count(5); n > 0; n-- {
 		p.Damage = append(p.Damage, Damage{File: d.str(), Pos: d.varint(), Msg: d.str(), From: d.varint(), To: d.varint()})
 	}
-	n := d.count(14)
-	if n > 0 {
-		p.Batches = make([]Batch, 0, n)
-	}
-	prev := int64(0)
-	for ; n > 0 && d.err == nil; n-- {
-		var b Batch
-		b.Base = prev + d.varint()
-		b.Last = b.Base + d.varint()
-		prev = b.Last
-		b.Epoch = int32(d.varint())
-		b.CRC = binary.BigEndian.Uint32(d.fixed(4))
-		b.Size = int32(d.varint())
-		b.MaxTimestamp = d.varint()
-		b.Count = int32(d.varint())
-		b.ProducerID = d.varint()
-		b.BaseSequence = int32(d.varint())
-		b.Flags = Flags(d.byte())
-		if p.Hashed {
-			k := d.count(18)
-			b.Records = make([]Record, 0, k)
-			for ; k > 0; k-- {
-				off := b.Base + d.varint()
-				key := binary.BigEndian.Uint64(d.fixed(8))
-				sum := binary.BigEndian.Uint64(d.fixed(8))
-				b.Records = append(b.Records, Record{Offset: off, Key: key, Sum: sum, Tombstone: d.bool()})
-			}
-		}
-		p.Batches = append(p.Batches, b)
-	}
-	return p
 }

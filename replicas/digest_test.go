@@ -28,7 +28,7 @@ func digestOf(t testing.TB, logDir string, o replicas.Options) string {
 		t.Fatalf("%d sources: %v", len(srcs), err)
 	}
 	out := filepath.Join(t.TempDir(), filepath.Base(logDir)+".digest")
-	if _, err := replicas.WriteDigest(out, srcs[0], nil); err != nil {
+	if _, err := replicas.WriteDigest(out, srcs[0]); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -163,6 +163,15 @@ func (s *logDirSource) Broker() Broker { return s.broker }
 func (s *logDirSource) Close() error   { return nil }
 
 func (s *logDirSource) Next() (*Partition, error) {
+	rr, err := s.nextReader()
+	if rr == nil || err != nil {
+		return nil, err
+	}
+	return rr.load()
+}
+
+// nextReader opens the next replica; nil at the end.
+func (s *logDirSource) nextReader() (*replicaReader, error) {
 	if len(s.parts) == 0 {
 		return nil, nil
 	}
@@ -176,7 +185,7 @@ func (s *logDirSource) Next() (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Load(lp, r, s.o)
+	return openReplica(lp, r, s.o)
 }
 
 func (s *logDirSource) rootsOf(dir string) (*roots, error) {
@@ -213,9 +222,43 @@ func readRoot(dir, name string, r *roots) (map[PartitionKey]int64, error) {
 	return m, err
 }
 
-// Load reads one replica from its partition directory, with the entries of
-// its log directory's root checkpoints.
-func Load(lp *layout.Partition, r *roots, o Options) (*Partition, error) {
+// load reads the whole replica into memory.
+func (rr *replicaReader) load() (*Partition, error) {
+	p := rr.p
+	err := rr.headers(func(b *Batch) error {
+		p.Batches = append(p.Batches, *b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !p.Hashed {
+		return p, nil
+	}
+	err = rr.records(func(i int, h hashed) error {
+		b := &p.Batches[i]
+		b.Base, b.Count, b.Flags, b.Records = h.base, h.count, h.flags, h.records
+		return nil
+	})
+	return p, err
+}
+
+// replicaReader reads one replica: its files when opened, then its batches
+// in one pass of headers and checksums (headers) and, for a compacted
+// replica, a second pass of record hashes (records), each handed to the
+// caller as it is read so that a digest holds no more than a batch.
+type replicaReader struct {
+	p       *Partition // without its batches
+	segs    []logseg.Segment
+	epochs  []checkpoint.EpochEntry
+	hw      int64
+	hwKnown bool
+	o       Options
+	n       int   // batches read by headers
+	cur     Batch // the batch headers gives out
+}
+
+func openReplica(lp *layout.Partition, r *roots, o Options) (*replicaReader, error) {
 	p := &Partition{Source: lp.Path, Topic: lp.Dir.Topic, Partition: lp.Dir.Partition}
 	key := p.Key()
 	p.Damage = append(p.Damage, r.damage...)
@@ -230,32 +273,171 @@ func Load(lp *layout.Partition, r *roots, o Options) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	var at []batchAt
-	open := -1 // the damage whose end is the next good batch, in whichever segment
-	for i, seg := range segs {
-		if at, err = p.scan(seg.Log, i, at, &open); err != nil {
-			return nil, err
-		}
-	}
 	p.LogStartOffset = r.logStart[key]
 	if len(segs) > 0 {
 		p.LogStartOffset = max(p.LogStartOffset, segs[0].Base)
 		p.LogEndOffset = segs[len(segs)-1].Base
 	}
-	if n := len(p.Batches); n > 0 {
-		p.LogEndOffset = max(p.LogEndOffset, p.Batches[n-1].Last+1)
+	rr := &replicaReader{p: p, segs: segs, epochs: epochs, o: o}
+	rr.hw, rr.hwKnown = r.replication[key]
+	return rr, nil
+}
+
+// headers reads the batches' headers and checksums, giving each to fn
+// (valid during the call), and then completes the replica: log end offset,
+// high watermark, epochs, and whether its records are hashed.
+func (rr *replicaReader) headers(fn func(*Batch) error) error {
+	p := rr.p
+	last := int64(-1) // one past the last batch
+	compacted := false
+	open := -1 // the damage whose end is the next good batch, in whichever segment
+	err := rr.each(func(path string, pos int64, msg string) {
+		if open < 0 {
+			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: last, To: -1})
+			open = len(p.Damage) - 1
+		}
+	}, func(_ string, b *logfmt.Batch) error {
+		// One Batch for all, given to fn: none escapes to the heap.
+		rr.cur = headerOf(b)
+		bt := &rr.cur
+		if bt.Flags&Control != 0 && abortMarker(b) {
+			bt.Flags |= AbortMarker
+		}
+		if open >= 0 {
+			p.Damage[open].To = bt.Base - 1
+			open = -1
+		}
+		// A cleaned batch, or offsets missing between two batches,
+		// which only removed batches leave: a cleaner has been over
+		// the log.
+		if bt.Flags&Cleaned != 0 || rr.n > 0 && bt.Base > last {
+			compacted = true
+		}
+		last = bt.Last + 1
+		rr.n++
+		return fn(bt)
+	})
+	if err != nil {
+		return err
 	}
-	hw, ok := r.replication[key]
-	p.HighWatermarkKnown = ok
-	p.HighWatermark = min(max(hw, p.LogStartOffset), p.LogEndOffset)
-	p.Epochs = loadedEpochs(epochs, p.LogStartOffset, p.LogEndOffset)
-	p.Hashed = o.AllRecords || compacted(p.Batches)
-	if p.Hashed {
-		if err := p.hash(segs, at, o); err != nil {
-			return nil, err
+	p.LogEndOffset = max(p.LogEndOffset, last)
+	p.HighWatermarkKnown = rr.hwKnown
+	p.HighWatermark = min(max(rr.hw, p.LogStartOffset), p.LogEndOffset)
+	p.Epochs = loadedEpochs(rr.epochs, p.LogStartOffset, p.LogEndOffset)
+	p.Hashed = rr.o.AllRecords || compacted
+	return nil
+}
+
+// hashed is what the second pass learns of a batch.
+type hashed struct {
+	base    int64 // a legacy wrapper's is only known from its records
+	count   int32
+	flags   Flags
+	records []Record
+}
+
+// records reads every batch again, in the same order, giving fn the i-th
+// batch's record hashes; a batch whose records cannot be read is damage.
+func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
+	p := rr.p
+	var it logfmt.RecordIter
+	it.MaxRecordBytes = rr.o.MaxRecordBytes
+	i := 0
+	return rr.each(nil, func(path string, b *logfmt.Batch) error {
+		if i == rr.n {
+			return fmt.Errorf("%s: more batches than on the first reading: the partition changed while it was read", p.Source)
+		}
+		bt := headerOf(b)
+		h := hashed{base: bt.Base, count: bt.Count, flags: bt.Flags, records: []Record{}}
+		if bt.Flags&Control != 0 && abortMarker(b) {
+			h.flags |= AbortMarker
+		}
+		it.File = path
+		err := it.Reset(b)
+		for err == nil && it.Next() {
+			h.records = append(h.records, hashRecord(it.Record()))
+		}
+		if err == nil {
+			err = it.Err()
+		}
+		if err != nil {
+			ce, ok := logfmt.AsCorrupt(err)
+			if !ok {
+				return err
+			}
+			p.Damage = append(p.Damage, Damage{File: ce.File, Pos: ce.Pos, Msg: ce.Msg, From: bt.Base, To: bt.Last})
+			h.records = []Record{}
+		} else if bt.Flags&Legacy != 0 && len(h.records) > 0 {
+			h.base, h.count = h.records[0].Offset, int32(len(h.records))
+			// A compressed wrapper the cleaner rebuilt keeps the
+			// holes of the records it dropped.
+			if int64(h.count) != bt.Last-h.base+1 {
+				h.flags |= Cleaned
+			}
+		}
+		err = fn(i, h)
+		i++
+		return err
+	})
+}
+
+// each reads the valid batches of every segment in order. Damage is given
+// to damaged (when not nil) and passed over as far as the next entry that
+// frames and checksums (the segment reader's Resync, as salvage and dump use
+// it); what lies between is unknown, not missing. A torn or zero-filled end
+// is what Kafka's recovery cuts away: nothing a replica holds.
+func (rr *replicaReader) each(damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
+	for _, seg := range rr.segs {
+		if seg.Log == "" {
+			continue
+		}
+		if err := eachIn(seg.Log, damaged, fn); err != nil {
+			return err
 		}
 	}
-	return p, nil
+	return nil
+}
+
+func eachIn(path string, damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
+	src, err := logfmt.OpenSegment(path, logfmt.ReadAheadWindows)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	resync := func(pos int64, err error) (bool, error) {
+		ce, ok := logfmt.AsCorrupt(err)
+		if !ok {
+			return false, err
+		}
+		if damaged != nil {
+			damaged(path, pos, ce.Msg)
+		}
+		src.SeekTo(pos)
+		return src.Resync(), nil
+	}
+	for {
+		if !src.Next() {
+			if src.Err() == nil {
+				return nil
+			}
+			more, err := resync(src.Pos(), src.Err())
+			if !more {
+				return err
+			}
+			continue
+		}
+		b := src.Batch()
+		if err := b.Validate(); err != nil {
+			more, err := resync(b.Pos, err)
+			if !more {
+				return err
+			}
+			continue
+		}
+		if err := fn(path, b); err != nil {
+			return err
+		}
+	}
 }
 
 // loadedEpochs is the epoch cache LogLoader leaves: entries at or past the
@@ -276,17 +458,6 @@ func loadedEpochs(es []checkpoint.EpochEntry, start, end int64) []checkpoint.Epo
 		out = append(out, e)
 	}
 	return out
-}
-
-// compacted tells whether a cleaner has been over the log: a cleaned batch,
-// or offsets missing between two batches, which only removed batches leave.
-func compacted(bs []Batch) bool {
-	for i := range bs {
-		if bs[i].Flags&Cleaned != 0 || i > 0 && bs[i].Base > bs[i-1].Last+1 {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *Partition) corrupt(err error, from int64) bool {
@@ -331,80 +502,6 @@ func (p *Partition) readEpochs(dir string) ([]checkpoint.EpochEntry, error) {
 		return nil, nil
 	}
 	return es, err
-}
-
-// batchAt is where a batch was read, to read its records again.
-type batchAt struct {
-	seg int
-	pos int64
-}
-
-// scan reads a segment's batch headers and checksums. Damage is recorded and
-// passed over as far as the next entry that frames and checksums (the
-// segment reader's Resync, as salvage and dump use it); what lies between is
-// unknown, not missing.
-func (p *Partition) scan(path string, seg int, at []batchAt, open *int) ([]batchAt, error) {
-	if path == "" {
-		return at, nil
-	}
-	src, err := logfmt.OpenSegment(path, logfmt.ReadAheadWindows)
-	if err != nil {
-		return at, err
-	}
-	defer src.Close()
-	lastGood := func() int64 {
-		if n := len(p.Batches); n > 0 {
-			return p.Batches[n-1].Last + 1
-		}
-		return -1
-	}
-	damaged := func(pos int64, msg string) bool {
-		if *open < 0 {
-			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: lastGood(), To: -1})
-			*open = len(p.Damage) - 1
-		}
-		src.SeekTo(pos)
-		return src.Resync()
-	}
-	for {
-		if !src.Next() {
-			err := src.Err()
-			if err == nil {
-				// A torn or zero-filled end is what Kafka's recovery
-				// cuts away: nothing a replica holds.
-				return at, nil
-			}
-			ce, ok := logfmt.AsCorrupt(err)
-			if !ok {
-				return at, err
-			}
-			if damaged(src.Pos(), ce.Msg) {
-				continue
-			}
-			return at, nil
-		}
-		b := src.Batch()
-		if err := b.Validate(); err != nil {
-			ce, ok := logfmt.AsCorrupt(err)
-			if !ok {
-				return at, err
-			}
-			if damaged(b.Pos, ce.Msg) {
-				continue
-			}
-			return at, nil
-		}
-		bt := headerOf(b)
-		if bt.Flags&Control != 0 && abortMarker(b) {
-			bt.Flags |= AbortMarker
-		}
-		if *open >= 0 {
-			p.Damage[*open].To = bt.Base - 1
-			*open = -1
-		}
-		p.Batches = append(p.Batches, bt)
-		at = append(at, batchAt{seg, b.Pos})
-	}
 }
 
 // headerOf is the Batch of a valid entry, from its header alone.
@@ -466,63 +563,4 @@ func hashRecord(r *logfmt.Record) Record {
 		field(hd.Value)
 	}
 	return Record{Offset: r.Offset, Key: key, Sum: h.Sum64(), Tombstone: r.Value == nil}
-}
-
-// hash reads the records of every batch again, for their hashes.
-func (p *Partition) hash(segs []logseg.Segment, at []batchAt, o Options) error {
-	var it logfmt.RecordIter
-	it.MaxRecordBytes = o.MaxRecordBytes
-	var src *logfmt.SegmentFile
-	cur := -1
-	defer func() {
-		if src != nil {
-			src.Close()
-		}
-	}()
-	for i := range p.Batches {
-		a := at[i]
-		if a.seg != cur {
-			if src != nil {
-				src.Close()
-			}
-			var err error
-			if src, err = logfmt.OpenSegment(segs[a.seg].Log); err != nil {
-				return err
-			}
-			cur = a.seg
-			it.File = segs[a.seg].Log
-		}
-		src.SeekTo(a.pos)
-		if !src.Next() {
-			return fmt.Errorf("%s: the batch at byte %d no longer reads (%v): the segment changed while it was read", segs[a.seg].Log, a.pos, src.Err())
-		}
-		bt := &p.Batches[i]
-		bt.Records = []Record{}
-		if err := it.Reset(src.Batch()); err != nil {
-			if p.corrupt(err, bt.Base) {
-				p.Damage[len(p.Damage)-1].To = bt.Last
-				continue
-			}
-			return err
-		}
-		for it.Next() {
-			bt.Records = append(bt.Records, hashRecord(it.Record()))
-		}
-		if err := it.Err(); err != nil {
-			if p.corrupt(err, bt.Base) {
-				p.Damage[len(p.Damage)-1].To = bt.Last
-				continue
-			}
-			return err
-		}
-		if bt.Flags&Legacy != 0 && len(bt.Records) > 0 {
-			bt.Base, bt.Count = bt.Records[0].Offset, int32(len(bt.Records))
-			// A compressed wrapper the cleaner rebuilt keeps the
-			// holes of the records it dropped.
-			if int64(bt.Count) != bt.Last-bt.Base+1 {
-				bt.Flags |= Cleaned
-			}
-		}
-	}
-	return nil
 }

@@ -3,7 +3,7 @@
 // where they part when they do not, and what Kafka's follower truncation would
 // remove from each when one of them leads again.
 //
-// A replica is read from a broker's log directories (Load) or from a digest a
+// A replica is read from a broker's log directories (OpenLogDirs) or from a digest a
 // broker's machine wrote (Digest), into the same Partition: the comparison
 // cannot tell which it was given, so both give the same verdict.
 package replicas
