@@ -72,7 +72,7 @@ func WriteDigest(path string, src Source) (partitions int, err error) {
 	}
 	// A small window keeps both ends' memory constant; the fastest level
 	// keeps the digest near the speed of reading the log.
-	zw, err := zstd.NewWriter(bw, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20), zstd.WithEncoderConcurrency(1))
+	zw, err := zstd.NewWriter(bw, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20), zstd.WithEncoderConcurrency(2))
 	if err != nil {
 		return 0, err
 	}
