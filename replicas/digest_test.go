@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -200,4 +201,36 @@ func FuzzDigest(f *testing.F) {
 			t.Fatalf("not an InputError: %v", err)
 		}
 	})
+}
+
+// A digest holds a frame, not the partition: what it allocates does not grow
+// with the log.
+func TestDigestMemoryDoesNotGrow(t *testing.T) {
+	alloc := func(records int) uint64 {
+		dir := t.TempDir()
+		if _, err := gen.Generate(gen.Options{Out: dir, Topics: []string{"big"}, Records: records, Keys: records, Magic: 2, BatchRecords: 2, Seed: 5}); err != nil {
+			t.Fatal(err)
+		}
+		set, err := target.Resolve([]string{dir}, target.Options{Command: "digest", Takes: target.LogDirs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs, err := replicas.OpenLogDirs(set, replicas.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, err := replicas.WriteDigest(filepath.Join(t.TempDir(), "d"), srcs[0]); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, big := alloc(20_000), alloc(160_000)
+	t.Logf("allocated %d and %d bytes", small, big)
+	if big > small+small/2 {
+		t.Fatalf("a digest of 8 times the batches allocated %d bytes against %d", big, small)
+	}
 }
