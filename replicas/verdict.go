@@ -249,7 +249,7 @@ func judge(rs []Replica, o RunOptions) *Verdict {
 			if v.DivergentOffset < 0 || c.diverge < v.DivergentOffset {
 				v.Status, v.DivergentOffset = Diverge, c.diverge
 				v.Notes = slices.DeleteFunc(v.Notes, func(s string) bool { return strings.HasPrefix(s, "brokers ") })
-				v.Notes = append(v.Notes, fmt.Sprintf("brokers %s and %s part at offset %d (leader epochs %s and %s there)",
+				v.Notes = append(v.Notes, fmt.Sprintf("brokers %s and %s part at offset %d (leader epochs there: %s and %s)",
 					rs[i].Broker, rs[j].Broker, c.diverge, epochAt(rs[i].Partition, c.diverge), epochAt(rs[j].Partition, c.diverge)))
 			}
 			if c.diverge < rs[i].HighWatermark || c.diverge < rs[j].HighWatermark {
@@ -272,12 +272,23 @@ func topicID(p *Partition) string {
 	return p.TopicID.String()
 }
 
-// epochAt is the leader epoch of the batch holding off, from the batches.
+// epochAt is the leader epoch at off: the batch's holding it, and the
+// leader-epoch-checkpoint's when it says otherwise.
 func epochAt(p *Partition, off int64) string {
+	batch := "none"
 	if k := from(p.Batches, off); k < len(p.Batches) && p.Batches[k].Base <= off {
-		return fmt.Sprint(p.Batches[k].Epoch)
+		batch = fmt.Sprint(p.Batches[k].Epoch)
 	}
-	return "none"
+	cache := "none"
+	for _, e := range p.Epochs {
+		if e.StartOffset <= off {
+			cache = fmt.Sprint(e.Epoch)
+		}
+	}
+	if cache == batch {
+		return batch
+	}
+	return fmt.Sprintf("%s (%s in its leader-epoch-checkpoint)", batch, cache)
 }
 
 // spans says which replicas are behind, or start later, than the others:

@@ -1,9 +1,12 @@
 package testutil
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -166,9 +169,16 @@ func SetEpochs(t testing.TB, partDir string, es ...checkpoint.EpochEntry) {
 	writeFile(t, filepath.Join(partDir, layout.LeaderEpochCheckpointFile), checkpoint.AppendLeaderEpochs(nil, es))
 }
 
-// SetRootOffset makes a log directory's root offset checkpoint name hold one
-// entry: the partition's.
+// SetRootOffset sets the partition's entry of a log directory's root offset
+// checkpoint name, keeping the other partitions' entries.
 func SetRootOffset(t testing.TB, logDir, name, topic string, partition int32, off int64) {
 	t.Helper()
-	writeFile(t, filepath.Join(logDir, name), checkpoint.AppendOffsets(nil, []checkpoint.OffsetEntry{{Topic: topic, Partition: partition, Offset: off}}))
+	path := filepath.Join(logDir, name)
+	es, err := checkpoint.ReadOffsetsFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	es = slices.DeleteFunc(es, func(e checkpoint.OffsetEntry) bool { return e.Topic == topic && e.Partition == partition })
+	es = append(es, checkpoint.OffsetEntry{Topic: topic, Partition: partition, Offset: off})
+	writeFile(t, path, checkpoint.AppendOffsets(nil, es))
 }
