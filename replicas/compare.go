@@ -163,7 +163,7 @@ func keptAlike(x, y *Batch) bool {
 // droppedAll tells whether batch x, held by a, may have been removed whole by
 // b's cleaner.
 func droppedAll(x *Batch, a, b *Partition, kb *keyIndex, res *pair) bool {
-	if !b.Hashed {
+	if !b.Compacted {
 		// No cleaner has been over b: it removed nothing.
 		return false
 	}
@@ -188,6 +188,9 @@ func droppedAll(x *Batch, a, b *Partition, kb *keyIndex, res *pair) bool {
 // one b's cleaner may have dropped: a tombstone (past its retention), a key b
 // holds a later version of, or part of an aborted transaction.
 func droppable(r Record, x *Batch, a, b *Partition, kb *keyIndex) bool {
+	if !b.Compacted {
+		return false
+	}
 	if r.Tombstone || x.Flags&Control != 0 || abortedAt(a, x) {
 		return true
 	}

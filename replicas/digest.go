@@ -186,6 +186,7 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 	w.varint(p.LogEndOffset)
 	w.varint(p.HighWatermark)
 	w.bool(p.HighWatermarkKnown)
+	w.bool(p.Compacted)
 	w.bool(p.Hashed)
 	w.uvarint(uint64(len(p.Epochs)))
 	for _, ep := range p.Epochs {
@@ -550,7 +551,7 @@ func (d *dec) partitionEnd(p *Partition) {
 		return
 	}
 	p.LogStartOffset, p.LogEndOffset, p.HighWatermark = d.varint(), d.varint(), d.varint()
-	p.HighWatermarkKnown, p.Hashed = d.bool(), d.bool()
+	p.HighWatermarkKnown, p.Compacted, p.Hashed = d.bool(), d.bool(), d.bool()
 	for n := d.count(2); n > 0; n-- {
 		p.Epochs = append(p.Epochs, checkpoint.EpochEntry{Epoch: int32(d.varint()), StartOffset: d.varint()})
 	}

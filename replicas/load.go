@@ -324,6 +324,7 @@ func (rr *replicaReader) headers(fn func(*Batch) error) error {
 	p.HighWatermarkKnown = rr.hwKnown
 	p.HighWatermark = min(max(rr.hw, p.LogStartOffset), p.LogEndOffset)
 	p.Epochs = loadedEpochs(rr.epochs, p.LogStartOffset, p.LogEndOffset)
+	p.Compacted = compacted
 	p.Hashed = rr.o.AllRecords || compacted
 	return nil
 }

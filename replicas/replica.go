@@ -85,9 +85,11 @@ type Partition struct {
 	Epochs  []checkpoint.EpochEntry
 	Batches []Batch
 	Damage  []Damage
-	// Hashed is set when the replica's log was compacted (a cleaned batch,
-	// or a gap between batches, which only a cleaner leaves): then every
-	// batch carries its record hashes.
+	// Compacted is set when a cleaner has been over the replica's log: a
+	// cleaned batch, or a gap between batches, which only a cleaner leaves.
+	Compacted bool
+	// Hashed is set when every batch carries its record hashes: the
+	// replica is compacted, or every record was asked for.
 	Hashed bool
 }
 
