@@ -85,6 +85,7 @@ func TestReplicasGolden(t *testing.T) {
 	cases := []goldenCase{
 		{name: "unclean-election", setup: incident, args: []string{"replicas", "$DIR/incident"}},
 		{name: "leader", setup: incident, args: []string{"replicas", "--leader", "1", "$DIR/incident/b1", "$DIR/incident/b2", "$DIR/incident/b3"}},
+		{name: "leader-without-replica", setup: incident, args: []string{"replicas", "--leader", "2", "$DIR/incident"}},
 		{name: "json", setup: incident, args: []string{"--format", "json", "replicas", "$DIR/incident"}},
 		{name: "digests", setup: digests, args: []string{"replicas", "$DIR/b1.digest", "$DIR/b2.digest", "$DIR/b3.digest"}},
 		{name: "two-of-three", setup: incident, args: []string{"replicas", "$DIR/incident/b1", "$DIR/incident/b3/payments-1/../"}},
