@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/logtool/logtool/dump/protocol"
@@ -93,6 +94,9 @@ func FuzzFormat(f *testing.F) {
 	f.Add([]byte(b{}.i16(2).str("g")), []byte(b{}.i16(3).str("consumer").i32(3).str("range").str("m1").i64(99).i32(0)))
 	f.Add([]byte(b{}.i16(5).str("g").str("m")), []byte(b{}.i16(0).uv(0).uv(0).cstr("c").cstr("h").uv(1).uv(0).i32(-1).uv(0).uv(1).uv(0).uv(6).i8(1).i32(1).uv(1).uv(0)))
 	f.Add([]byte(b{}.i16(16).str("g").str("r")), []byte(b{}.i16(0).uv(2).cstr("t").i64(1).i64(2).uv(0)))
+	f.Add([]byte(b{}.i16(15).str("g")), []byte(append(b{}.i16(0).uv(2), make([]byte, 16)...).cstr("t").uv(2).i32(0).i64(1).uv(0).uv(1).uv(1).uv(0)))
+	f.Add([]byte(b{}.i16(19).str("g").str("m")), []byte(b{}.i16(0).uv(0).uv(0).cstr("c").cstr("h").i32(1).i32(1).cstr("p").i8(1).cstr("h").i16(80).uv(0).uv(1).uv(0)))
+	f.Add([]byte(b{}.i16(23).str("g")), []byte(b{}.i16(0).i32(1).uv(2).cstr("0").uv(1).uv(1).uv(1).uv(1).uv(1).uv(2).uv(1).uv(1).uv(1).uv(0).uv(0).uv(0)))
 	f.Add([]byte{0}, []byte(nil))
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		r := Format(key, value, 1)
@@ -166,11 +170,98 @@ func TestFormatConsumerGroupRecords(t *testing.T) {
 	if f := Format(memberKey(8), nil, 0); f.Err != nil || f.Key != `{"type":"8","data":{"groupId":"g","memberId":"m1"}}` || f.Value != "<DELETE>" {
 		t.Fatalf("tombstone: %+v", f)
 	}
-	// Share and streams group records stay raw; types past 24 are unknown.
-	if f := Format(b{}.i16(9).str("g"), b{}.i16(0).i32(1), 0); f.Err != nil || f.Key != `{"type":"9","raw":"AAFn"}` {
-		t.Fatalf("share group metadata: %+v", f)
+}
+
+// TestFormatShareAndStreamsGroupRecords decodes the share group (types 10
+// to 15) and streams group (17, 19 to 23) records of Kafka 4.1, built field
+// by field from their schema files.
+func TestFormatShareAndStreamsGroupRecords(t *testing.T) {
+	topicID := b(make([]byte, 16))
+	topicID[0], topicID[15] = 0xfb, 1
+	const topicIDJSON = `"-wAAAAAAAAAAAAAAAAAAAQ"`
+	groupKey := func(typ int16) b { return b{}.i16(typ).str("g") }
+	memberKey := func(typ int16) b { return b{}.i16(typ).str("g").str("m1") }
+	// tasks is one TaskIds array: subtopology "0" with partitions 1 and 2.
+	tasks := func(x b) b { return x.uv(2).cstr("0").uv(3).i32(1).i32(2).uv(0) }
+	const tasksJSON = `[{"subtopologyId":"0","partitions":[1,2]}]`
+	// topicInfo is one TopicInfo: name, partitions, replication factor and
+	// one topic config, each struct ending in its empty tagged fields.
+	topicInfo := func(x b) b {
+		return x.cstr("app-store-changelog").i32(0).i16(3).uv(2).cstr("cleanup.policy").cstr("compact").uv(0).uv(0)
 	}
-	if f := Format(b{}.i16(25).str("g"), nil, 4); !errors.Is(f.Err, protocol.ErrUnknownType) || f.Key != "Unknown record type 25 at offset 4, skipping." {
-		t.Fatalf("type 25: %+v", f)
+	const topicInfoJSON = `{"name":"app-store-changelog","partitions":0,"replicationFactor":3,"topicConfigs":[{"key":"cleanup.policy","value":"compact"}]}`
+	for _, c := range []struct {
+		name       string
+		key, value []byte
+		k, v       string
+	}{
+		{"share member metadata", memberKey(10), b{}.i16(0).uv(0).cstr("c1").cstr("/h").uv(3).cstr("t1").cstr("t2").uv(0),
+			`{"type":"10","data":{"groupId":"g","memberId":"m1"}}`,
+			`{"version":"0","data":{"rackId":null,"clientId":"c1","clientHost":"/h","subscribedTopicNames":["t1","t2"]}}`},
+		// metadataHash is not tagged in ShareGroupMetadataValue.
+		{"share group metadata", groupKey(11), b{}.i16(0).i32(3).i64(-5).uv(0),
+			`{"type":"11","data":{"groupId":"g"}}`, `{"version":"0","data":{"epoch":3,"metadataHash":-5}}`},
+		{"share target assignment metadata", groupKey(12), b{}.i16(0).i32(4).uv(0),
+			`{"type":"12","data":{"groupId":"g"}}`, `{"version":"0","data":{"assignmentEpoch":4}}`},
+		{"share target assignment member", memberKey(13), append(b{}.i16(0).uv(2), topicID...).uv(2).i32(7).uv(0).uv(0),
+			`{"type":"13","data":{"groupId":"g","memberId":"m1"}}`,
+			`{"version":"0","data":{"topicPartitions":[{"topicId":` + topicIDJSON + `,"partitions":[7]}]}}`},
+		{"share current member assignment", memberKey(14), append(b{}.i16(0).i32(5).i32(4).i8(0).uv(2), topicID...).uv(1).uv(0).uv(0),
+			`{"type":"14","data":{"groupId":"g","memberId":"m1"}}`,
+			`{"version":"0","data":{"memberEpoch":5,"previousMemberEpoch":4,"state":0,"assignedPartitions":[{"topicId":` + topicIDJSON + `,"partitions":[]}]}}`},
+		{"share state partition metadata", groupKey(15),
+			append(append(b{}.i16(0).uv(2), topicID...).cstr("t1").uv(2).i32(0).i64(1700000000000).uv(0).uv(1).uv(2), topicID...).cstr("t0").uv(0).uv(0),
+			`{"type":"15","data":{"groupId":"g"}}`,
+			`{"version":"0","data":{"initializingTopics":[{"topicId":` + topicIDJSON + `,"topicName":"t1","partitions":[0],"createTimestamp":1700000000000}],"initializedTopics":[],"deletingTopics":[{"topicId":` + topicIDJSON + `,"topicName":"t0"}]}}`},
+		{"streams group metadata", groupKey(17), b{}.i16(0).i32(6).i64(42).uv(0),
+			`{"type":"17","data":{"groupId":"g"}}`, `{"version":"0","data":{"epoch":6,"metadataHash":42}}`},
+		{"streams group metadata, validated topology epoch", groupKey(17), b{}.i16(0).i32(6).i64(42).uv(1).uv(0).uv(4).i32(2),
+			`{"type":"17","data":{"groupId":"g"}}`, `{"version":"0","data":{"epoch":6,"metadataHash":42,"validatedTopologyEpoch":2}}`},
+		// userEndpoint is a nullable struct: a marker byte, then the
+		// struct; clientTags one key/value.
+		{"streams member metadata", memberKey(19),
+			b{}.i16(0).uv(0).cstr("r1").cstr("c1").cstr("/h").i32(30000).i32(1).cstr("p1").i8(1).cstr("host").i16(8080).uv(0).uv(2).cstr("az").cstr("a").uv(0).uv(0),
+			`{"type":"19","data":{"groupId":"g","memberId":"m1"}}`,
+			`{"version":"0","data":{"instanceId":null,"rackId":"r1","clientId":"c1","clientHost":"/h","rebalanceTimeoutMs":30000,"topologyEpoch":1,"processId":"p1","userEndpoint":{"host":"host","port":8080},"clientTags":[{"key":"az","value":"a"}]}}`},
+		{"streams member metadata, no endpoint", memberKey(19),
+			b{}.i16(0).cstr("i1").uv(0).cstr("c1").cstr("/h").i32(-1).i32(0).cstr("p1").i8(-1).uv(1).uv(0),
+			`{"type":"19","data":{"groupId":"g","memberId":"m1"}}`,
+			`{"version":"0","data":{"instanceId":"i1","rackId":null,"clientId":"c1","clientHost":"/h","rebalanceTimeoutMs":-1,"topologyEpoch":0,"processId":"p1","userEndpoint":null,"clientTags":[]}}`},
+		{"streams target assignment metadata", groupKey(20), b{}.i16(0).i32(9).uv(0),
+			`{"type":"20","data":{"groupId":"g"}}`, `{"version":"0","data":{"assignmentEpoch":9}}`},
+		{"streams target assignment member", memberKey(21), tasks(b{}.i16(0)).uv(1).uv(1).uv(0),
+			`{"type":"21","data":{"groupId":"g","memberId":"m1"}}`,
+			`{"version":"0","data":{"activeTasks":` + tasksJSON + `,"standbyTasks":[],"warmupTasks":[]}}`},
+		{"streams current member assignment", memberKey(22),
+			tasks(b{}.i16(0).i32(8).i32(7).i8(1)).uv(1).uv(1).uv(1).uv(1).uv(1).uv(0),
+			`{"type":"22","data":{"groupId":"g","memberId":"m1"}}`,
+			`{"version":"0","data":{"memberEpoch":8,"previousMemberEpoch":7,"state":1,"activeTasks":` + tasksJSON + `,"standbyTasks":[],"warmupTasks":[],"activeTasksPendingRevocation":[],"standbyTasksPendingRevocation":[],"warmupTasksPendingRevocation":[]}}`},
+		{"streams topology", groupKey(23),
+			// one subtopology: source topic, no regex, one changelog,
+			// no sinks or repartition sources, one copartition group.
+			topicInfo(b{}.i16(0).i32(1).uv(2).cstr("0").uv(2).cstr("in").uv(1).uv(2)).uv(1).uv(1).uv(2).uv(2).i16(0).uv(1).uv(1).uv(0).uv(0).uv(0),
+			`{"type":"23","data":{"groupId":"g"}}`,
+			`{"version":"0","data":{"epoch":1,"subtopologies":[{"subtopologyId":"0","sourceTopics":["in"],"sourceTopicRegex":[],"stateChangelogTopics":[` + topicInfoJSON + `],"repartitionSinkTopics":[],"repartitionSourceTopics":[],"copartitionGroups":[{"sourceTopics":[0],"sourceTopicRegex":[],"repartitionSourceTopics":[]}]}]}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := Format(c.key, c.value, 0)
+			if f.Err != nil {
+				t.Fatal(f.Err)
+			}
+			if f.Key != c.k || f.Value != c.v || !f.HasValue {
+				t.Fatalf("got  %s %s\nwant %s %s", f.Key, f.Value, c.k, c.v)
+			}
+		})
+	}
+	if f := Format(memberKey(22), nil, 0); f.Err != nil || f.Key != `{"type":"22","data":{"groupId":"g","memberId":"m1"}}` || f.Value != "<DELETE>" {
+		t.Fatalf("tombstone: %+v", f)
+	}
+	// Kafka 4.1 has no record types 9 and 18 (the share and streams
+	// groups' partition metadata, removed before it) nor 24 and up.
+	for _, typ := range []int16{9, 18, 24, 25} {
+		f := Format(b{}.i16(typ).str("g"), b{}.i16(0).i32(1), 4)
+		if want := fmt.Sprintf("Unknown record type %d at offset 4, skipping.", typ); !errors.Is(f.Err, protocol.ErrUnknownType) || f.Key != want {
+			t.Fatalf("type %d: %+v", typ, f)
+		}
 	}
 }

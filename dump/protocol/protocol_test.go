@@ -181,7 +181,6 @@ func TestCoordinatorFormat(t *testing.T) {
 	c := Coordinator{
 		7: {Key: &Message{Name: "K", Flexible: Never, Struct: Struct{Fields: []Field{F("group", String, Since(0))}}},
 			Value: &Message{Name: "V", Valid: Versions{Min: 0, Max: 1}, Flexible: Never, Struct: Struct{Fields: []Field{F("n", Int32, Since(0))}}}},
-		8: {},
 	}
 	key := b{}.i16(7).str("g")
 	for _, tc := range []struct {
@@ -192,7 +191,6 @@ func TestCoordinatorFormat(t *testing.T) {
 	}{
 		{"record", key, b{}.i16(1).i32(5), Formatted{Key: `{"type":"7","data":{"group":"g"}}`, Value: `{"version":"1","data":{"n":5}}`, HasValue: true}, ""},
 		{"tombstone", key, nil, Formatted{Key: `{"type":"7","data":{"group":"g"}}`, Value: "<DELETE>", HasValue: true}, ""},
-		{"raw type", b{}.i16(8).i8(1), b{}.i16(0).i8(2), Formatted{Key: `{"type":"8","raw":"AQ=="}`, Value: `{"version":"0","raw":"Ag=="}`, HasValue: true}, ""},
 		{"missing key", nil, nil, Formatted{Key: "Failed to decode message at offset 9 using the specified decoder (message had a missing key)"}, "missing key"},
 		{"unknown type", b{}.i16(3), nil, Formatted{Key: "Unknown record type 3 at offset 9, skipping."}, "unknown record type 3"},
 		{"short key", b{1}, nil, Formatted{Key: "Error at offset 9, skipping. Could not read version from key's buffer."}, "version"},
