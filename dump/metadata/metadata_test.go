@@ -60,6 +60,9 @@ func TestFormat(t *testing.T) {
 		{"remove delegation token", framed(26, 0, b{}.cstr("tok-1").uv(0)),
 			`{"type":"REMOVE_DELEGATION_TOKEN_RECORD","version":0,"data":{"tokenId":"tok-1"}}`},
 		// Secrets print as Kafka's JSON converter prints bytes: padded base64.
+		// Field order as UserScramCredentialRecord.json has it since
+		// KAFKA-14881 (Kafka 3.5): name, mechanism, salt, storedKey,
+		// serverKey, iterations; each bytes field differs, so a swap fails.
 		{"user scram credential", framed(11, 0, b{}.cstr("alice").i8(2).cstr("\x01\x02\x03").cstr("\xff").cstr("").i32(4096).uv(0)),
 			`{"type":"USER_SCRAM_CREDENTIAL_RECORD","version":0,"data":{"name":"alice","mechanism":2,"salt":"AQID","storedKey":"/w==","serverKey":"","iterations":4096}}`},
 		{"remove user scram credential", framed(22, 0, b{}.cstr("alice").i8(1).uv(0)),
