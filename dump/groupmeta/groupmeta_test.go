@@ -63,7 +63,7 @@ func TestFormat(t *testing.T) {
 }
 
 // FuzzFormat: any key and value render without panicking, as JSON when
-// they decode.
+// they decode, and print the same when written back from what was decoded.
 func FuzzFormat(f *testing.F) {
 	f.Add([]byte(b{}.I16(1).Str("g").Str("t").I32(2)), []byte(b{}.I16(3).I64(5).I32(7).Str("").I64(1000)))
 	f.Add([]byte(b{}.I16(2).Str("g")), []byte(b{}.I16(3).Str("consumer").I32(3).Str("range").Str("m1").I64(99).I32(0)))
@@ -73,7 +73,7 @@ func FuzzFormat(f *testing.F) {
 	f.Add([]byte(b{}.I16(19).Str("g").Str("m")), []byte(b{}.I16(0).Uv(0).Uv(0).CStr("c").CStr("h").I32(1).I32(1).CStr("p").I8(1).CStr("h").I16(80).Uv(0).Uv(1).Uv(0)))
 	f.Add([]byte(b{}.I16(23).Str("g")), []byte(b{}.I16(0).I32(1).Uv(2).CStr("0").Uv(1).Uv(1).Uv(1).Uv(1).Uv(1).Uv(2).Uv(1).Uv(1).Uv(1).Uv(0).Uv(0).Uv(0)))
 	f.Add([]byte{0}, []byte(nil))
-	prototest.Fuzz(f, Format)
+	prototest.Fuzz(f, records)
 }
 
 // TestFormatConsumerGroupRecords decodes the KIP-848 records (types 3 to 8
