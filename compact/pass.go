@@ -487,14 +487,14 @@ func (f *filter) hold(r *logfmt.Record) {
 // state points at: its last data batch, or, when it has none, a marker of
 // its current epoch (Cleaner.cleanInto's isBatchLastRecordOfProducer).
 func (ps *pass) lastOfProducer(h logfmt.BatchHeader, control bool) bool {
-	p := ps.p.prods[h.ProducerID()]
+	p := ps.p.prods.Producer(h.ProducerID())
 	if p == nil {
 		return false
 	}
-	if p.lastDataOffset >= 0 {
-		return h.LastOffset() == p.lastDataOffset
+	if p.LastOffset >= 0 {
+		return h.LastOffset() == p.LastOffset
 	}
-	return control && h.ProducerEpoch() == p.epoch
+	return control && h.ProducerEpoch() == p.Epoch
 }
 
 // retainRecord is Cleaner.shouldRetainRecord. It reads the offset map,

@@ -27,7 +27,7 @@
 // The new directory gets .index and .timeindex as Kafka's recovery writes
 // them (index.Recovery), a .txnindex where a transaction was aborted, and a
 // producer snapshot at the log end, both from the producer-state rules of
-// recovery (reindex.ProducerState) over the kept batches. leader-epoch-
+// recovery (logseg.ProducerState) over the kept batches. leader-epoch-
 // checkpoint and partition.metadata are carried over when they parse: the
 // leader epochs without entries at or past the new log end, plus one for
 // each newer epoch the kept batches carry (as recovery adds it); without a
@@ -56,7 +56,6 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -148,7 +147,7 @@ func Partition(src, out string, o Options) (*Report, error) {
 		os.RemoveAll(stage)
 		return nil, err
 	}
-	s := &salvager{o: o, p: p, stage: stage, rep: &Report{Source: src, Out: out}, state: reindex.NewProducerState(), lastKept: -1}
+	s := &salvager{o: o, p: p, stage: stage, rep: &Report{Source: src, Out: out}, state: logseg.NewProducerState(), lastKept: -1}
 	if err := s.run(); err != nil {
 		os.RemoveAll(stage)
 		return s.rep, err
@@ -235,7 +234,7 @@ type salvager struct {
 	rep   *Report
 	it    logfmt.RecordIter
 	peekI logfmt.RecordIter
-	state *reindex.ProducerState
+	state *logseg.ProducerState
 
 	lastKept int64 // last offset kept, -1 before any
 	pending  []int // indexes in rep.Lost waiting for the next kept offset
