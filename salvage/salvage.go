@@ -54,6 +54,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/safefile"
@@ -311,7 +312,7 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 	if err != nil {
 		return err
 	}
-	defer w.abort()
+	defer w.Abort()
 	sr := Segment{Source: seg.Log, Base: seg.Base, Bytes: src.Size()}
 	s.it.File, s.peekI.File = seg.Log, seg.Log
 	s.it.MaxRecordBytes, s.peekI.MaxRecordBytes = s.o.MaxRecordBytes, s.o.MaxRecordBytes
@@ -412,7 +413,7 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 	}
 	s.rep.LostBytes += sr.LostBytes
 	s.rep.Segments = append(s.rep.Segments, sr)
-	return w.finish(s.aborted)
+	return w.Finish(s.aborted, time.Time{})
 }
 
 // check applies verify's rules and the offset rules to a batch whose
@@ -463,7 +464,7 @@ func (s *salvager) outlier(f *os.File, size int64, b *logfmt.Batch, base, nextBa
 // batch the producer state refuses, as recovery would (a non-transactional
 // batch of a producer whose transaction's marker was lost), is not kept:
 // why says so.
-func (s *salvager) keep(w *segWriter, b *logfmt.Batch, first, last, records int64, sr *Segment) (why string, err error) {
+func (s *salvager) keep(w *logseg.Writer, b *logfmt.Batch, first, last, records int64, sr *Segment) (why string, err error) {
 	t, aborted, err := s.state.Apply(b, &s.it)
 	if err != nil {
 		if _, ok := logfmt.AsCorrupt(err); ok {
@@ -474,7 +475,7 @@ func (s *salvager) keep(w *segWriter, b *logfmt.Batch, first, last, records int6
 	if aborted {
 		s.aborted = append(s.aborted, t)
 	}
-	if err := w.write(b); err != nil {
+	if err := w.Append(b.Data); err != nil {
 		return "", err
 	}
 	for _, i := range s.pending {
@@ -517,8 +518,8 @@ func (s *salvager) emptySegment(base int64) error {
 	if err != nil {
 		return err
 	}
-	defer w.abort()
-	return w.finish(nil)
+	defer w.Abort()
+	return w.Finish(nil, time.Time{})
 }
 
 // readEpochs takes the source's leader epochs when they read and increase
@@ -584,73 +585,10 @@ func message(err error) string {
 	return err.Error()
 }
 
-// segWriter writes one output segment and its indexes.
-type segWriter struct {
-	dir  string
-	base int64
-	f    *safefile.File
-	bw   *behindWriter
-	rec  *index.Recovery
-}
-
-func (s *salvager) create(base int64) (*segWriter, error) {
+func (s *salvager) create(base int64) (*logseg.Writer, error) {
 	s.aborted = s.aborted[:0]
-	f, err := safefile.Create(filepath.Join(s.stage, layout.SegmentName(base, layout.LogExt)), 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &segWriter{dir: s.stage, base: base, f: f, bw: newBehindWriter(f), rec: index.NewRecovery(base, index.DefaultIntervalBytes)}, nil
-}
-
-func (w *segWriter) write(b *logfmt.Batch) error {
-	if err := w.bw.Write(b.Data); err != nil {
-		return err
-	}
-	w.rec.Add(b.LastOffset(), b.MaxTimestamp(), b.Size())
-	return nil
-}
-
-// finish makes the segment durable and writes its indexes.
-func (w *segWriter) finish(aborted []index.AbortedTxn) error {
-	if err := w.bw.Close(); err != nil {
-		return err
-	}
-	err := w.f.Commit()
-	w.f = nil
-	if err != nil {
-		return err
-	}
-	w.rec.Finish()
-	ib, err := w.rec.OffsetIndexBytes()
-	if err != nil {
-		return err
-	}
-	tb, err := w.rec.TimeIndexBytes()
-	if err != nil {
-		return err
-	}
-	name := func(ext string) string { return filepath.Join(w.dir, layout.SegmentName(w.base, ext)) }
-	if err := writeNew(name(layout.IndexExt), ib); err != nil {
-		return err
-	}
-	if err := writeNew(name(layout.TimeIndexExt), tb); err != nil {
-		return err
-	}
-	if len(aborted) == 0 {
-		return nil
-	}
-	var xb []byte
-	for _, t := range aborted {
-		xb = index.AppendAbortedTxn(xb, t)
-	}
-	return writeNew(name(layout.TxnIndexExt), xb)
-}
-
-func (w *segWriter) abort() {
-	if w.f != nil {
-		w.bw.Close()
-		w.f.Abort()
-	}
+	path := func(ext string) string { return filepath.Join(s.stage, layout.SegmentName(base, ext)) }
+	return logseg.CreateSegment(path, base, index.DefaultIntervalBytes)
 }
 
 // writeNew writes a whole file of the staging directory through a

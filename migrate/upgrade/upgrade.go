@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
@@ -24,6 +25,7 @@ import (
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // Options configures Run. The zero value of each field but
@@ -739,7 +741,7 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 			rules.appendTime = fi.ModTime().UnixMilli()
 		}
 	}
-	var out *safefile.File
+	var out *logseg.Writer
 	var back *os.File // the new file, read back while it is written
 	var follow *upgradeFollower
 	defer func() {
@@ -758,15 +760,16 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 		if dst == nil {
 			return io.Discard, nil
 		}
-		if out, err = safefile.Create(dst(layout.LogExt), 0o644); err != nil {
+		if out, err = logseg.CreateSegment(dst, s.Base, index.DefaultIntervalBytes); err != nil {
 			return nil, err
 		}
 		// The new file is read back through its own descriptor while it is
-		// written, by the verifier that follows the writer.
+		// written, by the verifier that follows the writer; the indexes are
+		// built from what it reads.
 		if back, err = safefile.Open(out.Name()); err != nil {
 			return nil, err
 		}
-		follow = newUpgradeFollower(newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base))
+		follow = newUpgradeFollower(newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base, out.Recovery()))
 		conv.wrote = follow.wrote
 		return out, nil
 	}
@@ -789,31 +792,15 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 	if err := follow.wait(); err != nil {
 		return rep, err
 	}
-	rec, err := follow.v.finish()
-	if err != nil {
+	if _, err := follow.v.finish(); err != nil {
 		return rep, err
 	}
-	if err := os.Chtimes(out.Name(), fi.ModTime(), fi.ModTime()); err != nil {
-		return rep, err
-	}
-	if err := out.Commit(); err != nil {
+	// The modification time of the original, which retention falls back on
+	// when a segment has no timestamps.
+	if err := out.Finish(nil, fi.ModTime()); err != nil {
 		return rep, err
 	}
 	out = nil
-	ib, err := rec.OffsetIndexBytes()
-	if err != nil {
-		return rep, err
-	}
-	tb, err := rec.TimeIndexBytes()
-	if err != nil {
-		return rep, err
-	}
-	if err := safefile.WriteFile(dst(layout.IndexExt), ib, 0o644); err != nil {
-		return rep, err
-	}
-	if err := safefile.WriteFile(dst(layout.TimeIndexExt), tb, 0o644); err != nil {
-		return rep, err
-	}
 	// Offsets do not change, so the aborted transactions stay where they
 	// were; only v2 data can have them.
 	if s.TxnIndex != "" {
