@@ -2,6 +2,7 @@ package logseg_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"github.com/logtool/logtool/logfmt/logseg"
 	"math"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/kafkatest"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -24,7 +26,7 @@ import (
 // Every rule has a test on partitions built here by internal/gen and one on
 // real broker data, held to franz-go's decoding of the same bytes.
 
-const samples = "../../../shared/kafka-samples/logdirs"
+var samples = kafkasamples.Dir("logdirs")
 
 // generated writes a log directory with one partition, t-0, of several
 // segments, and returns the partition's directory.
@@ -47,7 +49,7 @@ func sampleDirs(t *testing.T) []string {
 	t.Helper()
 	dirs, err := filepath.Glob(filepath.Join(samples, "*", "*-[0-9]*"))
 	if err != nil || len(dirs) == 0 {
-		t.Skipf("no real broker data in %s", samples)
+		kafkasamples.Skip(t, fmt.Errorf("no partition directories in %s (%v)", samples, err))
 	}
 	return dirs
 }
