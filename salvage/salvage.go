@@ -140,32 +140,30 @@ func Partition(src, out string, o Options) (*Report, error) {
 	if err := removeStages(parent, name); err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(parent, name+stageInfix+"*"+stageSuffix)
+	stage, err := safefile.CreateStage(parent, name+stageInfix+"*"+stageSuffix, layout.StageFile)
 	if err != nil {
 		return nil, err
 	}
-	// A broker makes partition directories 0755; MkdirTemp makes 0700.
-	if err := os.Chmod(stage, 0o755); err != nil {
-		os.RemoveAll(stage)
-		return nil, err
-	}
-	s := &salvager{o: o, p: p, stage: stage, rep: &Report{Source: src, Out: out}, state: logseg.NewProducerState(), lastKept: -1}
+	s := &salvager{o: o, p: p, stage: stage.Dir, rep: &Report{Source: src, Out: out}, state: logseg.NewProducerState(), lastKept: -1}
 	if err := s.run(); err != nil {
-		os.RemoveAll(stage)
-		return s.rep, err
+		return s.rep, removing(stage, err)
 	}
-	if err := safefile.SyncDir(stage); err != nil {
-		os.RemoveAll(stage)
-		return s.rep, err
-	}
-	if err := renameNoReplace(stage, out); err != nil {
-		os.RemoveAll(stage)
+	if err := stage.Install(out); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return s.rep, fmt.Errorf("%s: %w", out, ErrExists)
+			err = fmt.Errorf("%s: %w", out, ErrExists)
 		}
-		return s.rep, err
+		return s.rep, removing(stage, err)
 	}
-	return s.rep, safefile.SyncDir(parent)
+	return s.rep, nil
+}
+
+// removing removes the stage of a salvage that failed with err, and says
+// so when it cannot.
+func removing(stage *safefile.Stage, err error) error {
+	if rerr := stage.Remove(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 // removeStages removes the staging directories that killed salvages to

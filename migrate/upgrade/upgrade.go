@@ -546,18 +546,20 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Par
 	if u.opts.DryRun {
 		return u.partitionInPlace(p, rep)
 	}
-	stage := filepath.Join(filepath.Dir(final), upgradeStageName(filepath.Base(final)))
-	if err := safefile.RemoveStage(stage, layout.StageFile); err != nil {
+	parent, name := filepath.Dir(final), upgradeStageName(filepath.Base(final))
+	if err := safefile.RemoveStage(filepath.Join(parent, name), layout.StageFile); err != nil {
 		return err
 	}
-	if err := os.Mkdir(stage, 0o755); err != nil {
+	st, err := safefile.CreateStage(parent, name, layout.StageFile)
+	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			safefile.RemoveStage(stage, layout.StageFile)
+			st.Remove()
 		}
 	}()
+	stage := st.Dir
 	for _, s := range p.Segments {
 		if s.Log == "" {
 			if err := upgradeCopySegmentFiles(s, stage, false); err != nil {
@@ -589,7 +591,7 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Par
 			return err
 		}
 	}
-	return safefile.Rename(stage, final)
+	return st.Install(final)
 }
 
 // upgradeStageID starts the unique id of a staging directory's name.
