@@ -81,8 +81,9 @@ func runSalvage(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// The source must not change while it is read; a log directory the
-	// output goes into is locked while it is written.
+	// The source must not change while it is read; the output's parent is
+	// locked while it is written, so no other run takes its stage for a
+	// killed run's.
 	o := target.Options{Command: "salvage", Takes: target.Partitions, Output: out, OutputPartition: true}
 	set, release, err := targets(g, []string{src}, o, target.Stable)
 	if err != nil {
