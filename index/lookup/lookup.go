@@ -260,6 +260,11 @@ func (f *finder) scan(s *logseg.Segment, start int64, batch func(*logfmt.Batch) 
 		if !batch(b) {
 			continue
 		}
+		// The answer is read from this batch: a checksum that fails means
+		// its offsets and timestamps are not what was written.
+		if err := b.Validate(); err != nil {
+			return last, false, logfmt.WithFile(err, s.Log, 0)
+		}
 		if err := f.it.Reset(b); err != nil {
 			return last, false, logfmt.WithFile(err, s.Log, 0)
 		}
