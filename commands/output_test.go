@@ -89,7 +89,7 @@ func TestTextOutput(t *testing.T) {
 			},
 		},
 		{
-			args: []string{"dump", s},
+			args: []string{"--wide", "dump", s},
 			want: []string{
 				"PARTITION                  POLICY   SEGMENTS  SIZE       BATCHES  RECORDS  MAGIC  CODECS                     FIRST OFFSET  LAST OFFSET  FIRST TIMESTAMP           LAST TIMESTAMP            PROBLEMS\n",
 				"orders-0                   delete   3         130.8 KiB  284      1500     2      lz4                        0             1499         2024-01-01T00:00:00.892Z  2024-01-01T00:25:01.685Z  0\n",
