@@ -372,15 +372,13 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 				switch src.End() {
 				case logfmt.EndZeroTail:
 					if nextBase == math.MaxInt64 {
+						// The active segment's preallocated space: a
+						// broker trims a segment when it rolls.
 						sr.ZeroTail = src.Size() - pos
 						s.rep.ZeroTail = sr.ZeroTail
-						if lost != nil {
-							lost.End = pos
-						}
-						lost = nil
-						break
+					} else {
+						drop(pos, src.EndDetail(), false)
 					}
-					drop(pos, src.EndDetail(), false)
 				case logfmt.EndTorn:
 					if resync(pos, "torn last batch: "+src.EndDetail()) {
 						continue
