@@ -95,7 +95,7 @@ func replayOptions(c *cli.Context, g Global) (replay.Options, error) {
 	} else if cc.Brokers != nil {
 		o.Brokers = cc.Brokers
 	} else if !o.DryRun {
-		return o, usageErr("--bootstrap-server HOST:PORT is required")
+		return o, usageErr("--bootstrap-server HOST:PORT is required (or bootstrap.servers in --command-config)")
 	}
 	if o.TopicMap, err = replay.ParseTopicMap(c.StringSlice("topic-map")); err != nil {
 		return o, usageErr("--topic-map %v", err)
