@@ -9,7 +9,11 @@
 // segment reader's resync: after a batch whose frame or checksum fails,
 // the next position where a frame with a valid checksum starts; a batch
 // whose checksum holds but whose content does not is skipped whole. A torn
-// or zero-filled end is left out too.
+// end is left out too, and so are zeros ending a segment: lost data in an
+// older segment, but no data at all after the last batch of the last one,
+// which a broker preallocates (file.preallocate) and trims only when it
+// rolls. Each copied .log keeps its source's modification time, which is a
+// segment's age for retention when its batches carry no timestamp.
 //
 // Offsets are never reused or invented. A batch is kept only when its
 // offsets lie above every offset kept before it, at or above its segment's
@@ -104,6 +108,9 @@ type Segment struct {
 	KeptRecords int64
 	KeptBytes   int64
 	LostBytes   int64
+	// ZeroTail is the size of the zeros after the last batch of the last
+	// segment: its preallocated space, not data, so not lost.
+	ZeroTail int64
 }
 
 // Report is what a salvage did.
@@ -122,6 +129,7 @@ type Report struct {
 	Skipped []string
 
 	KeptBatches, KeptRecords, KeptBytes, LostBytes int64
+	ZeroTail                                       int64 // the last segment's
 }
 
 // Partition salvages the partition directory src into the new directory out.
@@ -307,6 +315,10 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 		return err
 	}
 	defer peek.Close()
+	fi, err := peek.Stat()
+	if err != nil {
+		return err
+	}
 	w, err := s.create(seg.Base)
 	if err != nil {
 		return err
@@ -356,7 +368,14 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 			} else {
 				switch src.End() {
 				case logfmt.EndZeroTail:
-					drop(pos, src.EndDetail(), false)
+					if nextBase == math.MaxInt64 {
+						// The active segment's preallocated space: a
+						// broker trims a segment when it rolls.
+						sr.ZeroTail = src.Size() - pos
+						s.rep.ZeroTail = sr.ZeroTail
+					} else {
+						drop(pos, src.EndDetail(), false)
+					}
 				case logfmt.EndTorn:
 					if resync(pos, "torn last batch: "+src.EndDetail()) {
 						continue
@@ -412,7 +431,7 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 	}
 	s.rep.LostBytes += sr.LostBytes
 	s.rep.Segments = append(s.rep.Segments, sr)
-	return w.Finish(s.aborted, time.Time{})
+	return w.Finish(s.aborted, fi.ModTime())
 }
 
 // check applies verify's rules and the offset rules to a batch whose
