@@ -285,3 +285,23 @@ func (d *decoder) single(f *Field) Value {
 	}
 	return v
 }
+
+// KafkaError is an error for which Kafka's exception says something other
+// than ours: a decoder's "skipping" line shows Kafka's text, so that it reads
+// as kafka-dump-log.sh's, and stderr shows Err, which says more.
+type KafkaError struct {
+	Kafka string
+	Err   error
+}
+
+func (e *KafkaError) Error() string { return e.Err.Error() }
+func (e *KafkaError) Unwrap() error { return e.Err }
+
+// KafkaText is what Kafka's exception says for err: a KafkaError's Kafka
+// text, else err's own.
+func KafkaText(err error) string {
+	if ke := (*KafkaError)(nil); errors.As(err, &ke) {
+		return ke.Kafka
+	}
+	return err.Error()
+}

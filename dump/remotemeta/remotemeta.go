@@ -96,16 +96,6 @@ var (
 // leader epochs.
 var errNoEpochs = errors.New("segmentLeaderEpochs can not be null or empty")
 
-// kafkaError is an error for which Kafka's exception says something terser
-// than ours: the skipping line shows Kafka's text, stderr ours.
-type kafkaError struct {
-	kafka string
-	err   error
-}
-
-func (e *kafkaError) Error() string { return e.err.Error() }
-func (e *kafkaError) Unwrap() error { return e.err }
-
 // ErrUnknownType is wrapped by errors for an api key this package does not
 // know, which a newer broker may have written.
 var ErrUnknownType = errors.New("unknown remote log metadata record type")
@@ -116,11 +106,7 @@ var ErrUnknownType = errors.New("unknown remote log metadata record type")
 func Format(value []byte, offset int64) (string, error) {
 	s, err := format(value)
 	if err != nil {
-		text := err.Error()
-		if ke := (*kafkaError)(nil); errors.As(err, &ke) {
-			text = ke.kafka
-		}
-		return "Error at offset " + strconv.FormatInt(offset, 10) + ", skipping. " + text, err
+		return "Error at offset " + strconv.FormatInt(offset, 10) + ", skipping. " + p.KafkaText(err), err
 	}
 	return s, nil
 }
@@ -137,12 +123,9 @@ func format(value []byte) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: %d", ErrUnknownType, typ)
 	}
-	v, used, err := p.Decode(m, version, value[n:])
+	v, err := metadata.ReadFramed(&p.Decoder{}, m, typ, version, value[n:])
 	if err != nil {
 		return "", err
-	}
-	if used != len(value)-n {
-		return "", fmt.Errorf("found %d byte(s) of garbage after %s", len(value)-n-used, m.Name)
 	}
 	b := []byte(nil)
 	switch typ {
@@ -275,7 +258,7 @@ func appendCustom(b []byte, v *p.Value) []byte {
 // kafka.
 func stateName(names []string, v *p.Value, kafka string) (string, error) {
 	if v.Int < 0 || v.Int >= int64(len(names)) {
-		return "", &kafkaError{kafka, fmt.Errorf("unknown state id %d", v.Int)}
+		return "", &p.KafkaError{Kafka: kafka, Err: fmt.Errorf("unknown state id %d", v.Int)}
 	}
 	return names[v.Int], nil
 }

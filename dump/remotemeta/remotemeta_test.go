@@ -79,7 +79,9 @@ func TestFormat(t *testing.T) {
 		{"snapshot without leader epochs, unknown state",
 			frame(3, 0).UUID(9).I64(0).I64(99).I32(1).I64(5).I64(6).Uv(1).I32(8).Uv(1).I8(-1).Uv(0),
 			"Error at offset 7, skipping. state can not be null"},
-		{"garbage after", append(tip(frame(2, 0)).I32(1).I64(1).I8(0).Uv(0), 0), "Error at offset 7, skipping. found 1 byte(s) of garbage after RemotePartitionDeleteMetadataRecord"},
+		{"garbage after", append(tip(frame(2, 0)).I32(1).I64(1).I8(0).Uv(0), 0), "Error at offset 7, skipping. Found 1 byte(s) of garbage after 2"},
+		{"short", tip(frame(2, 0)).I32(1), "Error at offset 7, skipping. Failed to deserialize record with type 2"},
+		{"frame version", b{}.Uv(2).Uv(0).Uv(0), "Error at offset 7, skipping. Could not deserialize metadata record due to unknown frame version 2(only frame version 1 is supported)"},
 		{"no value", nil, "Error at offset 7, skipping. the record has no value"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
