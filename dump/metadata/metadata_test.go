@@ -157,7 +157,7 @@ func TestFormatErrors(t *testing.T) {
 		{b{}.Uv(1 << 15).Uv(2).Uv(0), "Value for frame version was too large.", "unknown frame version 32768"},
 		{b{}.Uv(1).Uv(1 << 15).Uv(0), "Value for type was too large.", "record type 32768"},
 		{framed(13, 0, nil), "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 13", "unknown metadata record type 13"},
-		{framed(2, 1, b{}.CStr("t").UUID(0).Uv(0)), "Failed to deserialize record with type 2", "unsupported TopicRecord version 1"},
+		{framed(2, 1, b{}.CStr("t").UUID(0).Uv(0)), "Failed to deserialize record with type 2", "Can't read version 1 of TopicRecord"},
 		{framed(2, 0, b{}.CStr("t").UUID(0).Uv(0).I8(0)), "Found 1 byte(s) of garbage after 2", "found 1 byte(s) of garbage after TopicRecord"},
 		{framed(2, 0, b{}.CStr("t")), "Failed to deserialize record with type 2", "input ends inside a field"},
 	} {
