@@ -533,3 +533,34 @@ func TestFollowerBehindLeaderStart(t *testing.T) {
 		t.Fatalf("status %s, leader %s, broker 2 truncates to %d losing %d of %d; notes %v", v.Status, v.Leader, r.WouldTruncateTo, r.Lost.Records, all, v.Notes)
 	}
 }
+
+// A broker stopped before it flushed its leader-epoch-checkpoint: its log holds
+// batches of an epoch the checkpoint lacks. The restart's recovery assigns
+// them (LogSegment.recover), so Kafka truncates by the batches' epoch, not the
+// stale checkpoint's.
+func TestStaleEpochCheckpointRecovered(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	n := batchesOf(t, dirs[0])[12].Base
+	truncate(t, dirs[1], n)
+	appendBatches(t, dirs[1], 1, 4, "new-leader")
+	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0})
+
+	vs, _ := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Diverge || v.DivergentOffset != n {
+		t.Fatalf("status %s at %d, want diverge at %d", v.Status, v.DivergentOffset, n)
+	}
+	if v.Leader != "2" {
+		t.Errorf("leader %s, want 2: its batches are of epoch 1", v.Leader)
+	}
+	checkModel(t, v)
+
+	vs, _ = run(t, replicas.RunOptions{Leader: "1"}, dirs...)
+	v = one(t, vs)
+	checkModel(t, v)
+	if r2 := replicaOf(t, v, "2"); r2.WouldTruncateTo != n || r2.Lost.Records != 20 {
+		t.Errorf("broker 2 following 1: truncate to %d losing %d records; want %d, 20", r2.WouldTruncateTo, r2.Lost.Records, n)
+	}
+}
