@@ -564,3 +564,39 @@ func TestStaleEpochCheckpointRecovered(t *testing.T) {
 		t.Errorf("broker 2 following 1: truncate to %d losing %d records; want %d, 20", r2.WouldTruncateTo, r2.Lost.Records, n)
 	}
 }
+
+// Compaction does not hide an unclean election: broker 2 was elected in epoch
+// 1 and wrote at an offset broker 1's cleaner had emptied. A batch of an epoch
+// the other log never had there is not one its cleaner dropped.
+func TestCompactedAndDiverged(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
+	dirs := brokers(t, base, 2)
+	compactFixture(t, dirs[0])
+	gap := int64(-1)
+	bs := batchesOf(t, dirs[0])
+	for i := 1; i < len(bs) && gap < 0; i++ {
+		if bs[i].Base > bs[i-1].Last+1 {
+			gap = bs[i-1].Last + 1
+		}
+	}
+	if gap < 0 {
+		t.Fatal("the cleaner removed no batch: the test tests nothing")
+	}
+	truncate(t, dirs[1], gap)
+	o := logfmt.DefaultBatchOptions(gap)
+	o.PartitionLeaderEpoch = 1
+	buf, err := logfmt.AppendBatch(nil, o, []logfmt.Record{{Offset: gap, Key: []byte("new-leader"), Value: []byte("v")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRaw(t, dirs[1], buf)
+	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: gap})
+
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Diverge || v.DivergentOffset != gap || !sum.Failed() {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, gap, v.Notes)
+	}
+	checkModel(t, v)
+}
