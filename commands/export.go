@@ -231,9 +231,9 @@ func (s *exportSummary) flush() error {
 				lso = &st.LastStableOffset
 			}
 			if err := enc.Encode(struct {
-				Type             string `json:"type"`
-				File             string `json:"file"`
-				Partition        string `json:"partition"`
+				Type string `json:"type"`
+				File string `json:"file"`
+				partJSON
 				Records          int64  `json:"records"`
 				AbortedRecords   int64  `json:"abortedRecords"`
 				ControlRecords   int64  `json:"controlRecords"`
@@ -242,7 +242,7 @@ func (s *exportSummary) flush() error {
 				LogEndOffset     int64  `json:"logEndOffset"`
 				LastStableOffset *int64 `json:"lastStableOffset"`
 				StoppedAtLSO     bool   `json:"stoppedAtLastStableOffset"`
-			}{"export", r.Partition.Path, r.Partition.Dir.Name, st.Records, st.AbortedRecords, st.ControlRecords, st.Bytes,
+			}{"export", r.Partition.Path, partJSON{r.Partition.Dir.Topic, r.Partition.Dir.Partition}, st.Records, st.AbortedRecords, st.ControlRecords, st.Bytes,
 				st.LogStartOffset, st.LogEndOffset, lso, st.StoppedAtLSO}); err != nil {
 				return err
 			}

@@ -157,8 +157,9 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		return nil
 	}
 	return w.enc.Encode(struct {
-		Type     string `json:"type"`
-		File     string `json:"file"`
+		Type string `json:"type"`
+		File string `json:"file"`
+		*partJSON
 		Kind     string `json:"kind"`
 		Segments int    `json:"segments"`
 		Batches  int64  `json:"batches"`
@@ -167,7 +168,17 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		Problems int    `json:"problems"`
 		Infos    int    `json:"infos"`
 		Failed   bool   `json:"failed"`
-	}{"verified", rep.Path, rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil})
+	}{"verified", rep.Path, verifiedPart(rep), rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil})
+}
+
+// verifiedPart names the partition of a partition's report; a file's
+// report has none.
+func verifiedPart(rep *verify.Report) *partJSON {
+	if rep.Kind != verify.PartitionUnit {
+		return nil
+	}
+	p := partOf(rep.Path)
+	return &p
 }
 
 func (w *verifyOutput) summary(paths []string) error {
