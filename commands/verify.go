@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -110,8 +111,9 @@ type verifyOutput struct {
 }
 
 type verifyFindingJSON struct {
-	Type     string `json:"type"`
-	File     string `json:"file"`
+	Type string `json:"type"`
+	File string `json:"file"`
+	*partJSON
 	Position *int64 `json:"position"`
 	Message  string `json:"message"`
 }
@@ -136,7 +138,7 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		}
 		var err error
 		if w.g.JSON() {
-			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Message: f.Msg}
+			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, partJSON: verifiedPart(rep), Message: f.Msg}
 			if f.Pos >= 0 {
 				pos := f.Pos
 				fj.Position = &pos
@@ -171,14 +173,17 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 	}{"verified", rep.Path, verifiedPart(rep), rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil})
 }
 
-// verifiedPart names the partition of a partition's report; a file's
-// report has none.
+// verifiedPart names the partition of a report: the partition checked, or
+// the one holding the file checked; nil for a file outside any.
 func verifiedPart(rep *verify.Report) *partJSON {
+	dir := rep.Path
 	if rep.Kind != verify.PartitionUnit {
-		return nil
+		dir = filepath.Dir(dir)
 	}
-	p := partOf(rep.Path)
-	return &p
+	if p := partOf(dir); p.Partition >= 0 || rep.Kind == verify.PartitionUnit {
+		return &p
+	}
+	return nil
 }
 
 func (w *verifyOutput) summary(paths []string) error {
