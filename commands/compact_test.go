@@ -273,7 +273,7 @@ func TestCompactCorruptPartition(t *testing.T) {
 			t.Errorf("no %q in %s", f, out)
 		}
 	}
-	if e, _ := obj["error"].(string); !strings.HasPrefix(e, log+": checksum mismatch") || obj["partition"] != "user-profiles-0" {
+	if e, _ := obj["error"].(string); !strings.HasPrefix(e, log+": checksum mismatch") || obj["topic"] != "user-profiles" || obj["partition"] != 0.0 {
 		t.Errorf("%s", out)
 	}
 }

@@ -113,9 +113,11 @@ type verifyOutput struct {
 type verifyFindingJSON struct {
 	Type string `json:"type"`
 	File string `json:"file"`
-	*partJSON
-	Position *int64 `json:"position"`
-	Message  string `json:"message"`
+	// The partition of the finding, left out for a file outside any.
+	Topic     *string `json:"topic,omitempty"`
+	Partition *int32  `json:"partition,omitempty"`
+	Position  *int64  `json:"position"`
+	Message   string  `json:"message"`
 }
 
 func (w *verifyOutput) report(rep *verify.Report) error {
@@ -138,7 +140,10 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		}
 		var err error
 		if w.g.JSON() {
-			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, partJSON: verifiedPart(rep), Message: f.Msg}
+			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Message: f.Msg}
+			if p := verifiedPart(rep); p != nil {
+				fj.Topic, fj.Partition = &p.Topic, &p.Partition
+			}
 			if f.Pos >= 0 {
 				pos := f.Pos
 				fj.Position = &pos
