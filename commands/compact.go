@@ -179,6 +179,7 @@ func compactOptions(c *cli.Context) (compact.Options, error) {
 	o := compact.DefaultOptions(now)
 	o.DryRun = c.Bool("dry-run")
 	var err error
+	warnBareMillis(c, "producer-id-expiration", c.String("producer-id-expiration"))
 	if o.ProducerIDExpiration, err = durationArg("producer-id-expiration", c.String("producer-id-expiration"), 1, noMax); err != nil {
 		return o, err
 	}

@@ -177,7 +177,7 @@ func contentFlags(c *cli.Context) bool {
 
 func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 	o := dump.DefaultOptions()
-	o.JSON, o.Workers, o.Quiet, o.MaxRecordBytes = g.JSON(), g.Workers, g.Quiet, g.MaxRecordBytes
+	o.JSON, o.Workers, o.Quiet, o.MaxRecordBytes, o.Wide = g.JSON(), g.Workers, g.Quiet, g.MaxRecordBytes, g.Wide
 	var err error
 	for _, f := range []struct {
 		name string

@@ -119,3 +119,25 @@ func TestManPage(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpSaysItOnce: urfave/cli's help adds "(repeatable)" to list flags
+// itself, and every example a flag's help gives must be a value it takes.
+func TestHelpSaysItOnce(t *testing.T) {
+	for _, cmd := range NewApp().Commands {
+		_, out, _ := runArgs(cmd.Name, "--help")
+		if strings.Contains(out, "(repeatable) (repeatable)") {
+			t.Errorf("%s --help says (repeatable) twice", cmd.Name)
+		}
+	}
+	_, out, _ := runArgs("replay", "--help")
+	m := regexp.MustCompile(`\n\s+--rate VALUE\s.*\((.*)\)\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("replay --help gives no --rate examples")
+	}
+	list := m[1]
+	for _, ex := range strings.Split(list, ", ") {
+		if _, err := sizeArg("rate", ex, 1, noMax); err != nil {
+			t.Errorf("replay --help gives --rate %s, which it refuses: %v", ex, err)
+		}
+	}
+}

@@ -126,6 +126,10 @@ type Options struct {
 	// objects in JSON.
 	Summary bool
 
+	// Wide prints every column of the summary table; else those that fit a
+	// 120-column terminal.
+	Wide bool
+
 	Workers int  // goroutines: jobs (partitions) dumped at once, and the rest decoding a deep dump's batches; 0 means 1
 	Quiet   bool // no notes on stderr, only problems
 
@@ -231,7 +235,7 @@ func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 		werr = reports.write(stderr, o.Quiet)
 	}
 	if werr == nil && o.Summary && !o.JSON && len(rows) > 0 {
-		werr = writeTable(stdout, rows)
+		werr = writeTable(stdout, rows, o.Wide)
 	}
 	return res, werr
 }
