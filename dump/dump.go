@@ -109,6 +109,12 @@ type Options struct {
 	ValueDecoder       Decoder
 	Payload            Payload
 	SkipRecordMetadata bool
+	// PrintHeaders adds header values to text record lines with
+	// PrintData, as " headers: [k=v]", which no Kafka prints.
+	PrintHeaders bool
+	// Release is the Kafka release line whose line layouts text output
+	// repeats.
+	Release Release
 
 	IndexSanityCheck bool // .index/.timeindex: Kafka's broker-startup check only
 	VerifyIndexOnly  bool // .index/.timeindex: check against the log, print only the mismatches
@@ -152,7 +158,7 @@ const (
 
 // DefaultOptions returns Options with every limit off.
 func DefaultOptions() Options {
-	return Options{MaxBytes: NoLimit, FromOffset: NoLimit, ToOffset: NoLimit, FromTime: NoTime}
+	return Options{MaxBytes: NoLimit, FromOffset: NoLimit, ToOffset: NoLimit, FromTime: NoTime, Release: DefaultRelease()}
 }
 
 func (o *Options) deep() bool { return o.Deep || o.PrintData }
