@@ -199,7 +199,7 @@ func compactSkip(p *target.Partition) (bool, string) {
 	switch {
 	case p.Dir.Kind != layout.Normal:
 		return true, note(p.Named, "skipped: a "+p.Dir.Kind.String()+" partition directory, which Kafka's cleaner never cleans")
-	case p.Dir.Topic == "__cluster_metadata":
+	case p.Dir.Topic == layout.MetadataTopic:
 		return true, note(p.Named, "skipped: the KRaft metadata log is not compacted by the log cleaner")
 	}
 	return false, ""
