@@ -272,7 +272,7 @@ func schemaCases() []goldenCase {
 		{name: "export-kcat", args: []string{"export", "--format", "kcat", sample + "/user-profiles-0"}},
 		{name: "gen", args: []string{"gen", "--out", "$DIR/gen", "--topics", "2", "--records", "50"}},
 	}
-	for _, list := range [][]goldenCase{dumpGoldenCases, getoutGoldenCases, grepGoldenCases, repairGoldenCases} {
+	for _, list := range [][]goldenCase{dumpGoldenCases, getoutGoldenCases, grepGoldenCases, repairGoldenCases, replicasGoldenCases} {
 		for _, c := range list {
 			// kcat lines to a file leave stdout to the summary's table.
 			if !slices.Contains(c.args, "kcat") || !slices.Contains(c.args, "-o") || slices.Contains(c.args, "-") {
