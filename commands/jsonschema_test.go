@@ -343,4 +343,10 @@ func TestJSONSchema(t *testing.T) {
 			t.Errorf("no run checks the JSON of %s", section)
 		}
 	}
+	// A new command comes with its section; these print no JSON.
+	for _, cmd := range NewApp().Commands {
+		if _, ok := doc[cmd.Name]; !ok && !cmd.Hidden && !slices.Contains([]string{"completion", "man", "help"}, cmd.Name) {
+			t.Errorf("%s has no section in %s", cmd.Name, jsonDoc)
+		}
+	}
 }
