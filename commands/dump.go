@@ -139,6 +139,10 @@ func runDump(c *cli.Context) error {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d file(s) or directories could not be read; the rest was dumped", res.Failed)}
 	case (o.VerifyIndexOnly || o.IndexSanityCheck) && res.IndexProblems > 0:
 		return problemsErr(res.IndexProblems)
+	case res.Problems > 0:
+		// Damage was dumped around, not through: a script must not take the
+		// dump for the whole of the data.
+		return problemsErr(res.Problems)
 	}
 	return nil
 }

@@ -76,9 +76,14 @@ func runFind(c *cli.Context) error {
 		return err
 	}
 	if g.JSON() {
-		return json.NewEncoder(g.Stdout).Encode(findJSON(res))
+		err = json.NewEncoder(g.Stdout).Encode(findJSON(res))
+	} else {
+		_, err = fmt.Fprint(g.Stdout, findText(res))
 	}
-	_, err = fmt.Fprint(g.Stdout, findText(res))
+	if err == nil && res.Damaged > 0 {
+		// The answer holds, found around the damage its fallbacks name.
+		return problemsErr(res.Damaged)
+	}
 	return err
 }
 

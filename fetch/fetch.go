@@ -384,6 +384,9 @@ func (pt *Partition) resolveTxns() error {
 		}
 		seg.Close()
 		if err != nil {
+			err = logfmt.RootCause(err, s.Log, u.end)
+		}
+		if err != nil {
 			return err
 		}
 		pt.cut(u)

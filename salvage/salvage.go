@@ -9,7 +9,11 @@
 // segment reader's resync: after a batch whose frame or checksum fails,
 // the next position where a frame with a valid checksum starts; a batch
 // whose checksum holds but whose content does not is skipped whole. A torn
-// or zero-filled end is left out too.
+// end is left out too, and so are zeros ending a segment: lost data in an
+// older segment, but no data at all after the last batch of the last one,
+// which a broker preallocates (file.preallocate) and trims only when it
+// rolls. Each copied .log keeps its source's modification time, which is a
+// segment's age for retention when its batches carry no timestamp.
 //
 // Offsets are never reused or invented. A batch is kept only when its
 // offsets lie above every offset kept before it, at or above its segment's
@@ -54,6 +58,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
@@ -104,6 +109,9 @@ type Segment struct {
 	KeptRecords int64
 	KeptBytes   int64
 	LostBytes   int64
+	// ZeroTail is the size of the zeros after the last batch of the last
+	// segment: its preallocated space, not data, so not lost.
+	ZeroTail int64
 }
 
 // Report is what a salvage did.
@@ -122,6 +130,7 @@ type Report struct {
 	Skipped []string
 
 	KeptBatches, KeptRecords, KeptBytes, LostBytes int64
+	ZeroTail                                       int64 // the last segment's
 }
 
 // Partition salvages the partition directory src into the new directory out.
@@ -309,11 +318,16 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 		return err
 	}
 	defer peek.Close()
+	fi, err := peek.Stat()
+	if err != nil {
+		return err
+	}
 	w, err := s.create(seg.Base)
 	if err != nil {
 		return err
 	}
 	defer w.abort()
+	w.mtime = fi.ModTime()
 	sr := Segment{Source: seg.Log, Base: seg.Base, Bytes: src.Size()}
 	s.it.File, s.peekI.File = seg.Log, seg.Log
 	s.it.MaxRecordBytes, s.peekI.MaxRecordBytes = s.o.MaxRecordBytes, s.o.MaxRecordBytes
@@ -358,7 +372,14 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 			} else {
 				switch src.End() {
 				case logfmt.EndZeroTail:
-					drop(pos, src.EndDetail(), false)
+					if nextBase == math.MaxInt64 {
+						// The active segment's preallocated space: a
+						// broker trims a segment when it rolls.
+						sr.ZeroTail = src.Size() - pos
+						s.rep.ZeroTail = sr.ZeroTail
+					} else {
+						drop(pos, src.EndDetail(), false)
+					}
 				case logfmt.EndTorn:
 					if resync(pos, "torn last batch: "+src.EndDetail()) {
 						continue
@@ -593,6 +614,8 @@ type segWriter struct {
 	f    *safefile.File
 	bw   *behindWriter
 	rec  *index.Recovery
+	// mtime, when set, is the .log's modification time: its source's.
+	mtime time.Time
 }
 
 func (s *salvager) create(base int64) (*segWriter, error) {
@@ -616,6 +639,12 @@ func (w *segWriter) write(b *logfmt.Batch) error {
 func (w *segWriter) finish(aborted []index.AbortedTxn) error {
 	if err := w.bw.Close(); err != nil {
 		return err
+	}
+	// Set before Commit, whose fsync makes it durable with the bytes.
+	if !w.mtime.IsZero() {
+		if err := os.Chtimes(w.f.Name(), w.mtime, w.mtime); err != nil {
+			return err
+		}
 	}
 	err := w.f.Commit()
 	w.f = nil

@@ -61,6 +61,10 @@ type Result struct {
 	// Fallbacks tells, in order, where an index could not be used and a scan
 	// replaced it.
 	Fallbacks []string
+	// Damaged counts the fallbacks that are for damage: an index or the
+	// log start checkpoint that does not read or disagrees with the log, a
+	// link. A missing index is not: a broker recreates it.
+	Damaged int
 
 	Batch     Batch // the batch holding the answer
 	Offset    int64 // the answer's offset
@@ -103,7 +107,7 @@ func newFinder(dir string, target int64, byTS bool, o Options) (*finder, error) 
 	f := &finder{res: &Result{Dir: dir, Target: target, ByTimestamp: byTS, Offset: -1, Timestamp: -1}}
 	f.it.MaxRecordBytes = o.MaxRecordBytes
 	for _, l := range p.Symlinks {
-		f.fallback("%s: %s", l, layout.SymlinkNote)
+		f.damaged("%s: %s", l, layout.SymlinkNote)
 	}
 	if f.segs, err = logseg.OpenPartition(p); err != nil {
 		return nil, err
@@ -118,13 +122,29 @@ func newFinder(dir string, target int64, byTS bool, o Options) (*finder, error) 
 	if ls, err := logseg.LogStartOffset(p); err == nil {
 		f.logStart = max(f.logStart, ls)
 	} else {
-		f.fallback("log-start-offset-checkpoint unreadable (%v); taking the first segment's base offset as the log start", err)
+		f.damaged("log-start-offset-checkpoint unreadable (%v); taking the first segment's base offset as the log start", err)
 	}
 	return f, nil
 }
 
 func (f *finder) fallback(format string, args ...any) {
 	f.res.Fallbacks = append(f.res.Fallbacks, fmt.Sprintf(format, args...))
+}
+
+// damaged is a fallback for damage.
+func (f *finder) damaged(format string, args ...any) {
+	f.fallback(format, args...)
+	f.res.Damaged++
+}
+
+// indexFallback is the fallback for why an index was not used: damage
+// unless it is missing.
+func (f *finder) indexFallback(file, why string) {
+	if why == logseg.NoIndex || why == logseg.NoTimeIndex {
+		f.fallback("%s: %s; scanning from byte 0", file, why)
+		return
+	}
+	f.damaged("%s: %s; scanning from byte 0", file, why)
 }
 
 // Options tune a look-up.
@@ -191,7 +211,7 @@ func Timestamp(dir string, target int64, o Options) (*Result, error) {
 		from := s.Base
 		te, ok, why := s.TimeFloor(target)
 		if why != "" {
-			f.fallback("%s: %s; scanning from byte 0", s.Log, why)
+			f.indexFallback(s.Log, why)
 		}
 		if ok {
 			from = te.Offset
@@ -209,7 +229,7 @@ func Timestamp(dir string, target int64, o Options) (*Result, error) {
 			return f.res, err
 		}
 		if start > 0 {
-			f.fallback("%s: no batch after byte %d reaches timestamp %d although the segment's largest timestamp is %d; the indexes are inconsistent, scanning from byte 0",
+			f.damaged("%s: no batch after byte %d reaches timestamp %d although the segment's largest timestamp is %d; the indexes are inconsistent, scanning from byte 0",
 				s.Log, start, target, largest)
 			f.res.IndexEntry, f.res.TimeEntry = nil, nil
 			if _, found, err = f.scan(s, 0, batch, record); err != nil || found {
@@ -234,7 +254,7 @@ func resultOf(f *finder) *Result {
 func (f *finder) offsetEntry(s *logseg.Segment, target int64) (index.OffsetEntry, bool) {
 	e, ok, why := s.OffsetFloor(target)
 	if why != "" {
-		f.fallback("%s: %s; scanning from byte 0", cmp.Or(s.Index, s.Log), why)
+		f.indexFallback(cmp.Or(s.Index, s.Log), why)
 	}
 	return e, ok
 }
@@ -259,6 +279,11 @@ func (f *finder) scan(s *logseg.Segment, start int64, batch func(*logfmt.Batch) 
 		last = max(last, b.LastOffset())
 		if !batch(b) {
 			continue
+		}
+		// The answer is read from this batch: a checksum that fails means
+		// its offsets and timestamps are not what was written.
+		if err := b.Validate(); err != nil {
+			return last, false, logfmt.WithFile(err, s.Log, 0)
 		}
 		if err := f.it.Reset(b); err != nil {
 			return last, false, logfmt.WithFile(err, s.Log, 0)
