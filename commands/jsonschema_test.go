@@ -255,6 +255,7 @@ func schemaCases() []goldenCase {
 	cases := []goldenCase{
 		{name: "find-offset", args: []string{"find", "--offset", "5", sample + "/orders-0"}},
 		{name: "find-timestamp", args: []string{"find", "--timestamp", "2024-01-01T00:05:00Z", sample + "/clicks-v1-0"}},
+		{name: "find-record", args: []string{"find", "--offset", "42", "--print-data-log", "--value-decoder", "hex", sample + "/user-profiles-0"}},
 		{name: "find-beyond", args: []string{"find", "--offset", "99999", sample + "/orders-0"}},
 		{name: "verify", args: []string{"verify", "--verbose", sample}},
 		{name: "verify-damaged", setup: damagedOrders, args: []string{"verify", "--deep", "$DIR/logs/orders-0"}},

@@ -25,6 +25,7 @@
 package lookup
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 
@@ -69,6 +70,10 @@ type Result struct {
 	Batch     Batch // the batch holding the answer
 	Offset    int64 // the answer's offset
 	Timestamp int64 // the answer's timestamp (-1 for magic 0)
+	// Key, Value and Headers are the answer's record, copied out of the
+	// reader's buffers; nil is null.
+	Key, Value []byte
+	Headers    []logfmt.Header
 }
 
 // Batch describes the batch holding the answer.
@@ -293,6 +298,10 @@ func (f *finder) scan(s *logseg.Segment, start int64, batch func(*logfmt.Batch) 
 			if record(r) {
 				res.Found, res.Segment, res.Base = true, s.Log, s.Base
 				res.Offset, res.Timestamp = r.Offset, r.Timestamp
+				res.Key, res.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+				for _, h := range r.Headers {
+					res.Headers = append(res.Headers, logfmt.Header{Key: bytes.Clone(h.Key), Value: bytes.Clone(h.Value)})
+				}
 				res.Batch = describe(b, &f.it)
 				return last, true, nil
 			}
