@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -110,10 +111,13 @@ type verifyOutput struct {
 }
 
 type verifyFindingJSON struct {
-	Type     string `json:"type"`
-	File     string `json:"file"`
-	Position *int64 `json:"position"`
-	Message  string `json:"message"`
+	Type string `json:"type"`
+	File string `json:"file"`
+	// The partition of the finding, left out for a file outside any.
+	Topic     *string `json:"topic,omitempty"`
+	Partition *int32  `json:"partition,omitempty"`
+	Position  *int64  `json:"position"`
+	Message   string  `json:"message"`
 }
 
 func (w *verifyOutput) report(rep *verify.Report) error {
@@ -137,6 +141,9 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		var err error
 		if w.g.JSON() {
 			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Message: f.Msg}
+			if p := verifiedPart(rep); p != nil {
+				fj.Topic, fj.Partition = &p.Topic, &p.Partition
+			}
 			if f.Pos >= 0 {
 				pos := f.Pos
 				fj.Position = &pos
@@ -157,8 +164,9 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		return nil
 	}
 	return w.enc.Encode(struct {
-		Type     string `json:"type"`
-		File     string `json:"file"`
+		Type string `json:"type"`
+		File string `json:"file"`
+		*partJSON
 		Kind     string `json:"kind"`
 		Segments int    `json:"segments"`
 		Batches  int64  `json:"batches"`
@@ -167,7 +175,20 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		Problems int    `json:"problems"`
 		Infos    int    `json:"infos"`
 		Failed   bool   `json:"failed"`
-	}{"verified", rep.Path, rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil})
+	}{"verified", rep.Path, verifiedPart(rep), rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil})
+}
+
+// verifiedPart names the partition of a report: the partition checked, or
+// the one holding the file checked; nil for a file outside any.
+func verifiedPart(rep *verify.Report) *partJSON {
+	dir := rep.Path
+	if rep.Kind != verify.PartitionUnit {
+		dir = filepath.Dir(dir)
+	}
+	if p := partOf(dir); p.Partition >= 0 || rep.Kind == verify.PartitionUnit {
+		return &p
+	}
+	return nil
 }
 
 func (w *verifyOutput) summary(paths []string) error {

@@ -136,6 +136,16 @@ func TestKafkaSamples(t *testing.T) {
 				if v, ok := r["value"].(string); ok && strings.HasPrefix(v, "Error") {
 					t.Errorf("%s offset %d: %s", d, r.num("offset"), v)
 				}
+				// Decoded payloads are nested JSON, so that jq reaches
+				// into them (.key.data.group); a tombstone is null.
+				_, keyObj := r["key"].(map[string]any)
+				value, valueObj := r["value"].(map[string]any)
+				if _, control := r["control"]; !control && (!valueObj && r["value"] != nil || payload != PayloadMetadata && !keyObj) {
+					t.Errorf("%s offset %d: key %#v, value %#v: want JSON objects", d, r.num("offset"), r["key"], r["value"])
+				}
+				if data, _ := value["data"].(map[string]any); payload == PayloadMetadata && valueObj && data == nil {
+					t.Errorf("%s offset %d: value without data: %v", d, r.num("offset"), value)
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -882,18 +883,10 @@ func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValu
 	switch d.o.Payload {
 	case PayloadOffsets, PayloadTxnLog, PayloadMetadata, PayloadShareState, PayloadRemoteMeta:
 		k, v, hk, hv := d.parse(r)
-		var out []byte
-		if hk {
-			out = protocol.AppendString(out, string(k))
-		} else {
-			out = append(out, "null"...)
-		}
+		out := appendDecodedPayload(nil, k, hk)
 		n := len(out)
-		if hv {
-			out = protocol.AppendString(out, string(v))
-		} else {
-			out = append(out, "null"...)
-		}
+		// A tombstone is null here, where text shows Kafka's <DELETE>.
+		out = appendDecodedPayload(out, v, hv && r.Value != nil)
 		return out[:n], out[n:], true, true
 	}
 	p := d.payload[:0]
@@ -908,6 +901,20 @@ func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValu
 	}
 	d.payload = p
 	return p[:n], p[n:], hasKey, hasValue
+}
+
+// appendDecodedPayload appends what a payload decoder made of a key or
+// value: its JSON object nested as it is, so that jq reaches into it; the
+// text of one it could not decode (Kafka's "Error at offset ..." line) as a
+// string; null when there is none.
+func appendDecodedPayload(l, s []byte, has bool) []byte {
+	switch {
+	case !has:
+		return append(l, "null"...)
+	case len(s) > 0 && s[0] == '{' && json.Valid(s):
+		return append(l, s...)
+	}
+	return protocol.AppendString(l, string(s))
 }
 
 // appendDecodedJSON appends b as a JSON string, or null.
