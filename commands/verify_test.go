@@ -54,7 +54,7 @@ func TestVerifyRecordSet(t *testing.T) {
 	code, out, errOut := verifyRun(t, "verify", path)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if code != ExitProblems || len(lines) != 2 ||
-		!regexp.MustCompile(`^problem: `+regexp.QuoteMeta(path)+`: checksum mismatch: stored \d+, computed \d+ \(at byte 0\)$`).MatchString(lines[0]) ||
+		!regexp.MustCompile(`^problem: `+regexp.QuoteMeta(path)+`: checksum mismatch: stored \d+, computed \d+; no valid batch follows it \(at byte 0\)$`).MatchString(lines[0]) ||
 		!strings.HasSuffix(lines[1], ": 1 problem(s)") || errOut != "logtool: verify: 1 problem(s) found\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

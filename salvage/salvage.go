@@ -328,56 +328,33 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 			lost.Batches++
 		}
 	}
-	// resync drops from pos to the next frame whose checksum holds, or to
-	// the end. The range stays open: what is found there may be refused
-	// too (a message of a compressed wrapper stored verbatim frames well).
-	resync := func(pos int64, reason string) bool {
-		drop(pos, reason, false)
-		src.SeekTo(pos)
-		ok := src.Resync()
-		lost.End = src.Pos()
-		return ok
-	}
+	// The scan steps over what does not frame with a checksum that holds;
+	// a range stays open until a batch is kept, as what is found there may
+	// be refused too (a message of a compressed wrapper stored verbatim
+	// frames well).
+	sc := logfmt.NewScan(src, src.Size())
 	reported := int64(0)
 	for {
 		if s.o.Progress != nil && src.Pos()-reported >= 1<<20 {
 			s.o.Progress(src.Pos() - reported)
 			reported = src.Pos()
 		}
-		if !src.Next() {
-			pos := src.Pos()
-			if err := src.Err(); err != nil {
-				ce, ok := logfmt.AsCorrupt(err)
-				if !ok {
-					return err
-				}
-				if resync(pos, ce.Msg) {
-					continue
-				}
-			} else {
-				switch src.End() {
-				case logfmt.EndZeroTail:
-					drop(pos, src.EndDetail(), false)
-				case logfmt.EndTorn:
-					if resync(pos, "torn last batch: "+src.EndDetail()) {
-						continue
-					}
-				}
+		ok := sc.Next()
+		if d := sc.Skipped(); d != nil {
+			reason := d.Detail
+			if d.How == logfmt.EndTorn {
+				reason = "torn last batch: " + reason
 			}
-			if lost != nil {
-				lost.End = src.Size()
+			drop(d.From, reason, false)
+			lost.End = d.To
+		}
+		if !ok {
+			if err := sc.Err(); err != nil {
+				return err
 			}
 			break
 		}
-		b := src.Batch()
-		if err := b.Validate(); err != nil {
-			// The frame itself is in doubt: look for the next one.
-			if resync(b.Pos, message(err)) {
-				continue
-			}
-			lost.End = src.Size()
-			break
-		}
+		b := sc.Batch()
 		first, last, n, why, err := s.check(b, &s.it, seg.Base, nextBase)
 		if err != nil {
 			return err
@@ -396,10 +373,8 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 			// Its frame is sound but its bytes may still hold sound
 			// frames: look inside too.
 			drop(b.Pos, why, true)
-			if resync(b.Pos, why) {
-				continue
-			}
-			break
+			sc.Refuse()
+			continue
 		}
 		lost = nil
 	}

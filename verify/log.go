@@ -33,6 +33,11 @@ type logCheck struct {
 	live bool
 	// epochs, when not nil, is checked against each v2 batch's leader epoch.
 	epochs *epochCheck
+	// partition is the directory of a segment's partition, which salvage
+	// takes; "" for a file that is no segment of one.
+	partition string
+	// damaged is set once a damaged range was reported.
+	damaged bool
 }
 
 // logResult is what a logCheck learned about the file.
@@ -44,7 +49,9 @@ type logResult struct {
 }
 
 // run reads the whole file. The error is for I/O only; bad data becomes
-// findings.
+// findings. Damage does not end the read: the scan steps over each damaged
+// range to the next sound batch (logfmt.Scan, as salvage does), so every
+// range is reported and every batch after it checked.
 func (l *logCheck) run() (logResult, error) {
 	f, err := logfmt.OpenSegment(l.file)
 	if err != nil {
@@ -58,11 +65,19 @@ func (l *logCheck) run() (logResult, error) {
 	seg := logfmt.NewDeepReader(f.SegmentReader, workers)
 	seg.MaxRecordBytes = l.o.MaxRecordBytes
 	defer seg.Close()
+	sc := logfmt.NewScan(seg, f.Size())
 	res := logResult{size: f.Size(), last: noOffset}
 	prevLast := l.prevLast
 	var reported int64
-	for seg.Next() {
-		b := seg.Batch()
+	for {
+		more := sc.Next()
+		if d := sc.Skipped(); d != nil {
+			l.damage(d, sc.Batch(), res.size)
+		}
+		if !more {
+			break
+		}
+		b := sc.Batch()
 		res.batches++
 		if ok, last := l.batch(b, prevLast, &res); ok {
 			prevLast, res.last = last, last
@@ -75,21 +90,50 @@ func (l *logCheck) run() (logResult, error) {
 	if l.o.Progress != nil {
 		l.o.Progress(res.size - reported)
 	}
-	if err := seg.Err(); err != nil {
-		ce, ok := logfmt.AsCorrupt(err)
-		if !ok {
-			return res, err
-		}
-		l.c.problem(l.file, ce.Pos, "%s; nothing after it can be read, and %s", ce.Msg, l.recovery(res.size-seg.Pos(), seg.Pos()))
+	return res, sc.Err()
+}
+
+// damage reports a range the scan stepped over, its cause first. Kafka's
+// recovery truncates a segment at its first damage, so that one says what
+// recovery does (a file whose name gives no base offset is not a segment
+// recovery reads); a torn last batch is only one that nothing valid
+// follows.
+func (l *logCheck) damage(d *logfmt.Damage, next *logfmt.Batch, size int64) {
+	recovery := ""
+	if !l.damaged && l.base != noOffset {
+		recovery = ", and " + l.recovery(size-d.From, d.From)
 	}
-	switch seg.End() {
-	case logfmt.EndTorn:
-		l.end(seg.Pos(), "torn last batch: %s; a write was cut short, and %s", seg.EndDetail(), l.recovery(res.size-seg.Pos(), seg.Pos()))
-	case logfmt.EndZeroTail:
-		l.end(seg.Pos(), "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, an append would land after it, and %s, but only after an unclean shutdown and past the recovery point",
-			seg.EndDetail(), l.recovery(res.size-seg.Pos(), seg.Pos()))
+	l.damaged = true
+	if d.How != logfmt.EndZeroTail {
+		l.salvageable()
 	}
-	return res, nil
+	// The cause's own position (a magic byte, a size field) when known.
+	at := d.From
+	if ce, ok := logfmt.AsCorrupt(d.Err); ok && ce.Pos >= d.From {
+		at = ce.Pos
+	}
+	switch {
+	case d.Resumes(size):
+		l.c.problem(l.file, at, "%s; damaged range [%d,%d): %d bytes skipped, valid batches resume at offset %d / byte %d%s",
+			d.Detail, d.From, d.To, d.To-d.From, next.EntryOffset(), d.To, recovery)
+	case d.How == logfmt.EndTorn:
+		l.end(d.From, "torn last batch: %s; a write was cut short%s", d.Detail, recovery)
+	case d.How == logfmt.EndZeroTail && recovery != "":
+		l.end(d.From, "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, an append would land after it%s, but only after an unclean shutdown and past the recovery point",
+			d.Detail, recovery)
+	case d.How == logfmt.EndZeroTail:
+		l.end(d.From, "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, and an append would land after it", d.Detail)
+	default:
+		l.c.problem(l.file, at, "%s; no valid batch follows it%s", d.Detail, recovery)
+	}
+}
+
+// salvageable notes that salvage would keep more of the partition than
+// Kafka's recovery does.
+func (l *logCheck) salvageable() {
+	if l.partition != "" {
+		l.c.rep.Salvage = l.partition
+	}
 }
 
 // recovery says what Kafka's recovery does about n bytes it cannot read
@@ -116,6 +160,7 @@ func (l *logCheck) end(pos int64, format string, args ...any) {
 func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bool, last int64) {
 	first, last, err := CheckBatch(b)
 	if err != nil {
+		l.salvageable()
 		l.corrupt(err, b.Pos)
 		return false, 0
 	}
@@ -127,6 +172,7 @@ func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bo
 		first, n, err = CheckRecords(b, l.it, first, last)
 		res.records += n
 		if err != nil {
+			l.salvageable()
 			l.corrupt(err, b.Pos)
 			return false, 0
 		}

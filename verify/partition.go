@@ -132,7 +132,7 @@ func (v *partitionRun) run() error {
 		}
 		v.it.File = s.Log
 		l := &logCheck{c: c, o: v.o, it: v.it, file: s.Log, base: s.Base, nextBase: nextBase, prevLast: prevLast,
-			later: len(logs) - 1 - i, live: v.live && i == len(logs)-1, epochs: epochs}
+			later: len(logs) - 1 - i, live: v.live && i == len(logs)-1, epochs: epochs, partition: part.Path}
 		res, err := l.run()
 		if err != nil {
 			return err

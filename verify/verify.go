@@ -161,6 +161,9 @@ type Report struct {
 	// Err is the failure that stopped verifying the unit: an I/O error, not
 	// bad data (which is a Finding).
 	Err error
+	// Salvage is the partition directory, when a segment of it has damage
+	// past which salvage keeps sound batches that Kafka's recovery drops.
+	Salvage string
 
 	facts *partitionFacts
 }
