@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -68,7 +69,8 @@ func runVerify(c *cli.Context) error {
 	}
 	defer release()
 	plan := verify.NewPlan(set)
-	o := verify.Options{Deep: c.Bool("deep"), StrictIndexes: c.Bool("strict"), Workers: g.Workers, MaxRecordBytes: g.MaxRecordBytes}
+	o := verify.Options{Deep: c.Bool("deep"), StrictIndexes: c.Bool("strict"), Workers: g.Workers, MaxRecordBytes: g.MaxRecordBytes,
+		ListAll: c.Bool("verbose")}
 	// The total costs a stat of every segment: only for a bar.
 	bar := newProgress(g, "verify", 0, true)
 	if bar != nil {
@@ -114,6 +116,9 @@ type verifyFindingJSON struct {
 	File     string `json:"file"`
 	Position *int64 `json:"position"`
 	Message  string `json:"message"`
+	// More is how many problems this one stands for, when they are not
+	// listed.
+	More int `json:"more,omitempty"`
 }
 
 func (w *verifyOutput) report(rep *verify.Report) error {
@@ -136,17 +141,30 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		}
 		var err error
 		if w.g.JSON() {
-			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Message: f.Msg}
+			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Message: f.Msg, More: f.More}
 			if f.Pos >= 0 {
 				pos := f.Pos
 				fj.Position = &pos
 			}
 			err = w.enc.Encode(fj)
 		} else {
-			_, err = fmt.Fprintln(w.g.Stdout, f.String())
+			line := f.String()
+			if f.More > 0 {
+				line += " (--verbose lists them)"
+			}
+			_, err = fmt.Fprintln(w.g.Stdout, line)
 		}
 		if err != nil {
 			return err
+		}
+	}
+	salvage := ""
+	if rep.Salvage != "" {
+		salvage = salvageLine(rep.Salvage)
+		if !w.g.JSON() {
+			if _, err := fmt.Fprintf(w.g.Stdout, "salvage: %s copies every sound batch of the partition into a new directory, those after the damage too, which Kafka's recovery drops\n", salvage); err != nil {
+				return err
+			}
 		}
 	}
 	if rep.Err != nil {
@@ -167,7 +185,28 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		Problems int    `json:"problems"`
 		Infos    int    `json:"infos"`
 		Failed   bool   `json:"failed"`
-	}{"verified", rep.Path, rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil})
+		Salvage  string `json:"salvage,omitempty"`
+	}{"verified", rep.Path, rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil, salvage})
+}
+
+// salvageLine is the command line that salvages the partition dir
+// into a directory beside its log directory, never inside it, where a
+// broker would find a directory it cannot load.
+func salvageLine(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	out := filepath.Join(filepath.Dir(dir)+".salvaged", filepath.Base(dir))
+	return fmt.Sprintf("logtool salvage %s --out %s", shellArg(dir), shellArg(out))
+}
+
+// shellArg quotes s for a POSIX shell when it holds more than plain path
+// characters, so that a suggested command line can be pasted.
+func shellArg(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-=+,:@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (w *verifyOutput) summary(paths []string) error {

@@ -30,7 +30,7 @@ func (u *unit) run(p *Plan, o *Options) *Report {
 // were asked for.
 func (u *unit) runPartition(p *Plan, o *Options) *Report {
 	rep := &Report{Path: u.path, Kind: PartitionUnit}
-	c := newCollector(rep)
+	c := newCollector(rep, o)
 	defer c.sort()
 	defer c.flush()
 	if u.deleted {
@@ -51,7 +51,7 @@ func (u *unit) runPartition(p *Plan, o *Options) *Report {
 	ri := make(chan reindexed, 1)
 	go func() {
 		r, err := reindex.Partition(u.path, reindex.Options{Mode: reindex.Check, Offset: true, Time: true, Txn: true,
-			IntervalBytes: index.DefaultIntervalBytes, Strict: o.StrictIndexes, Segments: u.segments})
+			IntervalBytes: index.DefaultIntervalBytes, Strict: o.StrictIndexes, Segments: u.segments, ListAll: o.ListAll})
 		ri <- reindexed{r, err}
 	}()
 
@@ -338,23 +338,24 @@ func (v *partitionRun) merge(r *reindex.PartitionReport, err error) error {
 			reported[f.File] = v.c.has(f.File)
 		}
 	}
-	listed := 0
 	for _, f := range r.Findings {
-		if f.Severity == reindex.Problem {
-			listed++
-		}
 		if reported[f.File] {
 			continue
 		}
-		msg := f.Detail()
+		// reindex lists a few findings of a kind and counts the rest.
+		if f.Left != [3]int{} {
+			if n := f.Left[reindex.Problem]; n > 0 {
+				v.c.more(f.File, n)
+			}
+			v.rep.Infos += f.Left[reindex.Note] + f.Left[reindex.Difference]
+			continue
+		}
 		sev := Info
 		if f.Severity == reindex.Problem {
 			sev = Problem
 		}
-		v.c.add(Finding{Severity: sev, File: f.File, Pos: f.Pos, Msg: msg})
+		v.c.add(Finding{Severity: sev, File: f.File, Pos: f.Pos, Msg: f.Detail()})
 	}
-	// reindex lists a few problems of a kind and counts the rest.
-	v.rep.Problems += r.Count(reindex.Problem) - listed
 	return nil
 }
 

@@ -19,7 +19,7 @@ import (
 // unit of a run also reports metadata that could not be replayed.
 func (u *unit) runRoot(p *Plan, o *Options, facts map[string]*partitionFacts, first bool) *Report {
 	rep := &Report{Path: u.path, Kind: RootUnit}
-	c := newCollector(rep)
+	c := newCollector(rep, o)
 	defer c.sort()
 	defer c.flush()
 	if first {
@@ -193,7 +193,7 @@ func checkOffsets(c *collector, path string, s offsetsScope) error {
 	}
 	rule := checkpointRules[filepath.Base(path)]
 	var (
-		bads      badEntries
+		bads      = badEntries{limit: c.limit()}
 		idx       = extsort.New(entrySortMemory)
 		key       []byte
 		listed    = map[tp]bool{} // the partitions of s.parts with an entry
@@ -260,9 +260,8 @@ func checkOffsets(c *collector, path string, s offsetsScope) error {
 	for _, b := range first {
 		c.problem(path, pos[b.line], "line %d: %s", b.line, b.msg)
 	}
-	// Past maxListed the collector only counts problems.
-	for range bads.n - len(first) {
-		c.problem(path, -1, "and more like the problems above")
+	if n := bads.n - len(first); n > 0 {
+		c.more(path, n)
 	}
 	if unknown > 0 {
 		c.info(path, pos[unknownAt], "%d entries name partitions this log directory does not hold (the first on line %d): a broker ignores them", unknown, unknownAt)
@@ -295,16 +294,17 @@ const (
 	repeated
 )
 
-// badEntries counts the problems of a checkpoint and keeps the first
-// maxListed by line, the ones listed.
+// badEntries counts the problems of a checkpoint and keeps the first limit
+// by line, the ones listed.
 type badEntries struct {
-	n    int
-	kept []badEntry
+	n     int
+	limit int
+	kept  []badEntry
 }
 
 // add records a problem with e found while reading the file, in line order.
 func (bs *badEntries) add(e checkpoint.OffsetEntry, why badWhy, rule checkpointRule, s offsetsScope) {
-	if bs.n >= maxListed {
+	if bs.n >= bs.limit {
 		bs.n++ // a later line than all those kept
 		return
 	}
@@ -315,16 +315,16 @@ func (bs *badEntries) add(e checkpoint.OffsetEntry, why badWhy, rule checkpointR
 func (bs *badEntries) keep(b badEntry) {
 	bs.n++
 	bs.kept = append(bs.kept, b)
-	if len(bs.kept) >= 2*maxListed {
+	if len(bs.kept)/2 >= bs.limit {
 		bs.kept = bs.first()
 	}
 }
 
-// first returns the first maxListed problems by line; on one line, the one
+// first returns the first limit problems by line; on one line, the one
 // found reading the file before the repetition.
 func (bs *badEntries) first() []badEntry {
 	slices.SortFunc(bs.kept, func(a, b badEntry) int { return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.why, b.why)) })
-	return bs.kept[:min(len(bs.kept), maxListed)]
+	return bs.kept[:min(len(bs.kept), bs.limit)]
 }
 
 func message(e checkpoint.OffsetEntry, why badWhy, rule checkpointRule, s offsetsScope) string {
@@ -413,7 +413,7 @@ const metadataTopic = "__cluster_metadata"
 // record set when its name says nothing.
 func (u *unit) runFile(_ *Plan, o *Options) *Report {
 	rep := &Report{Path: u.path, Kind: FileUnit}
-	c := newCollector(rep)
+	c := newCollector(rep, o)
 	defer c.flush()
 	logFile := func(base int64) error {
 		res, err := recordSet(c, o, o.recordIter(), u.path, base)

@@ -75,7 +75,9 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/logtool/logtool/internal/parallel"
 )
@@ -106,6 +108,9 @@ type Finding struct {
 	File     string
 	Pos      int64 // byte position in File; -1 when the finding is about no one place
 	Msg      string
+	// More, when above 0, makes this finding stand for that many problems
+	// about File that are not listed (Options.ListAll lists them).
+	More int
 }
 
 // String is the text form: "problem: <file>: <what> (at byte N)".
@@ -137,6 +142,11 @@ type Options struct {
 	// MaxRecordBytes bounds one record read from a compressed batch
 	// (logfmt.RecordIter); 0 means the default.
 	MaxRecordBytes int
+	// ListAll lists every finding. Without it, past maxListed problems
+	// about one file (and past a few of one kind about an index file) the
+	// rest are counted on one finding (Finding.More), which bounds the
+	// memory a badly damaged file takes.
+	ListAll bool
 
 	batchWorkers int // logfmt.DeepReader's workers in each unit, with Deep
 }
@@ -148,9 +158,9 @@ type Report struct {
 	Kind UnitKind
 	// Findings are in the order found. Past maxListed problems about one
 	// file, further ones are counted but not listed, and one more finding
-	// says how many were left out.
+	// says how many were left out (Finding.More), unless Options.ListAll.
 	Findings []Finding
-	Problems int // every problem, listed or not
+	Problems int // every problem, listed or not: the sum of each problem finding's max(1, More)
 	Infos    int // every info, listed or not
 
 	Segments int
@@ -248,10 +258,11 @@ const maxListed = 20
 
 // collector gathers the findings of one unit.
 type collector struct {
-	rep    *Report
-	listed map[string]int
-	hidden map[string]*hiddenFindings
-	order  []string
+	rep     *Report
+	listAll bool
+	listed  map[string]int
+	hidden  map[string]*hiddenFindings
+	order   []string
 }
 
 type hiddenFindings struct {
@@ -259,21 +270,22 @@ type hiddenFindings struct {
 	pos int64 // position of the first one left out
 }
 
-func newCollector(rep *Report) *collector {
-	return &collector{rep: rep, listed: map[string]int{}, hidden: map[string]*hiddenFindings{}}
+func newCollector(rep *Report, o *Options) *collector {
+	return &collector{rep: rep, listAll: o.ListAll, listed: map[string]int{}, hidden: map[string]*hiddenFindings{}}
 }
 
 func (c *collector) add(f Finding) {
 	if f.Severity == Info {
 		c.rep.Infos++
-		if c.listed["\x00info:"+f.File] < maxListed {
+		if c.listed["\x00info:"+f.File] < c.limit() {
 			c.listed["\x00info:"+f.File]++
 			c.rep.Findings = append(c.rep.Findings, f)
 		}
 		return
 	}
-	c.rep.Problems++
-	if c.listed[f.File] < maxListed {
+	n := max(1, f.More)
+	c.rep.Problems += n
+	if c.listed[f.File] < c.limit() {
 		c.listed[f.File]++
 		c.rep.Findings = append(c.rep.Findings, f)
 		return
@@ -284,7 +296,25 @@ func (c *collector) add(f Finding) {
 		c.hidden[f.File] = h
 		c.order = append(c.order, f.File)
 	}
-	h.n++
+	h.n += n
+}
+
+// limit is how many problems about one file are listed.
+func (c *collector) limit() int {
+	if c.listAll {
+		return math.MaxInt
+	}
+	return maxListed
+}
+
+// more counts n problems about file that another check left out, on one
+// finding.
+func (c *collector) more(file string, n int) {
+	c.add(Finding{Severity: Problem, File: file, Pos: -1, Msg: moreMsg(n), More: n})
+}
+
+func moreMsg(n int) string {
+	return fmt.Sprintf("%d more problems like the above are not listed", n)
 }
 
 func (c *collector) problem(file string, pos int64, format string, args ...any) {
@@ -306,17 +336,36 @@ func (c *collector) has(file string) bool {
 func (c *collector) flush() {
 	for _, file := range c.order {
 		h := c.hidden[file]
-		c.rep.Findings = append(c.rep.Findings, Finding{Severity: Problem, File: file, Pos: h.pos,
-			Msg: fmt.Sprintf("%d more problems in this file are not listed", h.n)})
+		c.rep.Findings = append(c.rep.Findings, Finding{Severity: Problem, File: file, Pos: h.pos, Msg: moreMsg(h.n), More: h.n})
 	}
 	c.order = nil
 	clear(c.hidden)
 }
 
 // sort orders the findings by file, keeping the order within a file, so
-// that the output reads file by file.
+// that the output reads file by file; a segment's .log comes before its
+// other files, as damage in the log is the cause of what is found in its
+// indexes.
 func (c *collector) sort() {
-	slices.SortStableFunc(c.rep.Findings, func(a, b Finding) int { return cmp.Compare(a.File, b.File) })
+	slices.SortStableFunc(c.rep.Findings, func(a, b Finding) int {
+		ka, kb := sortKey(a.File), sortKey(b.File)
+		return cmp.Or(cmp.Compare(ka.stem, kb.stem), cmp.Compare(ka.rank, kb.rank), cmp.Compare(a.File, b.File))
+	})
+}
+
+type fileKey struct {
+	stem string // the path up to the first dot of the file's name
+	rank int    // 0 for a .log, 1 for the rest
+}
+
+func sortKey(file string) fileKey {
+	dir, name := filepath.Split(file)
+	stem, _, _ := strings.Cut(name, ".")
+	k := fileKey{stem: dir + stem, rank: 1}
+	if strings.HasSuffix(name, ".log") {
+		k.rank = 0
+	}
+	return k
 }
 
 // noOffset stands for "no batch yet" in offset comparisons.
