@@ -22,7 +22,8 @@ func verifyCommand() *cli.Command {
 		Description: "Reads everything under the paths given (log directories, partition directories, single files) and\n" +
 			"prints one problem line per finding, with the file and byte position, then a summary line. Exit 0 when\n" +
 			"nothing is wrong, 3 when something is.\n\n" +
-			"Checked: every batch checksum and length; offsets (each batch at or above its segment's base offset,\n" +
+			"Checked: every batch checksum and length, past damage too: each damaged range of a segment is reported\n" +
+			"(cause first) and the batches after it are checked; offsets (each batch at or above its segment's base offset,\n" +
 			"above the batch before it, below the next segment's base offset); a torn last batch and a zero-filled\n" +
 			".log tail, which a clean shutdown never leaves (reported as information only in the active segment of a\n" +
 			"log directory a running broker holds); .index, .timeindex and .txnindex entry by entry against the log\n" +
@@ -37,6 +38,8 @@ func verifyCommand() *cli.Command {
 			"give (a record set) is checked as a .log.\n\n" +
 			"Index files a broker rebuilds when absent, index entries a live broker writes differently from\n" +
 			"recovery, and checkpoint entries for partitions stored elsewhere are information, listed with --verbose;\n" +
+			"past 20 problems about one file the rest are counted on one line, which --verbose lists too. Damage in a\n" +
+			".log comes with the salvage command line that keeps the sound batches after it;\n" +
 			"--strict makes any index that differs from a recovery rebuild a problem.\n" +
 			"verify never writes; when a running broker holds the log directory it warns and goes on.\n\n" +
 			"Examples:\n" +
@@ -47,7 +50,7 @@ func verifyCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "deep", Usage: "also parse every record of every batch, not only the framing and checksums of batches"},
 			&cli.BoolFlag{Name: "strict", Usage: "index files must be byte-identical to what Kafka's recovery builds (as logtool gen and reindex write them), not only serve lookups correctly as a live broker's do"},
-			&cli.BoolFlag{Name: "verbose", Usage: "also list the information findings, which are otherwise only counted"},
+			&cli.BoolFlag{Name: "verbose", Usage: "list every finding: the information findings, and the problems past 20 about one file, which are otherwise only counted"},
 		},
 		Action: runVerify,
 	}
