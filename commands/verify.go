@@ -118,6 +118,7 @@ type verifyFindingJSON struct {
 	Type     string `json:"type"`
 	File     string `json:"file"`
 	Position *int64 `json:"position"`
+	Code     string `json:"code"`
 	Message  string `json:"message"`
 	// More is how many problems this one stands for, when they are not
 	// listed.
@@ -144,7 +145,7 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		}
 		var err error
 		if w.g.JSON() {
-			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Message: f.Msg, More: f.More}
+			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Code: string(f.Code), Message: f.Msg, More: f.More}
 			if f.Pos >= 0 {
 				pos := f.Pos
 				fj.Position = &pos

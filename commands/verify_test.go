@@ -92,8 +92,9 @@ func TestVerifyJSON(t *testing.T) {
 			summary = obj
 		}
 	}
-	if problem == nil || problem["file"] != log || problem["position"] != float64(0) || !strings.Contains(problem["message"].(string), "checksum") {
-		t.Errorf("first problem %v, want the checksum of %s at position 0", problem, log)
+	if problem == nil || problem["file"] != log || problem["position"] != float64(0) || !strings.Contains(problem["message"].(string), "checksum") ||
+		problem["code"] != "crc-mismatch" {
+		t.Errorf("first problem %v, want the checksum (code crc-mismatch) of %s at position 0", problem, log)
 	}
 	if summary == nil || summary["problems"].(float64) < 1 || summary["clean"] != false || summary["file"] != dir {
 		t.Errorf("summary %v", summary)

@@ -44,6 +44,9 @@ type Damage struct {
 	// Detail says why the bytes at From were refused; for a refused batch
 	// it is empty, as the caller knows why.
 	Detail string
+	// Checksum tells that an entry frames at From and its checksum does
+	// not hold.
+	Checksum bool
 }
 
 // Resumes tells whether sound batches follow the range.
@@ -80,6 +83,9 @@ func (s *Scan) Next() bool {
 		if err := b.Validate(); err != nil {
 			ce, _ := AsCorrupt(err)
 			s.open(b.Pos, EndNone, err, ce.Msg+errSuffix(ce.Err))
+			if s.damage.From == b.Pos {
+				s.damage.Checksum = b.StoredCRC() != b.ComputeCRC()
+			}
 			if !s.resync(b.Pos) {
 				return false
 			}

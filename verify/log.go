@@ -114,17 +114,23 @@ func (l *logCheck) damage(d *logfmt.Damage, next *logfmt.Batch, size int64) {
 	}
 	switch {
 	case d.Resumes(size):
-		l.c.problem(l.file, at, "%s; damaged range [%d,%d): %d bytes skipped, valid batches resume at offset %d / byte %d%s",
+		code := CodeDamagedRange
+		if d.Checksum {
+			code = CodeCRCMismatch
+		}
+		l.c.problem(code, l.file, at, "%s; damaged range [%d,%d): %d bytes skipped, valid batches resume at offset %d / byte %d%s",
 			d.Detail, d.From, d.To, d.To-d.From, next.EntryOffset(), d.To, recovery)
 	case d.How == logfmt.EndTorn:
-		l.end(d.From, "torn last batch: %s; a write was cut short%s", d.Detail, recovery)
+		l.end(CodeTornTail, d.From, "torn last batch: %s; a write was cut short%s", d.Detail, recovery)
 	case d.How == logfmt.EndZeroTail && recovery != "":
-		l.end(d.From, "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, an append would land after it%s, but only after an unclean shutdown and past the recovery point",
+		l.end(CodeZeroTail, d.From, "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, an append would land after it%s, but only after an unclean shutdown and past the recovery point",
 			d.Detail, recovery)
 	case d.How == logfmt.EndZeroTail:
-		l.end(d.From, "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, and an append would land after it", d.Detail)
+		l.end(CodeZeroTail, d.From, "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, and an append would land after it", d.Detail)
+	case d.Checksum:
+		l.c.problem(CodeCRCMismatch, l.file, at, "%s; no valid batch follows it%s", d.Detail, recovery)
 	default:
-		l.c.problem(l.file, at, "%s; no valid batch follows it%s", d.Detail, recovery)
+		l.c.problem(CodeDamagedTail, l.file, at, "%s; no valid batch follows it%s", d.Detail, recovery)
 	}
 }
 
@@ -147,12 +153,12 @@ func (l *logCheck) recovery(n, pos int64) string {
 }
 
 // end reports how a segment ends when that is not cleanly.
-func (l *logCheck) end(pos int64, format string, args ...any) {
+func (l *logCheck) end(code Code, pos int64, format string, args ...any) {
 	if l.live {
-		l.c.info(l.file, pos, "active segment of a running broker: "+format, args...)
+		l.c.info(code, l.file, pos, "active segment of a running broker: "+format, args...)
 		return
 	}
-	l.c.problem(l.file, pos, format, args...)
+	l.c.problem(code, l.file, pos, format, args...)
 }
 
 // batch checks one batch. ok is false when it failed a check, in which case
@@ -161,7 +167,7 @@ func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bo
 	first, last, err := CheckBatch(b)
 	if err != nil {
 		l.salvageable()
-		l.corrupt(err, b.Pos)
+		l.corrupt(CodeBatchInvalid, err, b.Pos)
 		return false, 0
 	}
 	if l.epochs != nil && b.Magic() >= 2 {
@@ -173,7 +179,7 @@ func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bo
 		res.records += n
 		if err != nil {
 			l.salvageable()
-			l.corrupt(err, b.Pos)
+			l.corrupt(CodeRecordsInvalid, err, b.Pos)
 			return false, 0
 		}
 	}
@@ -185,13 +191,13 @@ func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bo
 func (l *logCheck) offsets(b *logfmt.Batch, first, last, prevLast int64) bool {
 	switch {
 	case l.base != noOffset && first < l.base:
-		l.c.problem(l.file, b.Pos, "batch starts at offset %d, below the segment's base offset %d", first, l.base)
+		l.c.problem(CodeOffsetBelowBase, l.file, b.Pos, "batch starts at offset %d, below the segment's base offset %d", first, l.base)
 	case prevLast != noOffset && first <= prevLast:
-		l.c.problem(l.file, b.Pos, "batch starts at offset %d, but the batch before it ends at offset %d: offsets must increase", first, prevLast)
+		l.c.problem(CodeOffsetOrder, l.file, b.Pos, "batch starts at offset %d, but the batch before it ends at offset %d: offsets must increase", first, prevLast)
 	case l.base != noOffset && uint64(last)-uint64(l.base) > math.MaxInt32:
-		l.c.problem(l.file, b.Pos, "batch ends at offset %d, beyond the 2^31 offsets after the segment's base offset %d that an index entry can hold (Kafka splits such a segment)", last, l.base)
+		l.c.problem(CodeOffsetOverflow, l.file, b.Pos, "batch ends at offset %d, beyond the 2^31 offsets after the segment's base offset %d that an index entry can hold (Kafka splits such a segment)", last, l.base)
 	case last >= l.nextBase:
-		l.c.problem(l.file, b.Pos, "batch ends at offset %d, but the next segment starts at offset %d", last, l.nextBase)
+		l.c.problem(CodeOffsetNextBase, l.file, b.Pos, "batch ends at offset %d, but the next segment starts at offset %d", last, l.nextBase)
 	default:
 		return true
 	}
@@ -199,10 +205,10 @@ func (l *logCheck) offsets(b *logfmt.Batch, first, last, prevLast int64) bool {
 }
 
 // corrupt reports a parser's error about the batch at pos.
-func (l *logCheck) corrupt(err error, pos int64) {
+func (l *logCheck) corrupt(code Code, err error, pos int64) {
 	ce, ok := logfmt.AsCorrupt(err)
 	if !ok {
-		l.c.problem(l.file, pos, "%v", err)
+		l.c.problem(code, l.file, pos, "%v", err)
 		return
 	}
 	msg := ce.Msg
@@ -212,7 +218,7 @@ func (l *logCheck) corrupt(err error, pos int64) {
 	if ce.Pos >= 0 {
 		pos = ce.Pos
 	}
-	l.c.problem(l.file, pos, "%s", msg)
+	l.c.problem(code, l.file, pos, "%s", msg)
 }
 
 func (o *Options) recordIter() *logfmt.RecordIter {

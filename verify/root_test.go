@@ -33,9 +33,9 @@ func offsetFindings(t *testing.T, content string) (*Report, string) {
 func TestCheckOffsetsRepeated(t *testing.T) {
 	rep, path := offsetFindings(t, "0\n6\na 0 1\nb 0 2\na 0 3\n../x 0 1\na 0 4\nb 1 5\n")
 	want := []Finding{
-		{Severity: Problem, File: path, Pos: 16, Msg: "line 5: the partition appears again (first on line 3): Kafka writes each partition once, and a broker reading it keeps the last"},
-		{Severity: Problem, File: path, Pos: 22, Msg: fmt.Sprintf("line 6: %v: Kafka never writes such an entry", layout.ValidateTopic("../x"))},
-		{Severity: Problem, File: path, Pos: 31, Msg: "line 7: the partition appears again (first on line 5): Kafka writes each partition once, and a broker reading it keeps the last"},
+		{Severity: Problem, Code: CodeCheckpointRepeated, File: path, Pos: 16, Msg: "line 5: the partition appears again (first on line 3): Kafka writes each partition once, and a broker reading it keeps the last"},
+		{Severity: Problem, Code: CodeCheckpointTopic, File: path, Pos: 22, Msg: fmt.Sprintf("line 6: %v: Kafka never writes such an entry", layout.ValidateTopic("../x"))},
+		{Severity: Problem, Code: CodeCheckpointRepeated, File: path, Pos: 31, Msg: "line 7: the partition appears again (first on line 5): Kafka writes each partition once, and a broker reading it keeps the last"},
 	}
 	if rep.Problems != len(want) || fmt.Sprint(rep.Findings) != fmt.Sprint(want) {
 		t.Errorf("findings:\n%v\nwant\n%v", rep.Findings, want)

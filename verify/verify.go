@@ -105,6 +105,7 @@ func (s Severity) String() string {
 // Finding is one thing verify has to say about a file.
 type Finding struct {
 	Severity Severity
+	Code     Code // the kind of finding
 	File     string
 	Pos      int64 // byte position in File; -1 when the finding is about no one place
 	Msg      string
@@ -310,19 +311,19 @@ func (c *collector) limit() int {
 // more counts n problems about file that another check left out, on one
 // finding.
 func (c *collector) more(file string, n int) {
-	c.add(Finding{Severity: Problem, File: file, Pos: -1, Msg: moreMsg(n), More: n})
+	c.add(Finding{Severity: Problem, Code: CodeMore, File: file, Pos: -1, Msg: moreMsg(n), More: n})
 }
 
 func moreMsg(n int) string {
 	return fmt.Sprintf("%d more problems like the above are not listed", n)
 }
 
-func (c *collector) problem(file string, pos int64, format string, args ...any) {
-	c.add(Finding{Severity: Problem, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+func (c *collector) problem(code Code, file string, pos int64, format string, args ...any) {
+	c.add(Finding{Severity: Problem, Code: code, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (c *collector) info(file string, pos int64, format string, args ...any) {
-	c.add(Finding{Severity: Info, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+func (c *collector) info(code Code, file string, pos int64, format string, args ...any) {
+	c.add(Finding{Severity: Info, Code: code, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
 // has reports whether anything was found about file so far.
@@ -336,7 +337,7 @@ func (c *collector) has(file string) bool {
 func (c *collector) flush() {
 	for _, file := range c.order {
 		h := c.hidden[file]
-		c.rep.Findings = append(c.rep.Findings, Finding{Severity: Problem, File: file, Pos: h.pos, Msg: moreMsg(h.n), More: h.n})
+		c.rep.Findings = append(c.rep.Findings, Finding{Severity: Problem, Code: CodeMore, File: file, Pos: h.pos, Msg: moreMsg(h.n), More: h.n})
 	}
 	c.order = nil
 	clear(c.hidden)
