@@ -2,14 +2,14 @@
 // a new one that a broker loads cleanly, and says exactly what was left
 // behind.
 //
-// Every batch that passes verify's checks (verify.CheckBatch and
-// CheckRecords: framing, checksum, header fields, every record, inner
-// messages, control records) is copied byte for byte, into a segment with
-// the base offset of the segment it came from. Damage is skipped with the
-// segment reader's resync: after a batch whose frame or checksum fails,
-// the next position where a frame with a valid checksum starts; a batch
-// whose checksum holds but whose content does not is skipped whole. A torn
-// or zero-filled end is left out too.
+// Every batch that passes the strict checks verify applies (Batch.Check and
+// logfmt.CheckRecords: framing, checksum, header fields, every record,
+// inner messages, control records) is copied byte for byte, into a segment
+// with the base offset of the segment it came from. Damage is skipped with
+// logfmt.Scan, the scan verify reports damage with: after a batch whose
+// frame or checksum fails, the next position where a frame with a valid
+// checksum starts; a batch whose checksum holds but whose content does not
+// is skipped whole. A torn or zero-filled end is left out too.
 //
 // Offsets are never reused or invented. A batch is kept only when its
 // offsets lie above every offset kept before it, at or above its segment's
@@ -64,7 +64,6 @@ import (
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/logfmt/snapshot"
-	"github.com/logtool/logtool/verify"
 )
 
 // ErrExists is wrapped by the error when the output already exists.
@@ -391,14 +390,14 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 	return w.finish(s.aborted)
 }
 
-// check applies verify's rules and the offset rules to a batch whose
+// check applies the strict batch checks and the offset rules to a batch whose
 // checksum holds, and returns why it cannot be kept ("" when it can). A
 // batch too large to check is not damage, and stops the salvage rather than
 // be dropped unread.
 func (s *salvager) check(b *logfmt.Batch, it *logfmt.RecordIter, base, nextBase int64) (first, last, records int64, why string, fatal error) {
-	first, last, err := verify.CheckBatch(b)
+	first, last, err := b.Check()
 	if err == nil {
-		first, records, err = verify.CheckRecords(b, it, first, last)
+		first, records, err = logfmt.CheckRecords(b, it, first, last)
 	}
 	switch {
 	case errors.Is(err, codec.ErrTooLarge):

@@ -164,7 +164,7 @@ func (l *logCheck) end(code Code, pos int64, format string, args ...any) {
 // batch checks one batch. ok is false when it failed a check, in which case
 // its offsets are not trusted for the checks of the batches after it.
 func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bool, last int64) {
-	first, last, err := CheckBatch(b)
+	first, last, err := b.Check()
 	if err != nil {
 		l.salvageable()
 		l.corrupt(CodeBatchInvalid, err, b.Pos)
@@ -175,7 +175,7 @@ func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bo
 	}
 	if l.o.Deep {
 		var n int64
-		first, n, err = CheckRecords(b, l.it, first, last)
+		first, n, err = logfmt.CheckRecords(b, l.it, first, last)
 		res.records += n
 		if err != nil {
 			l.salvageable()
