@@ -6,32 +6,16 @@ import (
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
-// Check is the strict check of one batch on its own, before its records
-// are read, beside Validate (the framing and checksum Kafka's recovery
-// checks): Validate, then CheckHeader. It returns the batch's first and
-// last offsets as the header gives them; a legacy wrapper's first offset is
-// only known once CheckRecords has read it. The error is a *CorruptError
-// whose position is in the batch's file.
-func (b *Batch) Check() (first, last int64, err error) {
-	if err := b.Validate(); err != nil {
-		return 0, 0, err
-	}
-	if err := b.CheckHeader(); err != nil {
-		return 0, 0, err
-	}
-	if b.Magic() < 2 {
-		return b.Legacy().Offset(), b.Legacy().Offset(), nil
-	}
-	h := b.Header()
-	return h.BaseOffset(), h.LastOffset(), nil
-}
-
-// CheckHeader checks the header fields no writer gets wrong, which the
-// checksum may cover and recovery does not read: for v2 a last offset
+// CheckHeader is the strict check of a batch on its own, before its
+// records are read, beside Validate (the framing and checksum Kafka's
+// recovery checks, which a batch is to have passed): the header fields no
+// writer gets wrong, which the checksum may cover and recovery does not
+// read: for v2 a last offset
 // delta of 0 or more, a record count of 0 or more and no more records than
 // offsets, a codec Kafka assigned, a partition leader epoch of -1 or more;
 // for a legacy message a codec its magic allows. It reads only the header,
-// so a header view (HeaderReader) can be checked.
+// so a header view (HeaderReader) can be checked. The error is a
+// *CorruptError whose position is in the batch's file.
 func (b *Batch) CheckHeader() error {
 	if b.Magic() < 2 {
 		m := b.Legacy()
@@ -58,9 +42,10 @@ func (b *Batch) CheckHeader() error {
 	return nil
 }
 
-// CheckRecords parses every record of a batch that passed Check as a
-// consumer would: record fields, offsets increasing within the batch and
-// inside its offsets [first, last], inner legacy messages with their own
+// CheckRecords parses every record of a batch that passed Validate and
+// CheckHeader as a consumer would: record fields, offsets increasing within
+// the batch and inside its offsets [first, last] (a legacy wrapper's first
+// offset is only known from its records), inner legacy messages with their own
 // checksums and magic, a wrapper offset that is its last inner message's,
 // control records whose key names a type and, for transaction markers,
 // whose value reads. It returns the batch's first offset as the records

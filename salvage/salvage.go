@@ -2,8 +2,8 @@
 // a new one that a broker loads cleanly, and says exactly what was left
 // behind.
 //
-// Every batch that passes the strict checks verify applies (Batch.Check and
-// logfmt.CheckRecords: framing, checksum, header fields, every record,
+// Every batch that passes the strict checks verify applies (Batch.Validate,
+// CheckHeader and logfmt.CheckRecords: framing, checksum, header fields, every record,
 // inner messages, control records) is copied byte for byte, into a segment
 // with the base offset of the segment it came from. Damage is skipped with
 // logfmt.Scan, the scan verify reports damage with: after a batch whose
@@ -395,7 +395,8 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 // batch too large to check is not damage, and stops the salvage rather than
 // be dropped unread.
 func (s *salvager) check(b *logfmt.Batch, it *logfmt.RecordIter, base, nextBase int64) (first, last, records int64, why string, fatal error) {
-	first, last, err := b.Check()
+	first, last = b.EntryOffset(), b.LastOffset()
+	err := b.CheckHeader()
 	if err == nil {
 		first, records, err = logfmt.CheckRecords(b, it, first, last)
 	}

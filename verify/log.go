@@ -104,7 +104,9 @@ func (l *logCheck) damage(d *logfmt.Damage, next *logfmt.Batch, size int64) {
 		recovery = ", and " + l.recovery(size-d.From, d.From)
 	}
 	l.damaged = true
-	if d.How != logfmt.EndZeroTail {
+	// A zero tail loses nothing, and the end of a running broker's active
+	// segment is a write in progress.
+	if d.How != logfmt.EndZeroTail && !(l.live && !d.Resumes(size)) {
 		l.salvageable()
 	}
 	// The cause's own position (a magic byte, a size field) when known.
@@ -164,8 +166,9 @@ func (l *logCheck) end(code Code, pos int64, format string, args ...any) {
 // batch checks one batch. ok is false when it failed a check, in which case
 // its offsets are not trusted for the checks of the batches after it.
 func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bool, last int64) {
-	first, last, err := b.Check()
-	if err != nil {
+	// The scan has validated the frame and checksum.
+	first, last := b.EntryOffset(), b.LastOffset()
+	if err := b.CheckHeader(); err != nil {
 		l.salvageable()
 		l.corrupt(CodeBatchInvalid, err, b.Pos)
 		return false, 0
@@ -175,6 +178,7 @@ func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bo
 	}
 	if l.o.Deep {
 		var n int64
+		var err error
 		first, n, err = logfmt.CheckRecords(b, l.it, first, last)
 		res.records += n
 		if err != nil {
