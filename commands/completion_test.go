@@ -48,6 +48,7 @@ func TestCompletions(t *testing.T) {
 		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}, ""},
 		{[]string{"dump", "--sha"}, []string{"--share-group-state-decoder"}, ""},
 		{[]string{"dump", "--rem"}, []string{"--remote-log-metadata-decoder"}, ""},
+		{[]string{"dump", "--kafka-version", "3"}, []string{"3.7", "3.8", "3.9"}, ""},
 		{[]string{"upgrade", "--compression", "k"}, []string{"keep"}, ""},
 		{[]string{"gen", "--compression", "k"}, nil, ""},
 		{[]string{"completion", ""}, []string{"bash", "zsh"}, ""},

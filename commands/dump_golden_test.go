@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -165,6 +166,7 @@ var dumpGoldenCases = []goldenCase{
 		sample + "/orders-0/leader-epoch-checkpoint", sample + "/orders-0/partition.metadata"}},
 	{name: "partition-dir", args: []string{"dump", sample + "/legacy.events-v0-snappy-0"}},
 	{name: "log-dir-summary", args: []string{"dump", sample}},
+	{name: "log-dir-summary-wide", args: []string{"--wide", "dump", sample}},
 	{name: "file-summary", args: []string{"dump", "--summary", sample + "/orders-1/00000000000000000000.log", sample + "/clicks-v1-0/00000000000000000000.log"}},
 	{name: "offset-range", args: []string{"dump", "--deep-iteration", "--from-offset", "1195", "--to-offset", "1201", sample + "/payments.txn-0"}},
 	{name: "from-time", args: []string{"dump", "--from-time", "2024-01-01T00:20:00Z", "--to-offset", "1210", sample + "/orders-1"}},
@@ -441,4 +443,31 @@ func kraftFixture(t *testing.T, dir string) {
 	write(t, dir, "__cluster_metadata-0/quorum-state",
 		[]byte(`{"leaderId":1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}`))
 	write(t, dir, "meta.properties", []byte("#\n#Thu Jan 01 00:00:00 UTC 2024\nnode.id=1\nversion=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n"))
+}
+
+// TestTablesFitATerminal: every text table a command prints over the
+// sample fits 120 columns unless --wide asks for every column.
+func TestTablesFitATerminal(t *testing.T) {
+	const now = "2024-02-01T00:00:00Z"
+	s := usageSample(t)
+	for _, args := range [][]string{
+		{"dump", s}, {"verify", s}, {"reindex", "--check", s}, {"reindex", "--dry-run", s},
+		{"upgrade", "--dry-run", s}, {"migrate-checkpoints", "--dry-run", s},
+		{"compact", "--dry-run", "--max-lag", "1h", "--now", now, s},
+		{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, s},
+		{"grep", "--max-lag", "60d", "--now", now, s},
+		{"replay", "--dry-run", s},
+	} {
+		_, out, _ := runArgs(args...)
+		for line := range strings.Lines(out) {
+			// Table rows: cells apart by two spaces or more; prose wraps.
+			if strings.Count(line, "  ") < 2 {
+				continue
+			}
+			if n := utf8.RuneCountInString(strings.TrimSuffix(line, "\n")); n > 120 {
+				t.Errorf("%q: a line of %d columns: %q", args, n, line)
+				break
+			}
+		}
+	}
 }

@@ -93,6 +93,7 @@ func runGen(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warnBareMillis(c, "time-step", c.String("time-step"))
 	step, err := durationArg("time-step", c.String("time-step"), 1, noMax/int64(time.Millisecond))
 	if err != nil {
 		return err

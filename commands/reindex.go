@@ -145,6 +145,7 @@ func reindexOptions(c *cli.Context) (reindex.Options, error) {
 		return o, err
 	}
 	if s := c.String("granularity"); s != "0" {
+		warnBareMillis(c, "granularity", c.String("granularity"))
 		ms, err := durationArg("granularity", s, 1, noMax/int64(time.Millisecond))
 		if err != nil {
 			return o, err

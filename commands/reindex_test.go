@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/lockfile/locktest"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 
 	"github.com/logtool/logtool/index/reindex"
@@ -89,7 +91,7 @@ func TestReindexCheckSample(t *testing.T) {
 // TestReindexCheckKafkaSamples: every real broker log directory passes
 // --check; the one whose time indexes record exact offsets fails --strict.
 func TestReindexCheckKafkaSamples(t *testing.T) {
-	const root = "../../shared/kafka-samples/logdirs"
+	root := kafkasamples.Dir("logdirs")
 	dirs, _ := filepath.Glob(filepath.Join(root, "*"))
 	n := 0
 	for _, d := range dirs {
@@ -103,7 +105,7 @@ func TestReindexCheckKafkaSamples(t *testing.T) {
 		}
 	}
 	if n == 0 {
-		t.Skipf("no Kafka sample log directories under %s", root)
+		kafkasamples.Skip(t, fmt.Errorf("no Kafka sample log directories under %s", root))
 	}
 	code, out, _ := reindexCLI(t, "reindex", "--check", "--strict", filepath.Join(root, "volodymyrzee_kafka-2.x-zk"))
 	if code != ExitProblems || !strings.Contains(out, "exact offset") {
