@@ -15,8 +15,12 @@
 //     record is parsed as a consumer would (RecordIter), inner legacy
 //     messages have their own checksums checked, record offsets must stay
 //     inside their batch in order, and control records must parse.
-//   - How a segment ends: a torn last batch and a zero-filled tail are
-//     problems. A clean shutdown leaves neither; after a crash, Kafka's
+//   - Damage does not end a segment's check: the scan steps over each
+//     damaged range to the next batch whose frame and checksum hold
+//     (logfmt.Scan, as salvage does), reports the range with its cause, and
+//     checks the batches after it.
+//   - How a segment ends: a torn last batch (nothing valid after it) and a
+//     zero-filled tail are problems. A clean shutdown leaves neither; after a crash, Kafka's
 //     recovery truncates them only in the segments past the recovery point,
 //     and an append to a segment with zeros at its end lands after the zeros,
 //     where readers stop. The one exception is the active segment of a log
@@ -66,7 +70,8 @@
 //
 // Verifying never writes, and memory does not grow with segment size: every
 // .log is streamed. Findings about one file are listed up to a limit, then
-// counted. Partitions are verified in parallel; the root files of a log
+// counted on one finding that says how many (Options.ListAll lists them).
+// Every finding carries a Code, one per kind (codes.go). Partitions are verified in parallel; the root files of a log
 // directory are verified after its partitions, because the checkpoints are
 // judged against the logs.
 package verify
