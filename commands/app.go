@@ -17,7 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/fielderr"
-	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -95,7 +95,7 @@ func exitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.Is(err, lockfile.ErrLocked):
+	case errors.Is(err, refuse.ErrRefused):
 		return ExitRefused
 	}
 	return ExitFailure

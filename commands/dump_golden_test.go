@@ -354,9 +354,19 @@ func offsetsFixture(t *testing.T, dir string) {
 		{Key: enc(nil).i16(16).str("group-c").str("ord.*"), Value: enc(nil).i16(0).uv(2).cstr("orders").i64(2).i64(1_700_000_000_900).notags()},
 		{Key: memberKey(8), Value: nil},
 	}
+	// Share (KIP-932) and streams (KIP-1071) group records as Kafka 4.1
+	// writes them; type 18, gone before 4.1, is unknown.
+	sg := []logfmt.Record{
+		{Key: enc(nil).i16(11).str("share-g"), Value: enc(nil).i16(0).i32(2).i64(99).notags()},
+		{Key: enc(nil).i16(14).str("share-g").str("member-3"), Value: enc(nil).i16(0).i32(2).i32(1).i8(0).uv(2).uuid(7).uv(2).i32(1).notags().notags()},
+		{Key: enc(nil).i16(17).str("app"), Value: enc(nil).i16(0).i32(5).i64(123).notags()},
+		{Key: enc(nil).i16(21).str("app").str("member-4"), Value: enc(nil).i16(0).uv(2).cstr("0").uv(2).i32(0).notags().uv(1).uv(1).notags()},
+		{Key: enc(nil).i16(18).str("app"), Value: enc(nil).i16(0).uv(1).notags()},
+	}
 	o := logfmt.DefaultBatchOptions(0)
 	o2 := logfmt.DefaultBatchOptions(int64(len(recs)))
-	segment(t, dir, "__consumer_offsets-0/00000000000000000000.log", batch(t, o, recs...), batch(t, o2, cg...))
+	o3 := logfmt.DefaultBatchOptions(int64(len(recs) + len(cg)))
+	segment(t, dir, "__consumer_offsets-0/00000000000000000000.log", batch(t, o, recs...), batch(t, o2, cg...), batch(t, o3, sg...))
 }
 
 func remoteMetaFixture(t *testing.T, dir string) {

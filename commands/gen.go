@@ -158,8 +158,6 @@ func runGen(c *cli.Context) error {
 	parts, err := gen.Generate(o)
 	bar.Finish()
 	switch {
-	case errors.Is(err, gen.ErrPartitionExists), errors.Is(err, gen.ErrTopicExists):
-		return &ExitError{Code: ExitRefused, Err: err}
 	case errors.Is(err, gen.ErrNotKRaft):
 		return usageErr("--kraft: %v", err)
 	}

@@ -151,7 +151,7 @@ func TestVerifyWholeMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ := verifyRun(t, "verify", dir)
-	want := "problem: " + ix + ": entry 1: offset 1 is not above the previous entry's 56 (found relative offset 1 at byte 8651) (at byte 8)\n"
+	want := "problem: " + ix + ": entry 1: offset 1 is not above the previous entry's 56 (found relative offset 1 at byte 8640) (at byte 8)\n"
 	if code != ExitProblems || !strings.HasPrefix(out, want) {
 		t.Errorf("exit %d:\n%s\nwant first line\n%s", code, out, want)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/fielderr"
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -188,7 +189,7 @@ type Partition struct {
 // ErrPartitionExists is returned, wrapped with the directory's path, when a
 // partition to generate is already in the log directory. It satisfies
 // errors.Is(err, fs.ErrExist).
-var ErrPartitionExists = fmt.Errorf("partition directory already exists; gen adds partitions, it never writes over one: %w", fs.ErrExist)
+var ErrPartitionExists = refuse.Wrap(fmt.Errorf("partition directory already exists; gen adds partitions, it never writes over one: %w", fs.ErrExist))
 
 // Generate writes the log directory. An existing log directory is extended
 // with new partitions (an existing one is refused with ErrPartitionExists):
