@@ -18,8 +18,10 @@ import (
 func damagedMiddleAndTail(t *testing.T, dir string) {
 	part := filepath.Join(dir, "orders-0")
 	testutil.CopyTree(t, filepath.Join(sample, "orders-0"), part)
-	// The batch at byte 19194 then declares 16 MiB more than it holds.
-	testutil.FlipByte(t, filepath.Join(part, "00000000000000000000.log"), 19194+9)
+	// The batch in the middle then declares 16 MiB more than it holds.
+	first := filepath.Join(part, "00000000000000000000.log")
+	bs := testutil.Batches(t, first)
+	testutil.FlipByte(t, first, int(bs[len(bs)/2].Pos)+9)
 	last := filepath.Join(part, "00000000000000001458.log")
 	b, err := os.ReadFile(last)
 	if err != nil {
