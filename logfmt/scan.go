@@ -137,10 +137,12 @@ func (s *Scan) resync(pos int64) bool {
 	s.damage.To = s.src.Pos()
 	if !ok {
 		s.finished = true
-		if err := s.src.Err(); err != nil {
-			s.err = err
-		}
 		s.damage.To = s.size
+		// An I/O error leaves the range's end unknown: the error says
+		// what happened, not a range.
+		if s.err = s.src.Err(); s.err != nil {
+			s.damage = nil
+		}
 	}
 	return ok
 }
