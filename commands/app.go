@@ -40,7 +40,7 @@ var exitStatus = []struct {
 		"others go on, and each failure is named on stderr). Nothing half-written is left behind."},
 	{ExitUsage, "Usage error: an unknown flag, a bad value, missing or contradictory arguments, a path that is not what " +
 		"the command needs."},
-	{ExitProblems, "A check found problems (verify, reindex --check, dump --verify-index-only or --index-sanity-check); " +
+	{ExitProblems, "A check found problems (verify, reindex --check, dump --verify-index-only or --index-sanity-check, replicas); " +
 		"the data is untouched."},
 	{ExitRefused, "Refused for safety: a running broker holds the log directory's .lock, or the operation would " +
 		"overwrite something it must not."},
@@ -216,6 +216,8 @@ func NewApp() *cli.App {
 		findCommand(),
 		grepCommand(),
 		verifyCommand(),
+		replicasCommand(),
+		digestCommand(),
 		reindexCommand(),
 		upgradeCommand(),
 		migrateCommand(),

@@ -274,7 +274,7 @@ func TestQuiet(t *testing.T) {
 // group, and that every command's help gives examples on the shipped sample.
 func TestHelpGroups(t *testing.T) {
 	groups := map[string][]string{
-		"inspect":            {"dump", "find", "grep", "verify"},
+		"inspect":            {"dump", "find", "grep", "verify", "replicas", "digest"},
 		"repair and convert": {"reindex", "upgrade", "migrate-checkpoints", "compact", "retention"},
 		"tools":              {"gen", "completion", "man", "help"},
 		"rescue":             {"export", "salvage", "replay"},
