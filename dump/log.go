@@ -300,12 +300,8 @@ func (d *dumper) batch(b *logfmt.Batch, st *segState) {
 	if !valid {
 		d.problem(b.Pos, fmt.Sprintf("checksum mismatch: stored %d, computed %d", stored, computed))
 	}
-	if magic >= 2 {
-		if h := b.Header(); !h.Compression().ValidFor(2) {
-			d.problem(b.Pos+21, fmt.Sprintf("unknown compression type id %d", int(h.Compression())))
-		} else if h.RecordCount() < 0 {
-			d.problem(b.Pos+57, fmt.Sprintf("record batch declares %d records", h.RecordCount()))
-		}
+	if err := b.CheckHeader(); err != nil {
+		d.problemErr(err)
 	}
 	if st.stats {
 		d.row.addBatch(b, first, count)
@@ -347,15 +343,15 @@ func (d *dumper) formatBatch(bl *batchLine) {
 // renderer makes the lines of a range of a shallow text dump on the
 // HeaderReader's goroutine that read it, for v2 batches whose line is all
 // the dump shows of them: at any other (a legacy entry, a checksum that does
-// not hold, a bad codec or count, which batch reports) it stops, and the
-// dumper reads on from there.
+// not hold, a header field that fails Batch.CheckHeader, which batch
+// reports) it stops, and the dumper reads on from there.
 func renderer() func([]byte, *logfmt.Batch) ([]byte, bool) {
 	var pc producerCache
 	return func(l []byte, b *logfmt.Batch) ([]byte, bool) {
 		if b.Magic() < 2 || b.StoredCRC() != b.ComputeCRC() {
 			return l, false
 		}
-		if h := b.Header(); !h.Compression().ValidFor(2) || h.RecordCount() < 0 {
+		if b.CheckHeader() != nil {
 			return l, false
 		}
 		bl := batchLine{valid: true, pos: b.Pos, size: int64(b.Size())}
