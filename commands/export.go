@@ -128,8 +128,8 @@ func readTargets(c *cli.Context, g Global, cmd, outFile string) ([]*layout.Parti
 			release()
 			return nil, nil, err
 		}
-		for _, l := range p.Symlinks {
-			g.Warnf("%s: %s", l, layout.SymlinkNote)
+		for _, n := range p.Unread() {
+			g.Warnf("%s", n)
 		}
 		parts = append(parts, p)
 	}

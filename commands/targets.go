@@ -46,7 +46,7 @@ func checkedTargets(g Global, paths []string, o target.Options, a target.Access,
 		// directory now locked; each partition's are the libraries' to
 		// remove, as they recover it.
 		for _, d := range set.LogDirs {
-			removed, err := safefile.RemoveTemps(d.Path, layout.OwnTemp)
+			removed, err := safefile.RemoveTemps(d.Path, layout.OwnRootTemp)
 			for _, f := range removed {
 				g.Warnf("%s: removed, left by an interrupted run", f)
 			}
