@@ -136,18 +136,6 @@ func AppendEndTransactionRecord(dst []byte) []byte {
 	return append(frame(dst, typeEndTransaction, 0), 0)
 }
 
-// AppendAbortTransactionRecord appends an AbortTransactionRecord (version
-// 0) without a reason.
-func AppendAbortTransactionRecord(dst []byte) []byte {
-	return append(frame(dst, typeAbortTransaction, 0), 0)
-}
-
-// AppendNoOpRecord appends a NoOpRecord (version 0): a controller writes one
-// every half second, most of a quiet cluster's log.
-func AppendNoOpRecord(dst []byte) []byte {
-	return append(frame(dst, metadata.TypeNoOp, 0), 0)
-}
-
 // AppendFeatureLevelRecord appends a FeatureLevelRecord (version 0).
 func AppendFeatureLevelRecord(dst []byte, name string, level int16) []byte {
 	dst = frame(dst, metadata.TypeFeatureLevel, 0)
@@ -200,18 +188,6 @@ func AppendLeaderChange(dst []byte, leader int32, voters []int32) []byte {
 	return append(dst, 0)
 }
 
-// AppendSnapshotHeader appends a SnapshotHeaderRecord value.
-func AppendSnapshotHeader(dst []byte, lastContainedLogTimestamp int64) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, 0)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(lastContainedLogTimestamp))
-	return append(dst, 0)
-}
-
-// AppendSnapshotFooter appends a SnapshotFooterRecord value.
-func AppendSnapshotFooter(dst []byte) []byte {
-	return append(binary.BigEndian.AppendUint16(dst, 0), 0)
-}
-
 // AppendBatch appends a batch of framed metadata records (or, with control,
 // of control record values of type ct) as KRaft's BatchAccumulator writes
 // it: magic 2, uncompressed, no producer, the leader epoch as partition
@@ -227,24 +203,4 @@ func AppendBatch(dst []byte, baseOffset int64, epoch int32, appendTime int64, co
 	o := logfmt.DefaultBatchOptions(baseOffset)
 	o.PartitionLeaderEpoch, o.Control = epoch, control
 	return logfmt.AppendBatch(dst, o, recs)
-}
-
-// AppendSnapshot appends the contents of a snapshot file holding records: a
-// header batch, the records in batches of at most batchRecords, a footer
-// batch. Offsets inside a snapshot count from 0.
-func AppendSnapshot(dst []byte, epoch int32, lastContainedLogTimestamp int64, batchRecords int, records [][]byte) ([]byte, error) {
-	var err error
-	if dst, err = AppendBatch(dst, 0, epoch, lastContainedLogTimestamp, true, logfmt.ControlSnapshotHeader, AppendSnapshotHeader(nil, lastContainedLogTimestamp)); err != nil {
-		return dst, err
-	}
-	off := int64(1)
-	for len(records) > 0 {
-		n := min(batchRecords, len(records))
-		if dst, err = AppendBatch(dst, off, epoch, lastContainedLogTimestamp, false, 0, records[:n]...); err != nil {
-			return dst, err
-		}
-		off += int64(n)
-		records = records[n:]
-	}
-	return AppendBatch(dst, off, epoch, lastContainedLogTimestamp, true, logfmt.ControlSnapshotFooter, AppendSnapshotFooter(nil))
 }

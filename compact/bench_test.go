@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/gentest"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -105,7 +106,7 @@ func BenchmarkOffsetMapPut(b *testing.B) {
 func BenchmarkCompactParallel(b *testing.B) {
 	for _, c := range []codec.Type{codec.Gzip, codec.Zstd} {
 		b.Run(c.String(), func(b *testing.B) {
-			part, _, size, err := gen.SmallBatches(b.TempDir(), c, 1_000_000)
+			part, _, size, err := gentest.SmallBatches(b.TempDir(), c, 1_000_000)
 			if err != nil {
 				b.Fatal(err)
 			}

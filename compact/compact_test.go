@@ -514,7 +514,7 @@ func checkIndexes(t *testing.T, dir string) {
 		t.Errorf("%s: leftovers %v", dir, p.Leftovers)
 	}
 	for _, s := range p.Segments {
-		rb, err := index.RebuildSegment(s.Log, s.Base, index.DefaultIntervalBytes, nil)
+		rb, err := testutil.RebuildSegment(s.Log, s.Base, index.DefaultIntervalBytes, nil)
 		if err != nil || rb.Stop != nil {
 			t.Fatalf("%s: %v %v", s.Log, err, rb.Stop)
 		}

@@ -18,3 +18,15 @@ func newTestMap(tb testing.TB, memory int64) *offsetMap {
 	tb.Cleanup(m.release)
 	return m
 }
+
+// Compact plans and, unless o.DryRun, compacts the partition directory dir,
+// one job as Run does it, without Run's workers and progress: the tests'
+// entry point. On error the result, when not nil, has Result.Error set.
+func Compact(dir string, o Options) (*Result, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	c := &cleaner{o: &o}
+	defer c.freeMap()
+	return c.compact(dir)
+}

@@ -73,8 +73,8 @@ func (ps *pass) buildOffsetMap() (bool, error) {
 }
 
 // touchAhead is how many digests are touched at once before they are put:
-// measured on ten million puts into a 128 MiB map, runs of 32 to 256 put
-// a fifth faster than the 10 of one batch, and whole 16K items no faster.
+// longer runs than one batch's overlap the cache misses of a random map
+// (figures in docs/performance.md).
 const touchAhead = 64
 
 // putItem puts an item's digests in the map, stopping when it fills.

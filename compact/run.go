@@ -11,18 +11,6 @@ import (
 	"github.com/logtool/logtool/logfmt/logseg"
 )
 
-// Compact plans and, unless o.DryRun, compacts the partition directory dir.
-// Its log directory must not be in use by a broker; the caller holds the lock.
-// On error the result, when not nil, has Result.Error set.
-func Compact(dir string, o Options) (*Result, error) {
-	if err := o.Check(); err != nil {
-		return nil, err
-	}
-	c := &cleaner{o: &o}
-	defer c.freeMap()
-	return c.compact(dir)
-}
-
 // Job is one partition directory to compact, with its topic's
 // configuration.
 type Job struct {

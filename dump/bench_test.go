@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/gentest"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -172,7 +173,7 @@ func cpuTime() time.Duration {
 func BenchmarkDumpDeepParallel(b *testing.B) {
 	for _, c := range []codec.Type{codec.Gzip, codec.Zstd} {
 		b.Run(c.String(), func(b *testing.B) {
-			_, path, size, err := gen.SmallBatches(b.TempDir(), c, 200_000)
+			_, path, size, err := gentest.SmallBatches(b.TempDir(), c, 200_000)
 			if err != nil {
 				b.Fatal(err)
 			}

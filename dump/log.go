@@ -38,9 +38,8 @@ type segState struct {
 // dumpSegment dumps a .log file or a KRaft snapshot, header first. Kafka's
 // FileLogInputStream rules decide where the data ends; damage in between is
 // reported and skipped over with SegmentReader.Resync. The file is read, not
-// mapped: on the 2-core VM the checksums ran 3-4 times slower over mapped
-// pages than over a read window, and a mapped shallow dump of 512 MiB took
-// 0.87-1.05 s where a read one took 0.40-0.69 s in the same run.
+// mapped: checksums over mapped pages ran several times slower than over a
+// read window (docs/performance.md).
 func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	if header != "" {
 		d.textLine(header)

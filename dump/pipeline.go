@@ -74,10 +74,8 @@ type event struct {
 
 const (
 	// A hand-over wakes the other goroutine, which on a VM can cost more
-	// than formatting a few hundred lines: blocks of 256 events made a
-	// shallow dump of 695,635 batches 0.23-0.28 s, of 2048 0.20-0.22 s
-	// (cat 0.04-0.06 s), and a deep dump of uncompressed records slower at
-	// GOMAXPROCS=2 than at 1 by a third rather than a tenth.
+	// than formatting a few hundred lines, so blocks are large (figures in
+	// docs/performance.md).
 	blockEvents  = 2048
 	blockRecords = 16384
 	// blockTails bounds the rendered header keys and control suffixes of a

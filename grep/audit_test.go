@@ -266,3 +266,6 @@ func TestFindingsAfterMatches(t *testing.T) {
 			matches, problems, res.Findings, out.Len())
 	}
 }
+
+// OldestPast is Oldest for the versions past their deadline.
+func (r *Result) OldestPast() Finding { return r.oldestPast.Finding }

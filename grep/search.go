@@ -1390,7 +1390,6 @@ func (s *search) locate(f *Finding) error {
 }
 
 // Oldest is, in an audit without matchers, the superseded or deleted
-// version with the lowest offset, past its deadline or not; OldestPast the
-// one past it. Count is 0 when there is none.
-func (r *Result) Oldest() Finding     { return r.oldest.Finding }
-func (r *Result) OldestPast() Finding { return r.oldestPast.Finding }
+// version with the lowest offset, past its deadline or not. Count is 0 when
+// there is none.
+func (r *Result) Oldest() Finding { return r.oldest.Finding }

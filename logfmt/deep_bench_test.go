@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/gentest"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -26,7 +26,7 @@ import (
 // is "iter") and 2 (and every CPU). ns/batch is per batch of the partition.
 func BenchmarkDeepReader(b *testing.B) {
 	for _, c := range []codec.Type{codec.None, codec.Gzip, codec.Zstd} {
-		_, path, _, err := gen.SmallBatches(b.TempDir(), c, 200_000)
+		_, path, _, err := gentest.SmallBatches(b.TempDir(), c, 200_000)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 // A scan that needs only what batch headers say (where each batch is, its
 // offsets and timestamps, whether its checksum holds) is bound by copying
 // the file and computing checksums. One goroutine copying while another
-// checksums moves every byte between cores, which on the 2-core VM cost as
-// much as doing both on one. A HeaderReader instead has each of several
+// checksums moves every byte between cores, which can cost as much as doing
+// both on one (docs/performance.md). A HeaderReader instead has each of several
 // goroutines read, frame and checksum a range of its own, and hands on
 // only a copy of each header.
 //

@@ -25,12 +25,8 @@ const (
 	aheadRoom = 64 << 10
 	// aheadChunkSize is the data of a buffer. The kernel copies the page
 	// cache into a buffer that fits a core's cache about twice as fast as
-	// into one that does not (cat reads 128 KiB at a time), and the caller
-	// then reads it from cache. Measured quiet on this 2-core VM against
-	// 4 MiB chunks, three of them: reindex --check 0.12-0.14 s against
-	// 0.18-0.19 on a 512 MiB segment, 0.12 against 0.27 on one of 1 MiB
-	// batches (joined by copying now); compact's map pass and export
-	// equal or faster, with 15-20 MiB less memory.
+	// into one that does not, and the caller then reads it from cache
+	// (figures in docs/performance.md).
 	aheadChunkSize = 256 << 10
 )
 

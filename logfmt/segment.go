@@ -41,10 +41,7 @@ const (
 	DefaultMaxBatchSize = 128 << 20
 	// windowSize is a plain reader's window: one that fits a core's cache,
 	// into which the kernel copies the page cache faster and from which the
-	// reader then reads (as aheadChunkSize). Quiet, alternating, against
-	// 1 MiB: grep --key 0.13-0.15 s against 0.16-0.19 on a 256 MiB
-	// segment, shallow dump and dump --deep-iteration a few hundredths
-	// faster, verify --deep with less CPU time.
+	// reader then reads (as aheadChunkSize; figures in docs/performance.md).
 	windowSize = 256 << 10
 )
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/gentest"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -67,7 +68,7 @@ func BenchmarkVerifyDeepLZ4(b *testing.B) { benchVerify(b, 1, codec.LZ4, Options
 func BenchmarkVerifyDeepParallel(b *testing.B) {
 	for _, c := range []codec.Type{codec.Gzip, codec.Zstd} {
 		b.Run(c.String(), func(b *testing.B) {
-			part, _, size, err := gen.SmallBatches(b.TempDir(), c, 200_000)
+			part, _, size, err := gentest.SmallBatches(b.TempDir(), c, 200_000)
 			if err != nil {
 				b.Fatal(err)
 			}

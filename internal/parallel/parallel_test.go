@@ -308,7 +308,7 @@ func inOrder(t *testing.T, name string, want func(i int) int, at int, stop error
 // over its time at 2 is the most a second core can give on the machine, at
 // the moment: scripts/bench.sh sets the deep reads' speed-ups beside it.
 // One op is about as much CPU as a deep dump of the bench's small-batch
-// partitions, 0.7 s on the 2-core VM.
+// partitions.
 func BenchmarkCeiling(b *testing.B) {
 	const jobs, calls = 64, 100000
 	buf := make([]byte, 2048)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -62,7 +63,7 @@ func TestWriter(t *testing.T) {
 	if err != nil || !bytes.Equal(log, slices.Concat(batches...)) {
 		t.Fatalf(".log is not the batches appended (%v)", err)
 	}
-	r, err := index.RebuildSegment(name(layout.LogExt), 100, index.DefaultIntervalBytes, nil)
+	r, err := testutil.RebuildSegment(name(layout.LogExt), 100, index.DefaultIntervalBytes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -328,10 +329,10 @@ func upgradeFirstDiff(a, b []upgradeRecord) string {
 }
 
 // upgradeCheckIndexes compares a segment's .index and .timeindex with what
-// index.RebuildSegment (LogSegment.recover's rule) builds from its .log.
+// testutil.RebuildSegment (LogSegment.recover's rule) builds from its .log.
 func upgradeCheckIndexes(t *testing.T, s layout.Segment) {
 	t.Helper()
-	r, err := index.RebuildSegment(s.Log, s.Base, index.DefaultIntervalBytes, nil)
+	r, err := testutil.RebuildSegment(s.Log, s.Base, index.DefaultIntervalBytes, nil)
 	if err != nil || r.Stop != nil {
 		t.Fatalf("%s: %v %v", s.Log, err, r.Stop)
 	}

@@ -14,7 +14,7 @@ import (
 // also be what recovery accepts to its end: valid checksums, every entry at
 // the target magic or above, offsets within the segment. While reading it,
 // it replays the segment as LogSegment.recover does (the rule
-// index.RebuildSegment follows) to get the index entries to write.
+// index.Recovery follows) to get the index entries to write.
 //
 // It reads the new segment in pieces that each end on an entry boundary,
 // so that it can follow the writer: check can run while the file is still
