@@ -56,7 +56,9 @@ func runDigest(c *cli.Context) error {
 		return err
 	}
 	defer release()
-	srcs, err := replicas.OpenLogDirs(set, replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records")})
+	bar := newProgress(g, "digest", setLogBytes(set), true)
+	defer bar.Finish()
+	srcs, err := replicas.OpenLogDirs(set, replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add})
 	if err != nil {
 		return replicasErr(err)
 	}

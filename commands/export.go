@@ -113,6 +113,15 @@ func rangeOptions(c *cli.Context) (fetch.Options, error) {
 
 // partitionBytes adds up the segment bytes of the partitions, the total of
 // a reading command's bar.
+// setLogBytes is the size of the .log files of a set's partitions.
+func setLogBytes(set *target.Set) int64 {
+	var n int64
+	for _, p := range set.Partitions() {
+		n += segmentBytes(p.Path)
+	}
+	return n
+}
+
 func partitionBytes(parts []*layout.Partition) int64 {
 	var n int64
 	for _, p := range parts {

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/logtool/logtool/internal/testutil"
 )
 
 // progressRuns are runs over the sample of every command that can draw a
@@ -32,15 +33,24 @@ func progressRuns(sample string) []struct {
 		// $NEW: a new directory each run, since gen never writes a
 		// partition twice.
 		{"gen", []string{"gen", "--out", "$NEW", "--records", "20000", "--partitions", "2"}},
+		{"digest", []string{"digest", "--out", "$NEW", sample}},
+		// $BROKERS: two brokers holding copies of the sample.
+		{"replicas", []string{"replicas", "$BROKERS"}},
 	}
 }
 
-// newDirs replaces "$NEW" in args with a new directory.
+// newDirs replaces "$NEW" in args with a new directory, and "$BROKERS"
+// with two brokers' copies of the shipped sample.
 func newDirs(t *testing.T, args []string) []string {
-	out := slices.Clone(args)
-	for i, a := range out {
-		if a == "$NEW" {
-			out[i] = filepath.Join(t.TempDir(), "new")
+	var out []string
+	for _, a := range args {
+		switch a {
+		case "$NEW":
+			out = append(out, filepath.Join(t.TempDir(), "new"))
+		case "$BROKERS":
+			out = append(out, testutil.Brokers(t, sample, 2)...)
+		default:
+			out = append(out, a)
 		}
 	}
 	return out

@@ -63,14 +63,22 @@ func runReplicas(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usageErr("no PATH given")
 	}
-	o := replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records")}
-	srcs, release, err := replicaSources(g, c.Args().Slice(), o)
+	bar := newProgress(g, "replicas", 0, true)
+	o := replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add}
+	srcs, release, err := replicaSources(g, c.Args().Slice(), o, bar)
 	defer release()
 	if err != nil {
 		return err
 	}
 	out := replicasOutput{g: g, enc: json.NewEncoder(g.Stdout)}
+	stdout := g.Stdout
+	if bar != nil && isTerminal(g.Stdout) {
+		out.g.Stdout = &barWriter{w: g.Stdout, bar: bar}
+		out.enc = json.NewEncoder(out.g.Stdout)
+	}
 	sum, err := replicas.Run(srcs, replicas.RunOptions{Leader: c.String("leader")}, out.verdict)
+	bar.Finish()
+	out.g.Stdout = stdout
 	if err != nil {
 		return replicasErr(err)
 	}
@@ -88,7 +96,7 @@ func runReplicas(c *cli.Context) error {
 
 // replicaSources opens each path as one broker's: a digest file, or log
 // directories read under the lock policy of a reader.
-func replicaSources(g Global, paths []string, o replicas.Options) ([]replicas.Source, func(), error) {
+func replicaSources(g Global, paths []string, o replicas.Options, bar *progress) ([]replicas.Source, func(), error) {
 	var srcs []replicas.Source
 	var releases []func() error
 	release := func() {
@@ -113,6 +121,7 @@ func replicaSources(g Global, paths []string, o replicas.Options) ([]replicas.So
 			return nil, release, err
 		}
 		releases = append(releases, rel)
+		bar.More(setLogBytes(set))
 		s, err := replicas.OpenLogDirs(set, o)
 		if err != nil {
 			return nil, release, replicasErr(err)

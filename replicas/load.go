@@ -29,6 +29,9 @@ type Options struct {
 	// against a broker that never cleaned, at the cost of decompressing
 	// every batch.
 	AllRecords bool
+	// Progress, when set, is told the bytes of each batch as its header
+	// is read.
+	Progress func(n int64)
 }
 
 // Broker is who holds a set of replicas.
@@ -298,6 +301,9 @@ func (rr *replicaReader) headers(fn func(*Batch) error) error {
 			open = len(p.Damage) - 1
 		}
 	}, func(_ string, b *logfmt.Batch) error {
+		if rr.o.Progress != nil {
+			rr.o.Progress(int64(b.Size()))
+		}
 		// One Batch for all, given to fn: none escapes to the heap.
 		rr.cur = headerOf(b)
 		bt := &rr.cur
