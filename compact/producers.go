@@ -3,9 +3,9 @@ package compact
 import (
 	"errors"
 	"io/fs"
+	"math"
 	"path/filepath"
 
-	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
@@ -37,17 +37,13 @@ func loadProducers(snapshots []string, segs []segment, leo int64, o *Options) (p
 		if !ok || off > leo || off < from {
 			continue
 		}
-		b, err := safefile.ReadFile(snapshots[i])
-		if errors.Is(err, fs.ErrNotExist) {
+		entries, err := snapshot.Read(snapshots[i], math.MaxInt64)
+		if _, corrupt := logfmt.AsCorrupt(err); corrupt || errors.Is(err, fs.ErrNotExist) {
+			// A broker deletes a snapshot it cannot read and tries an older one.
 			continue
 		}
 		if err != nil {
 			return nil, err
-		}
-		entries, err := snapshot.Parse(b, snapshots[i])
-		if err != nil {
-			// A broker deletes a snapshot it cannot read and tries an older one.
-			continue
 		}
 		for _, e := range entries {
 			ps[e.ProducerID] = &producer{epoch: e.Epoch, lastDataOffset: e.LastOffset, lastTimestamp: e.Timestamp, txnFirstOffset: e.CurrentTxnFirstOffset}

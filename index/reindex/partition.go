@@ -454,14 +454,13 @@ func (r *run) stateFor(i int) error {
 		if !ok || off > base || off <= r.logStart {
 			continue
 		}
-		b, err := safefile.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		e, err := snapshot.Parse(b, path)
-		if err != nil {
+		e, err := snapshot.Read(path, math.MaxInt64)
+		if _, corrupt := logfmt.AsCorrupt(err); corrupt {
 			r.c.note(path, fmt.Sprintf("unreadable producer snapshot, skipped as Kafka skips it: %v", err))
 			continue
+		}
+		if err != nil {
+			return err
 		}
 		origin, entries = off, e
 		break
