@@ -68,8 +68,9 @@
 // dirty offset and the time of the pass; the log directory's
 // cleaner-offset-checkpoint is updated too when it exists.
 //
-// Memory is the offset map, whose size Options.OffsetMapMemory fixes up
-// front, plus per pass a bitmap of at most 8 MiB (one bit per dirty offset),
+// Memory is the offset map, allocated for the keys the dirty range can
+// hold (one an offset) and never past Options.OffsetMapMemory, which
+// decides, as Kafka's dedupe buffer does, where the map is full, plus per pass a bitmap of at most 8 MiB (one bit per dirty offset),
 // a read window, one batch, the index entries of the segment being written
 // (16 bytes per 4 KiB of it) and the partition's aborted transactions:
 // segments are streamed, never read whole.

@@ -89,6 +89,27 @@ func Run(jobs []Job, o Options, workers int, done func()) ([]*Result, []error) {
 	return results, errs
 }
 
+// mapFor readies the cleaner's offset map for a pass over [from, to). The
+// map is allocated on first use, for the keys the range can hold (at most
+// one a record, so at most one an offset), and kept for the worker's next
+// passes while it has the slots they need: a worker whose partitions need
+// no cleaning never pays for it, and one whose dirty ranges are small pays
+// for them, not for --offset-map-memory. A range whose offsets are not
+// regular may hold more keys; the map then grows as it fills.
+func (c *cleaner) mapFor(from, to int64) error {
+	keys := max(to-from, 0)
+	if c.m != nil && len(c.m.slots) >= slotsFor(keys, c.m.maxSlots) {
+		return nil
+	}
+	c.freeMap()
+	m, err := newOffsetMap(c.o.OffsetMapMemory, keys)
+	if err != nil {
+		return err
+	}
+	c.m = m
+	return nil
+}
+
 // freeMap frees the cleaner's offset map.
 func (c *cleaner) freeMap() {
 	if c.m != nil {
@@ -160,13 +181,6 @@ func (c *cleaner) clean(dir string) (*Result, error) {
 		}
 		return res, nil
 	}
-	if c.m == nil {
-		// Allocated on first use and kept for the worker's next partitions;
-		// a worker whose partitions need no cleaning never pays for it.
-		if c.m, err = newOffsetMap(o.OffsetMapMemory); err != nil {
-			return nil, err
-		}
-	}
 	return res, c.passes(p, pl, cleanTime, res)
 }
 
@@ -233,6 +247,9 @@ func (c *cleaner) passes(p *partition, pl *plan, cleanTime int64, res *Result) (
 	for {
 		ps := &pass{c: c, p: p, firstDirty: firstDirty, upper: pl.uncleanable, rewritten: rewritten,
 			legacy: newLegacyRule(p.segs, firstDirty, cleanTime, o)}
+		if err := c.mapFor(firstDirty, pl.uncleanable); err != nil {
+			return err
+		}
 		if err := ps.run(); err != nil {
 			return err
 		}
