@@ -1,7 +1,9 @@
 package faulttest
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
 )
 
 // The memory tests run the built binary and read its peak resident set as
@@ -168,4 +172,165 @@ func TestMemoryCompactSmallDirtyRange(t *testing.T) {
 	checkRSS(t, rssBase, [][]string{
 		{"--workers", "1", "compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", dir},
 	}, 0)
+}
+
+// TestMemoryBombs runs every command that reads records on decompression
+// bombs, keyed and keyless, and wants each within the goal: 64 MiB plus
+// three of the largest record (1 MiB). CI takes v1-snappy and v2-zstd and
+// bombs of 32 records; LOGTOOL_LONG=1 every format and 512 records, where
+// the snappy bombs store 26 MiB, which the readers hold whole for its
+// checksum (see docs/performance.md): those exceed the goal and are left
+// to LOGTOOL_BUGS=1.
+func TestMemoryBombs(t *testing.T) {
+	n, formats := 32, []format{}
+	for _, f := range allFormats() {
+		switch {
+		case f.codec == codec.None:
+		case long() || f.name == "v1-snappy" || f.name == "v2-zstd":
+			formats = append(formats, f)
+		}
+	}
+	if long() {
+		n = 512
+	}
+	for _, f := range formats {
+		for _, keyed := range []bool{false, true} {
+			name := f.name
+			if keyed {
+				name += "-keyed"
+			}
+			t.Run(name, func(t *testing.T) {
+				if f.codec == codec.Snappy && n > 64 {
+					knownBug(t, "a snappy bomb's 26 MiB stored entry is held whole, up to four times (upgrade)")
+				}
+				entry := keyedBombEntry(t, f.codec, f.magic, n, 1, keyed)
+				dir, part, log := partitionWith(t, entry)
+				cmds := hostileCommands(dir, part, log, f.magic)
+				for i, args := range cmds {
+					if args[0] == "compact" { // with the default offset map
+						cmds[i] = []string{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", part}
+					}
+				}
+				for _, args := range cmds {
+					rewritePartition(t, part, log, entry)
+					checkRSS(t, rssBase+3*mib, [][]string{args})
+				}
+			})
+		}
+	}
+}
+
+// TestMemorySparseLength: an entry header declaring a huge length in a
+// sparse file is checked against the bytes left in the file and the
+// 128 MiB bound on an entry before anything is allocated for it (2 GiB:
+// 46-49 MiB peak RSS before and after this test was written, found torn or
+// refused). A length under both is read whole for its checksum, as Kafka
+// reads it: an entry of 120 MiB of zeros costs the readers up to two of
+// it, within the goal if it held a record. LOGTOOL_LONG=1 adds a 2 GiB
+// length inside a 2.2 GB file, which dump and salvage then scan for a batch
+// to go on from (about 10 s).
+func TestMemorySparseLength(t *testing.T) {
+	type sparse struct {
+		name   string
+		length uint32 // of the entry after the valid batches
+		size   int64  // of the file, holes past the header
+		limit  int64
+	}
+	cases := []sparse{
+		{"2GiB-in-100MB", 0x7ffffff0, 100 << 20, rssBase},
+		{"120MiB-in-130MB", 120 << 20, 130 << 20, rssBase + 3*120<<20},
+	}
+	if long() {
+		cases = append(cases, sparse{"2GiB-in-2.2GB", 0x7ffffff0, 2200 << 20, rssBase})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fixture(t, gen.Options{Topics: []string{"events"}, Records: 100, Keys: 10, Magic: 2, Seed: 9})
+			part := filepath.Join(dir, "events-0")
+			log := filepath.Join(part, "00000000000000000000.log")
+			data := readFile(t, log)
+			// Base offset, length, partition leader epoch, magic 2.
+			h := binary.BigEndian.AppendUint64(nil, 100)
+			h = binary.BigEndian.AppendUint32(h, tc.length)
+			h = append(h, 0, 0, 0, 0, 2)
+			writeFile(t, log, append(data, h...))
+			if err := os.Truncate(log, tc.size); err != nil {
+				t.Fatal(err)
+			}
+			for _, ext := range []string{".index", ".timeindex"} {
+				os.Remove(strings.TrimSuffix(log, ".log") + ext)
+			}
+			checkRSS(t, tc.limit, [][]string{
+				{"dump", "--deep-iteration", log},
+				{"salvage", part, "--out", filepath.Join(filepath.Dir(dir), "salvaged", "events-0")},
+				{"verify", "--deep", part},
+				{"export", part},
+			}, 0, 1, 3)
+		})
+	}
+}
+
+// TestMemoryLargeRecords runs the commands that read records on partitions
+// of two records of 20 MiB, under --max-record-bytes 24MiB, in one batch
+// uncompressed and in two zstd batches, one partition with one worker and
+// four with four, and wants each within the goal: 64 MiB plus three of the
+// largest record, whatever --workers.
+func TestMemoryLargeRecords(t *testing.T) {
+	knownBug(t, "the readers of a partition and the workers each hold the stored entries they read (issue trust, item 9)")
+	const recordBytes = 20 << 20
+	value := make([]byte, recordBytes)
+	rng := rand.New(rand.NewPCG(9, 9)) // incompressible, so zstd stores it whole
+	for i := 0; i < len(value); i += 8 {
+		binary.LittleEndian.PutUint64(value[i:], rng.Uint64())
+	}
+	for _, shape := range []struct {
+		name     string
+		c        codec.Type
+		perBatch int
+	}{{"one-batch-none", codec.None, 2}, {"two-batches-zstd", codec.Zstd, 1}} {
+		dir := filepath.Join(t.TempDir(), "kafka-logs")
+		var parts []string
+		for p := range 4 {
+			part := filepath.Join(dir, fmt.Sprintf("large-%d", p))
+			if err := os.MkdirAll(part, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			recs := []logfmt.Record{
+				{Offset: 0, Timestamp: bombTime, Key: []byte("k0"), Value: value},
+				{Offset: 1, Timestamp: bombTime + 1, Key: []byte("k1"), Value: value},
+			}
+			var seg []byte
+			for i := 0; i < len(recs); i += shape.perBatch {
+				o := logfmt.DefaultBatchOptions(int64(i))
+				o.Compression = shape.c
+				var err error
+				if seg, err = logfmt.AppendBatch(seg, o, recs[i:i+shape.perBatch]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeFile(t, filepath.Join(part, "00000000000000000000.log"), seg)
+			parts = append(parts, part)
+		}
+		for _, workers := range []int{1, 4} {
+			t.Run(fmt.Sprintf("%s-%d-workers", shape.name, workers), func(t *testing.T) {
+				paths := parts[:workers]
+				var cmds [][]string
+				for _, c := range [][]string{
+					{"dump", "--deep-iteration", "--print-data-log"},
+					{"verify", "--deep"},
+					{"export"},
+					{"grep", "--key", "k1"},
+					{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", "--dry-run"},
+					{"reindex", "--check"},
+				} {
+					args := append([]string{"--workers", strconv.Itoa(workers), c[0], "--max-record-bytes", "24MiB"}, c[1:]...)
+					if c[0] == "reindex" {
+						args = append([]string{"--workers", strconv.Itoa(workers)}, c...)
+					}
+					cmds = append(cmds, append(args, paths...))
+				}
+				checkRSS(t, rssBase+3*recordBytes, cmds, 0)
+			})
+		}
+	}
 }
