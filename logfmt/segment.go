@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"sync"
@@ -318,8 +319,51 @@ func (s *SegmentReader) frame(pos int64) ([]byte, End, error) {
 	if total > s.maxBatch() {
 		return nil, EndNone, Corruptf(s.file, pos+8, "entry size %d exceeds the %d-byte limit", total, s.maxBatch())
 	}
+	if total > checkedBeforeHeld {
+		if err := s.checkCRC(pos, total, magic); err != nil {
+			return nil, EndNone, err
+		}
+	}
 	b, err := s.window(pos, int(total))
 	return b, EndNone, err
+}
+
+// checkedBeforeHeld is the size above which an entry's checksum is computed
+// a window at a time before the entry is read whole, so that a length that
+// garbage or a sparse file declares costs a window of memory rather than
+// the length. Brokers refuse entries this large by default
+// (message.max.bytes is 1 MiB), so the second read is rare.
+const checkedBeforeHeld = 8 << 20
+
+// checkCRC computes the checksum of the entry of total bytes at pos, as
+// Batch.Validate does, a window at a time, and refuses the entry when it
+// does not match.
+func (s *SegmentReader) checkCRC(pos, total int64, magic int8) error {
+	// v2: CRC-32C at byte 17 over attributes..end; legacy: CRC-32 at byte
+	// 12 over magic..end.
+	at, from, table := int64(17), int64(21), castagnoli
+	if magic < 2 {
+		at, from, table = 12, MagicOffset, crc32.IEEETable
+	}
+	h, err := s.window(pos+at, 4)
+	if err != nil {
+		return err
+	}
+	stored := binary.BigEndian.Uint32(h)
+	var sum uint32
+	for p, end := pos+from, pos+total; p < end; {
+		n := int(min(int64(windowSize), end-p))
+		b, err := s.window(p, n)
+		if err != nil {
+			return err
+		}
+		sum = crc32.Update(sum, table, b)
+		p += int64(n)
+	}
+	if sum != stored {
+		return Corruptf(s.file, pos, "checksum mismatch: stored %d, computed %d, over an entry of %d bytes, which is not read whole", stored, sum, total)
+	}
+	return nil
 }
 
 // tail classifies a short remainder as zeros or a torn write.
