@@ -14,7 +14,7 @@ LDFLAGS  := -X github.com/logtool/logtool/commands.buildVersion=$(VERSION) \
             -X github.com/logtool/logtool/commands.buildRevision=$(REVISION) \
             -X github.com/logtool/logtool/commands.buildTime=$(REVTIME)
 
-.PHONY: build test vet golden bench fuzz demo testdata clean
+.PHONY: build test vet staticcheck golden bench fuzz demo testdata clean
 
 # CGO_ENABLED=0: one static binary, as the README promises. franz-go's import
 # of net would otherwise link libc for its resolver; the static binary also
@@ -30,8 +30,13 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# staticcheck, pinned; `go run` fetches it through the module proxy on first use.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+staticcheck:
+	$(STATICCHECK) $(PKGS)
+
 # Unit, round-trip, real-broker-sample and golden tests, with the race detector.
-test: vet
+test: vet staticcheck
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # Regenerate golden files after an intended output change; review the diff.

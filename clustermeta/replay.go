@@ -7,16 +7,16 @@ import (
 	p "github.com/logtool/logtool/dump/protocol"
 )
 
-// Record types the replay reads (MetadataRecordType ids).
+// Record types the replay reads.
 const (
-	typeTopic            = 2
-	typePartition        = 3
-	typeConfig           = 4
-	typePartitionChange  = 5
-	typeRemoveTopic      = 9
-	typeBeginTransaction = 23
-	typeEndTransaction   = 24
-	typeAbortTransaction = 25
+	typeTopic            = metadata.TypeTopic
+	typePartition        = metadata.TypePartition
+	typeConfig           = metadata.TypeConfig
+	typePartitionChange  = metadata.TypePartitionChange
+	typeRemoveTopic      = metadata.TypeRemoveTopic
+	typeBeginTransaction = metadata.TypeBeginTransaction
+	typeEndTransaction   = metadata.TypeEndTransaction
+	typeAbortTransaction = metadata.TypeAbortTransaction
 )
 
 // applies tells whether the replay reads records of a type; the others

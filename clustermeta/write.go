@@ -3,6 +3,7 @@ package clustermeta
 import (
 	"encoding/binary"
 
+	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -144,12 +145,12 @@ func AppendAbortTransactionRecord(dst []byte) []byte {
 // AppendNoOpRecord appends a NoOpRecord (version 0): a controller writes one
 // every half second, most of a quiet cluster's log.
 func AppendNoOpRecord(dst []byte) []byte {
-	return append(frame(dst, 20, 0), 0)
+	return append(frame(dst, metadata.TypeNoOp, 0), 0)
 }
 
 // AppendFeatureLevelRecord appends a FeatureLevelRecord (version 0).
 func AppendFeatureLevelRecord(dst []byte, name string, level int16) []byte {
-	dst = frame(dst, 12, 0)
+	dst = frame(dst, metadata.TypeFeatureLevel, 0)
 	dst = appendString(dst, name)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(level))
 	return append(dst, 0)

@@ -46,6 +46,8 @@ func TestCompletions(t *testing.T) {
 		{[]string{"grep", "--max-lag", ""}, []string{"topic"}, ""},
 		{[]string{"grep", "--key", "k", ""}, nil, ":files"},
 		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}, ""},
+		{[]string{"dump", "--sha"}, []string{"--share-group-state-decoder"}, ""},
+		{[]string{"dump", "--rem"}, []string{"--remote-log-metadata-decoder"}, ""},
 		{[]string{"upgrade", "--compression", "k"}, []string{"keep"}, ""},
 		{[]string{"gen", "--compression", "k"}, nil, ""},
 		{[]string{"completion", ""}, []string{"bash", "zsh"}, ""},

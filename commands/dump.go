@@ -61,6 +61,8 @@ func dumpCommand() *cli.Command {
 			&cli.BoolFlag{Name: "offsets-decoder", Usage: "decode records as __consumer_offsets offset commits and group metadata"},
 			&cli.BoolFlag{Name: "transaction-log-decoder", Usage: "decode records as __transaction_state transaction metadata"},
 			&cli.BoolFlag{Name: "cluster-metadata-decoder", Usage: "decode records as KRaft __cluster_metadata records"},
+			&cli.BoolFlag{Name: "remote-log-metadata-decoder", Usage: "decode records as __remote_log_metadata tiered storage metadata"},
+			&cli.BoolFlag{Name: "share-group-state-decoder", Usage: "decode records as __share_group_state share-partition state"},
 			&cli.BoolFlag{Name: "skip-record-metadata", Usage: "record lines without their metadata (and control records as empty lines), as Kafka's flag"},
 			&cli.BoolFlag{Name: "index-sanity-check", Usage: ".index/.timeindex: run only the broker's startup sanity check"},
 			&cli.BoolFlag{Name: "verify-index-only", Usage: ".index/.timeindex: check every entry against the log, print only the mismatches"},
@@ -164,7 +166,7 @@ func dumpPolicies(g Global, set *target.Set) func(*target.Partition) string {
 // summary table would not show.
 func contentFlags(c *cli.Context) bool {
 	for _, f := range []string{"deep-iteration", "print-data-log", "key-decoder", "value-decoder", "key-decoder-class", "value-decoder-class", "offsets-decoder",
-		"transaction-log-decoder", "cluster-metadata-decoder", "skip-record-metadata", "index-sanity-check",
+		"transaction-log-decoder", "cluster-metadata-decoder", "remote-log-metadata-decoder", "share-group-state-decoder", "skip-record-metadata", "index-sanity-check",
 		"verify-index-only", "max-bytes", "from-offset", "to-offset", "from-time"} {
 		if c.IsSet(f) {
 			return true
@@ -203,6 +205,10 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 		o.Payload = dump.PayloadTxnLog
 	case c.Bool("cluster-metadata-decoder"):
 		o.Payload = dump.PayloadMetadata
+	case c.Bool("remote-log-metadata-decoder"):
+		o.Payload = dump.PayloadRemoteMeta
+	case c.Bool("share-group-state-decoder"):
+		o.Payload = dump.PayloadShareState
 	}
 	// As in Kafka, naming any decoder prints the data, which needs the records.
 	o.PrintData = c.Bool("print-data-log") || o.Payload != dump.PayloadPlain || c.IsSet("key-decoder") || c.IsSet("value-decoder") ||

@@ -224,6 +224,10 @@ var dumpGoldenCases = []goldenCase{
 	// Coordinator and KRaft logs, built by kraftFixture and friends.
 	{name: "offsets-decoder", setup: offsetsFixture, args: []string{"dump", "--offsets-decoder", "$DIR/__consumer_offsets-0/00000000000000000000.log"}},
 	{name: "offsets-decoder-json", setup: offsetsFixture, args: []string{"--format", "json", "dump", "--offsets-decoder", "$DIR/__consumer_offsets-0/00000000000000000000.log"}},
+	{name: "remote-log-metadata-decoder", setup: remoteMetaFixture, args: []string{"dump", "--remote-log-metadata-decoder", "$DIR/__remote_log_metadata-0/00000000000000000000.log"}},
+	{name: "remote-log-metadata-decoder-json", setup: remoteMetaFixture, args: []string{"--format", "json", "dump", "--remote-log-metadata-decoder", "$DIR/__remote_log_metadata-0/00000000000000000000.log"}},
+	{name: "share-group-state-decoder", setup: shareStateFixture, args: []string{"dump", "--share-group-state-decoder", "$DIR/__share_group_state-0/00000000000000000000.log"}},
+	{name: "share-group-state-decoder-json", setup: shareStateFixture, args: []string{"--format", "json", "dump", "--share-group-state-decoder", "$DIR/__share_group_state-0/00000000000000000000.log"}},
 	{name: "transaction-log-decoder", setup: txnLogFixture, args: []string{"dump", "--transaction-log-decoder", "$DIR/__transaction_state-0/00000000000000000000.log"}},
 	{name: "cluster-metadata", setup: kraftFixture, args: []string{"dump", "--summary=false", "--cluster-metadata-decoder", "$DIR"}},
 	{name: "kraft-control-only", setup: kraftFixture, args: []string{"dump", "--deep-iteration", "$DIR/__cluster_metadata-0/00000000000000000007-0000000002.checkpoint"}},
@@ -331,12 +335,54 @@ func offsetsFixture(t *testing.T, dir string) {
 		{Key: enc(nil).i16(1).str("group-a").str("orders").i32(4), Value: enc(nil).i16(4).i64(43).i32(5).cstr("m").i64(1_700_000_000_200).notags()},
 		{Key: enc(nil).i16(2).str("group-a"), Value: gm},
 		{Key: enc(nil).i16(2).str("group-b"), Value: nil},
-		{Key: enc(nil).i16(5).str("raw"), Value: enc(nil).i16(0).i32(1)},
+		{Key: enc(nil).i16(9).str("raw"), Value: enc(nil).i16(0).i32(1)},
 		{Key: enc(nil).i16(99), Value: []byte{0}},
 		{Key: enc(nil).i16(1).str("truncated"), Value: enc(nil).i16(3)},
 	}
+	// The consumer group protocol's records (KIP-848), each value version 0
+	// and flexible; topic ids are 16 bytes of 7.
+	memberKey := func(typ int16) enc { return enc(nil).i16(typ).str("group-c").str("member-2") }
+	cg := []logfmt.Record{
+		{Key: enc(nil).i16(3).str("group-c"), Value: enc(nil).i16(0).i32(4).uv(1).uv(0).uv(8).i64(-77)}, // tagged metadataHash
+		{Key: enc(nil).i16(4).str("group-c"), Value: enc(nil).i16(0).uv(2).uuid(7).cstr("orders").i32(6).uv(1).notags().notags()},
+		{Key: memberKey(5), Value: enc(nil).i16(0).uv(0).cstr("rack-a").cstr("client-2").cstr("/10.0.0.2").uv(2).cstr("orders").uv(0).i32(300000).cstr("uniform").notags()},
+		{Key: enc(nil).i16(6).str("group-c"), Value: enc(nil).i16(0).i32(4).notags()},
+		{Key: memberKey(7), Value: enc(nil).i16(0).uv(2).uuid(7).uv(3).i32(0).i32(5).notags().notags()},
+		{Key: memberKey(8), Value: enc(nil).i16(0).i32(4).i32(3).i8(0).uv(2).uuid(7).uv(2).i32(0).notags().uv(1).notags()},
+		{Key: enc(nil).i16(16).str("group-c").str("ord.*"), Value: enc(nil).i16(0).uv(2).cstr("orders").i64(2).i64(1_700_000_000_900).notags()},
+		{Key: memberKey(8), Value: nil},
+	}
 	o := logfmt.DefaultBatchOptions(0)
-	segment(t, dir, "__consumer_offsets-0/00000000000000000000.log", batch(t, o, recs...))
+	o2 := logfmt.DefaultBatchOptions(int64(len(recs)))
+	segment(t, dir, "__consumer_offsets-0/00000000000000000000.log", batch(t, o, recs...), batch(t, o2, cg...))
+}
+
+func remoteMetaFixture(t *testing.T, dir string) {
+	tip := func(e enc) enc { return e.cstr("orders").uuid(7).i32(3).notags() }
+	segID := func(e enc) enc { return tip(e).uuid(9).notags() }
+	segment(t, dir, "__remote_log_metadata-0/00000000000000000000.log", batch(t, logfmt.DefaultBatchOptions(0),
+		logfmt.Record{Value: segID(metadataRecord(0, 0, nil)).i64(0).i64(499).i32(1).i64(1_700_000_000_000).i64(1_700_000_001_000).
+			uv(2).i32(4).i64(0).notags().i32(1_048_576).uv(0).i8(0).notags()},
+		logfmt.Record{Value: segID(metadataRecord(1, 0, nil)).i32(1).i64(1_700_000_002_000).uv(3).i8(1).i8(2).i8(1).notags()},
+		logfmt.Record{Value: tip(metadataRecord(2, 0, nil)).i32(3000).i64(1_700_000_003_000).i8(0).notags()},
+		logfmt.Record{Value: metadataRecord(9, 0, nil)},
+	))
+}
+
+func shareStateFixture(t *testing.T, dir string) {
+	key := func(typ int16, group string) enc { return enc(nil).i16(typ).str(group).uuid(7).i32(0) }
+	stateBatch := func(e enc, first, last int64, state int8, count int16) enc {
+		return e.i64(first).i64(last).i8(state).i16(count).notags()
+	}
+	snapshot := enc(nil).i16(0).i32(0).i32(1).i32(2).i64(10).i64(1_700_000_000_000).i64(1_700_000_000_500).uv(3)
+	snapshot = stateBatch(stateBatch(snapshot, 10, 14, 2, 1), 15, 19, 0, 3).notags()
+	update := stateBatch(enc(nil).i16(0).i32(0).i32(2).i64(-1).uv(2), 20, 24, 4, 5).notags()
+	segment(t, dir, "__share_group_state-0/00000000000000000000.log", batch(t, logfmt.DefaultBatchOptions(0),
+		logfmt.Record{Key: key(0, "share-a"), Value: snapshot},
+		logfmt.Record{Key: key(1, "share-a"), Value: update},
+		logfmt.Record{Key: key(0, "share-b"), Value: nil},
+		logfmt.Record{Key: enc(nil).i16(2).str("share-c"), Value: enc(nil).i16(0)},
+	))
 }
 
 func txnLogFixture(t *testing.T, dir string) {
@@ -369,7 +415,7 @@ func kraftFixture(t *testing.T, dir string) {
 	feature := metadataRecord(12, 0, enc(nil).cstr("metadata.version").i16(19).notags())
 	config := metadataRecord(4, 0, enc(nil).i8(2).cstr("orders").cstr("cleanup.policy").uv(0).notags())
 	change := metadataRecord(5, 0, enc(nil).i32(0).uuid(7).uv(1).uv(1).uv(4).i32(2))
-	acl := metadataRecord(6, 0, enc(nil).uuid(9).i8(2).cstr("orders").notags())
+	acl := metadataRecord(18, 0, enc(nil).uuid(9).i8(2).cstr("orders").i8(3).cstr("User:alice").cstr("*").i8(3).i8(3).notags())
 	bad := []byte{2, 0, 0}
 	data := logfmt.DefaultBatchOptions(1)
 	data.PartitionLeaderEpoch = 1

@@ -128,6 +128,9 @@ func readTargets(c *cli.Context, g Global, cmd, outFile string) ([]*layout.Parti
 			release()
 			return nil, nil, err
 		}
+		for _, l := range p.Symlinks {
+			g.Warnf("%s: %s", l, layout.SymlinkNote)
+		}
 		parts = append(parts, p)
 	}
 	return parts, release, nil

@@ -65,9 +65,10 @@ func runFind(c *cli.Context) error {
 		}
 		res, err = lookup.Offset(dir, n, lookup.Options{MaxRecordBytes: g.MaxRecordBytes})
 	} else {
-		ms, err := timeArg("timestamp", ts, 0)
-		if err != nil {
-			return err
+		// err must stay the outer one: a shadowed err lost lookup's corruption error (exit 0 on damage).
+		ms, terr := timeArg("timestamp", ts, 0)
+		if terr != nil {
+			return terr
 		}
 		res, err = lookup.Timestamp(dir, ms, lookup.Options{MaxRecordBytes: g.MaxRecordBytes})
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -101,4 +102,33 @@ func TestFindUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2\n%s%s", args, code, out, errOut)
 		}
 	}
+}
+
+// A damaged batch is reported the same whether find looks up by offset or by
+// timestamp: before, --timestamp lost the error to a shadowed err and exited 0.
+func TestFindDamagedSameAnswer(t *testing.T) {
+	dir := t.TempDir()
+	damagedFirstBatch(t, dir) // both lookups start at byte 0
+	part := filepath.Join(dir, "orders-0")
+	for _, args := range [][]string{{"--offset", "0"}, {"--timestamp", "0"}} {
+		code, out, errOut := reindexCLI(t, append(append([]string{"find"}, args...), part)...)
+		if code == 0 || !strings.Contains(errOut, "00000000000000000000.log") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+// damagedFirstBatch copies the sample's orders-0 into dir/orders-0 with the
+// first batch's length field damaged.
+func damagedFirstBatch(t *testing.T, dir string) {
+	part := filepath.Join(dir, "orders-0")
+	testutil.CopyTree(t, filepath.Join(sample, "orders-0"), part)
+	testutil.FlipByte(t, filepath.Join(part, "00000000000000000000.log"), 8)
+}
+
+func TestFindGolden(t *testing.T) {
+	runGolden(t, "find", []goldenCase{
+		{name: "damaged-offset", args: []string{"find", "--offset", "0", "$DIR/orders-0"}, setup: damagedFirstBatch},
+		{name: "damaged-timestamp", args: []string{"find", "--timestamp", "0", "$DIR/orders-0"}, setup: damagedFirstBatch},
+	})
 }

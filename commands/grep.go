@@ -194,7 +194,7 @@ type grepAuditRun struct {
 // grepCleaner reads the audit's flags; nil without --max-lag.
 func grepCleaner(c *cli.Context, audit bool) (*grepAuditRun, error) {
 	if !audit {
-		for _, f := range []string{"now", "delete-retention", "topic-config", "cleanup-policy"} {
+		for _, f := range []string{"now", "delete-retention", "topic-config", "cleanup-policy", "unlisted-topics"} {
 			if c.IsSet(f) {
 				return nil, usageErr("--%s is for the audit: give --max-lag too", f)
 			}
@@ -238,6 +238,9 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, sum 
 			sum.add(&grep.Result{Partition: &layout.Partition{Path: tp.Path, Dir: tp.Dir}, Err: err})
 			continue
 		}
+		for _, l := range p.Symlinks {
+			g.Warnf("%s: %s", l, layout.SymlinkNote)
+		}
 		if n := leftoverLogs(p); n > 0 {
 			g.Warnf("%s: %d leftover segment file(s) (.deleted, .cleaned, .swap) still hold records, which grep does not search: dump them, or let a broker or compact recover the partition first", tp.Path, n)
 		}
@@ -279,14 +282,17 @@ func leftoverLogs(p *layout.Partition) int {
 }
 
 // grepTopic is the configuration a partition is audited with, or why it
-// is not: its topic is known not to be compacted, or (with --max-lag topic)
-// has no max.compaction.lag.ms. A partition of a log dir without a
+// is not: its topic's configuration is unknown, its topic is known not to
+// be compacted, or (with --max-lag topic) has no max.compaction.lag.ms. A partition of a log dir without a
 // configuration is audited as compact, as the user chose it.
 func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string, error) {
 	r := rt.cat.For(tp.LogDir.Path)
 	cfg, err := r.Topic(tp.Dir.Topic)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
+	}
+	if why := r.Unknown(cfg); why != "" {
+		return cfg, why + ", so it is not audited", nil
 	}
 	if !r.Known() || tp.Dir.Topic == "" {
 		rt.setPolicy(cfg, "compact")

@@ -26,7 +26,7 @@ var metavars = map[string]string{
 	"min-cleanable-ratio": "RATIO", "tombstone-ratio": "RATIO", "transactional-ratio": "RATIO", "abort-ratio": "RATIO",
 	"out": "DIR", "output": "DIR", "files": "FILE,...",
 	"config": "TOPIC:NAME=VALUE", "broker-config": "NAME=VALUE",
-	"topic-config": "FILE", "cleanup-policy": "POLICY",
+	"topic-config": "FILE", "cleanup-policy": "POLICY", "unlisted-topics": "skip|defaults",
 }
 
 // metavar returns the placeholder of flag f, "" for a flag that takes no

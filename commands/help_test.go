@@ -84,7 +84,7 @@ func TestManPage(t *testing.T) {
 			t.Errorf("no synopsis or section for %s", name)
 		}
 	}
-	for _, want := range []string{`\fB\-\-max\-lag\fR\ \fIDURATION\fR`, `[\fB\-\-deep\-iteration\fR]`, "\n.B 3\nA check found problems",
+	for _, want := range []string{`\fB\-\-max\-lag\fR\ \fIDURATION\fR`, `[\fB\-\-deep\-iteration\fR]`, `[\fB\-\-share\-group\-state\-decoder\fR]`, `[\fB\-\-remote\-log\-metadata\-decoder\fR]`, "\n.B 3\nA check found problems",
 		`logtool dump \-\-deep\-iteration \-\-print\-data\-log testdata/kafka\-logs/`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)

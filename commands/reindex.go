@@ -40,7 +40,7 @@ func reindexCommand() *cli.Command {
 			"index is written: the indexes are right but the log is still damaged. The .log is only cut with\n" +
 			"--truncate-corrupt-tail, which keeps the removed bytes in <segment>.log.truncated-<position> (a tail\n" +
 			"cut that way is repaired: a note, exit 0); a tail of zeros, however long and sparse, is cut without a\n" +
-			"backup and its length reported. A .log that is a symbolic link is never cut (exit 1).\n\n" +
+			"backup and its length reported. A partition holding a symbolic link under a Kafka file name is refused (exit 1).\n\n" +
 			"--check writes nothing: it judges the existing files against the log and exits 3 on problems (an entry\n" +
 			"off a batch boundary, out of order, past the data, a timestamp the log does not hold, a wrong or missing\n" +
 			"aborted transaction, a corrupt .log). Differences a live broker legitimately makes (exact offsets of\n" +
@@ -226,6 +226,7 @@ type reindexOutput struct {
 	segments   int
 	partitions int
 	written    int
+	removed    int // producer snapshots past a cut's log end
 	rows       *table.Table
 	findings   []reindex.Finding
 }
@@ -247,7 +248,15 @@ func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
 				w.written++
 			}
 		}
+		// A cut .log and its backup are written files too.
+		if s.Cut {
+			w.written++
+			if s.Backup != "" {
+				w.written++
+			}
+		}
 	}
+	w.removed += len(rep.Snapshots)
 	var findings []reindex.Finding
 	for _, f := range rep.Findings {
 		if !w.brief || f.Severity == reindex.Problem {
@@ -320,7 +329,11 @@ func (w *reindexOutput) finish() error {
 		if n := w.counts[reindex.Problem]; n > 0 {
 			problems = fmt.Sprintf("; %d problem(s)", n)
 		}
-		_, err = fmt.Fprintf(out, "%s %d file(s) for %d segment(s) in %d partition(s)%s\n", verb, w.written, w.segments, w.partitions, problems)
+		removed := ""
+		if w.removed > 0 {
+			removed = fmt.Sprintf(", %s %d producer snapshot(s) past the new log end", map[bool]string{true: "would remove", false: "removed"}[w.mode == reindex.DryRun], w.removed)
+		}
+		_, err = fmt.Fprintf(out, "%s %d file(s) for %d segment(s) in %d partition(s)%s%s\n", verb, w.written, w.segments, w.partitions, removed, problems)
 	}
 	return err
 }

@@ -405,3 +405,41 @@ func TestReindexZeroTail(t *testing.T) {
 		}
 	}
 }
+
+// TestReindexTruncateDropsSnapshots: a cut of the active segment leaves the
+// producer snapshot at the old log end past the new one. reindex removes
+// it, as a broker's recovery does after it truncates, counts the cut .log
+// and its backup among the files written, and verify then passes.
+func TestReindexTruncateDropsSnapshots(t *testing.T) {
+	dir := reindexCopy(t, "orders-0")
+	part := filepath.Join(dir, "orders-0")
+	log := filepath.Join(part, layout.SegmentName(1458, layout.LogExt))
+	snap := filepath.Join(part, layout.SegmentName(1500, layout.SnapshotExt))
+	fi, err := os.Stat(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.FlipByte(t, log, int(fi.Size()/2))
+
+	code, out, errOut := reindexCLI(t, "reindex", "--dry-run", "--truncate-corrupt-tail", part)
+	if code != ExitOK || !strings.Contains(out, "would remove 1 producer snapshot(s) past the new log end") {
+		t.Errorf("--dry-run: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(snap); err != nil {
+		t.Fatalf("--dry-run removed the snapshot: %v", err)
+	}
+	code, out, errOut = reindexCLI(t, "reindex", "--truncate-corrupt-tail", part)
+	if code != ExitOK || strings.Contains(out, "wrote 0 file(s)") || strings.Contains(out, "wrote 1 file(s)") ||
+		!strings.Contains(out, "removed 1 producer snapshot(s) past the new log end") || !strings.Contains(out, "note: "+snap+": removed") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(snap); !os.IsNotExist(err) {
+		t.Errorf("the snapshot past the new log end is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(part, layout.SegmentName(1458, layout.SnapshotExt))); err != nil {
+		t.Errorf("the snapshot at the segment's base went: %v", err)
+	}
+	if code, out, errOut := reindexCLI(t, "verify", part); code != ExitOK {
+		t.Errorf("verify after the repair: exit %d\n%s%s", code, out, errOut)
+	}
+}

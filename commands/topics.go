@@ -21,6 +21,7 @@ func topicConfigFlags(policyUsage string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "topic-config", Usage: "the topic configuration, as kafka-topics.sh --describe or kafka-configs.sh --describe [--all] print it, in place of the log dirs' cluster metadata"},
 		&cli.StringFlag{Name: "cleanup-policy", Usage: policyUsage},
+		&cli.StringFlag{Name: "unlisted-topics", Value: "skip", Usage: "a topic on disk that --topic-config does not name: skip (its configuration is unknown: left alone, with a note) or defaults (Kafka's defaults and the broker-level values of the file)"},
 	}
 }
 
@@ -125,12 +126,12 @@ func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, nam
 		if err != nil {
 			return nil, fmt.Errorf("%s: topic %s: %w", p.Path, p.Dir.Topic, err)
 		}
-		skip, explicit := "", !r.Known() || p.Dir.Topic == ""
+		skip, explicit := "", !r.Known() || p.Dir.Topic == "" && r.Unknown(cfg) == ""
 		switch {
 		case explicit && explicitPolicy != "":
 			rt.setPolicy(cfg, explicitPolicy)
-		case !explicit && r.Image() != nil && !cfg.Known:
-			skip = "topic " + p.Dir.Topic + " is not in the cluster metadata: a broker sets its log aside as stray"
+		case !explicit:
+			skip = r.Unknown(cfg)
 		}
 		applied, err := job(p, cfg, skip, explicit)
 		if err != nil {
@@ -145,6 +146,12 @@ func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, nam
 // --topic-config, with the flags' overrides.
 func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*runTopics, error) {
 	o := topicconfig.Options{File: c.String("topic-config"), Overrides: overrides}
+	switch u := c.String("unlisted-topics"); {
+	case u == "defaults":
+		o.UnlistedDefaults = true
+	case u != "skip":
+		return nil, usageErr("--unlisted-topics: %q is neither skip nor defaults", u)
+	}
 	if o.File != "" {
 		if _, err := topicconfig.Load(nil, o); err != nil {
 			return nil, usageErr("--topic-config: %v", err)

@@ -154,8 +154,12 @@ func TestTopicConfigFile(t *testing.T) {
 	}
 
 	objs = configObjects(t, "compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", "--topic-config", configs, dir)
-	if objs["legacy-0"]["eligible"] != true || objs["orders-0"]["reason"] != "cleanup.policy=delete" {
+	if reason, _ := objs["orders-0"]["reason"].(string); objs["legacy-0"]["eligible"] != true || !strings.HasPrefix(reason, "topic orders is not in --topic-config "+configs) {
 		t.Errorf("kafka-configs.sh file: %v", objs)
+	}
+	objs = configObjects(t, "compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", "--topic-config", configs, "--unlisted-topics", "defaults", dir)
+	if objs["legacy-0"]["eligible"] != true || objs["orders-0"]["reason"] != "cleanup.policy=delete" {
+		t.Errorf("kafka-configs.sh file, unlisted topics with defaults: %v", objs)
 	}
 	if v, src, from := configOf(objs["legacy-0"], "delete.retention.ms"); v != "3600000" || src != "DYNAMIC_DEFAULT_BROKER_CONFIG" || from != "log.cleaner.delete.retention.ms" {
 		t.Errorf("delete.retention.ms=%s (%s from %s)", v, src, from)

@@ -58,6 +58,11 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Refused before anything is written: a broker follows the links, so
+	// cleaning the rest would act on half the partition.
+	if err := listing.NoSymlinks(); err != nil {
+		return nil, err
+	}
 	p := &partition{dir: dir, name: filepath.Base(abs), logDir: filepath.Dir(abs), listing: listing}
 	if listing.Dir.Topic != "" {
 		p.topic, p.num, p.named = listing.Dir.Topic, listing.Dir.Partition, true
@@ -67,9 +72,6 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	}
 	if len(p.segs) == 0 {
 		return p, nil
-	}
-	if err := noSymlinks(listing); err != nil {
-		return nil, err
 	}
 	last := &p.segs[len(p.segs)-1]
 	if p.leo, err = last.NextOffset(); err != nil {
@@ -99,16 +101,6 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	}
 	p.cp, err = p.readCheckpoint()
 	return p, err
-}
-
-// noSymlinks refuses a partition with a segment file that is a symbolic
-// link: cleaning replaces and deletes segment files, never through a link.
-func noSymlinks(listing *layout.Partition) error {
-	var files []string
-	for _, s := range listing.Segments {
-		files = append(files, s.Log, s.Index, s.TimeIndex, s.TxnIndex)
-	}
-	return safefile.NoSymlinks(files...)
 }
 
 // readCheckpoint finds the first dirty offset: the per-partition file, else

@@ -20,6 +20,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,14 +86,17 @@ func DecoderOfClass(class string) (Decoder, error) {
 
 // Payload selects how record keys and values are interpreted with
 // PrintData; Kafka's precedence applies when several decoder flags are
-// given: offsets, then transaction log, then cluster metadata.
+// given: offsets, then transaction log, then cluster metadata, then remote
+// log metadata, then share group state.
 type Payload int
 
 const (
-	PayloadPlain    Payload = iota // the key and value decoders
-	PayloadOffsets                 // __consumer_offsets records
-	PayloadTxnLog                  // __transaction_state records
-	PayloadMetadata                // __cluster_metadata records
+	PayloadPlain      Payload = iota // the key and value decoders
+	PayloadOffsets                   // __consumer_offsets records
+	PayloadTxnLog                    // __transaction_state records
+	PayloadMetadata                  // __cluster_metadata records
+	PayloadShareState                // __share_group_state records
+	PayloadRemoteMeta                // __remote_log_metadata records
 )
 
 // Options control a dump. The zero value is a shallow text dump of
@@ -305,7 +309,7 @@ func plan(it target.Item, o *Options) []*job {
 		}
 		root.files = append(root.files, item{path: f, name: n})
 	}
-	for _, f := range ld.Irregular {
+	for _, f := range slices.Concat(ld.Irregular, ld.Symlinks) {
 		root.files = append(root.files, item{path: f, name: layout.ParseFileName(filepath.Base(f))})
 	}
 	for _, d := range ld.NotPartitions {
@@ -342,7 +346,7 @@ func partitionJob(p *layout.Partition, o *Options) *job {
 			add(f, s, skip)
 		}
 	}
-	for _, list := range [][]string{p.Snapshots, p.Others, p.Leftovers, p.Irregular} {
+	for _, list := range [][]string{p.Snapshots, p.Others, p.Leftovers, p.Irregular, p.Symlinks} {
 		for _, f := range list {
 			add(f, nil, false)
 		}

@@ -362,7 +362,8 @@ func TestDecoders(t *testing.T) {
 		json string
 	}{
 		{[]byte("héllo"), DecodeString, "héllo", `"héllo"`},
-		{[]byte{'a', 0xff, '"'}, DecodeString, "a\uFFFD\"", "\"a\uFFFD\\\"\""},
+		// Text as Kafka prints it; JSON keeps the bytes, marked.
+		{[]byte{'a', 0xff, '"'}, DecodeString, "a\uFFFD\"", `{"base64":"Yf8i"}`},
 		{[]byte{0, 0xab}, DecodeHex, "00ab", `"00ab"`},
 		{[]byte("hi"), DecodeBase64, "aGk=", `"aGk="`},
 		{nil, DecodeHex, "", "null"},

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -334,13 +335,26 @@ func (d *dumper) reportProgress() {
 	}
 }
 
+// symlinkMsg is the problem of a symbolic link found in a log directory.
+const symlinkMsg = "a symbolic link, not followed inside a log directory: what it points at is not dumped"
+
 // dumpItem dumps one file according to its name.
 func (d *dumper) dumpItem(it *item) {
+	if li, err := os.Lstat(it.path); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		// A link listed in a log directory is never followed: what it
+		// points at is not the partition's.
+		d.beginFile(it.path, it.name.Kind.String(), -1)
+		d.problem(-1, symlinkMsg)
+		d.endFile()
+		return
+	}
 	fi, err := os.Stat(it.path)
 	if err == nil && fi.IsDir() {
 		d.beginFile(it.path, "directory", -1)
 		if d.job.part == nil {
 			d.note(-1, "not a partition directory; skipped (a broker refuses to start on a log directory holding it)")
+		} else if why := layout.BrokerRefusalAt(it.path); why != "" {
+			d.problem(-1, why+"; skipped")
 		} else {
 			d.note(-1, "unexpected directory in a partition directory; skipped")
 		}
@@ -425,6 +439,11 @@ func leftoverNote(suffix string) string {
 // from a fetch or copied under another name are recognized by their bytes:
 // the first entry must frame and checksum correctly.
 func (d *dumper) dumpUnknown(it *item, size int64) {
+	if d.job.part != nil {
+		if why := layout.BrokerRefusalAt(it.path); why != "" {
+			d.problem(-1, why)
+		}
+	}
 	if looksLikeLog(it.path, size) {
 		d.note(-1, "not a Kafka file name, but its bytes are log entries: dumped as a segment")
 		d.dumpSegment(it, size, "")

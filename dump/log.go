@@ -15,6 +15,8 @@ import (
 	"github.com/logtool/logtool/dump/groupmeta"
 	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/dump/remotemeta"
+	"github.com/logtool/logtool/dump/sharestate"
 	"github.com/logtool/logtool/dump/txnlog"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
@@ -750,12 +752,15 @@ func (d *dumper) payloadText(l []byte, r *logfmt.Record, prefix string) []byte {
 // shown in place as Kafka shows them.
 func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bool) {
 	switch d.o.Payload {
-	case PayloadOffsets, PayloadTxnLog:
+	case PayloadOffsets, PayloadTxnLog, PayloadShareState:
 		var f protocol.Formatted
-		if d.o.Payload == PayloadOffsets {
+		switch d.o.Payload {
+		case PayloadOffsets:
 			f = groupmeta.Format(r.Key, r.Value, r.Offset)
-		} else {
+		case PayloadTxnLog:
 			f = txnlog.Format(r.Key, r.Value, r.Offset)
+		default:
+			f = sharestate.Format(r.Key, r.Value, r.Offset)
 		}
 		switch {
 		case errors.Is(f.Err, protocol.ErrUnknownType):
@@ -767,6 +772,15 @@ func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bo
 	case PayloadMetadata:
 		s, err := metadata.Format(r.Value, r.Offset)
 		if err != nil {
+			d.problem(d.batchPos, fmt.Sprintf("record at offset %d: %v", r.Offset, err))
+		}
+		return nil, []byte(s), false, true
+	case PayloadRemoteMeta:
+		s, err := remotemeta.Format(r.Value, r.Offset)
+		switch {
+		case errors.Is(err, remotemeta.ErrUnknownType):
+			d.note(d.batchPos, fmt.Sprintf("record at offset %d: %v, which this version of logtool does not know", r.Offset, err))
+		case err != nil:
 			d.problem(d.batchPos, fmt.Sprintf("record at offset %d: %v", r.Offset, err))
 		}
 		return nil, []byte(s), false, true
@@ -853,7 +867,7 @@ func (d *dumper) recordJSON(b *logfmt.Batch, r *logfmt.Record, control bool) {
 // value.
 func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValue bool) {
 	switch d.o.Payload {
-	case PayloadOffsets, PayloadTxnLog, PayloadMetadata:
+	case PayloadOffsets, PayloadTxnLog, PayloadMetadata, PayloadShareState, PayloadRemoteMeta:
 		k, v, hk, hv := d.parse(r)
 		var out []byte
 		if hk {

@@ -3,9 +3,9 @@ package export
 import (
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/logtool/logtool/fetch"
+	"github.com/logtool/logtool/internal/jsonbytes"
 )
 
 // Encoding is how keys, values and header values are written.
@@ -46,7 +46,7 @@ type Encoder struct {
 // record says what it is ("control": {"type", "coordinatorEpoch"}), which
 // read_committed leaves out.
 func NewEncoder(topic string, partition int32, enc Encoding, iso fetch.Isolation) *Encoder {
-	p := append([]byte(`{"topic":`), appendString(nil, []byte(topic))...)
+	p := append([]byte(`{"topic":`), jsonbytes.AppendString(nil, topic)...)
 	p = append(p, `,"partition":`...)
 	p = strconv.AppendInt(p, int64(partition), 10)
 	p = append(p, `,"offset":`...)
@@ -71,11 +71,7 @@ func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"key":`...)
-		if utf8.Valid(h.Key) {
-			dst = appendString(dst, h.Key)
-		} else {
-			dst = appendMarked(dst, h.Key)
-		}
+		dst = jsonbytes.AppendBytes(dst, h.Key)
 		dst = append(dst, `,"value":`...)
 		dst = e.appendBytes(dst, h.Value)
 		dst = append(dst, '}')
@@ -121,49 +117,10 @@ func (e *Encoder) appendBytes(dst, b []byte) []byte {
 	switch {
 	case b == nil:
 		return append(dst, "null"...)
-	case e.enc == UTF8 && utf8.Valid(b):
-		return appendString(dst, b)
 	case e.enc == UTF8:
-		return appendMarked(dst, b)
+		return jsonbytes.AppendBytes(dst, b)
 	}
 	dst = append(dst, '"')
-	dst = appendBase64(dst, b)
-	return append(dst, '"')
-}
-
-// appendMarked writes bytes that are not UTF-8 where text was asked for.
-func appendMarked(dst, b []byte) []byte {
-	dst = append(dst, `{"base64":"`...)
-	dst = appendBase64(dst, b)
-	return append(dst, `"}`...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends valid UTF-8 as a JSON string, escaping what JSON
-// requires (quote, backslash, control characters) and nothing else.
-func appendString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i, c := range s {
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
+	dst = jsonbytes.AppendBase64(dst, b)
 	return append(dst, '"')
 }

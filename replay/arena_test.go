@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/logfmt"
@@ -120,5 +121,25 @@ func TestSlotOf(t *testing.T) {
 	var sl slot
 	if slotOf(&sl.rec) != &sl {
 		t.Fatal("a slot's record is not its first field")
+	}
+}
+
+// A record without a timestamp (-1, Kafka's NO_TIMESTAMP, which magic 1 and 2
+// can store as well as magic 0 lacking one) goes out with none, so the
+// producer stamps it with the send time as Kafka's producer does a null
+// timestamp, as it does any other negative one; 0 and up are kept.
+func TestArenaRecordWithoutTimestamp(t *testing.T) {
+	var a recordArena
+	defer a.close()
+	for _, c := range []struct {
+		ts   int64
+		want time.Time
+	}{{-1, time.Time{}}, {-7, time.Time{}}, {0, time.UnixMilli(0)}, {1_700_000_000_000, time.UnixMilli(1_700_000_000_000)}} {
+		src := &fetch.Record{Record: &logfmt.Record{Timestamp: c.ts, Value: []byte("v")}}
+		sl := a.record(context.Background(), src, recordBytes(src), "t", 0)
+		if !sl.rec.Timestamp.Equal(c.want) || sl.rec.Timestamp.IsZero() != c.want.IsZero() {
+			t.Errorf("timestamp %d sent as %v, want %v", c.ts, sl.rec.Timestamp, c.want)
+		}
+		sl.chunk.release()
 	}
 }

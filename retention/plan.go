@@ -161,6 +161,11 @@ func newPlan(dir string, roots *rootCheckpoints, o Options, r *Result) (*plan, e
 		return nil, err
 	}
 	r.Topic, r.Partition = part.Dir.Topic, part.Dir.Partition
+	// A broker follows the links: deleting around them would act on half
+	// the partition, and what they point at is not logtool's to delete.
+	if err := part.NoSymlinks(); err != nil {
+		return nil, err
+	}
 	named := part.Dir.Topic != ""
 	if !named {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: not named <topic>-<partition>; the log directory's checkpoints are neither read nor updated for it", dir))

@@ -235,11 +235,17 @@ func (r *Result) Rules() []Rule {
 	return rules
 }
 
+// writableCheck is dirWritable; a test replaces it, since the permission
+// bits that would make a directory unwritable do not stop root, which CI
+// runs as.
+var writableCheck = dirWritable
+
 // Run applies retention to partition directories of the log directory
 // logDir (whose root holds the offset checkpoints), each with its topic's
 // configuration. It returns one Result per job, in the given order. The error is for what stops the whole
-// log directory: an unreadable root checkpoint, or a failure to write one,
-// after which no segment of it is deleted.
+// log directory: an unreadable root checkpoint, a directory it would change
+// that is not writable (checked before any change), or a failure to write a
+// root checkpoint, after which no segment of it is deleted.
 //
 // The caller must hold the log directory's lock unless o.DryRun is set.
 func Run(logDir string, jobs []Job, o Options) ([]*Result, error) {
@@ -250,6 +256,11 @@ func Run(logDir string, jobs []Job, o Options) ([]*Result, error) {
 	roots, err := readRoots(logDir, dirs)
 	if err != nil {
 		return nil, err
+	}
+	if !o.DryRun {
+		if err := checkWritable(logDir, jobs, writableCheck); err != nil {
+			return nil, err
+		}
 	}
 	results := make([]*Result, len(dirs))
 	plans := make([]*plan, len(dirs))

@@ -148,14 +148,6 @@ func readPartition(t testing.TB, dir string) *layout.Partition {
 	return p
 }
 
-func bases(p *layout.Partition) []int64 {
-	var out []int64
-	for _, s := range p.Segments {
-		out = append(out, s.Base)
-	}
-	return out
-}
-
 func offsetsFile(t testing.TB, path string) []checkpoint.OffsetEntry {
 	t.Helper()
 	e, err := checkpoint.ReadOffsetsFile(path)

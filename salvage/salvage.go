@@ -133,7 +133,7 @@ func Partition(src, out string, o Options) (*Report, error) {
 		return nil, err
 	}
 	parent, name := filepath.Dir(filepath.Clean(out)), filepath.Base(filepath.Clean(out))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := safefile.MkdirAllDurable(parent, 0o755); err != nil {
 		return nil, err
 	}
 	if err := removeStages(parent, name); err != nil {
@@ -176,7 +176,7 @@ func removeStages(parent, name string) error {
 	}
 	for _, e := range entries {
 		if e.Type().IsDir() && isStage(e.Name(), name) {
-			if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
+			if err := safefile.RemoveStage(filepath.Join(parent, e.Name()), layout.StageFile); err != nil {
 				return err
 			}
 		}
@@ -188,6 +188,9 @@ func removeStages(parent, name string) error {
 // os.MkdirTemp makes it from the pattern name+".salvage*-delete".
 func isStage(dir, name string) bool {
 	digits, ok := strings.CutPrefix(dir, name+stageInfix)
+	if !ok {
+		return false
+	}
 	if digits, ok = strings.CutSuffix(digits, stageSuffix); !ok || digits == "" {
 		return false
 	}
@@ -282,7 +285,8 @@ func (s *salvager) run() error {
 			return err
 		}
 	}
-	for _, f := range append(slices.Clone(s.p.Others), s.p.Leftovers...) {
+	// A link is never followed: what it points at is not the partition's.
+	for _, f := range slices.Concat(s.p.Others, s.p.Leftovers, s.p.Symlinks) {
 		switch filepath.Base(f) {
 		case layout.LeaderEpochCheckpointFile, layout.PartitionMetadataFile:
 		default:

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -187,6 +189,112 @@ func TestStagesRemoved(t *testing.T) {
 	for _, name := range others {
 		if _, err := os.Stat(filepath.Join(parent, name, "00000000000000000000.log")); err != nil {
 			t.Errorf("%s: %v, want it kept", name, err)
+		}
+	}
+}
+
+// TestLookalikesUntouched: names that look like leftovers, planted next to
+// the source and the output, keep every byte through a salvage, one that
+// fails at each file-system step, and a rerun.
+func TestLookalikesUntouched(t *testing.T) {
+	dir, _ := writeBatches(t, 1, 2)
+	parent := t.TempDir()
+	planted := testutil.PlantLookalikes(t, parent, filepath.Dir(dir))
+	out := filepath.Join(parent, "orders-0")
+	counter := &safefile.Faults{}
+	restore := safefile.SetFaultHook(counter.Hook)
+	_, err := Partition(dir, out, Options{})
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted.Check(t)
+	for n := int64(1); n <= counter.Steps(); n++ {
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		f := &safefile.Faults{FailAt: n}
+		restore := safefile.SetFaultHook(f.Hook)
+		_, err := Partition(dir, out, Options{})
+		restore()
+		if err == nil {
+			t.Fatalf("step %d: no error", n)
+		}
+		planted.Check(t)
+		if _, err := Partition(dir, out, Options{}); err != nil && !errors.Is(err, ErrExists) {
+			t.Fatalf("step %d: rerun: %v", n, err)
+		}
+		planted.Check(t)
+	}
+}
+
+// TestOutputAncestorsDurable: the missing ancestors salvage makes for the
+// output are fsynced into their parents, up to the first that existed.
+func TestOutputAncestorsDurable(t *testing.T) {
+	dir, _ := writeBatches(t, 1)
+	root := t.TempDir()
+	synced := map[string]bool{}
+	restore := safefile.SetFaultHook(func(step safefile.Step, path string) error {
+		if step == safefile.StepSyncDir {
+			synced[path] = true
+		}
+		return nil
+	})
+	_, err := Partition(dir, filepath.Join(root, "a", "b", "orders-0"), Options{})
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{root, filepath.Join(root, "a"), filepath.Join(root, "a", "b")} {
+		if !synced[d] {
+			t.Errorf("%s: not fsynced", d)
+		}
+	}
+}
+
+// TestStageWithForeignContentRefused: a directory under a stage's name that
+// holds more than the regular files salvage writes is not salvage's: it is
+// refused, not removed recursively.
+func TestStageWithForeignContentRefused(t *testing.T) {
+	dir, _ := writeBatches(t, 1)
+	parent := t.TempDir()
+	inner := filepath.Join(parent, "orders-0.salvage7-delete", "keep")
+	if err := os.MkdirAll(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inner, "data"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Partition(dir, filepath.Join(parent, "orders-0"), Options{}); err == nil {
+		t.Error("salvage removed a stage holding a directory")
+	}
+	if b, err := os.ReadFile(filepath.Join(inner, "data")); err != nil || string(b) != "mine" {
+		t.Errorf("%s: %q, %v", inner, b, err)
+	}
+}
+
+// TestStageWithUserFileRefused: a directory bearing a stage's name that
+// holds a file logtool never writes in a stage is left whole, the
+// segment file in it too: nothing is removed before everything is checked.
+func TestStageWithUserFileRefused(t *testing.T) {
+	dir, _ := writeBatches(t, 1)
+	parent := t.TempDir()
+	stage := filepath.Join(parent, "orders-0.salvage456-delete")
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"00000000000000000000.log": "seg", "mydata.txt": "mine"}
+	for n, b := range files {
+		if err := os.WriteFile(filepath.Join(stage, n), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Partition(dir, filepath.Join(parent, "orders-0"), Options{}); err == nil {
+		t.Error("salvage removed a stage holding a user's file")
+	}
+	for n, want := range files {
+		if b, err := os.ReadFile(filepath.Join(stage, n)); err != nil || string(b) != want {
+			t.Errorf("%s: %q, %v", n, b, err)
 		}
 	}
 }

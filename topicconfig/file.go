@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/logtool/logtool/internal/safefile"
@@ -45,7 +46,13 @@ type entry struct {
 
 // ParseFile reads a --topic-config file.
 func ParseFile(path string) (*FileConfig, error) {
-	b, err := safefile.ReadFile(path)
+	// The file is the user's, often reached through a link; safefile.Open
+	// follows none, so the path is resolved here, once.
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := safefile.ReadFile(real)
 	if err != nil {
 		return nil, err
 	}

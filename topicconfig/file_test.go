@@ -102,6 +102,18 @@ func TestFileBrokerUnknown(t *testing.T) {
 	}
 }
 
+// TestFileThroughLink: a --topic-config file the user reaches through a
+// link is read where the link points.
+func TestFileThroughLink(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "topics.txt")
+	if err := os.Symlink(writeFile(t, topicsDescribe), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseFile(link); err != nil {
+		t.Errorf("through a link: %v", err)
+	}
+}
+
 func TestFileErrors(t *testing.T) {
 	for _, c := range []struct {
 		content string

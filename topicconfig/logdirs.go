@@ -23,6 +23,9 @@ type Options struct {
 	// Overrides are values given on the command line, by topic config name
 	// (retention.ms, not log.retention.ms), in Kafka's units.
 	Overrides map[string]string
+	// UnlistedDefaults gives a topic File does not name Kafka's defaults;
+	// without it such a topic's configuration is unknown (Resolver.Unknown).
+	UnlistedDefaults bool
 }
 
 // Catalog holds the configuration of a run's log dirs.
@@ -79,7 +82,7 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}
-		c.byDir[dir] = &Resolver{broker: d.node, file: file, overrides: o.Overrides}
+		c.byDir[dir] = &Resolver{broker: d.node, file: file, overrides: o.Overrides, unlistedDefaults: o.UnlistedDefaults}
 		infos = append(infos, d)
 	}
 	if file != nil {

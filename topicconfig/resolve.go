@@ -146,6 +146,32 @@ type Resolver struct {
 	file      *FileConfig        // the --topic-config file, or nil
 	broker    int32              // the log dir's node.id or broker.id; -1 when unknown
 	overrides map[string]string
+	// unlistedDefaults: a topic the file does not name gets Kafka's
+	// defaults, as the user opted in to, instead of being unknown.
+	unlistedDefaults bool
+}
+
+// Unknown says why the configuration of c, a topic of the log dir, is not
+// known, or "" when it is: a topic the --topic-config file does not name
+// (unless the user opted in to Kafka's defaults for those), or one the
+// cluster metadata does not know (a broker sets its log aside as stray).
+// Such a topic must be left alone: its real policy could be anything. A
+// log dir with no source at all is not this case (see Known).
+func (r *Resolver) Unknown(c *Config) string {
+	switch {
+	case c.Known || !r.Known():
+		return ""
+	case c.Topic == "":
+		if r.file != nil && r.unlistedDefaults {
+			return ""
+		}
+		return "the directory is not named <topic>-<partition>: its topic, and so its configuration, is unknown"
+	case r.file != nil && !r.unlistedDefaults:
+		return "topic " + c.Topic + " is not in --topic-config " + r.file.Path + ": its configuration is unknown (--unlisted-topics defaults gives it Kafka's defaults)"
+	case r.file == nil && r.image != nil:
+		return "topic " + c.Topic + " is not in the cluster metadata: a broker sets its log aside as stray; its configuration is unknown"
+	}
+	return ""
 }
 
 // Known tells whether a configuration source (metadata or file) is known

@@ -13,6 +13,7 @@ import (
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
@@ -46,8 +47,12 @@ func readSmall(path string, limit int64) ([]byte, error) {
 
 // irregular says why a file that is not regular is a problem.
 func irregular(path string) string {
-	what := "a dangling symbolic link"
-	if fi, err := os.Stat(path); err == nil {
+	fi, err := os.Lstat(path)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return "a symbolic link, never followed inside a log directory: what it points at is not verified"
+	}
+	what := "gone"
+	if err == nil {
 		what = safefile.FileType(fi.Mode())
 	}
 	return "not a regular file (" + what + "): Kafka does not load it, and logtool does not open it"
@@ -58,6 +63,16 @@ func irregular(path string) string {
 // not regular is a problem too, not a failure to verify.
 func corruptFinding(c *collector, err error, file string) error {
 	if errors.Is(err, safefile.ErrNotRegular) {
+		// The error names the file; file may be only the partition.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			file = pe.Path
+		}
+		if why := layout.BrokerRefusalAt(file); why != "" {
+			if !c.has(file) {
+				c.problem(file, -1, "%s", why)
+			}
+			return nil
+		}
 		c.problem(file, -1, "%s", irregular(file))
 		return nil
 	}

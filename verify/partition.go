@@ -92,7 +92,7 @@ type partitionRun struct {
 
 func (v *partitionRun) run() error {
 	c, part := v.c, v.part
-	for _, f := range part.Irregular {
+	for _, f := range slices.Concat(part.Irregular, part.Symlinks) {
 		c.problem(f, -1, "%s", irregular(f))
 	}
 	for _, l := range part.Leftovers {
@@ -266,6 +266,12 @@ func (v *partitionRun) other(path string, end int64) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
+	}
+	if why := layout.BrokerRefusalAt(path); why != "" {
+		if !c.has(path) {
+			c.problem(path, -1, "%s", why)
+		}
+		return nil
 	}
 	if fi.IsDir() {
 		c.info(path, -1, "a directory inside a partition directory: a broker ignores it")

@@ -74,7 +74,7 @@ func (u *unit) rootFiles(c *collector, o *Options, rep *Report) error {
 	var meta, clean bool
 	for _, e := range entries {
 		path := filepath.Join(u.path, e.Name())
-		fi, err := os.Stat(path)
+		fi, err := os.Lstat(path)
 		if err != nil || !fi.Mode().IsRegular() && !fi.IsDir() {
 			c.problem(path, -1, "%s", irregular(path))
 			continue
@@ -177,7 +177,7 @@ var checkpointRules = map[string]checkpointRule{
 // topics, and the first maxListed problems; messages are made for those
 // only.
 func checkOffsets(c *collector, path string, s offsetsScope) error {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if isNotExist(err) {
 		return nil
 	}

@@ -287,3 +287,37 @@ func TestPreallocatedIndexes(t *testing.T) {
 		t.Errorf("StrictIndexes: want problems about both files:\n%s", r)
 	}
 }
+
+// TestNamesABrokerCannotLoad: a segment-like file whose name is no 64-bit
+// offset, and a directory named like a segment file, are problems: a broker
+// fails on each (NumberFormatException, IOException), where before verify
+// said nothing or that a broker ignores them.
+func TestNamesABrokerCannotLoad(t *testing.T) {
+	fx := small(t, 2, codec.None)
+	first := mustRead(t, fx.file("00000000000000000000.log"))
+	mustWrite(t, fx.file("99999999999999999999.log"), first)
+	mustWrite(t, fx.file("notes.index"), nil)
+	for _, name := range []string{"00000000000000000500.index", "00000000000000000000.timeindex.old"} {
+		if err := os.Mkdir(fx.file(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(fx.file("00000000000000000000.txnindex"))
+	if err := os.Mkdir(fx.file("00000000000000000000.txnindex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, Options{}, fx.dir)
+	for name, want := range map[string]string{
+		"99999999999999999999.log":      `Long.parseLong("99999999999999999999") throws NumberFormatException`,
+		"notes.index":                   `Long.parseLong("notes")`,
+		"00000000000000000500.index":    "a broker skips it when loading, but fails",
+		"00000000000000000000.txnindex": "a broker opens it as that file when it loads the segment",
+	} {
+		if ps := r.problemsAbout(fx.file(name)); len(ps) != 1 || !strings.Contains(ps[0].Msg, want) {
+			t.Errorf("%s: %v, want one problem saying %q\n%s", name, ps, want, r)
+		}
+	}
+	if r.problems != 4 {
+		t.Errorf("%d problems, want 4 (a directory named otherwise is ignored):\n%s", r.problems, r)
+	}
+}

@@ -10,9 +10,13 @@
 // flexible). The schemas follow Kafka's group-coordinator message
 // definitions (OffsetCommitKey/Value.json, GroupMetadataKey/Value.json).
 //
-// The records of the new consumer, share and streams group protocols (types
-// 3 and up) are not decoded field by field: their keys and values are shown
-// as base64 under "raw".
+// Types 3 to 8 and 16 are the consumer group protocol of KIP-848 (group
+// metadata, topic metadata, member metadata, target assignment metadata and
+// members, current member assignments, resolved regular expressions). Their
+// values are flexible, version 0, with tagged fields added by later releases;
+// tags this decoder does not know are skipped, as Kafka skips them. The share
+// and streams group records (types 9 to 15 and 17 to 24) are not decoded
+// field by field: their keys and values are shown as base64 under "raw".
 package groupmeta
 
 import (
@@ -84,16 +88,118 @@ var (
 	}}}
 )
 
+// The consumer group records (KIP-848), from the group coordinator's
+// ConsumerGroup*Key/Value.json. Keys are non-flexible; values are version
+// 0, flexible.
+var (
+	groupKey = func(name string) *p.Message {
+		return &p.Message{Name: name, Flexible: p.Never, Struct: p.Struct{Fields: []p.Field{
+			p.F("groupId", p.String, p.Since(0)),
+		}}}
+	}
+	memberKey = func(name string) *p.Message {
+		return &p.Message{Name: name, Flexible: p.Never, Struct: p.Struct{Fields: []p.Field{
+			p.F("groupId", p.String, p.Since(0)),
+			p.F("memberId", p.String, p.Since(0)),
+		}}}
+	}
+	value = func(name string, fields ...p.Field) *p.Message {
+		return &p.Message{Name: name, Flexible: p.Since(0), Struct: p.Struct{Fields: fields}}
+	}
+
+	consumerGroupMetadataValue = value("ConsumerGroupMetadataValue",
+		p.F("epoch", p.Int32, p.Since(0)),
+		p.F("metadataHash", p.Int64, p.Since(0)).TaggedAs(0, p.Since(0), 0),
+		p.F("creationTimeMs", p.Int64, p.Since(0)).TaggedAs(1, p.Since(0), -1),
+	)
+
+	consumerGroupPartitionMetadataValue = value("ConsumerGroupPartitionMetadataValue",
+		p.F("topics", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+			p.F("topicId", p.UUID, p.Since(0)),
+			p.F("topicName", p.String, p.Since(0)),
+			p.F("numPartitions", p.Int32, p.Since(0)),
+			p.F("partitionMetadata", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+				p.F("partition", p.Int32, p.Since(0)),
+				p.F("racks", p.String, p.Since(0)).Arr(),
+			}}),
+		}}),
+	)
+
+	consumerGroupMemberMetadataValue = value("ConsumerGroupMemberMetadataValue",
+		p.F("instanceId", p.String, p.Since(0)).Null(p.Since(0)),
+		p.F("rackId", p.String, p.Since(0)).Null(p.Since(0)),
+		p.F("clientId", p.String, p.Since(0)),
+		p.F("clientHost", p.String, p.Since(0)),
+		p.F("subscribedTopicNames", p.String, p.Since(0)).Arr(),
+		p.F("subscribedTopicRegex", p.String, p.Since(0)).Null(p.Since(0)),
+		p.F("rebalanceTimeoutMs", p.Int32, p.Since(0)),
+		p.F("serverAssignor", p.String, p.Since(0)).Null(p.Since(0)),
+		p.F("classicMemberMetadata", p.Nested, p.Since(0)).Null(p.Since(0)).TaggedAs(0, p.Since(0), 0).NullDefault().Of(&p.Struct{Fields: []p.Field{
+			p.F("sessionTimeoutMs", p.Int32, p.Since(0)),
+			p.F("supportedProtocols", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+				p.F("name", p.String, p.Since(0)),
+				p.F("metadata", p.Bytes, p.Since(0)),
+			}}),
+		}}),
+	)
+
+	consumerGroupTargetAssignmentMetadataValue = value("ConsumerGroupTargetAssignmentMetadataValue",
+		p.F("assignmentEpoch", p.Int32, p.Since(0)),
+		p.F("assignmentTimestamp", p.Int64, p.Since(0)).TaggedAs(0, p.Since(0), 0),
+	)
+
+	consumerGroupTargetAssignmentMemberValue = value("ConsumerGroupTargetAssignmentMemberValue",
+		p.F("topicPartitions", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+			p.F("topicId", p.UUID, p.Since(0)),
+			p.F("partitions", p.Int32, p.Since(0)).Arr(),
+		}}),
+	)
+
+	assignedTopicPartitions = &p.Struct{Fields: []p.Field{
+		p.F("topicId", p.UUID, p.Since(0)),
+		p.F("partitions", p.Int32, p.Since(0)).Arr(),
+		p.F("assignmentEpochs", p.Int32, p.Since(0)).Arr().Null(p.Since(0)).TaggedAs(0, p.Since(0), 0).NullDefault(),
+	}}
+
+	consumerGroupCurrentMemberAssignmentValue = value("ConsumerGroupCurrentMemberAssignmentValue",
+		p.F("memberEpoch", p.Int32, p.Since(0)),
+		p.F("previousMemberEpoch", p.Int32, p.Since(0)),
+		p.F("state", p.Int8, p.Since(0)),
+		p.F("assignedPartitions", p.Nested, p.Since(0)).Arr().Of(assignedTopicPartitions),
+		p.F("partitionsPendingRevocation", p.Nested, p.Since(0)).Arr().Of(assignedTopicPartitions),
+	)
+
+	consumerGroupRegularExpressionKey = &p.Message{Name: "ConsumerGroupRegularExpressionKey", Flexible: p.Never, Struct: p.Struct{Fields: []p.Field{
+		p.F("groupId", p.String, p.Since(0)),
+		p.F("regularExpression", p.String, p.Since(0)),
+	}}}
+
+	consumerGroupRegularExpressionValue = value("ConsumerGroupRegularExpressionValue",
+		p.F("topics", p.String, p.Since(0)).Arr(),
+		p.F("version", p.Int64, p.Since(0)),
+		p.F("timestamp", p.Int64, p.Since(0)),
+	)
+)
+
 // records are the record types decoded field by field; the others known to
 // Kafka 4 have only their keys' and values' bytes shown.
 var records = func() p.Coordinator {
 	c := p.Coordinator{
-		0: {Key: offsetCommitKey, Value: offsetCommitValue},
-		1: {Key: offsetCommitKey, Value: offsetCommitValue},
-		2: {Key: groupMetadataKey, Value: groupMetadataValue, Fix: expandConsumerProtocol},
+		0:  {Key: offsetCommitKey, Value: offsetCommitValue},
+		1:  {Key: offsetCommitKey, Value: offsetCommitValue},
+		2:  {Key: groupMetadataKey, Value: groupMetadataValue, Fix: expandConsumerProtocol},
+		3:  {Key: groupKey("ConsumerGroupMetadataKey"), Value: consumerGroupMetadataValue},
+		4:  {Key: groupKey("ConsumerGroupPartitionMetadataKey"), Value: consumerGroupPartitionMetadataValue},
+		5:  {Key: memberKey("ConsumerGroupMemberMetadataKey"), Value: consumerGroupMemberMetadataValue},
+		6:  {Key: groupKey("ConsumerGroupTargetAssignmentMetadataKey"), Value: consumerGroupTargetAssignmentMetadataValue},
+		7:  {Key: memberKey("ConsumerGroupTargetAssignmentMemberKey"), Value: consumerGroupTargetAssignmentMemberValue},
+		8:  {Key: memberKey("ConsumerGroupCurrentMemberAssignmentKey"), Value: consumerGroupCurrentMemberAssignmentValue},
+		16: {Key: consumerGroupRegularExpressionKey, Value: consumerGroupRegularExpressionValue},
 	}
-	for t := int16(3); t <= maxRecordType; t++ {
-		c[t] = p.RecordType{}
+	for t := int16(9); t <= maxRecordType; t++ {
+		if _, ok := c[t]; !ok {
+			c[t] = p.RecordType{}
+		}
 	}
 	return c
 }()

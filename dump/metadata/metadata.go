@@ -6,16 +6,15 @@
 // apiKey of the record's schema) and an unsigned varint record version, then
 // the record in that version of its schema; every metadata record is
 // flexible. Format renders it as Kafka's --cluster-metadata-decoder does:
-// {"type":"<TYPE_NAME>","version":<n>,"data":{...}}. The common types are
-// decoded field by field from schemas transcribed from Kafka's metadata
-// message definitions; the others keep their bytes, base64 under "raw".
+// {"type":"<TYPE_NAME>","version":<n>,"data":{...}}. Every type of Kafka 4.1
+// is decoded field by field from schemas transcribed from Kafka's metadata
+// message definitions.
 //
 // Control records (LeaderChange, SnapshotHeader, SnapshotFooter,
 // KRaftVersion, KRaftVoters) are decoded by FormatControl.
 package metadata
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -24,18 +23,6 @@ import (
 
 	p "github.com/logtool/logtool/dump/protocol"
 )
-
-// TypeNames are the names of Kafka's MetadataRecordType values, by record type.
-var TypeNames = map[uint32]string{
-	0: "REGISTER_BROKER_RECORD", 1: "UNREGISTER_BROKER_RECORD", 2: "TOPIC_RECORD", 3: "PARTITION_RECORD",
-	4: "CONFIG_RECORD", 5: "PARTITION_CHANGE_RECORD", 6: "ACCESS_CONTROL_ENTRY_RECORD", 7: "FENCE_BROKER_RECORD",
-	8: "UNFENCE_BROKER_RECORD", 9: "REMOVE_TOPIC_RECORD", 10: "DELEGATION_TOKEN_RECORD",
-	11: "USER_SCRAM_CREDENTIAL_RECORD", 12: "FEATURE_LEVEL_RECORD", 14: "CLIENT_QUOTA_RECORD",
-	15: "PRODUCER_IDS_RECORD", 17: "BROKER_REGISTRATION_CHANGE_RECORD", 18: "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
-	19: "REMOVE_DELEGATION_TOKEN_RECORD", 20: "NO_OP_RECORD", 21: "ZK_MIGRATION_STATE_RECORD",
-	22: "REMOVE_USER_SCRAM_CREDENTIAL_RECORD", 23: "BEGIN_TRANSACTION_RECORD", 24: "END_TRANSACTION_RECORD",
-	25: "ABORT_TRANSACTION_RECORD", 27: "REGISTER_CONTROLLER_RECORD", 28: "CLEAR_ELR_RECORD",
-}
 
 func msg(name string, valid p.Versions, fields ...p.Field) *p.Message {
 	return &p.Message{Name: name, Valid: valid, Flexible: p.Since(0), Struct: p.Struct{Fields: fields}}
@@ -60,8 +47,8 @@ var (
 	}}
 
 	// schemas are the record types decoded field by field.
-	schemas = map[uint32]*p.Message{
-		0: msg("RegisterBrokerRecord", p.Versions{Min: 0, Max: 3},
+	schemas = map[Type]*p.Message{
+		TypeRegisterBroker: msg("RegisterBrokerRecord", p.Versions{Min: 0, Max: 3},
 			f("brokerId", p.Int32, p.Since(0)),
 			f("isMigratingZkBroker", p.Bool, p.Since(2)),
 			f("incarnationId", p.UUID, p.Since(0)),
@@ -73,15 +60,15 @@ var (
 			f("inControlledShutdown", p.Bool, p.Since(1)),
 			f("logDirs", p.UUID, p.Since(3)).Arr().TaggedAs(0, p.Since(3), 0),
 		),
-		1: msg("UnregisterBrokerRecord", v0,
+		TypeUnregisterBroker: msg("UnregisterBrokerRecord", v0,
 			f("brokerId", p.Int32, p.Since(0)),
 			f("brokerEpoch", p.Int64, p.Since(0)),
 		),
-		2: msg("TopicRecord", v0,
+		TypeTopic: msg("TopicRecord", v0,
 			f("name", p.String, p.Since(0)),
 			f("topicId", p.UUID, p.Since(0)),
 		),
-		3: msg("PartitionRecord", p.Versions{Min: 0, Max: 3},
+		TypePartition: msg("PartitionRecord", p.Versions{Min: 0, Max: 3},
 			f("partitionId", p.Int32, p.Since(0)),
 			f("topicId", p.UUID, p.Since(0)),
 			int32s("replicas", p.Since(0)),
@@ -97,13 +84,13 @@ var (
 			int32s("lastKnownElr", p.Since(2)).Null(p.Since(2)).TaggedAs(2, p.Since(2), 0).NullDefault(),
 			f("creationTimeMs", p.Int64, p.Since(3)).TaggedAs(3, p.Since(3), -1),
 		),
-		4: msg("ConfigRecord", v0,
+		TypeConfig: msg("ConfigRecord", v0,
 			f("resourceType", p.Int8, p.Since(0)),
 			f("resourceName", p.String, p.Since(0)),
 			f("name", p.String, p.Since(0)),
 			f("value", p.String, p.Since(0)).Null(p.Since(0)),
 		),
-		5: msg("PartitionChangeRecord", p.Versions{Min: 0, Max: 2},
+		TypePartitionChange: msg("PartitionChangeRecord", p.Versions{Min: 0, Max: 2},
 			f("partitionId", p.Int32, p.Since(0)),
 			f("topicId", p.UUID, p.Since(0)),
 			int32s("isr", p.Since(0)).Null(p.Since(0)).TaggedAs(0, p.Since(0), 0).NullDefault(),
@@ -116,52 +103,100 @@ var (
 			int32s("eligibleLeaderReplicas", p.Since(2)).Null(p.Since(2)).TaggedAs(6, p.Since(2), 0).NullDefault(),
 			int32s("lastKnownElr", p.Since(2)).Null(p.Since(2)).TaggedAs(7, p.Since(2), 0).NullDefault(),
 		),
-		7: msg("FenceBrokerRecord", v0,
+		TypeFenceBroker: msg("FenceBrokerRecord", v0,
 			f("id", p.Int32, p.Since(0)),
 			f("epoch", p.Int64, p.Since(0)),
 		),
-		8: msg("UnfenceBrokerRecord", v0,
+		TypeUnfenceBroker: msg("UnfenceBrokerRecord", v0,
 			f("id", p.Int32, p.Since(0)),
 			f("epoch", p.Int64, p.Since(0)),
 		),
-		9: msg("RemoveTopicRecord", v0,
+		TypeRemoveTopic: msg("RemoveTopicRecord", v0,
 			f("topicId", p.UUID, p.Since(0)),
 		),
-		12: msg("FeatureLevelRecord", v0,
+		TypeDelegationToken: msg("DelegationTokenRecord", v0,
+			f("owner", p.String, p.Since(0)),
+			f("requester", p.String, p.Since(0)),
+			f("renewers", p.String, p.Since(0)).Arr(),
+			f("issueTimestamp", p.Int64, p.Since(0)),
+			f("maxTimestamp", p.Int64, p.Since(0)),
+			f("expirationTimestamp", p.Int64, p.Since(0)),
+			f("tokenId", p.String, p.Since(0)),
+		),
+		// The layout of Kafka 3.5 on (KIP-900): one mechanism per record,
+		// the keys Kafka stores rather than a salted password.
+		TypeUserScramCredential: msg("UserScramCredentialRecord", v0,
+			f("name", p.String, p.Since(0)),
+			f("mechanism", p.Int8, p.Since(0)),
+			f("salt", p.Bytes, p.Since(0)),
+			f("storedKey", p.Bytes, p.Since(0)),
+			f("serverKey", p.Bytes, p.Since(0)),
+			f("iterations", p.Int32, p.Since(0)),
+		),
+		TypeFeatureLevel: msg("FeatureLevelRecord", v0,
 			f("name", p.String, p.Since(0)),
 			f("featureLevel", p.Int16, p.Since(0)),
 		),
-		15: msg("ProducerIdsRecord", v0,
+		TypeClientQuota: msg("ClientQuotaRecord", v0,
+			f("entity", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+				f("entityType", p.String, p.Since(0)),
+				f("entityName", p.String, p.Since(0)).Null(p.Since(0)),
+			}}),
+			f("key", p.String, p.Since(0)),
+			f("value", p.Float64, p.Since(0)),
+			f("remove", p.Bool, p.Since(0)),
+		),
+		TypeProducerIds: msg("ProducerIdsRecord", v0,
 			f("brokerId", p.Int32, p.Since(0)),
 			f("brokerEpoch", p.Int64, p.Since(0)),
 			f("nextProducerId", p.Int64, p.Since(0)),
 		),
-		17: msg("BrokerRegistrationChangeRecord", p.Versions{Min: 0, Max: 2},
+		TypeBrokerRegistrationChange: msg("BrokerRegistrationChangeRecord", p.Versions{Min: 0, Max: 2},
 			f("brokerId", p.Int32, p.Since(0)),
 			f("brokerEpoch", p.Int64, p.Since(0)),
 			f("fenced", p.Int8, p.Since(0)).TaggedAs(0, p.Since(0), 0),
 			f("inControlledShutdown", p.Int8, p.Since(1)).TaggedAs(1, p.Since(1), 0),
 			f("logDirs", p.UUID, p.Since(2)).Arr().TaggedAs(2, p.Since(2), 0),
 		),
-		20: msg("NoOpRecord", v0),
-		21: msg("ZkMigrationStateRecord", v0,
+		TypeAccessControlEntry: msg("AccessControlEntryRecord", v0,
+			f("id", p.UUID, p.Since(0)),
+			f("resourceType", p.Int8, p.Since(0)),
+			f("resourceName", p.String, p.Since(0)),
+			f("patternType", p.Int8, p.Since(0)),
+			f("principal", p.String, p.Since(0)),
+			f("host", p.String, p.Since(0)),
+			f("operation", p.Int8, p.Since(0)),
+			f("permissionType", p.Int8, p.Since(0)),
+		),
+		TypeRemoveAccessControlEntry: msg("RemoveAccessControlEntryRecord", v0,
+			f("id", p.UUID, p.Since(0)),
+		),
+		TypeNoOp: msg("NoOpRecord", v0),
+		TypeZkMigrationState: msg("ZkMigrationStateRecord", v0,
 			f("zkMigrationState", p.Int8, p.Since(0)),
 		),
-		23: msg("BeginTransactionRecord", v0,
+		TypeRemoveUserScramCredential: msg("RemoveUserScramCredentialRecord", v0,
+			f("name", p.String, p.Since(0)),
+			f("mechanism", p.Int8, p.Since(0)),
+		),
+		TypeBeginTransaction: msg("BeginTransactionRecord", v0,
 			f("name", p.String, p.Since(0)).Null(p.Since(0)).TaggedAs(0, p.Since(0), 0).NullDefault(),
 		),
-		24: msg("EndTransactionRecord", v0),
-		25: msg("AbortTransactionRecord", v0,
+		TypeEndTransaction: msg("EndTransactionRecord", v0),
+		TypeAbortTransaction: msg("AbortTransactionRecord", v0,
 			f("reason", p.String, p.Since(0)).Null(p.Since(0)).TaggedAs(0, p.Since(0), 0).NullDefault(),
 		),
-		27: msg("RegisterControllerRecord", v0,
+		TypeRemoveDelegationToken: msg("RemoveDelegationTokenRecord", v0,
+			f("tokenId", p.String, p.Since(0)),
+		),
+		TypeRegisterController: msg("RegisterControllerRecord", v0,
 			f("controllerId", p.Int32, p.Since(0)),
 			f("incarnationId", p.UUID, p.Since(0)),
 			f("zkMigrationReady", p.Bool, p.Since(0)),
 			f("endPoints", p.Nested, p.Since(0)).Arr().Of(endpoint),
 			f("features", p.Nested, p.Since(0)).Arr().Of(feature),
 		),
-		28: msg("ClearElrRecord", v0,
+		TypeClearElr: msg("ClearElrRecord", v0,
 			f("topicName", p.String, p.Since(0)),
 		),
 	}
@@ -169,11 +204,10 @@ var (
 
 // Record is a decoded metadata record.
 type Record struct {
-	Type    uint32
-	Name    string // the MetadataRecordType name; "" for an unknown type
+	Type    Type
+	Name    string // the MetadataRecordType name
 	Version int16
-	Value   *p.Value // nil when the type is not decoded field by field
-	Raw     []byte   // the record's bytes after the frame
+	Value   *p.Value
 }
 
 // ErrFrame is wrapped by errors about the frame around a record.
@@ -181,7 +215,7 @@ var ErrFrame = errors.New("bad metadata record frame")
 
 // ParseFrame reads the frame of a metadata record: its type, its version and
 // the length of the frame. The type may be one Decode does not know.
-func ParseFrame(b []byte) (typ uint32, version int16, n int, err error) {
+func ParseFrame(b []byte) (typ Type, version int16, n int, err error) {
 	frame, n, err := uvarint(b)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("%w: frame version: %v", ErrFrame, err)
@@ -223,15 +257,11 @@ func (d *Decoder) Decode(b []byte) (*Record, error) {
 		return nil, err
 	}
 	b = b[n:]
-	name, ok := TypeNames[typ]
+	m, ok := schemas[typ]
 	if !ok {
 		return nil, fmt.Errorf("unknown metadata record type %d", typ)
 	}
-	d.rec = Record{Type: typ, Name: name, Version: ver, Raw: b}
-	m, ok := schemas[typ]
-	if !ok {
-		return &d.rec, nil
-	}
+	d.rec = Record{Type: typ, Name: TypeNames[typ], Version: ver}
 	v, used, err := d.p.Decode(m, ver, b)
 	if err != nil {
 		return nil, err
@@ -246,7 +276,7 @@ func (d *Decoder) Decode(b []byte) (*Record, error) {
 // FieldIndex is the position in Value.Fields of the named field of record
 // type typ's schema. It panics for a name the schema lacks: callers look
 // their fields up once, at start.
-func FieldIndex(typ uint32, name string) int {
+func FieldIndex(typ Type, name string) int {
 	if m := schemas[typ]; m != nil {
 		for i := range m.Fields {
 			if m.Fields[i].Name == name {
@@ -257,18 +287,12 @@ func FieldIndex(typ uint32, name string) int {
 	panic(fmt.Sprintf("metadata record type %d has no field %q", typ, name))
 }
 
-// AppendJSON appends r as {"type":"TOPIC_RECORD","version":0,"data":{...}},
-// or with "raw" (base64) in place of "data" for types not decoded.
+// AppendJSON appends r as {"type":"TOPIC_RECORD","version":0,"data":{...}}.
 func (r *Record) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"type":"`...)
 	dst = append(dst, r.Name...)
 	dst = append(dst, `","version":`...)
 	dst = strconv.AppendInt(dst, int64(r.Version), 10)
-	if r.Value == nil {
-		dst = append(dst, `,"raw":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, r.Raw)
-		return append(dst, `"}`...)
-	}
 	dst = append(dst, `,"data":`...)
 	dst = p.AppendJSON(dst, r.Value)
 	return append(dst, '}')
@@ -325,7 +349,7 @@ var (
 			f("version", p.Int16, p.Since(0)),
 			f("voters", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
 				f("voterId", p.Int32, p.Since(0)),
-				f("voterUuid", p.UUID, p.Since(0)),
+				f("voterDirectoryId", p.UUID, p.Since(0)),
 				f("endpoints", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
 					f("name", p.String, p.Since(0)),
 					f("host", p.String, p.Since(0)),

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ func (x b) i64(v int64) b   { return binary.BigEndian.AppendUint64(x, uint64(v))
 func (x b) uv(v int) b      { return binary.AppendUvarint(x, uint64(v)) }
 func (x b) cstr(s string) b { return append(x.uv(len(s)+1), s...) }
 func (x b) uuid(c byte) b   { return append(x, strings.Repeat(string(c), 16)...) }
+func (x b) f64(v float64) b { return x.i64(int64(math.Float64bits(v))) }
 
 func framed(apiKey, version int, body b) []byte {
 	return append(b{}.uv(1).uv(apiKey).uv(version), body...)
@@ -53,7 +55,33 @@ func TestFormat(t *testing.T) {
 		{"producer ids", framed(15, 0, b{}.i32(1).i64(2).i64(3000).uv(0)),
 			`{"type":"PRODUCER_IDS_RECORD","version":0,"data":{"brokerId":1,"brokerEpoch":2,"nextProducerId":3000}}`},
 		{"no-op", framed(20, 0, b{}.uv(0)), `{"type":"NO_OP_RECORD","version":0,"data":{}}`},
-		{"not transcribed", framed(11, 0, b{1, 2, 3}), `{"type":"USER_SCRAM_CREDENTIAL_RECORD","version":0,"raw":"AQID"}`},
+		{"delegation token", framed(10, 0, b{}.cstr("User:alice").cstr("User:admin").uv(3).cstr("User:bob").cstr("User:carol").i64(1000).i64(9000).i64(5000).cstr("tok-1").uv(0)),
+			`{"type":"DELEGATION_TOKEN_RECORD","version":0,"data":{"owner":"User:alice","requester":"User:admin","renewers":["User:bob","User:carol"],"issueTimestamp":1000,"maxTimestamp":9000,"expirationTimestamp":5000,"tokenId":"tok-1"}}`},
+		{"remove delegation token", framed(26, 0, b{}.cstr("tok-1").uv(0)),
+			`{"type":"REMOVE_DELEGATION_TOKEN_RECORD","version":0,"data":{"tokenId":"tok-1"}}`},
+		// Secrets print as Kafka's JSON converter prints bytes: padded base64.
+		{"user scram credential", framed(11, 0, b{}.cstr("alice").i8(2).cstr("\x01\x02\x03").cstr("\xff").cstr("").i32(4096).uv(0)),
+			`{"type":"USER_SCRAM_CREDENTIAL_RECORD","version":0,"data":{"name":"alice","mechanism":2,"salt":"AQID","storedKey":"/w==","serverKey":"","iterations":4096}}`},
+		{"remove user scram credential", framed(22, 0, b{}.cstr("alice").i8(1).uv(0)),
+			`{"type":"REMOVE_USER_SCRAM_CREDENTIAL_RECORD","version":0,"data":{"name":"alice","mechanism":1}}`},
+		{"client quota, default client-id of a user", framed(14, 0, b{}.uv(3).cstr("user").cstr("alice").uv(0).cstr("client-id").uv(0).uv(0).cstr("producer_byte_rate").f64(1048576).i8(0).uv(0)),
+			`{"type":"CLIENT_QUOTA_RECORD","version":0,"data":{"entity":[{"entityType":"user","entityName":"alice"},{"entityType":"client-id","entityName":null}],"key":"producer_byte_rate","value":1048576.0,"remove":false}}`},
+		{"client quota, removed, large value", framed(14, 0, b{}.uv(1).cstr("cst").i64(0x4202a05f20000000).i8(1).uv(0)),
+			`{"type":"CLIENT_QUOTA_RECORD","version":0,"data":{"entity":[],"key":"cst","value":1.0E10,"remove":true}}`},
+		{"access control entry", framed(18, 0, b{}.uuid(5).i8(2).cstr("orders").i8(3).cstr("User:alice").cstr("*").i8(3).i8(3).uv(0)),
+			`{"type":"ACCESS_CONTROL_ENTRY_RECORD","version":0,"data":{"id":"BQUFBQUFBQUFBQUFBQUFBQ","resourceType":2,"resourceName":"orders","patternType":3,"principal":"User:alice","host":"*","operation":3,"permissionType":3}}`},
+		{"remove access control entry", framed(19, 0, b{}.uuid(5).uv(0)),
+			`{"type":"REMOVE_ACCESS_CONTROL_ENTRY_RECORD","version":0,"data":{"id":"BQUFBQUFBQUFBQUFBQUFBQ"}}`},
+		{"zk migration state", framed(21, 0, b{}.i8(2).uv(0)), `{"type":"ZK_MIGRATION_STATE_RECORD","version":0,"data":{"zkMigrationState":2}}`},
+		{"begin transaction, named", framed(23, 0, b{}.uv(1).uv(0).uv(5).cstr("move")),
+			`{"type":"BEGIN_TRANSACTION_RECORD","version":0,"data":{"name":"move"}}`},
+		{"end transaction", framed(24, 0, b{}.uv(0)), `{"type":"END_TRANSACTION_RECORD","version":0,"data":{}}`},
+		{"abort transaction", framed(25, 0, b{}.uv(1).uv(0).uv(4).cstr("bad")),
+			`{"type":"ABORT_TRANSACTION_RECORD","version":0,"data":{"reason":"bad"}}`},
+		{"register controller", framed(27, 0, b{}.i32(3000).uuid(6).i8(0).uv(2).cstr("CONTROLLER").cstr("c").i16(9093).i16(0).uv(0).uv(2).cstr("kraft.version").i16(0).i16(1).uv(0).uv(0)),
+			`{"type":"REGISTER_CONTROLLER_RECORD","version":0,"data":{"controllerId":3000,"incarnationId":"BgYGBgYGBgYGBgYGBgYGBg","zkMigrationReady":false,"endPoints":[{"name":"CONTROLLER","host":"c","port":9093,"securityProtocol":0}],"features":[{"name":"kraft.version","minSupportedVersion":0,"maxSupportedVersion":1}]}}`},
+		{"clear elr", framed(28, 0, b{}.cstr("orders").uv(0)), `{"type":"CLEAR_ELR_RECORD","version":0,"data":{"topicName":"orders"}}`},
+		{"unregister broker", framed(1, 0, b{}.i32(2).i64(9).uv(0)), `{"type":"UNREGISTER_BROKER_RECORD","version":0,"data":{"brokerId":2,"brokerEpoch":9}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Format(c.value, 0)
@@ -151,7 +179,7 @@ func TestFormatControl(t *testing.T) {
 		{logfmt.ControlSnapshotFooter, b{}.i16(0).uv(0), "SnapshotFooter", `{"version":0}`},
 		{logfmt.ControlLeaderChange, b{}.i16(0).i32(1).uv(2).i32(1).uv(0).uv(1).uv(0), "LeaderChange:", `{"version":0,"leaderId":1,"voters":[{"voterId":1}],"grantingVoters":[]}`},
 		{logfmt.ControlKRaftVoters, b{}.i16(0).uv(2).i32(1).uuid(1).uv(1).i16(0).i16(1).uv(0).uv(0).uv(0), "KRaftVoters",
-			`{"version":0,"voters":[{"voterId":1,"voterUuid":"AQEBAQEBAQEBAQEBAQEBAQ","endpoints":[],"kRaftVersionFeature":{"minSupportedVersion":0,"maxSupportedVersion":1}}]}`},
+			`{"version":0,"voters":[{"voterId":1,"voterDirectoryId":"AQEBAQEBAQEBAQEBAQEBAQ","endpoints":[],"kRaftVersionFeature":{"minSupportedVersion":0,"maxSupportedVersion":1}}]}`},
 	} {
 		label, js, err := FormatControl(c.t, c.value)
 		if err != nil || label != c.label || string(js) != c.want {
@@ -170,6 +198,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(framed(3, 2, b{}.i32(0).uuid(1).uv(1).uv(1).uv(1).uv(1).i32(-1).i32(0).i32(0).uv(1).uv(1).uv(2).uv(5).uv(2).i32(3)))
 	f.Add(framed(0, 0, b{}.i32(1).uuid(1).i64(7).uv(2).cstr("PLAINTEXT").cstr("h").i16(9092).i16(0).uv(0).uv(1).uv(0).i8(1).uv(0)))
 	f.Add(framed(5, 0, b{}.i32(0).uuid(1).uv(2).uv(0).uv(9).uv(3).i32(1).i32(2).uv(1).uv(4).i32(2)))
+	f.Add(framed(14, 0, b{}.uv(2).cstr("user").uv(0).cstr("k").f64(1.5).i8(1).uv(0)))
+	f.Add(framed(11, 0, b{}.cstr("alice").i8(2).cstr("s").cstr("k").cstr("k").i32(4096).uv(0)))
 	f.Fuzz(func(t *testing.T, value []byte) {
 		r, err := Decode(value)
 		if err != nil {

@@ -43,6 +43,7 @@ type Formatted struct {
 // version and the value message of the same record type.
 func (c Coordinator) Format(key, value []byte, offset int64) Formatted {
 	if key == nil {
+		//lint:ignore ST1005 kafka-dump-log.sh's wording, which scripts match
 		err := fmt.Errorf("Failed to decode message at offset %d using the specified decoder (message had a missing key)", offset)
 		return Formatted{Key: err.Error(), Err: err}
 	}
@@ -50,6 +51,7 @@ func (c Coordinator) Format(key, value []byte, offset int64) Formatted {
 		return Formatted{Key: "Error at offset " + strconv.FormatInt(offset, 10) + ", skipping. " + err.Error(), Err: err}
 	}
 	if len(key) < 2 {
+		//lint:ignore ST1005 kafka-dump-log.sh's wording, which scripts match
 		return skip(fmt.Errorf("Could not read version from key's buffer."))
 	}
 	typ := int16(binary.BigEndian.Uint16(key))
@@ -64,6 +66,7 @@ func (c Coordinator) Format(key, value []byte, offset int64) Formatted {
 	} else {
 		k, _, err := Decode(rt.Key, 0, key[2:])
 		if err != nil {
+			//lint:ignore ST1005 kafka-dump-log.sh's wording, which scripts match
 			return skip(fmt.Errorf("Could not read record with version %d from key's buffer due to: %v.", typ, err))
 		}
 		f.Key = string(appendEnvelope(nil, "type", typ, k, nil))
@@ -73,6 +76,7 @@ func (c Coordinator) Format(key, value []byte, offset int64) Formatted {
 		return f
 	}
 	if len(value) < 2 {
+		//lint:ignore ST1005 kafka-dump-log.sh's wording, which scripts match
 		return skip(fmt.Errorf("Could not read version from value's buffer."))
 	}
 	version := int16(binary.BigEndian.Uint16(value))
@@ -82,6 +86,7 @@ func (c Coordinator) Format(key, value []byte, offset int64) Formatted {
 	}
 	v, _, err := Decode(rt.Value, version, value[2:])
 	if err != nil {
+		//lint:ignore ST1005 kafka-dump-log.sh's wording, which scripts match
 		return skip(fmt.Errorf("Could not read record with version %d from value's buffer due to: %v.", version, err))
 	}
 	if rt.Fix != nil {

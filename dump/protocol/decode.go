@@ -260,7 +260,7 @@ func (d *decoder) single(f *Field) Value {
 		v.Int = int64(int32(d.u32()))
 	case Uint32:
 		v.Int = int64(d.u32())
-	case Int64:
+	case Int64, Float64:
 		v.Int = int64(d.u64())
 	case UUID:
 		v.Raw = d.take(16)
@@ -275,6 +275,12 @@ func (d *decoder) single(f *Field) Value {
 		}
 		v.Raw = d.take(n)
 	case Nested:
+		// A nullable struct is preceded by a marker byte, negative for null,
+		// as Kafka's MessageDataGenerator writes it.
+		if f.Nullable.Has(d.version) && !f.Array && int8(d.u8()) < 0 {
+			v.Null = true
+			return v
+		}
 		return d.structure(f.Struct)
 	}
 	return v

@@ -1,9 +1,14 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/base64"
+	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/logtool/logtool/internal/jsonbytes"
 )
 
 // AppendJSON appends v as the compact JSON Kafka's JsonConverters write:
@@ -104,6 +109,8 @@ func appendScalar(dst []byte, f *Field, v *Value) []byte {
 		dst = append(dst, '"')
 		dst = base64.RawURLEncoding.AppendEncode(dst, v.Raw)
 		return append(dst, '"')
+	case Float64:
+		return AppendDouble(dst, math.Float64frombits(uint64(v.Int)))
 	case Nested:
 		if v.Struct == nil { // a tagged struct that was absent
 			return append(dst, "null"...)
@@ -113,37 +120,48 @@ func appendScalar(dst []byte, f *Field, v *Value) []byte {
 	return strconv.AppendInt(dst, v.Int, 10)
 }
 
-const hexUpper = "0123456789ABCDEF"
+// AppendDouble appends d as Jackson writes a double, with Java's
+// Double.toString: plain decimals with at least one fraction digit for
+// 1e-3 <= |d| < 1e7, "1.5E7" notation otherwise; NaN and the infinities
+// quoted, as Jackson's default QUOTE_NON_NUMERIC_NUMBERS does.
+func AppendDouble(dst []byte, d float64) []byte {
+	switch {
+	case math.IsNaN(d):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(d, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(d, -1):
+		return append(dst, `"-Infinity"`...)
+	}
+	if a := math.Abs(d); a == 0 || (a >= 1e-3 && a < 1e7) {
+		s := strconv.AppendFloat(dst, d, 'f', -1, 64)
+		if bytes.IndexByte(s[len(dst):], '.') < 0 {
+			s = append(s, ".0"...)
+		}
+		return s
+	}
+	e := strconv.FormatFloat(d, 'e', -1, 64) // "1.5e+07"
+	mant, exp, _ := strings.Cut(e, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	n, _ := strconv.Atoi(exp)
+	dst = append(dst, mant...)
+	dst = append(dst, 'E')
+	return strconv.AppendInt(dst, int64(n), 10)
+}
 
 // AppendString appends s as a JSON string the way Jackson writes it: '"' and
 // '\' escaped, control characters as \b \t \n \f \r or \u00XX, everything
-// else, '/' and non-ASCII included, as is.
-func AppendString(dst []byte, s string) []byte { return appendQuoted(dst, s) }
+// else, '/' and non-ASCII included, as is. A string that is not UTF-8 (a
+// name or path read from disk) is written as jsonbytes marks it, so that no
+// byte is lost.
+func AppendString(dst []byte, s string) []byte { return jsonbytes.AppendString(dst, s) }
 
-// AppendStringBytes is AppendString for bytes Kafka decodes as UTF-8: byte
-// sequences that are not UTF-8 become U+FFFD, as in Java's decoder.
-func AppendStringBytes(dst, b []byte) []byte {
-	if utf8.Valid(b) {
-		return appendQuoted(dst, b)
-	}
-	return appendQuoted(dst, ValidUTF8(nil, b))
-}
-
-func appendQuoted[T string | []byte](dst []byte, s T) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		dst = appendEscape(dst, c)
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// AppendStringBytes is AppendString for bytes, such as a string field of a
+// Kafka message: bytes that are not UTF-8 are kept, marked as jsonbytes
+// does, where Java's decoder would turn them into U+FFFD.
+func AppendStringBytes(dst, b []byte) []byte { return jsonbytes.AppendBytes(dst, b) }
 
 // ValidUTF8 appends b to dst with every invalid byte replaced by U+FFFD.
 func ValidUTF8(dst, b []byte) []byte {
@@ -157,22 +175,4 @@ func ValidUTF8(dst, b []byte) []byte {
 		b = b[n:]
 	}
 	return dst
-}
-
-func appendEscape(dst []byte, c byte) []byte {
-	switch c {
-	case '"', '\\':
-		return append(dst, '\\', c)
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\t':
-		return append(dst, '\\', 't')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\f':
-		return append(dst, '\\', 'f')
-	case '\r':
-		return append(dst, '\\', 'r')
-	}
-	return append(dst, '\\', 'u', '0', '0', hexUpper[c>>4], hexUpper[c&0xf])
 }

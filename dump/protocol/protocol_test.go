@@ -168,8 +168,12 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("AppendString(%q) = %s, want %s", in, got, want)
 		}
 	}
-	if got := string(AppendStringBytes(nil, []byte{'a', 0xff, 'b'})); got != "\"a\uFFFDb\"" {
+	// Not U+FFFD, as Java's decoder would write: the bytes, marked.
+	if got := string(AppendStringBytes(nil, []byte{'a', 0xff, 'b'})); got != `{"base64":"Yf9i"}` {
 		t.Errorf("invalid UTF-8: %s", got)
+	}
+	if got := string(AppendString(nil, "a\xffb")); got != `{"base64":"Yf9i"}` {
+		t.Errorf("invalid UTF-8 string: %s", got)
 	}
 }
 
@@ -204,5 +208,25 @@ func TestCoordinatorFormat(t *testing.T) {
 				t.Fatalf("got %+v\nwant %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNullableStruct: a nullable struct field carries a marker byte before
+// its fields, negative for null.
+func TestNullableStruct(t *testing.T) {
+	m := &Message{Name: "N", Flexible: Since(0), Struct: Struct{Fields: []Field{
+		F("inner", Nested, Since(0)).Null(Since(0)).Of(&Struct{Fields: []Field{F("n", Int32, Since(0))}}),
+	}}}
+	for in, want := range map[string]string{
+		string(b{}.i8(-1).uv(0)):             `{"inner":null}`,
+		string(b{}.i8(1).i32(9).uv(0).uv(0)): `{"inner":{"n":9}}`,
+	} {
+		v, n, err := Decode(m, 0, []byte(in))
+		if err != nil || n != len(in) {
+			t.Fatalf("%x: used %d, %v", in, n, err)
+		}
+		if got := string(AppendJSON(nil, v)); got != want {
+			t.Errorf("got %s, want %s", got, want)
+		}
 	}
 }

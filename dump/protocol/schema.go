@@ -15,7 +15,9 @@
 //   - in flexible versions all three carry an unsigned varint of length+1 (0
 //     null), and every struct ends with its tagged fields: an unsigned varint
 //     count, then per field an unsigned varint tag, an unsigned varint size
-//     and the field's bytes. Unknown tags are skipped, as Kafka skips them.
+//     and the field's bytes. Unknown tags are skipped, as Kafka skips them;
+//   - a nullable struct (not an array of structs) is preceded by an int8
+//     marker, negative for null.
 package protocol
 
 // Kind is a field's wire type.
@@ -32,7 +34,8 @@ const (
 	String
 	Bytes
 	UUID
-	Nested // a struct; Field.Struct is its schema
+	Nested  // a struct; Field.Struct is its schema
+	Float64 // IEEE 754 binary64; Value.Int holds its bits
 )
 
 // Versions is an inclusive range of message versions; the zero value is

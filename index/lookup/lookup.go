@@ -102,6 +102,9 @@ func newFinder(dir string, target int64, byTS bool, o Options) (*finder, error) 
 	}
 	f := &finder{res: &Result{Dir: dir, Target: target, ByTimestamp: byTS, Offset: -1, Timestamp: -1}}
 	f.it.MaxRecordBytes = o.MaxRecordBytes
+	for _, l := range p.Symlinks {
+		f.fallback("%s: %s", l, layout.SymlinkNote)
+	}
 	if f.segs, err = logseg.OpenPartition(p); err != nil {
 		return nil, err
 	}

@@ -97,6 +97,21 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	// A link is never followed: a check says what it did not check, and a
+	// rebuild refuses the partition, whose indexes a broker would take
+	// from where the links point.
+	if o.Mode != Check {
+		if err := p.NoSymlinks(); err != nil {
+			return rep, err
+		}
+	}
+	for _, l := range p.Symlinks {
+		if o.Mode == Check {
+			c.problem("symlink", l, -1, -1, "a symbolic link, never followed inside a log directory: what it points at is not checked", "", "")
+		} else {
+			c.note(l, layout.SymlinkNote)
+		}
+	}
 	for _, l := range p.Leftovers {
 		c.note(l, "leftover of an interrupted cleaning, split or deletion; a broker completes or removes it at load, as reindex does before it writes")
 	}
@@ -134,7 +149,35 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 			return rep, err
 		}
 	}
-	return rep, nil
+	return rep, r.dropSnapshots(rep)
+}
+
+// dropSnapshots removes the producer snapshots past the log end that a cut
+// of the last segment left: a broker's recovery does the same after it
+// truncates (ProducerStateManager.truncateAndReload), and verify counts
+// them as damage. Only names the listing parsed as snapshots are removed.
+func (r *run) dropSnapshots(rep *PartitionReport) error {
+	n := len(rep.Segments)
+	if n == 0 || !rep.Segments[n-1].Cut || rep.Segments[n-1].Base != r.p.Segments[len(r.p.Segments)-1].Base {
+		return nil
+	}
+	end := rep.Segments[n-1].NextOffset
+	for _, path := range r.p.Snapshots {
+		off, ok := snapshot.OffsetFromName(filepath.Base(path))
+		if !ok || off <= end {
+			continue
+		}
+		if r.o.Mode == DryRun {
+			r.c.note(path, fmt.Sprintf("would remove: a producer snapshot at offset %d, past the log end offset %d after the cut", off, end))
+		} else {
+			if err := safefile.Remove(path); err != nil {
+				return err
+			}
+			r.c.note(path, fmt.Sprintf("removed: a producer snapshot at offset %d, past the log end offset %d after the cut, as a broker's recovery removes it", off, end))
+		}
+		rep.Snapshots = append(rep.Snapshots, path)
+	}
+	return nil
 }
 
 // run is the state of one Partition call.
@@ -188,7 +231,7 @@ func (r *run) segment(i int) (*SegmentReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	sr := &SegmentReport{Base: s.Base, Log: s.Log, Size: sc.Size()}
+	sr := &SegmentReport{Base: s.Base, Log: s.Log, Size: sc.Size(), NextOffset: s.Base}
 	res, err := r.scan(sc, s, sr)
 	sc.Close()
 	if err != nil {
@@ -332,6 +375,7 @@ func (r *run) scan(sc batches, s layout.Segment, sr *SegmentReport) (*rebuilt, e
 		maxTS := b.MaxTimestamp()
 		res.rec.Add(last, maxTS, b.Size())
 		sr.Batches++
+		sr.NextOffset = last + 1
 		if res.gran != nil {
 			first := prevLast + 1
 			if b.Magic() >= 2 {

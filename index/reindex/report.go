@@ -140,12 +140,17 @@ type SegmentReport struct {
 	Overflow bool
 	Files    []FileReport
 	// Backup is the file holding the bytes TruncateCorruptTail removed from
-	// the .log; "" when nothing was removed, or when they were all zeros.
+	// the .log (DryRun: would hold); "" when nothing was removed, or when
+	// they were all zeros.
 	Backup string
 	// ZerosCut is the number of bytes TruncateCorruptTail removed without a
 	// backup because every one was zero: a preallocated or sparse tail,
 	// where a backup would hold nothing but its length.
 	ZerosCut int64
+	// Cut tells that TruncateCorruptTail cut the .log (DryRun: would cut).
+	Cut bool
+	// NextOffset is the offset after the last valid batch; Base when none.
+	NextOffset int64
 }
 
 // Tail is the number of bytes after the valid batches.
@@ -160,6 +165,10 @@ type PartitionReport struct {
 	// Counts counts them all.
 	Findings []Finding
 	Counts   [3]int // by Severity
+	// Snapshots are the producer snapshots past the log end that a cut
+	// left, removed (DryRun: that would be removed) as a broker's
+	// ProducerStateManager.truncateAndReload removes them.
+	Snapshots []string
 }
 
 // Count returns the number of findings of severity s, shown or not.

@@ -43,6 +43,7 @@ func (r *run) truncate(sr *SegmentReport) error {
 	if zeros {
 		// A backup would be a file of zeros as long as the tail, which may
 		// be gigabytes of a sparse file: its length says it all.
+		sr.Cut = true
 		if r.o.Mode == DryRun {
 			r.c.note(sr.Log, fmt.Sprintf("would cut the %d bytes from byte %d; all zeros, so no backup is needed", sr.Tail(), sr.ValidBytes))
 			return nil
@@ -63,7 +64,9 @@ func (r *run) truncate(sr *SegmentReport) error {
 	case !same:
 		return fmt.Errorf("%s: %w; move it away to truncate %s", backup, ErrBackupExists, sr.Log)
 	}
+	sr.Cut = true
 	if r.o.Mode == DryRun {
+		sr.Backup = backup
 		r.c.note(sr.Log, fmt.Sprintf("would cut the %d bytes from byte %d, keeping them in %s", sr.Tail(), sr.ValidBytes, backup))
 		return nil
 	}

@@ -99,7 +99,7 @@ func TestFIFONamedLikeSegment(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{layout.SegmentName(segs[0].Base, layout.TimeIndexExt), "leader-epoch-checkpoint"} {
+	for _, name := range []string{layout.SegmentName(segs[0].Base, layout.TimeIndexExt), layout.SegmentName(segs[1].Base, layout.IndexExt), "leader-epoch-checkpoint"} {
 		p := filepath.Join(part, name)
 		os.Remove(p)
 		if err := syscall.Mkfifo(p, 0o644); err != nil {
@@ -113,7 +113,7 @@ func TestFIFONamedLikeSegment(t *testing.T) {
 	}
 	// A reader blocked in open(2) on a FIFO is released by a writer.
 	unblock := func() {
-		for _, p := range []string{fifo, rootFIFO, filepath.Join(part, "leader-epoch-checkpoint"), segs[0].TimeIndex} {
+		for _, p := range []string{fifo, rootFIFO, filepath.Join(part, "leader-epoch-checkpoint"), segs[0].TimeIndex, segs[1].Index} {
 			if w, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 				w.Close()
 			}
@@ -127,6 +127,9 @@ func TestFIFONamedLikeSegment(t *testing.T) {
 		{"dump", "--deep-iteration", part},
 		{"dump", dir},
 		{"find", "--offset", "10", part},
+		{"export", "-o", filepath.Join(t.TempDir(), "records.jsonl"), part},
+		{"grep", "--key-regex", ".", "--count", dir},
+		{"salvage", part, "--out", filepath.Join(t.TempDir(), filepath.Base(part))},
 		{"reindex", part},
 		{"reindex", "--check", part},
 		{"upgrade", "--to-magic", "2", part},
@@ -143,6 +146,47 @@ func TestFIFONamedLikeSegment(t *testing.T) {
 	}
 	if r := runWithin(t, unblock, "dump", fifo); r.code != 2 {
 		t.Errorf("dump of the FIFO itself: %v, want exit 2", r)
+	}
+}
+
+// TestFIFONamedLock: a FIFO named .lock hangs no reader and no dry run. A
+// broker opens .lock read-write and can lock a FIFO, so it is tested for a
+// lock like a regular file (none is held here) and the commands run.
+func TestFIFONamedLock(t *testing.T) {
+	dir := fixture(t, matrixOptions(format{"v2-zstd", 2, 4}))
+	part := onlyPartition(t, dir)
+	lock := filepath.Join(dir, ".lock")
+	os.Remove(lock)
+	if err := syscall.Mkfifo(lock, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unblock := func() {
+		if w, err := os.OpenFile(lock, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	}
+	// verify says a FIFO is there, as it does of any file that is not regular.
+	if r := runWithin(t, unblock, "verify", dir); r.code != 3 || !strings.Contains(r.stdout, "problem: "+lock+": not a regular file (a FIFO)") {
+		t.Errorf("verify: %v\n%s", r, r.stdout)
+	}
+	out := t.TempDir()
+	for _, args := range [][]string{
+		{"dump", dir},
+		{"export", "-o", filepath.Join(out, "records.jsonl"), part},
+		{"grep", "--key-regex", ".", "--count", dir},
+		{"find", "--offset", "1", part},
+		{"reindex", "--check", part},
+		{"compact", "--dry-run", "--topic", ".*", "--now", compactNow, part},
+		{"upgrade", "--dry-run", "--to-magic", "2", part},
+		{"retention", "--dry-run", "--topic", ".*", "--now", compactNow, part},
+		{"salvage", part, "--out", filepath.Join(out, "rescued", filepath.Base(part))},
+	} {
+		if r := runWithin(t, unblock, args...); r.code != 0 {
+			t.Errorf("%s: %v", strings.Join(args, " "), r)
+		}
+	}
+	if fi, err := os.Lstat(lock); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf(".lock replaced: %v", err)
 	}
 }
 

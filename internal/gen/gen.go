@@ -198,7 +198,7 @@ func Generate(o Options) ([]Partition, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+	if err := safefile.MkdirAllDurable(o.Out, 0o755); err != nil {
 		return nil, err
 	}
 	// Writing over a partition would leave its later segments and mix two
@@ -278,7 +278,7 @@ type partitionWriter struct {
 
 func writePartition(o *Options, topic string, p int32, id checkpoint.TopicID) (Partition, error) {
 	dir := filepath.Join(o.Out, layout.PartitionDirName(topic, p))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := safefile.MkdirAllDurable(dir, 0o755); err != nil {
 		return Partition{}, err
 	}
 	h := fnv.New64a()

@@ -42,7 +42,7 @@ func writeMetadata(o *Options, at *metadataTail) error {
 	start, dirID, appending := int64(0), directoryID(o.Seed), at != nil
 	if appending {
 		start, dirID = at.end, at.dirID
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if err := safefile.MkdirAllDurable(dir, 0o755); err != nil {
 		return err
 	}
 	var err error

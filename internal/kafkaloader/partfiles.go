@@ -22,6 +22,8 @@ const (
 // errOffline is wrapped by the error for a file that makes the broker take
 // the whole log directory offline: CheckpointFileWithFailureHandler and
 // PartitionMetadataFile turn a read error into a log directory failure.
+//
+//lint:ignore ST1005 a sentence that starts with a name
 var errOffline = errors.New("Kafka takes the log directory offline")
 
 // readPartitionFiles reads partition.metadata (UnifiedLog.initializeTopicId,

@@ -14,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"golang.org/x/sys/unix"
 )
 
@@ -298,5 +300,45 @@ func TestMissingDir(t *testing.T) {
 	}
 	if _, err := Acquire(dir); err == nil || errors.Is(err, ErrLocked) {
 		t.Errorf("Acquire on a missing directory = %v, want an I/O error", err)
+	}
+}
+
+// TestNonRegularLockFile: a FIFO named .lock is tested and locked without
+// blocking (a read-only open of it would wait for a writer); a directory
+// under the name is refused, naming the path.
+func TestNonRegularLockFile(t *testing.T) {
+	fifoDir := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(fifoDir, FileName), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := t.TempDir()
+	if err := os.Mkdir(filepath.Join(sub, FileName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if h, err := Held(fifoDir); h != nil || err != nil {
+			t.Errorf("Held with a FIFO .lock = %v, %v; want nil, nil", h, err)
+		}
+		l, err := Acquire(fifoDir)
+		if err != nil {
+			t.Errorf("Acquire with a FIFO .lock: %v", err)
+		} else {
+			l.Release()
+		}
+		for _, f := range []func(string) error{
+			func(d string) error { _, err := Held(d); return err },
+			func(d string) error { _, err := Acquire(d); return err },
+		} {
+			if err := f(sub); !errors.Is(err, safefile.ErrNotRegular) || !strings.Contains(err.Error(), filepath.Join(sub, FileName)) {
+				t.Errorf("a directory named .lock: %v, want ErrNotRegular naming it", err)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("blocked on a FIFO named .lock")
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"golang.org/x/sys/unix"
 )
 
@@ -71,7 +73,7 @@ func Acquire(logDir string) (*Lock, error) {
 	}
 	path := filepath.Join(logDir, FileName)
 	for range attempts {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := openLock(path, os.O_RDWR|os.O_CREATE)
 		if err != nil {
 			return nil, err
 		}
@@ -100,6 +102,31 @@ func Acquire(logDir string) (*Lock, error) {
 		f.Close()
 	}
 	return nil, fmt.Errorf("%s: %s was replaced %d times while it was being locked; giving up", logDir, FileName, attempts)
+}
+
+// openLock opens a .lock file without ever blocking. A broker's
+// FileChannel.open of a FIFO succeeds (read-write) and so does its fcntl
+// lock, so a FIFO is tested like a regular file; but a read-only open of a
+// FIFO without O_NONBLOCK would wait for a writer forever. A directory,
+// socket or device under the name is refused before it is opened, since
+// opening a device may act on it.
+func openLock(path string, flag int) (*os.File, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeNamedPipe == 0 {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", safefile.ErrNotRegular, safefile.FileType(fi.Mode()))}
+	}
+	f, err := os.OpenFile(path, flag|unix.O_NONBLOCK|unix.O_NOCTTY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	// Swapped for something else between the stat and the open.
+	if fi, err := f.Stat(); err != nil || (!fi.Mode().IsRegular() && fi.Mode()&fs.ModeNamedPipe == 0) {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%w (%s)", safefile.ErrNotRegular, safefile.FileType(fi.Mode()))
+		}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return f, nil
 }
 
 // samePath tells whether f is still the file at path.
@@ -173,7 +200,7 @@ func Held(logDir string) (*Holder, error) {
 		return nil, nil
 	}
 	path := filepath.Join(logDir, FileName)
-	f, err := os.Open(path)
+	f, err := openLock(path, os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -14,8 +14,9 @@ import (
 var ErrSymlink = errors.New("is a symbolic link, which logtool never writes, truncates, renames or deletes through")
 
 // ErrNotRegular is wrapped by the errors of Open and ReadFile for a path that
-// is not a regular file (a FIFO, socket, device or directory). Kafka loads
-// only regular files; opening a FIFO for reading would block.
+// is not a regular file (a FIFO, socket, device, directory or symbolic
+// link). Kafka loads only regular files; opening a FIFO for reading would
+// block; a link leads out of the log directory.
 var ErrNotRegular = errors.New("not a regular file")
 
 // NoSymlinks fails with an error wrapping ErrSymlink for the first path that
@@ -48,6 +49,33 @@ func replaceable(path string) error {
 	return nil
 }
 
+// RemoveStage removes a staging directory of logtool's own, named by the
+// caller exactly, that a crashed run left. Every entry is checked before
+// any is removed: each must be a regular file whose name own accepts (the
+// files logtool writes in a stage); anything else (a directory, a link, a
+// user's file) refuses the whole stage, which is then left as it is. An
+// absent stage is no error.
+func RemoveStage(stage string, own func(name string) bool) error {
+	entries, err := os.ReadDir(stage)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !own(e.Name()) {
+			return fmt.Errorf("%s: holds %s, which logtool does not write there: not removed; move it away", stage, e.Name())
+		}
+	}
+	for _, e := range entries {
+		if err := RemoveLeftover(filepath.Join(stage, e.Name())); err != nil {
+			return err
+		}
+	}
+	return Remove(stage)
+}
+
 // RemoveLeftover removes path when it is a regular file: a temporary file
 // of logtool's own that a crash left. It does nothing when path is absent,
 // and refuses anything else (a symbolic link planted under the name is not
@@ -73,21 +101,24 @@ func RemoveLeftover(path string) error {
 	return nil
 }
 
-// Open opens path for reading if it is a regular file, following symbolic
-// links as Kafka does for the files it reads. Anything else fails with an
-// error wrapping ErrNotRegular without being opened, and the open itself
-// does not block should the file be swapped for a FIFO in between.
+// Open opens path for reading if it is a regular file. Anything else fails
+// with an error wrapping ErrNotRegular without being opened, and the open
+// itself does not block should the file be swapped for a FIFO in between.
+// A symbolic link is not followed, although Kafka would: every path logtool
+// reads is either listed in a log directory, where a link leads outside it,
+// or a path the user named, which internal/target resolved to its real path.
+// O_NOFOLLOW keeps a link swapped in after the check from redirecting it.
 func Open(path string) (*os.File, error) {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, notRegular(path, fi.Mode())
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock|noFollow, 0)
 	if err != nil {
-		return nil, err
+		return nil, notFollowed(err, path)
 	}
 	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
 		err = notRegular(path, fi.Mode())
@@ -159,8 +190,21 @@ func Truncate(path string, size int64) error {
 	return f.Close()
 }
 
+// notFollowed turns the error of an O_NOFOLLOW open that met a link into
+// Open's error for a link.
+func notFollowed(err error, path string) error {
+	if errors.Is(symlinkErr(err, path), ErrSymlink) {
+		return notRegular(path, fs.ModeSymlink)
+	}
+	return err
+}
+
 func notRegular(path string, m fs.FileMode) error {
-	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s); Kafka loads only regular files", ErrNotRegular, FileType(m))}
+	why := "Kafka loads only regular files"
+	if m&fs.ModeSymlink != 0 {
+		why = "logtool never follows a link inside a log directory"
+	}
+	return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s); %s", ErrNotRegular, FileType(m), why)}
 }
 
 // FileType names the kind of a file that is not regular, for messages: "a

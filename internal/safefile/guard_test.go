@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -110,8 +111,7 @@ func TestNoWriteThroughSymlinkTarget(t *testing.T) {
 }
 
 // TestOpenNeverBlocks: a FIFO, a socket and a directory named like a
-// segment are refused by Open and ReadFile at once; a link to a regular
-// file is read.
+// segment are refused by Open and ReadFile at once.
 func TestOpenNeverBlocks(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "00000000000000040000.log")
@@ -146,11 +146,22 @@ func TestOpenNeverBlocks(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Open blocked")
 	}
-	real, content := outside(t)
-	link := filepath.Join(dir, "leader-epoch-checkpoint")
-	os.Symlink(real, link)
-	if b, err := ReadFile(link); err != nil || string(b) != string(content) {
-		t.Errorf("ReadFile through a link to a regular file: %q, %v", b, err)
+}
+
+// TestOpenRefusesLinks: a link to a regular file is refused by Open and
+// ReadFile as not regular, never read through: its bytes are not the log
+// directory's.
+func TestOpenRefusesLinks(t *testing.T) {
+	real, _ := outside(t)
+	link := filepath.Join(t.TempDir(), "leader-epoch-checkpoint")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFile(link); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("ReadFile through a link: %q, %v; want ErrNotRegular", b, err)
+	}
+	if _, err := Open(link); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("Open through a link: %v; want ErrNotRegular", err)
 	}
 }
 

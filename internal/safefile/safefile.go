@@ -38,6 +38,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"syscall"
 )
 
 // TempSuffix ends every temporary file, logtool's (OwnTempSuffix) and those
@@ -267,6 +269,38 @@ func Remove(path string) error {
 		return err
 	}
 	return SyncDir(filepath.Dir(path))
+}
+
+// MkdirAllDurable makes dir and its missing ancestors, as os.MkdirAll
+// does, and fsyncs the parent of each directory it makes, so that once it
+// returns a power loss cannot drop them (and an output written into them
+// after an exit 0). Directories that exist already are not synced: nothing
+// of theirs changed.
+func MkdirAllDurable(dir string, perm fs.FileMode) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return &os.PathError{Op: "mkdir", Path: d, Err: syscall.ENOTDIR}
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
+			return err
+		}
+		missing = append(missing, d)
+	}
+	for _, d := range slices.Backward(missing) {
+		// Another process may make it meanwhile; its parent is synced still.
+		if err := os.Mkdir(d, perm); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if err := SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SyncDir fsyncs a directory, making the creations, renames and removals of

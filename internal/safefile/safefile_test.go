@@ -440,3 +440,52 @@ func TestCreateRefusesDirectory(t *testing.T) {
 		t.Error("temporary file written for a directory")
 	}
 }
+
+// TestMkdirAllDurable: every directory made is durable: its parent, up to
+// the first that existed, is fsynced after it is made; a directory that
+// existed is not.
+func TestMkdirAllDurable(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var synced []string
+	restore := SetFaultHook(func(step Step, path string) error {
+		if step == StepSyncDir {
+			synced = append(synced, path)
+		}
+		return nil
+	})
+	err := MkdirAllDurable(filepath.Join(root, "a", "b", "c", "d"), 0o755)
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, "a"), filepath.Join(root, "a", "b"), filepath.Join(root, "a", "b", "c")}
+	if !slices.Equal(synced, want) {
+		t.Errorf("synced %q, want %q", synced, want)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "a", "b", "c", "d")); err != nil || !fi.IsDir() {
+		t.Errorf("not made: %v", err)
+	}
+
+	synced = nil
+	restore = SetFaultHook(func(step Step, path string) error {
+		synced = append(synced, path)
+		return nil
+	})
+	err = MkdirAllDurable(filepath.Join(root, "a", "b"), 0o755)
+	restore()
+	if err != nil || synced != nil {
+		t.Errorf("existing: %v, synced %q", err, synced)
+	}
+	file := filepath.Join(root, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, filepath.Join(file, "x")} {
+		if err := MkdirAllDurable(p, 0o755); err == nil {
+			t.Errorf("%s: made under a file", p)
+		}
+	}
+}

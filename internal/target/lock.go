@@ -2,9 +2,9 @@ package target
 
 import (
 	"errors"
-	"os"
 
 	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/safefile"
 )
 
 // Access is what a run does to the log directories of its paths.
@@ -50,7 +50,7 @@ func (s *Set) Lock(a Access) (_ func() error, err error) {
 		access := a
 		if d == s.Output && a != Read {
 			access = Write
-			if err := os.MkdirAll(d.Real, 0o755); err != nil {
+			if err := safefile.MkdirAllDurable(d.Real, 0o755); err != nil {
 				return nil, err
 			}
 		}

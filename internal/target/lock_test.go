@@ -14,7 +14,8 @@ import (
 
 // TestLockThroughSymlinks: a writer is refused however the path is spelled
 // when a broker holds the real log directory of a partition, or the log
-// directory holding a link to it.
+// directory holding a link to it; a log directory named whole leaves a
+// linked partition out, so the lock of B is neither needed nor created.
 func TestLockThroughSymlinks(t *testing.T) {
 	for _, locked := range []string{"A", "B"} {
 		root := t.TempDir()
@@ -24,6 +25,14 @@ func TestLockThroughSymlinks(t *testing.T) {
 		for _, path := range []string{"A/legacy-0", "A"} {
 			s := resolveOK(t, []string{filepath.Join(root, path)}, all)
 			release, err := s.Lock(Write)
+			if locked == "B" && path == "A" {
+				if err != nil {
+					t.Errorf("B locked, writing A: %v, want A alone locked", err)
+				} else {
+					release()
+				}
+				continue
+			}
 			if !errors.Is(err, lockfile.ErrLocked) {
 				if err == nil {
 					release()
@@ -31,6 +40,37 @@ func TestLockThroughSymlinks(t *testing.T) {
 				t.Errorf("%s locked, writing %s: %v, want ErrLocked", locked, path, err)
 			}
 		}
+	}
+}
+
+// TestLockThroughSymlinkedParent: a log directory reached through a linked
+// parent (/data -> /mnt/disk1/data) is checked at its real path, where a
+// broker holds its lock: a writer is refused, and a reader sees the holder.
+func TestLockThroughSymlinkedParent(t *testing.T) {
+	root := t.TempDir()
+	tree(t, root, "mnt/disk1/data/kafka/meta.properties", "mnt/disk1/data/kafka/orders-0/00000000000000000000.log",
+		"data -> mnt/disk1/data")
+	locktest.Hold(t, filepath.Join(root, "mnt", "disk1", "data", "kafka"))
+	for _, path := range []string{"data/kafka", "data/kafka/orders-0", "data/kafka/orders-0/00000000000000000000.log",
+		"data/kafka/meta.properties", "data/../data/kafka/"} {
+		s := resolveOK(t, []string{filepath.Join(root, path)}, all)
+		if release, err := s.Lock(Write); !errors.Is(err, lockfile.ErrLocked) {
+			if err == nil {
+				release()
+			}
+			t.Errorf("writing %s: %v, want ErrLocked", path, err)
+		}
+		release, err := s.Lock(Read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		if len(s.LogDirs) != 1 || s.LogDirs[0].Held == nil {
+			t.Errorf("reading %s: log dirs %+v, want the real one, held", path, s.LogDirs)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(root, "data", lockfile.FileName)); err == nil {
+		t.Error("a .lock was created outside the log directory")
 	}
 }
 

@@ -120,7 +120,7 @@ type Partition struct {
 
 // File is a file worked on as a file of its own.
 type File struct {
-	Path   string // as for Partition.Path; its last element is never followed
+	Path   string // as for Partition.Path
 	Real   string
 	Name   layout.FileName
 	LogDir *LogDir // the log directory holding it (layout.LogDirOf)
@@ -327,17 +327,17 @@ func isDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// file resolves a file argument. Its directory is resolved, not the file
-// itself: a segment that is a symbolic link still belongs to the partition
-// it is in, and writers refuse it there.
+// file resolves a file argument. For a segment its directory is resolved,
+// not the file itself: a segment that is a symbolic link still belongs to
+// the partition it is in, whose listing reports it and never follows it. A
+// file worked on alone is resolved whole.
 func (r *resolver) file(arg string) error {
 	dir, base := split(arg)
 	dirReal, dirUse, err := resolve(dir)
 	if err != nil {
 		return usage("%w", err)
 	}
-	realPath, use := filepath.Join(dirReal, base), filepath.Join(dirUse, base)
-	fi, err := os.Stat(realPath)
+	fi, err := os.Stat(filepath.Join(dirReal, base))
 	if err != nil {
 		return usage("%w", err)
 	}
@@ -350,6 +350,13 @@ func (r *resolver) file(arg string) error {
 	case segment && r.o.Takes&Segments != 0:
 		return r.partition(dirUse, dirReal, parentOf(dir), true, &name.Base)
 	case r.o.Takes&Files != 0:
+		// A file worked on alone is read at its real path, where nothing
+		// follows a link again.
+		realPath, use, err := resolve(arg)
+		if err != nil {
+			return usage("%w", err)
+		}
+		name = layout.ParseFileName(filepath.Base(realPath))
 		r.pending = append(r.pending, &File{Path: use, Real: realPath, Name: name,
 			LogDir: r.logDirAt(layout.LogDirOf(use, layout.KindFile), layout.LogDirOf(realPath, layout.KindFile), false)})
 		return nil
@@ -418,13 +425,13 @@ func (r *resolver) logDir(use, realPath string) error {
 		}
 		c := child{dir: pd, use: filepath.Join(use, e.Name()), real: filepath.Join(realPath, e.Name())}
 		if e.Type()&fs.ModeSymlink != 0 {
-			// The partition lives where the link points, and is locked
-			// there as well as here.
-			if c.real, err = filepath.EvalSymlinks(c.real); err != nil || !isDir(c.real) {
-				continue // a dangling link is no partition, as for Kafka
-			}
-			c.use = c.real
-		} else if !e.IsDir() {
+			// Never followed (layout lists it as a link): the partition
+			// lives outside this log directory, and neither its bytes
+			// nor a lock of the directory it is in belong to the run.
+			r.set.Notes = append(r.set.Notes, c.use+": "+layout.SymlinkNote+" (name the link itself to work on the partition it points at)")
+			continue
+		}
+		if !e.IsDir() {
 			continue
 		}
 		children = append(children, c)

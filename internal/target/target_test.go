@@ -126,31 +126,43 @@ func TestPathsUsed(t *testing.T) {
 	}
 }
 
-// TestSymlinkedPartition: a partition reached through a link from another
-// log directory belongs to its real log directory; the one holding the link
-// is involved too, named or found.
+// TestSymlinkedPartition: a partition named through a link from another
+// log directory belongs to its real log directory, and the one holding the
+// link is involved too; in a log directory named whole the link is never
+// followed: noted, and neither the partition nor its log directory is in
+// the set.
 func TestSymlinkedPartition(t *testing.T) {
 	root := t.TempDir()
 	tree(t, root, "B/meta.properties", "B/legacy-0/00000000000000000000.log",
 		"A/meta.properties", "A/orders-0/00000000000000000000.log", "A/legacy-0 -> B/legacy-0")
 	A, B := realOf(t, filepath.Join(root, "A")), realOf(t, filepath.Join(root, "B"))
-	for _, paths := range [][]string{{filepath.Join(root, "A", "legacy-0")}, {filepath.Join(root, "A")}} {
-		s := resolveOK(t, paths, all)
-		var legacy *Partition
-		for _, p := range s.Partitions() {
-			if p.Dir.Topic == "legacy" {
-				legacy = p
-			}
+	for _, c := range []struct {
+		path  string
+		parts []string
+		dirs  []string
+		notes int
+	}{
+		{filepath.Join(root, "A", "legacy-0"), []string{"legacy-0"}, []string{A, B}, 0},
+		{filepath.Join(root, "A"), []string{"orders-0"}, []string{A}, 1},
+	} {
+		s := resolveOK(t, []string{c.path}, all)
+		if got := partNames(s); !slices.Equal(got, c.parts) {
+			t.Errorf("%s: partitions %q, want %q", c.path, got, c.parts)
 		}
-		if legacy == nil || legacy.LogDir.Real != B || legacy.Real != filepath.Join(B, "legacy-0") {
-			t.Fatalf("%q: legacy-0 = %+v", paths, legacy)
+		for _, p := range s.Partitions() {
+			if p.Dir.Topic == "legacy" && (p.LogDir.Real != B || p.Real != filepath.Join(B, "legacy-0")) {
+				t.Errorf("%s: legacy-0 = %+v", c.path, p)
+			}
 		}
 		var dirs []string
 		for _, d := range s.LogDirs {
 			dirs = append(dirs, d.Real)
 		}
-		if !slices.Equal(dirs, []string{A, B}) {
-			t.Errorf("%q: log dirs %q, want A and B in order", paths, dirs)
+		if !slices.Equal(dirs, c.dirs) {
+			t.Errorf("%s: log dirs %q, want %q", c.path, dirs, c.dirs)
+		}
+		if len(s.Notes) != c.notes || c.notes > 0 && !strings.Contains(s.Notes[0], filepath.Join("A", "legacy-0")+": a symbolic link") {
+			t.Errorf("%s: notes %q", c.path, s.Notes)
 		}
 	}
 }

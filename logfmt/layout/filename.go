@@ -2,6 +2,8 @@ package layout
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -255,4 +257,66 @@ func parseKRaftSnapshot(s string) (FileName, bool) {
 		return FileName{}, false
 	}
 	return fn, true
+}
+
+// BrokerRefusal says what a broker does when it loads a partition directory
+// holding an entry named name (isDir: the entry is a directory) that is not
+// a segment file, where that stops the load; "" when a broker ignores or
+// removes the entry. The rules are LogLoader's (Kafka 3.x and 4.x):
+//
+//   - A regular file whose name ends in .log, .index, .timeindex, .txnindex,
+//     .cleaned or .swap has its offset taken by LogFileUtils.offsetFromFileName,
+//     Long.parseLong of the name up to its first '.'. A prefix that is not a
+//     64-bit integer ("99999999999999999999.log", "notes.log") throws
+//     NumberFormatException, which is no IOException: LogManager.loadLogs
+//     rethrows it and the broker does not start.
+//   - A directory is skipped by the listing (File.isFile), but one named like
+//     an index of a segment whose .log is there is opened by LogSegment.open
+//     as that index, which fails with an IOException: the log directory is
+//     marked offline. Named like any other segment file, it breaks the broker
+//     as soon as it creates that file (a roll, a recovery).
+func BrokerRefusal(name string, isDir bool, exists func(name string) bool) string {
+	if isDir {
+		fn := ParseFileName(name)
+		if fn.Leftover != "" || fn.Kind < Log || fn.Kind > TxnIndex {
+			return ""
+		}
+		if fn.Kind != Log && exists(SegmentName(fn.Base, LogExt)) {
+			return fmt.Sprintf("a directory named like the %s of segment %d: a broker opens it as that file when it loads the segment, fails with an IOException and takes the log directory offline", fn.Kind, fn.Base)
+		}
+		return fmt.Sprintf("a directory named like the %s of segment %d: a broker skips it when loading, but fails with an IOException (log directory offline) as soon as it creates that file", fn.Kind, fn.Base)
+	}
+	if ParseFileName(name).Kind != Unknown {
+		return ""
+	}
+	switch ext := filepath.Ext(name); ext {
+	case LogExt, IndexExt, TimeIndexExt, TxnIndexExt, CleanedSuffix, SwapSuffix:
+		prefix, _, _ := strings.Cut(name, ".")
+		if _, err := strconv.ParseInt(prefix, 10, 64); err != nil {
+			return fmt.Sprintf("a %s file whose name is no 64-bit offset: a broker's Long.parseLong(%q) throws NumberFormatException when it loads the partition, and the broker does not start", ext, prefix)
+		}
+	}
+	return ""
+}
+
+// BrokerRefusalAt is BrokerRefusal for the entry at path of a partition
+// directory, as the file system has it now ("" when it cannot be stat'ed).
+func BrokerRefusalAt(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(path)
+	return BrokerRefusal(filepath.Base(path), fi.IsDir(), func(name string) bool {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		return err == nil && fi.Mode().IsRegular()
+	})
+}
+
+// StageFile tells whether name is one logtool writes in a staging directory
+// (salvage's, upgrade's): a file of a partition directory by Kafka's names,
+// or a temporary file of its own. A stage holding anything else is not
+// logtool's to remove.
+func StageFile(name string) bool {
+	return ParseFileName(name).Kind != Unknown || OwnTemp(name) || strings.HasSuffix(name, safefile.TempSuffix)
 }

@@ -1,6 +1,9 @@
 package layout
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSegmentName(t *testing.T) {
 	for _, tc := range []struct {
@@ -151,6 +154,36 @@ func TestOwnTemp(t *testing.T) {
 	} {
 		if got := OwnTemp(name); got != want {
 			t.Errorf("OwnTemp(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestBrokerRefusal: the names a broker's load fails on, from LogLoader and
+// LogFileUtils.offsetFromFileName (Long.parseLong up to the first '.').
+func TestBrokerRefusal(t *testing.T) {
+	logs := map[string]bool{"00000000000000000000.log": true}
+	exists := func(name string) bool { return logs[name] }
+	for _, tc := range []struct {
+		name  string
+		isDir bool
+		want  string // in the answer; "" for none
+	}{
+		{"99999999999999999999.log", false, "NumberFormatException"},
+		{"notes.timeindex", false, `Long.parseLong("notes")`},
+		{"x.log.swap", false, "NumberFormatException"},
+		{"00000000000000000000.log", false, ""},
+		{"14.log", false, ""}, // parses: a broker loads it
+		{"notes.txt", false, ""},
+		{"00000000000000000000.log.deleted", false, ""},
+		{"00000000000000000000.index", true, "opens it as that file when it loads the segment"},
+		{"00000000000000000500.index", true, "skips it when loading"},
+		{"00000000000000000500.log", true, "skips it when loading"},
+		{"99999999999999999999.log", true, ""},
+		{"backup", true, ""},
+	} {
+		got := BrokerRefusal(tc.name, tc.isDir, exists)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("BrokerRefusal(%q, dir %v) = %q, want %q", tc.name, tc.isDir, got, tc.want)
 		}
 	}
 }

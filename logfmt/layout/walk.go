@@ -36,10 +36,36 @@ type Partition struct {
 	Leftovers []string  // offset-named files with a CleanedSuffix, SwapSuffix, DeletedSuffix or PartSuffix, sorted
 	Others    []string  // every other entry (checkpoints, partition.metadata, KRaft snapshots, unknown files, directories), sorted
 	// Irregular are the entries that are neither regular files nor
-	// directories, links followed: FIFOs, sockets, devices, dangling links.
-	// Kafka loads none of them (File.isFile), and opening a FIFO would block,
-	// so they are in no other list, whatever their names say.
+	// directories nor symbolic links: FIFOs, sockets, devices. Kafka loads
+	// none of them (File.isFile), and opening a FIFO would block, so they
+	// are in no other list, whatever their names say.
 	Irregular []string
+	// Symlinks are the symbolic links, never followed: a segment, index or
+	// checkpoint that is a link holds bytes from outside the partition,
+	// which logtool neither reports as the partition's nor writes through.
+	Symlinks []string
+}
+
+// SymlinkNote says why a link found in a log directory is left out.
+const SymlinkNote = "a symbolic link, never followed inside a log directory: skipped"
+
+// ErrSymlinks is wrapped by the error of Partition.NoSymlinks.
+var ErrSymlinks = errors.New("holds a symbolic link, which logtool never follows inside a log directory")
+
+// NoSymlinks fails, naming the first link, when the partition directory
+// holds a symbolic link under the name of a file a broker loads: a writer
+// refuses such a partition rather than act on the part of it that is not a
+// link (a broker follows the link, so compacting or deleting around it
+// would be acting on half a partition). A link under a temporary or unknown
+// name, which a broker does not load, is left to the write that meets it.
+func (p *Partition) NoSymlinks() error {
+	for _, l := range p.Symlinks {
+		if k := ParseFileName(filepath.Base(l)).Kind; k == Unknown || k == Temp {
+			continue
+		}
+		return fmt.Errorf("%s: %w (%s); move the file into the partition directory, or the partition out of the log directory", p.Path, ErrSymlinks, l)
+	}
+	return nil
 }
 
 // ReadPartition lists a partition directory.
@@ -57,12 +83,15 @@ func ReadPartition(dir string) (*Partition, error) {
 	segs := map[int64]*Segment{}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
-		switch fileKind(path, e) {
+		switch fileKind(e) {
 		case dirEntry:
 			p.Others = append(p.Others, path)
 			continue
 		case irregularEntry:
 			p.Irregular = append(p.Irregular, path)
+			continue
+		case linkEntry:
+			p.Symlinks = append(p.Symlinks, path)
 			continue
 		}
 		fn := ParseFileName(e.Name())
@@ -110,8 +139,12 @@ type LogDir struct {
 	// checkpoints, .lock, .kafka_cleanshutdown and anything else.
 	RootFiles []string
 	// Irregular are the entries that are neither regular files nor
-	// directories (see Partition.Irregular).
+	// directories nor links (see Partition.Irregular).
 	Irregular []string
+	// Symlinks are the symbolic links, never followed: a partition
+	// directory or root checkpoint that is a link lives outside the log
+	// directory.
+	Symlinks []string
 	// NotPartitions are the directories whose names are not partition
 	// directory names. A broker refuses to start on such a log directory.
 	NotPartitions []string
@@ -151,12 +184,15 @@ func readRoot(dir string) (*LogDir, []string, error) {
 	var names []string
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
-		switch fileKind(path, e) {
+		switch fileKind(e) {
 		case regularEntry:
 			ld.RootFiles = append(ld.RootFiles, path)
 			continue
 		case irregularEntry:
 			ld.Irregular = append(ld.Irregular, path)
+			continue
+		case linkEntry:
+			ld.Symlinks = append(ld.Symlinks, path)
 			continue
 		}
 		if _, err := ParsePartitionDir(e.Name()); err != nil {
@@ -179,9 +215,15 @@ func ComparePartitionDirs(a, b PartitionDir) int {
 	)
 }
 
-// isDir follows a symbolic link, as Kafka's File.isDirectory does.
+// isDir follows a symbolic link, as Kafka's File.isDirectory does: it
+// judges what a path names, not what a log directory holds.
 func isDir(path string, e fs.DirEntry) bool {
-	return fileKind(path, e) == dirEntry
+	mode := e.Type()
+	if mode&fs.ModeSymlink != 0 {
+		fi, err := os.Stat(path)
+		return err == nil && fi.IsDir()
+	}
+	return mode.IsDir()
 }
 
 type entryKind int
@@ -190,21 +232,17 @@ const (
 	regularEntry entryKind = iota
 	dirEntry
 	irregularEntry
+	linkEntry
 )
 
-// fileKind tells a regular file from a directory and from anything else,
-// following a symbolic link as Kafka's File.isFile and isDirectory do. Only
-// links cost a stat.
-func fileKind(path string, e fs.DirEntry) entryKind {
+// fileKind tells a regular file from a directory, a symbolic link and
+// anything else, from the directory entry alone (lstat's answer): a link is
+// never followed, so nothing listed in a log directory leads out of it.
+func fileKind(e fs.DirEntry) entryKind {
 	mode := e.Type()
-	if mode&fs.ModeSymlink != 0 {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return irregularEntry
-		}
-		mode = fi.Mode().Type()
-	}
 	switch {
+	case mode&fs.ModeSymlink != 0:
+		return linkEntry
 	case mode.IsDir():
 		return dirEntry
 	case mode.IsRegular():

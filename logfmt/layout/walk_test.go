@@ -113,7 +113,8 @@ func TestReadLogDir(t *testing.T) {
 		"bar-3."+uid+"-stray/",
 		"lost+found/", "notapartition/", "foo-x/",
 	)
-	// A symbolic link to a partition directory counts as one.
+	// A symbolic link to a partition directory is listed as a link, never
+	// followed: the partition lives outside the log directory.
 	if err := os.Symlink(filepath.Join(root, "foo-0"), filepath.Join(root, "linked-1")); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,6 @@ func TestReadLogDir(t *testing.T) {
 		"foo-0." + uid + "-delete",
 		"foo-0." + uid + "-future",
 		"foo-0.aaaa-future",
-		"linked-1",
 		"my.topic-with-dashes-2",
 		"my.topic-with-dashes-12",
 	}
@@ -147,8 +147,52 @@ func TestReadLogDir(t *testing.T) {
 	if got, want := ld.NotPartitions, join(root, "foo-x", "lost+found", "notapartition"); !slices.Equal(got, want) {
 		t.Errorf("NotPartitions = %q\nwant %q", got, want)
 	}
-	if len(ld.Partitions[5].Segments) != 1 {
-		t.Errorf("linked partition: Segments = %+v", ld.Partitions[5].Segments)
+	if got, want := ld.Symlinks, join(root, "linked-1"); !slices.Equal(got, want) {
+		t.Errorf("Symlinks = %q\nwant %q", got, want)
+	}
+}
+
+// TestReadPartitionSymlinks: a segment, index, time index or checkpoint that
+// is a symbolic link is listed as a link only, never as what its name says,
+// dangling or not.
+func TestReadPartitionSymlinks(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(root, "outside")
+	dir := filepath.Join(root, "orders-0")
+	mkTree(t, root, "outside/a.log", "outside/a.index", "outside/sub/",
+		"orders-0/00000000000000000000.log", "orders-0/00000000000000000000.index")
+	links := map[string]string{
+		"00000000000000000000.timeindex": "a.index",
+		"00000000000000000100.log":       "a.log",
+		"00000000000000000100.index":     "a.index",
+		"leader-epoch-checkpoint":        "a.log",
+		"00000000000000000100.snapshot":  "gone",
+		"sub":                            "sub",
+	}
+	for name, to := range links {
+		if err := os.Symlink(filepath.Join(outside, to), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := ReadPartition(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Segment{{Base: 0, Log: filepath.Join(dir, "00000000000000000000.log"), Index: filepath.Join(dir, "00000000000000000000.index")}}
+	if !slices.Equal(p.Segments, want) || len(p.Snapshots)+len(p.Others)+len(p.Irregular)+len(p.Leftovers) != 0 {
+		t.Errorf("links listed as files: %+v", p)
+	}
+	if got, want := p.Symlinks, join(dir, "00000000000000000000.timeindex", "00000000000000000100.index", "00000000000000000100.log",
+		"00000000000000000100.snapshot", "leader-epoch-checkpoint", "sub"); !slices.Equal(got, want) {
+		t.Errorf("Symlinks = %q\nwant %q", got, want)
+	}
+	if err := p.NoSymlinks(); !errors.Is(err, ErrSymlinks) {
+		t.Errorf("NoSymlinks: %v", err)
+	}
+	// Links a broker does not load are no reason to refuse a partition.
+	p.Symlinks = join(dir, "sub", "00000000000000000000.index.tmp", "cleaner-checkpoint.logtool.tmp")
+	if err := p.NoSymlinks(); err != nil {
+		t.Errorf("NoSymlinks with links under other names: %v", err)
 	}
 }
 

@@ -432,3 +432,54 @@ func TestUpgradeMixedFormatCrashAfterSwapRenames(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeLookalikesAndDurableOutput: look-alike leftover names planted
+// around the output and its parent keep every byte through a run that
+// fails at each file-system step and a rerun; the output's missing
+// ancestors are fsynced into their parents.
+func TestUpgradeLookalikesAndDurableOutput(t *testing.T) {
+	src, _ := upgradeGen(t, gen.Options{Magic: 0, Compression: codec.Snappy, Records: 80, SegmentBytes: 2 << 10})
+	root := t.TempDir()
+	synced := map[string]bool{}
+	restore := safefile.SetFaultHook(func(step safefile.Step, path string) error {
+		if step == safefile.StepSyncDir {
+			synced[path] = true
+		}
+		return nil
+	})
+	_, err := Run(Options{Targets: upgradeTargets(t, src), ToMagic: 1, Output: filepath.Join(root, "a", "b", "out")})
+	restore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{root, filepath.Join(root, "a"), filepath.Join(root, "a", "b")} {
+		if !synced[d] {
+			t.Errorf("%s: not fsynced after a directory was made in it", d)
+		}
+	}
+	steps := int64(0)
+	for n := int64(0); n == 0 || n <= steps; n++ {
+		parent := t.TempDir()
+		out := filepath.Join(parent, "out")
+		planted := testutil.PlantLookalikes(t, parent, out)
+		o := Options{Targets: upgradeTargets(t, src), ToMagic: 1, Output: out}
+		f := &safefile.Faults{FailAt: n}
+		restore := safefile.SetFaultHook(f.Hook)
+		_, err := Run(o)
+		restore()
+		if n == 0 {
+			// The run that counts the steps, around the same names.
+			steps = f.Steps()
+			if err != nil {
+				t.Fatal(err)
+			}
+		} else if !errors.Is(err, safefile.ErrInjected) {
+			t.Fatalf("step %d: %v", n, err)
+		}
+		planted.Check(t)
+		if _, err := Run(o); err != nil && !errors.Is(err, ErrRefused) {
+			t.Fatalf("step %d: rerun: %v", n, err)
+		}
+		planted.Check(t)
+	}
+}

@@ -237,7 +237,7 @@ func Run(opts Options) (*Report, error) {
 	}
 	rep := &Report{ToMagic: u.toMagic, DryRun: opts.DryRun}
 	if opts.Output != "" && !opts.DryRun {
-		if err := os.MkdirAll(opts.Output, 0o755); err != nil {
+		if err := safefile.MkdirAllDurable(opts.Output, 0o755); err != nil {
 			return nil, err
 		}
 		stages, err := upgradeRemoveStages(opts.Output)
@@ -416,14 +416,11 @@ func (u *upgrader) partition(j upgradeJob) (Partition, error) {
 	if j.err != nil {
 		return rep, j.err
 	}
-	if j.output == "" {
-		// Refused before anything is written: the swap would replace a
-		// segment file that is a symbolic link.
-		for _, s := range p.Segments {
-			if err := safefile.NoSymlinks(s.Log, s.Index, s.TimeIndex, s.TxnIndex); err != nil {
-				return rep, err
-			}
-		}
+	// Refused before anything is written: a broker follows the links, so
+	// the partition converted (or copied to the output) would lack what
+	// they point at.
+	if err := p.NoSymlinks(); err != nil {
+		return rep, err
 	}
 	switch {
 	case u.opts.DryRun:
@@ -547,7 +544,7 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Par
 		return u.partitionInPlace(p, rep)
 	}
 	stage := filepath.Join(filepath.Dir(final), upgradeStageName(filepath.Base(final)))
-	if err := upgradeRemoveStage(stage); err != nil {
+	if err := safefile.RemoveStage(stage, layout.StageFile); err != nil {
 		return err
 	}
 	if err := os.Mkdir(stage, 0o755); err != nil {
@@ -555,7 +552,7 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Par
 	}
 	defer func() {
 		if err != nil {
-			upgradeRemoveStage(stage)
+			safefile.RemoveStage(stage, layout.StageFile)
 		}
 	}()
 	for _, s := range p.Segments {
@@ -637,32 +634,13 @@ func upgradeRemoveStages(dir string) ([]string, error) {
 	for _, e := range entries {
 		if e.IsDir() && isUpgradeStage(e.Name()) {
 			path := filepath.Join(dir, e.Name())
-			if err := upgradeRemoveStage(path); err != nil {
+			if err := safefile.RemoveStage(path, layout.StageFile); err != nil {
 				return removed, err
 			}
 			removed = append(removed, path)
 		}
 	}
 	return removed, nil
-}
-
-// upgradeRemoveStage removes a staging directory left by a crashed run. It
-// holds only the regular files upgrade writes; anything else in it is
-// refused rather than followed or removed.
-func upgradeRemoveStage(stage string) error {
-	entries, err := os.ReadDir(stage)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := safefile.RemoveLeftover(filepath.Join(stage, e.Name())); err != nil {
-			return err
-		}
-	}
-	return safefile.Remove(stage)
 }
 
 // upgradeCopySegmentFiles copies an unchanged segment's files into dir.

@@ -1,4 +1,4 @@
-package export
+package jsonbytes
 
 import (
 	"encoding/base64"
@@ -17,9 +17,9 @@ var pairs = func() (t [4096]uint16) {
 	return t
 }()
 
-// appendBase64 appends the padded standard base64 of src, the bytes
+// AppendBase64 appends the padded standard base64 of src, the bytes
 // base64.StdEncoding.AppendEncode writes.
-func appendBase64(dst, src []byte) []byte {
+func AppendBase64(dst, src []byte) []byte {
 	n := base64.StdEncoding.EncodedLen(len(src))
 	if cap(dst)-len(dst) < n {
 		dst = append(dst[:cap(dst)], make([]byte, len(dst)+n-cap(dst))...)[:len(dst)]

@@ -1,4 +1,4 @@
-package export
+package jsonbytes
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ func FuzzBase64(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		prefix := []byte("x")
 		want := base64.StdEncoding.AppendEncode(bytes.Clone(prefix), b)
-		if got := appendBase64(bytes.Clone(prefix), b); !bytes.Equal(got, want) {
+		if got := AppendBase64(bytes.Clone(prefix), b); !bytes.Equal(got, want) {
 			t.Fatalf("%x: %q, want %q", b, got, want)
 		}
 	})

@@ -1,0 +1,107 @@
+package commands
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// treeBytes is every file of dir, path → content.
+func treeBytes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		m[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestUnlistedTopicLeftAlone: with a --topic-config file that does not
+// name a topic on disk, compact and retention (dry run and real run)
+// change no byte of its partitions and say so naming it, and grep's audit
+// says its configuration is unknown, not that no deadline applies.
+func TestUnlistedTopicLeftAlone(t *testing.T) {
+	for _, args := range [][]string{
+		{"retention", "--dry-run", "--now", "2030-01-01T00:00:00Z"},
+		{"retention", "--now", "2030-01-01T00:00:00Z"},
+		{"compact", "--dry-run", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0"},
+		{"compact", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0"},
+	} {
+		dir := plainLogDir(t)
+		file := filepath.Join(t.TempDir(), "topics.txt")
+		text := "Topic: orders\tTopicId: 8gBP5j5oTBaUOYFzVi-kXA\tPartitionCount: 2\tReplicationFactor: 1\tConfigs: cleanup.policy=compact,delete,retention.ms=1000\n"
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		legacy := filepath.Join(dir, "legacy-0")
+		before := treeBytes(t, legacy)
+		code, out, errOut := runArgs(append(args, "--topic-config", file, dir)...)
+		if code != ExitOK || !strings.Contains(out+errOut, "topic legacy is not in --topic-config "+file) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+		after := treeBytes(t, legacy)
+		if len(after) != len(before) {
+			t.Errorf("%v: legacy-0 had %d files, now %d", args, len(before), len(after))
+		}
+		for p, b := range before {
+			if after[p] != b {
+				t.Errorf("%v: %s changed", args, p)
+			}
+		}
+	}
+
+	dir := plainLogDir(t)
+	file := filepath.Join(t.TempDir(), "topics.txt")
+	if err := os.WriteFile(file, []byte("Topic: orders\tConfigs: cleanup.policy=compact\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errOut := runArgs("grep", "--max-lag", "topic", "--topic-config", file, "--key", "k1", dir)
+	if !strings.Contains(out+errOut, "topic legacy is not in --topic-config "+file+": its configuration is unknown") {
+		t.Errorf("grep audit: stdout %q, stderr %q", out, errOut)
+	}
+}
+
+// TestUnnamedDirLeftAlone: a partition directory named on the command line
+// whose name gives no topic (a copy, "legacy-0.bak") has an unknown
+// configuration when a source is given: left alone, not given Kafka's
+// defaults, unless --unlisted-topics defaults says so.
+func TestUnnamedDirLeftAlone(t *testing.T) {
+	for _, args := range [][]string{
+		{"retention", "--now", "2030-01-01T00:00:00Z"},
+		{"compact", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0", "--cleanup-policy", "compact"},
+	} {
+		dir := plainLogDir(t)
+		bak := filepath.Join(dir, "legacy-0.bak")
+		if err := os.Rename(filepath.Join(dir, "legacy-0"), bak); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "topics.txt")
+		if err := os.WriteFile(file, []byte("Topic: orders\tConfigs: retention.ms=1000\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := treeBytes(t, bak)
+		code, out, errOut := runArgs(append(args, "--topic-config", file, bak)...)
+		if code != ExitOK || !strings.Contains(out+errOut, "not named <topic>-<partition>: its topic, and so its configuration, is unknown") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+		after := treeBytes(t, bak)
+		if len(after) != len(before) {
+			t.Errorf("%v: legacy-0.bak had %d files, now %d", args, len(before), len(after))
+		}
+		for p, b := range before {
+			if after[p] != b {
+				t.Errorf("%v: %s changed", args, p)
+			}
+		}
+	}
+}
