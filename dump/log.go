@@ -714,17 +714,32 @@ func (d *dumper) controlText(l []byte, r *logfmt.Record) []byte {
 // payloadText appends " key: ... payload: ..." as Kafka's record parsers
 // print them.
 func (d *dumper) payloadText(l []byte, r *logfmt.Record, prefix string) []byte {
-	key, value, hasKey, hasValue := d.parse(r)
-	if hasKey {
-		l = append(l, prefix...)
-		l = append(l, "key: "...)
-		l = append(l, key...)
-		prefix = " "
-	}
-	if hasValue {
-		l = append(l, prefix...)
-		l = append(l, "payload: "...)
-		l = append(l, value...)
+	if d.o.Payload == PayloadPlain {
+		// Rendered straight into the line, which streams.
+		if r.Key != nil && d.o.KeyDecoder != DecodeNone {
+			l = append(l, prefix...)
+			l = append(l, "key: "...)
+			l = d.appendStreamed(l, r.Key, d.o.KeyDecoder)
+			prefix = " "
+		}
+		if r.Value != nil && d.o.ValueDecoder != DecodeNone {
+			l = append(l, prefix...)
+			l = append(l, "payload: "...)
+			l = d.appendStreamed(l, r.Value, d.o.ValueDecoder)
+		}
+	} else {
+		key, value, hasKey, hasValue := d.parse(r)
+		if hasKey {
+			l = append(l, prefix...)
+			l = append(l, "key: "...)
+			l = append(l, key...)
+			prefix = " "
+		}
+		if hasValue {
+			l = append(l, prefix...)
+			l = append(l, "payload: "...)
+			l = append(l, value...)
+		}
 	}
 	if d.o.Payload == PayloadPlain && len(r.Headers) > 0 && d.o.ValueDecoder != DecodeNone {
 		// Not in Kafka's line: header values, at the end where they do not
@@ -797,6 +812,50 @@ func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bo
 	}
 	d.payload = p
 	return p[:n], p[n:], hasKey, hasValue
+}
+
+// streamPiece is how much of a key or value appendStreamed decodes at a
+// time.
+const streamPiece = 16 << 10
+
+// appendStreamed appends b decoded to l, the sink's buffer, a piece at a
+// time, and sends the line on as each chunk fills: the text of a large
+// record is never held whole (it can be three times the record, an invalid
+// byte printing as U+FFFD), and grows no buffer past a chunk.
+func (d *dumper) appendStreamed(l, b []byte, dec Decoder) []byte {
+	for len(b) > streamPiece {
+		n := pieceEnd(b, streamPiece, dec)
+		l = appendDecoded(l, b[:n], dec)
+		b = b[n:]
+		if len(l) >= chunkSize {
+			d.s.set(l)
+			l = d.s.buf()
+		}
+	}
+	return appendDecoded(l, b, dec)
+}
+
+// pieceEnd is where a piece of about n bytes of b ends so that decoding
+// the pieces one after the other gives what decoding b whole does: on a
+// multiple of 3 for base64, and for UTF-8 not inside a sequence, which
+// starts at most 3 bytes before a continuation byte (any invalid byte
+// becomes U+FFFD on its own either way).
+func pieceEnd(b []byte, n int, dec Decoder) int {
+	switch dec {
+	case DecodeHex:
+		return n
+	case DecodeBase64:
+		return n - n%3
+	}
+	if utf8.RuneStart(b[n]) {
+		return n
+	}
+	for k := n - 1; k > n-utf8.UTFMax; k-- {
+		if utf8.RuneStart(b[k]) {
+			return k
+		}
+	}
+	return n
 }
 
 // appendDecoded appends b decoded for text output.
