@@ -104,6 +104,32 @@ func putLarge(b []byte) {
 	spare.Unlock()
 }
 
+// keptLarge is the largest buffer a reader keeps for the entries that
+// follow the one it was made for (Kafka bounds batches to 1 MiB by
+// default); a larger one goes back once its entry is read, so that a job
+// holds no more than the entry it reads.
+const keptLarge = 2 << 20
+
+// getLarge is getLarge for the reader's job: a buffer larger than a read
+// window is held against the job's budget, taken before it is allocated.
+func (s *SegmentReader) getLarge(n int) []byte {
+	if n <= windowSize {
+		return getLarge(n)
+	}
+	s.Job.acquire(int64(n))
+	b := getLarge(n)
+	s.Job.acquire(int64(cap(b) - n)) // the job holds: no wait
+	return b
+}
+
+// putLarge is putLarge for the reader's job.
+func (s *SegmentReader) putLarge(b []byte) {
+	if cap(b) > windowSize {
+		s.Job.release(int64(cap(b)))
+	}
+	putLarge(b)
+}
+
 // SegmentReader streams the shallow entries of a segment (any magic) with
 // their byte positions, holding at most one read window and one entry in
 // memory. It checks framing only; callers decide whether to check CRCs
@@ -112,6 +138,9 @@ func putLarge(b []byte) {
 type SegmentReader struct {
 	// MaxBatchSize bounds one entry; 0 means DefaultMaxBatchSize.
 	MaxBatchSize int
+	// Job, when set, is the job of the command that the reader reads for:
+	// an entry larger than a read window is held against its budget.
+	Job *Job
 
 	r      io.ReaderAt
 	size   int64
@@ -235,12 +264,12 @@ func (s *SegmentReader) window(pos int64, n int) ([]byte, error) {
 	if rest := s.size - pos; int64(want) > rest {
 		want = int(rest)
 	}
-	if cap(s.buf) < want {
+	if cap(s.buf) < want || cap(s.buf) > keptLarge && want <= windowSize {
 		// Room for a whole window even at the end of the data, so that
 		// the buffer can serve the next reader (getLarge).
 		old := s.buf
-		s.buf = getLarge(max(n, windowSize))
-		putLarge(old)
+		s.buf = s.getLarge(max(n, windowSize))
+		s.putLarge(old)
 	}
 	s.buf = s.buf[:want]
 	got, err := s.r.ReadAt(s.buf, pos)
