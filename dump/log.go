@@ -67,6 +67,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 		// A shallow dump needs the headers, and the records of a
 		// compressed legacy wrapper only where its offsets are shown.
 		h := logfmt.NewHeaderReader(f, limit, it.path, start, segmentCuts(it), d.o.batchWorkers)
+		h.Job = d.mem
 		whole := d.o.JSON || d.row != nil
 		h.Keep = func(b *logfmt.Batch) bool { return whole && b.Magic() < 2 && b.Compression() != codec.None }
 		if d.items() && d.text() && !st.stats && !d.filtered() {
@@ -78,6 +79,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	}
 	sr := logfmt.NewSegmentReader(f, limit, it.path)
 	defer sr.Close()
+	sr.Job = d.mem
 	sr.SeekTo(start)
 	dr := logfmt.NewDeepReader(sr, d.o.batchWorkers)
 	dr.MaxRecordBytes = d.o.MaxRecordBytes

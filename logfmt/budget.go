@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// The entries larger than a read window that the jobs of a command hold
+// The entries larger than keptLarge that the jobs of a command hold
 // (a job: one partition, or one unit of one, of a command's worker pool)
 // share one budget, so that memory follows the largest entry rather than
 // the number of workers: a job that holds nothing waits to read a large
@@ -18,9 +18,11 @@ import (
 // written, and the earliest job running never waits.
 
 // budgetBytes is what the jobs that are not the earliest may hold in
-// large entries at once: many entries of Kafka's default 1 MiB bound, or
-// one job's at a time when records are tens of MiB.
-const budgetBytes = 32 << 20
+// large entries at once (those over keptLarge, which Kafka's defaults
+// never write): a few of some MiB, or the earliest job's alone when
+// records are tens of MiB, so that the jobs' copies of what they hold
+// (records, output) stay within a few of the largest record.
+const budgetBytes = 8 << 20
 
 // Budget is a byte budget shared by the jobs of a command.
 type Budget struct {

@@ -53,8 +53,9 @@ var (
 // Validate work, but records cannot be read. Batches for which Keep says
 // true are given whole.
 type HeaderReader struct {
-	// MaxBatchSize is the SegmentReader's.
+	// MaxBatchSize and Job are the SegmentReaders'.
 	MaxBatchSize int
+	Job          *Job
 	// Keep, when set, picks the batches given whole. It is called on the
 	// reading goroutines.
 	Keep func(*Batch) bool
@@ -244,7 +245,7 @@ func (h *HeaderReader) begin() bool {
 
 func (h *HeaderReader) sequential(from int64) {
 	h.seq = NewSegmentReader(h.r, h.size, h.file)
-	h.seq.MaxBatchSize = h.MaxBatchSize
+	h.seq.MaxBatchSize, h.seq.Job = h.MaxBatchSize, h.Job
 	h.seq.SeekTo(from)
 }
 
@@ -309,7 +310,7 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 	// once, where each range in flight would scan it again.
 	sr := NewSegmentReader(stoppable{h.r, h.quit}, r.stop, h.file)
 	defer sr.Close()
-	sr.MaxBatchSize, sr.unchecked = h.MaxBatchSize, true
+	sr.MaxBatchSize, sr.Job, sr.unchecked = h.MaxBatchSize, h.Job, true
 	sr.SeekTo(r.start)
 	if h.Render != nil {
 		h.render(r, sr)

@@ -106,15 +106,21 @@ func putLarge(b []byte) {
 
 // keptLarge is the largest buffer a reader keeps for the entries that
 // follow the one it was made for (Kafka bounds batches to 1 MiB by
-// default); a larger one goes back once its entry is read, so that a job
-// holds no more than the entry it reads.
+// default). A larger one is held against the reader's job (Job) and goes
+// back once its entry is read, so that a job holds no more than the entry
+// it reads.
 const keptLarge = 2 << 20
 
-// getLarge is getLarge for the reader's job: a buffer larger than a read
-// window is held against the job's budget, taken before it is allocated.
+// getLarge is getLarge for the reader's job: a buffer larger than
+// keptLarge is held against the job's budget, taken before it is allocated
+// (a spare one, already there, may be taken first).
 func (s *SegmentReader) getLarge(n int) []byte {
-	if n <= windowSize {
-		return getLarge(n)
+	if n <= keptLarge {
+		b := getLarge(n)
+		if cap(b) > keptLarge {
+			s.Job.acquire(int64(cap(b)))
+		}
+		return b
 	}
 	s.Job.acquire(int64(n))
 	b := getLarge(n)
@@ -124,7 +130,7 @@ func (s *SegmentReader) getLarge(n int) []byte {
 
 // putLarge is putLarge for the reader's job.
 func (s *SegmentReader) putLarge(b []byte) {
-	if cap(b) > windowSize {
+	if cap(b) > keptLarge {
 		s.Job.release(int64(cap(b)))
 	}
 	putLarge(b)
@@ -139,7 +145,7 @@ type SegmentReader struct {
 	// MaxBatchSize bounds one entry; 0 means DefaultMaxBatchSize.
 	MaxBatchSize int
 	// Job, when set, is the job of the command that the reader reads for:
-	// an entry larger than a read window is held against its budget.
+	// an entry larger than keptLarge is held against its budget.
 	Job *Job
 
 	r      io.ReaderAt
