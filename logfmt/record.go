@@ -126,6 +126,11 @@ func (it *RecordIter) Reset(b *Batch) error {
 	it.data, it.dataPos, it.wrapper = nil, -1, nil
 	it.stream, it.payload, it.srcErr, it.consumed, it.pre = false, nil, nil, 0, nil
 	it.recLimit = math.MaxInt
+	if cap(it.buf) > keptLarge {
+		// Grown for a large record of the batch before: memory follows
+		// the record being read, not the largest read before.
+		it.buf = nil
+	}
 	if b.headerOnly() {
 		// A caller's mistake, not damage: say so rather than misread.
 		it.err, it.done = fmt.Errorf("%s: batch at byte %d: only its header was read", it.File, b.Pos), true

@@ -78,6 +78,7 @@ import (
 	"slices"
 
 	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/logfmt"
 )
 
 // Severity ranks a Finding.
@@ -212,7 +213,9 @@ func (p *Plan) Run(o Options, emit func(*Report) error) error {
 		if p.units[i].kind == RootUnit {
 			return nil
 		}
-		return p.units[i].run(p, &o)
+		mem := logfmt.StartJob(int64(i))
+		defer mem.Done()
+		return p.units[i].run(p, &o, mem)
 	}, func(i int, rep *Report) error {
 		u := p.units[i]
 		if u.kind == RootUnit {

@@ -60,6 +60,8 @@ type Options struct {
 	// Workers is how many goroutines read one segment (see
 	// logfmt.HeaderReader); below 2, one.
 	Workers int
+	// Job is the command's job the readers hold large entries against.
+	Job *logfmt.Job
 }
 
 // Partition rebuilds, or checks, the indexes of the partition directory dir
@@ -286,14 +288,19 @@ func (h headers) Close() error {
 // the coarse time index wants every record.
 func (r *run) open(s layout.Segment) (batches, error) {
 	if r.o.Time && r.o.Granularity > 0 {
-		return logfmt.OpenSegment(s.Log, logfmt.ReadAheadWindows)
+		f, err := logfmt.OpenSegment(s.Log, logfmt.ReadAheadWindows)
+		if err != nil {
+			return nil, err
+		}
+		f.Job = r.o.Job
+		return f, nil
 	}
 	f, size, err := safefile.OpenSized(s.Log)
 	if err != nil {
 		return nil, err
 	}
 	h := logfmt.NewHeaderReader(f, size, s.Log, 0, logseg.IndexPositions(s), r.o.Workers)
-	h.Keep = (*logfmt.Batch).IsControl
+	h.Keep, h.Job = (*logfmt.Batch).IsControl, r.o.Job
 	return headers{h, f}, nil
 }
 
@@ -542,6 +549,7 @@ func (r *run) replay(path string, from int64) error {
 		return err
 	}
 	defer sc.Close()
+	sc.Job = r.o.Job
 	for sc.Next() {
 		b := sc.Batch()
 		if b.Magic() < 2 || b.LastOffset() < from {
