@@ -113,6 +113,19 @@ func appendInt(dst []byte, v int64) []byte {
 	return strconv.AppendInt(dst, v, 10)
 }
 
+// lineBound is about the most bytes r's line takes, for a buffer to be
+// sized once: its byte strings in base64, and room for the other fields. A
+// UTF-8 string full of characters JSON escapes can take more.
+func (e *Encoder) lineBound(r *fetch.Record) int {
+	n := len(e.prefix) + 512 + base64Len(r.Key) + base64Len(r.Value)
+	for _, h := range r.Headers {
+		n += 32 + 2*len(h.Key) + base64Len(h.Value)
+	}
+	return n
+}
+
+func base64Len(b []byte) int { return (len(b) + 2) / 3 * 4 }
+
 func (e *Encoder) appendBytes(dst, b []byte) []byte {
 	switch {
 	case b == nil:

@@ -245,7 +245,7 @@ func (h *HeaderReader) begin() bool {
 
 func (h *HeaderReader) sequential(from int64) {
 	h.seq = NewSegmentReader(h.r, h.size, h.file)
-	h.seq.MaxBatchSize, h.seq.Job = h.MaxBatchSize, h.Job
+	h.seq.MaxBatchSize, h.seq.Job, h.seq.HeaderViews = h.MaxBatchSize, h.Job, h.whole
 	h.seq.SeekTo(from)
 }
 
@@ -301,6 +301,10 @@ func (h *HeaderReader) run() {
 	}()
 }
 
+// whole tells whether the caller wants b whole: a header view will do for
+// every batch but those Keep picks.
+func (h *HeaderReader) whole(b *Batch) bool { return h.Keep != nil && h.Keep(b) }
+
 // read frames and checksums the batches of r, noting their headers.
 func (h *HeaderReader) read(r *headerRange) *headerRange {
 	r.infos, r.kept, r.text, r.clean = r.infos[:0], r.kept[:0], r.text[:0], false
@@ -316,6 +320,7 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 		h.render(r, sr)
 		return r
 	}
+	sr.HeaderViews = h.whole
 	if r.text != nil {
 		putText(r.text)
 		r.text = nil
@@ -335,7 +340,7 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 		if len(r.infos) == headersMaxInfos {
 			return r
 		}
-		in := headerInfo{pos: b.Pos, size: len(b.Data), crc: b.computeCRC()}
+		in := headerInfo{pos: b.Pos, size: b.Size(), crc: b.ComputeCRC()}
 		in.n = uint8(copy(in.hdr[:], b.Data))
 		if h.Keep != nil && h.Keep(b) {
 			if len(r.kept)+len(b.Data) > headersKeepBytes {

@@ -482,6 +482,14 @@ func (it *RecordIter) step(ok bool, err error) bool {
 	}
 	if !ok {
 		it.done = true
+		if cap(it.buf) > keptLarge {
+			// Grown for a large record: let it go with the batch, which
+			// is read (records a caller kept keep it as long as they
+			// are), and the last record's view of it.
+			it.buf, it.data = nil, nil
+			it.rec.Key, it.rec.Value = nil, nil
+			clear(it.rec.Headers)
+		}
 	}
 	return ok
 }

@@ -147,6 +147,12 @@ type SegmentReader struct {
 	// Job, when set, is the job of the command that the reader reads for:
 	// an entry larger than keptLarge is held against its budget.
 	Job *Job
+	// HeaderViews, when set, has a magic-2 entry larger than
+	// checkedBeforeHeld given as a header view (see HeaderReader), its
+	// checksum computed a window at a time, unless HeaderViews says of the
+	// view that the caller wants the entry whole: for callers that read
+	// headers, so that a large entry is never held.
+	HeaderViews func(view *Batch) (whole bool)
 
 	r      io.ReaderAt
 	size   int64
@@ -155,6 +161,7 @@ type SegmentReader struct {
 	buf    []byte
 	bufPos int64
 	batch  Batch
+	view   decoded // the current batch's, when a header view
 	err    error
 	end    End
 	endMsg string
@@ -306,12 +313,16 @@ func (s *SegmentReader) Next() bool {
 		return false
 	}
 	s.batch = Batch{Pos: s.pos, Data: b}
-	s.pos += int64(len(b))
+	if s.view.size > 0 {
+		s.batch.dec = &s.view
+	}
+	s.pos += int64(s.batch.Size())
 	return true
 }
 
 // frame reads and frames the entry at pos.
 func (s *SegmentReader) frame(pos int64) ([]byte, End, error) {
+	s.view = decoded{}
 	rest := s.size - pos
 	if rest <= 0 {
 		return nil, EndClean, nil
@@ -355,8 +366,20 @@ func (s *SegmentReader) frame(pos int64) ([]byte, End, error) {
 		return nil, EndNone, Corruptf(s.file, pos+8, "entry size %d exceeds the %d-byte limit", total, s.maxBatch())
 	}
 	if total > checkedBeforeHeld {
-		if err := s.checkCRC(pos, total, magic); err != nil {
+		crc, err := s.checkCRC(pos, total, magic)
+		if err != nil {
 			return nil, EndNone, err
+		}
+		if s.HeaderViews != nil && magic == 2 {
+			h, err := s.window(pos, V2HeaderSize)
+			if err != nil {
+				return nil, EndNone, err
+			}
+			s.view = decoded{crc: crc, size: int(total)}
+			if !s.HeaderViews(&Batch{Pos: pos, Data: h, dec: &s.view}) {
+				return h, EndNone, nil
+			}
+			s.view = decoded{}
 		}
 	}
 	b, err := s.window(pos, int(total))
@@ -373,7 +396,7 @@ const checkedBeforeHeld = 8 << 20
 // checkCRC computes the checksum of the entry of total bytes at pos, as
 // Batch.Validate does, a window at a time, and refuses the entry when it
 // does not match.
-func (s *SegmentReader) checkCRC(pos, total int64, magic int8) error {
+func (s *SegmentReader) checkCRC(pos, total int64, magic int8) (uint32, error) {
 	// v2: CRC-32C at byte 17 over attributes..end; legacy: CRC-32 at byte
 	// 12 over magic..end.
 	at, from, table := int64(17), int64(21), castagnoli
@@ -382,7 +405,7 @@ func (s *SegmentReader) checkCRC(pos, total int64, magic int8) error {
 	}
 	h, err := s.window(pos+at, 4)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	stored := binary.BigEndian.Uint32(h)
 	var sum uint32
@@ -390,15 +413,15 @@ func (s *SegmentReader) checkCRC(pos, total int64, magic int8) error {
 		n := int(min(int64(windowSize), end-p))
 		b, err := s.window(p, n)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		sum = crc32.Update(sum, table, b)
 		p += int64(n)
 	}
 	if sum != stored {
-		return Corruptf(s.file, pos, "checksum mismatch: stored %d, computed %d, over an entry of %d bytes, which is not read whole", stored, sum, total)
+		return 0, Corruptf(s.file, pos, "checksum mismatch: stored %d, computed %d, over an entry of %d bytes, which is not read whole", stored, sum, total)
 	}
-	return nil
+	return sum, nil
 }
 
 // tail classifies a short remainder as zeros or a torn write.
