@@ -131,10 +131,11 @@ var ConfigNames = []string{
 type Options struct {
 	Now int64 // the clock for the whole run, ms since the epoch
 	Config
-	OffsetMapMemory      int64 // bytes of one offset map (log.cleaner.dedupe.buffer.size per thread)
-	ProducerIDExpiration int64 // producer.id.expiration.ms: older idle producers' last batches are not protected
-	MaxRecordBytes       int   // the largest record read from a compressed batch (logfmt.RecordIter); 0 for the default
-	DryRun               bool  // plan and simulate the first pass, write nothing
+	OffsetMapMemory      int64       // bytes of one offset map (log.cleaner.dedupe.buffer.size per thread)
+	ProducerIDExpiration int64       // producer.id.expiration.ms: older idle producers' last batches are not protected
+	MaxRecordBytes       int         // the largest record read from a compressed batch (logfmt.RecordIter); 0 for the default
+	Job                  *logfmt.Job // the partition's job, which its readers hold large entries against
+	DryRun               bool        // plan and simulate the first pass, write nothing
 	// BatchWorkers decode a partition's batches in its passes
 	// (logfmt.DeepReader); Run shares its workers out. Below 2, the pass's
 	// own goroutine does.

@@ -63,7 +63,7 @@ func loadProducers(snapshots []string, segs []segment, leo int64, o *Options) (p
 		if end <= from {
 			continue
 		}
-		if err := ps.replay(s, from, &it); err != nil {
+		if err := ps.replay(s, from, &it, o); err != nil {
 			return nil, err
 		}
 	}
@@ -77,8 +77,8 @@ func loadProducers(snapshots []string, segs []segment, leo int64, o *Options) (p
 
 // replay applies the batches of s at or after offset from, as
 // ProducerAppendInfo.append does when a broker loads a log.
-func (ps producerState) replay(s *segment, from int64, it *logfmt.RecordIter) error {
-	sc, err := openScan(s)
+func (ps producerState) replay(s *segment, from int64, it *logfmt.RecordIter, o *Options) error {
+	sc, err := openScan(s, o)
 	if err != nil {
 		return err
 	}

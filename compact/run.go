@@ -7,6 +7,7 @@ import (
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
 )
@@ -69,7 +70,8 @@ func Run(jobs []Job, o Options, workers int, done func()) ([]*Result, []error) {
 		c := <-cleaners
 		defer func() { cleaners <- c }()
 		jo := per
-		jo.Config = jobs[i].Config
+		jo.Config, jo.Job = jobs[i].Config, logfmt.StartJob(int64(i))
+		defer jo.Job.Done()
 		c.o = &jo
 		if jobs[i].Skip != "" {
 			results[i] = &Result{Dir: jobs[i].Dir, Partition: filepath.Base(filepath.Clean(jobs[i].Dir)), Reason: jobs[i].Skip, DryRun: jo.DryRun}
