@@ -16,7 +16,6 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -77,11 +76,11 @@ func encoder(p *layout.Partition, o Options) *Encoder {
 }
 
 // encode reads r and passes its lines to emit in chunks of about chunkSize.
-// The line of a record larger than a chunk is built whole, in a buffer
-// sized for it once (appends that double it would leave the garbage of
-// twice the line), and passed on a chunk at a time, so that the chunks in
-// flight between the workers and the writer keep their size; the buffer is
-// then dropped rather than kept in the pool.
+// The line of a record whose value is larger than a chunk is passed on as
+// it is made (Encoder.AppendStreamed), and any line larger than a chunk a
+// chunk at a time, so that the chunks in flight between the workers and the
+// writer keep their size; a buffer grown for a line is then dropped rather
+// than kept in the pool.
 func encode(r *fetch.Reader, enc *Encoder, emit func([]byte) error) (fetch.Read, error) {
 	defer r.Close()
 	bp := chunkPool.Get().(*[]byte)
@@ -92,12 +91,16 @@ func encode(r *fetch.Reader, enc *Encoder, emit func([]byte) error) (fetch.Read,
 			*bp = buf
 		}
 	}()
+	flush := func(b []byte) ([]byte, error) { return b[:0], emit(b) }
 	for r.Next() {
-		rec := r.Record()
-		if n := enc.lineBound(rec); len(buf)+n > cap(buf) {
-			buf = slices.Grow(buf, n)
+		if rec := r.Record(); len(rec.Value) > chunkSize {
+			var err error
+			if buf, err = enc.AppendStreamed(buf, rec, flush); err != nil {
+				return r.Read(), err
+			}
+		} else {
+			buf = enc.Append(buf, rec)
 		}
-		buf = enc.Append(buf, rec)
 		if len(buf) >= chunkSize {
 			for p := buf; len(p) > 0; {
 				n := len(p)
