@@ -83,6 +83,8 @@ func (ps producerState) replay(s *segment, from int64, it *logfmt.RecordIter, o 
 		return err
 	}
 	defer sc.Close()
+	// Headers, and the records of markers only: a large entry is a view.
+	sc.HeaderViews = (*logfmt.Batch).IsControl
 	it.File = s.Log
 	for sc.Next() {
 		b := sc.Batch()

@@ -49,15 +49,17 @@ const (
 	windowSize = 256 << 10
 )
 
-// spare holds a buffer of an entry larger than a read window. A command
-// reads a segment several times, each with a reader of its own; the
-// readers take turns with one such buffer rather than each leave one to the
-// garbage collector, which for a batch of tens of MiB made up most of a
-// command's memory. (A sync.Pool would lose it at every collection.) The
-// largest one given back is kept.
+// spare holds buffers of entries larger than a read window, and of the
+// large records decompressed from them (RecordIter). A command reads a
+// segment several times, each with a reader of its own, and one large
+// batch after another; the readers take turns with two such buffers (an
+// entry's and its record's) rather than each leave one to the garbage
+// collector, which for a batch of tens of MiB made up most of a command's
+// memory. (A sync.Pool would lose them at every collection.) The largest
+// ones given back are kept.
 var spare struct {
 	sync.Mutex
-	b []byte
+	b [2][]byte
 }
 
 // windows holds read windows given back, for the next readers: a command
@@ -76,9 +78,14 @@ func getLarge(n int) []byte {
 	}
 	if n > windowSize {
 		spare.Lock()
-		b := spare.b
+		// The smaller of the two that holds n.
+		i := 0
+		if cap(spare.b[1]) >= n && (cap(spare.b[0]) < n || cap(spare.b[1]) < cap(spare.b[0])) {
+			i = 1
+		}
+		b := spare.b[i]
 		if cap(b) >= n {
-			spare.b = nil
+			spare.b[i] = nil
 		}
 		spare.Unlock()
 		if cap(b) >= n {
@@ -98,8 +105,13 @@ func putLarge(b []byte) {
 		return
 	}
 	spare.Lock()
-	if cap(b) > cap(spare.b) {
-		spare.b = b
+	// In place of the smaller of the two, if b is larger.
+	i := 0
+	if cap(spare.b[1]) < cap(spare.b[0]) {
+		i = 1
+	}
+	if cap(b) > cap(spare.b[i]) {
+		spare.b[i] = b
 	}
 	spare.Unlock()
 }
