@@ -92,6 +92,12 @@ func getLarge(n int) []byte {
 			return b[:n]
 		}
 	}
+	if n > keptLarge {
+		// Rounded up past a read-ahead join of the same entry (n plus a
+		// chunk), so that the buffers of one large entry, its join and
+		// its records serve one another.
+		return make([]byte, n, (n+aheadChunkSize)|(1<<20-1)+1)
+	}
 	return make([]byte, n)
 }
 

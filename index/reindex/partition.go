@@ -549,7 +549,7 @@ func (r *run) replay(path string, from int64) error {
 		return err
 	}
 	defer sc.Close()
-	sc.Job = r.o.Job
+	sc.Job, sc.HeaderViews = r.o.Job, (*logfmt.Batch).IsControl
 	for sc.Next() {
 		b := sc.Batch()
 		if b.Magic() < 2 || b.LastOffset() < from {
