@@ -186,10 +186,10 @@ func TestMemoryCompactSmallDirtyRange(t *testing.T) {
 // TestMemoryBombs runs every command that reads records on decompression
 // bombs, keyed and keyless, and wants each within the goal: 64 MiB plus
 // three of the largest record (1 MiB). CI takes v1-snappy and v2-zstd and
-// bombs of 32 records; LOGTOOL_LONG=1 every format and 512 records, where
-// the snappy bombs store 26 MiB, which the readers hold whole for its
-// checksum (see docs/performance.md): those exceed the goal and are left
-// to LOGTOOL_BUGS=1.
+// bombs of 32 records; LOGTOOL_LONG=1 every format and 512 records (about
+// ten minutes), where the snappy bombs store 26 MiB: upgrade of a legacy
+// one holds that entry several times (converted, written, read back by its
+// verifier) and exceeds the goal, left to LOGTOOL_BUGS=1.
 func TestMemoryBombs(t *testing.T) {
 	n, formats := 32, []format{}
 	for _, f := range allFormats() {
@@ -209,9 +209,6 @@ func TestMemoryBombs(t *testing.T) {
 				name += "-keyed"
 			}
 			t.Run(name, func(t *testing.T) {
-				if f.codec == codec.Snappy && n > 64 {
-					knownBug(t, "a snappy bomb's 26 MiB stored entry is held whole, up to four times (upgrade)")
-				}
 				entry := keyedBombEntry(t, f.codec, f.magic, n, 1, keyed)
 				dir, part, log := partitionWith(t, entry)
 				cmds := hostileCommands(dir, part, log, f.magic)
@@ -221,8 +218,13 @@ func TestMemoryBombs(t *testing.T) {
 					}
 				}
 				for _, args := range cmds {
-					rewritePartition(t, part, log, entry)
-					checkRSS(t, rssBase+3*mib, [][]string{args})
+					t.Run(args[0], func(t *testing.T) {
+						if f.codec == codec.Snappy && n > 64 && args[0] == "upgrade" && f.magic < 2 {
+							knownBug(t, "upgrade holds a legacy snappy bomb's 26 MiB stored entry several times")
+						}
+						rewritePartition(t, part, log, entry)
+						checkRSS(t, rssBase+3*mib, [][]string{args})
+					})
 				}
 			})
 		}
@@ -283,9 +285,13 @@ func TestMemorySparseLength(t *testing.T) {
 // of two records of 20 MiB, under --max-record-bytes 24MiB, in one batch
 // uncompressed and in two zstd batches, one partition with one worker and
 // four with four, and wants each within the goal: 64 MiB plus three of the
-// largest record, whatever --workers.
+// largest record, whatever --workers. Before the workers shared a budget
+// (logfmt.Job) four workers took dump to 631-666 MiB, export to 391-488,
+// compact 325-375, verify 267-296 and grep 255-266; one worker, dump
+// --print-data-log 163-168 and export 176-179. compact on the zstd
+// partitions with four workers is still over (133-139 MiB: see
+// docs/performance.md), left to LOGTOOL_BUGS=1.
 func TestMemoryLargeRecords(t *testing.T) {
-	knownBug(t, "the readers of a partition and the workers each hold the stored entries they read (issue trust, item 9)")
 	const recordBytes = 20 << 20
 	value := make([]byte, recordBytes)
 	rng := rand.New(rand.NewPCG(9, 9)) // incompressible, so zstd stores it whole
@@ -338,7 +344,14 @@ func TestMemoryLargeRecords(t *testing.T) {
 					}
 					cmds = append(cmds, append(args, paths...))
 				}
-				checkRSS(t, rssBase+3*recordBytes, cmds, 0)
+				for _, args := range cmds {
+					t.Run(args[2], func(t *testing.T) {
+						if args[2] == "compact" && shape.c == codec.Zstd && workers > 1 {
+							knownBug(t, "compact with four workers on zstd batches of 20 MiB records takes 133-139 MiB")
+						}
+						checkRSS(t, rssBase+3*recordBytes, [][]string{args}, 0)
+					})
+				}
 			})
 		}
 	}
