@@ -36,8 +36,13 @@ staticcheck:
 	$(STATICCHECK) $(PKGS)
 
 # Unit, round-trip, real-broker-sample and golden tests, with the race detector.
+# go test shows nothing of a passing package, so the skip of the tests
+# that read the real broker samples is said here, where every run shows it.
+SAMPLES  ?= $(or $(LOGTOOL_SAMPLES),../shared/kafka-samples)
 test: vet staticcheck
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	@test -d "$(SAMPLES)" || echo "NOTE: no Kafka broker samples at $(SAMPLES): the tests that read them are skipped (set LOGTOOL_SAMPLES to their directory)"
+	LOGTOOL_SAMPLES="$(abspath $(SAMPLES))" $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	@test -d "$(SAMPLES)" || echo "NOTE: no Kafka broker samples at $(SAMPLES): the tests that read them were skipped"
 
 # Regenerate golden files after an intended output change; review the diff.
 golden:

@@ -13,18 +13,19 @@ import (
 
 	"github.com/logtool/logtool/dump/metadata"
 	p "github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
-const samples = "../../shared/kafka-samples/logdirs"
+var samples = kafkasamples.Dir("logdirs")
 
 func sampleDir(t *testing.T, name string) string {
 	t.Helper()
 	dir := filepath.Join(samples, name)
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("kafka samples not available at %s: %v", samples, err)
+		kafkasamples.Skip(t, err)
 	}
 	return dir
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,7 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/fielderr"
-	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -39,7 +40,7 @@ var exitStatus = []struct {
 		"others go on, and each failure is named on stderr). Nothing half-written is left behind."},
 	{ExitUsage, "Usage error: an unknown flag, a bad value, missing or contradictory arguments, a path that is not what " +
 		"the command needs."},
-	{ExitProblems, "A check found problems (verify, reindex --check, dump --verify-index-only or --index-sanity-check); " +
+	{ExitProblems, "A check found problems (verify, reindex --check, dump --verify-index-only or --index-sanity-check, replicas); " +
 		"the data is untouched."},
 	{ExitRefused, "Refused for safety: a running broker holds the log directory's .lock, or the operation would " +
 		"overwrite something it must not."},
@@ -94,7 +95,7 @@ func exitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.Is(err, lockfile.ErrLocked):
+	case errors.Is(err, refuse.ErrRefused):
 		return ExitRefused
 	}
 	return ExitFailure
@@ -107,6 +108,7 @@ func globalFlags() []cli.Flag {
 		&cli.IntFlag{Name: "workers", Value: runtime.GOMAXPROCS(0), DefaultText: "GOMAXPROCS, the number of CPUs", Usage: "partitions processed at once; workers left over decode the batches of each"},
 		&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
 		&cli.BoolFlag{Name: "quiet", Usage: "only errors on stderr"},
+		&cli.BoolFlag{Name: "wide", Usage: "text tables with every column; by default the columns that fit a 120-column terminal"},
 		&cli.StringFlag{Name: "max-record-bytes", Value: "64MiB", Usage: "refuse a record of a compressed batch larger than this rather than hold it in memory"},
 	}
 }
@@ -117,6 +119,7 @@ type Global struct {
 	Workers    int
 	NoProgress bool
 	Quiet      bool
+	Wide       bool
 	// MaxRecordBytes bounds one record read from a compressed batch
 	// (logfmt.RecordIter.MaxRecordBytes).
 	MaxRecordBytes int
@@ -155,6 +158,7 @@ func globalArgs(c *cli.Context, args []string) (Global, error) {
 		Workers:    globalFlag(c, "workers", (*cli.Context).Int),
 		NoProgress: globalFlag(c, "no-progress", (*cli.Context).Bool),
 		Quiet:      globalFlag(c, "quiet", (*cli.Context).Bool),
+		Wide:       globalFlag(c, "wide", (*cli.Context).Bool),
 		Stdout:     c.App.Writer,
 		Stderr:     c.App.ErrWriter,
 	}
@@ -212,6 +216,8 @@ func NewApp() *cli.App {
 		findCommand(),
 		grepCommand(),
 		verifyCommand(),
+		replicasCommand(),
+		digestCommand(),
 		reindexCommand(),
 		upgradeCommand(),
 		migrateCommand(),
@@ -257,8 +263,20 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		cmd.OnUsageError = func(c *cli.Context, err error, sub bool) error {
 			prefix = name + ": "
-			return onUsage(c, err, sub)
+			return onUsage(c, flagWords(err, args, name), sub)
 		}
+	}
+	// With no command there is nothing to do: the help goes to stderr, as
+	// for any other usage error, and the exit code says so.
+	app.Action = func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			return usageErr("unknown command %q (see logtool --help)", c.Args().First())
+		}
+		c.App.Writer = stderr
+		if err := cli.ShowAppHelp(c); err != nil {
+			return err
+		}
+		return usageErr("no command given")
 	}
 	err := app.Run(args)
 	if unknown {
@@ -268,6 +286,38 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "logtool: %s%s\n", prefix, oneLine(err))
 	}
 	return exitCode(err)
+}
+
+// flagPhrase matches the flag package's way of naming a flag, one dash
+// whatever the user typed.
+var flagPhrase = regexp.MustCompile(`(not defined: |for flag )-([^\s:=]+)`)
+
+// flagWords names flags in a usage error as the user typed them (--workers,
+// not the flag package's -workers) and points at the command's help.
+func flagWords(err error, args []string, cmd string) error {
+	if !flagPhrase.MatchString(err.Error()) {
+		return err
+	}
+	msg := flagPhrase.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		sub := flagPhrase.FindStringSubmatch(m)
+		return sub[1] + typedFlag(sub[2], args)
+	})
+	return fmt.Errorf("%s (see logtool %s --help)", msg, cmd)
+}
+
+// typedFlag is the flag name with the dashes the user gave it, or the
+// contract's (--name, -n) when the word is not in args.
+func typedFlag(name string, args []string) string {
+	for _, a := range args {
+		word, _, _ := strings.Cut(a, "=")
+		if strings.TrimLeft(word, "-") == name && strings.HasPrefix(word, "-") {
+			return word
+		}
+	}
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 func oneLine(err error) string {

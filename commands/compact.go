@@ -179,6 +179,7 @@ func compactOptions(c *cli.Context) (compact.Options, error) {
 	o := compact.DefaultOptions(now)
 	o.DryRun = c.Bool("dry-run")
 	var err error
+	warnBareMillis(c, "producer-id-expiration", c.String("producer-id-expiration"))
 	if o.ProducerIDExpiration, err = durationArg("producer-id-expiration", c.String("producer-id-expiration"), 1, noMax); err != nil {
 		return o, err
 	}
@@ -198,7 +199,7 @@ func compactSkip(p *target.Partition) (bool, string) {
 	switch {
 	case p.Dir.Kind != layout.Normal:
 		return true, note(p.Named, "skipped: a "+p.Dir.Kind.String()+" partition directory, which Kafka's cleaner never cleans")
-	case p.Dir.Topic == "__cluster_metadata":
+	case p.Dir.Topic == layout.MetadataTopic:
 		return true, note(p.Named, "skipped: the KRaft metadata log is not compacted by the log cleaner")
 	}
 	return false, ""

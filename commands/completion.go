@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/logtool/logtool/dump"
 )
 
 // The shells ask logtool itself for candidates: the scripts pass the words
@@ -253,6 +255,8 @@ func flagValues(cmd, flag string) []string {
 		return []string{"text", "json"}
 	case "key-decoder", "value-decoder":
 		return []string{"string", "hex", "base64", "none"}
+	case "kafka-version":
+		return dump.Releases()
 	case "compression":
 		if cmd == "upgrade" {
 			return []string{"keep", "none", "gzip", "snappy", "lz4", "zstd"}

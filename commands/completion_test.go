@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestCompletions(t *testing.T) {
-	all := []string{"dump", "find", "grep", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "export", "salvage", "replay", "gen", "completion", "man", "help"}
+	all := []string{"dump", "find", "grep", "verify", "replicas", "digest", "reindex", "upgrade", "migrate-checkpoints", "compact", "retention", "export", "salvage", "replay", "gen", "completion", "man", "help"}
 	for _, tc := range []struct {
 		words []string
 		want  []string // the candidates' words, in order
@@ -48,10 +48,11 @@ func TestCompletions(t *testing.T) {
 		{[]string{"dump", "--key-decoder", "h"}, []string{"hex"}, ""},
 		{[]string{"dump", "--sha"}, []string{"--share-group-state-decoder"}, ""},
 		{[]string{"dump", "--rem"}, []string{"--remote-log-metadata-decoder"}, ""},
+		{[]string{"dump", "--kafka-version", "3"}, []string{"3.7", "3.8", "3.9"}, ""},
 		{[]string{"upgrade", "--compression", "k"}, []string{"keep"}, ""},
 		{[]string{"gen", "--compression", "k"}, nil, ""},
 		{[]string{"completion", ""}, []string{"bash", "zsh"}, ""},
-		{[]string{"help", "re"}, []string{"reindex", "retention", "replay"}, ""},
+		{[]string{"help", "re"}, []string{"replicas", "reindex", "retention", "replay"}, ""},
 		// Where a path goes, the shell completes file names; where a
 		// directory goes, directory names.
 		{[]string{"dump", ""}, nil, ":files"},
@@ -232,7 +233,7 @@ probe logtool help ret
 		"complete -F _logtool_complete logtool\n" +
 		"--- logtool --quiet comp\ncompact\ncompletion\n" +
 		"--- logtool ret\nretention\n" +
-		"--- logtool re\nreindex\nretention\nreplay\n" +
+		"--- logtool re\nreplicas\nreindex\nretention\nreplay\n" +
 		"--- logtool dump --format = j\njson\n" +
 		"--- logtool completion \nbash\nzsh\n" +
 		"--- logtool dump re\ncompopt -o filenames\nrest\nretention\n" +

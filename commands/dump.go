@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -40,6 +41,10 @@ func dumpCommand() *cli.Command {
 			"--key-decoder-class and --value-decoder-class with Kafka's StringDecoder (string) or DefaultDecoder\n" +
 			"(hex). As in Kafka, --max-bytes smaller than a segment's first batch shows none of it (a note says the\n" +
 			"batch's size) and is no failure.\n\n" +
+			"Text lines follow kafka-dump-log.sh of Kafka 4.1; --kafka-version 3.7, 3.8, 3.9 or 4.0 prints them as\n" +
+			"that release does where releases differ: --offsets-decoder (3.7: offset_commit::... text),\n" +
+			"--transaction-log-decoder (3.7 to 3.9: transaction_metadata::... text) and the LeaderChange control\n" +
+			"record (before 4.1: controlType: LEADER_CHANGE(2)). JSON output is the same for every release.\n\n" +
 			"Exit status: 0 when everything could be read (damage is reported, not fatal), 1 when a file or\n" +
 			"directory could not be read (the others are still dumped), 2 for a bad path or flag, 3 when\n" +
 			"--verify-index-only or --index-sanity-check found a bad index.\n\n" +
@@ -48,12 +53,13 @@ func dumpCommand() *cli.Command {
 			"  logtool dump --deep-iteration --print-data-log testdata/kafka-logs/payments.txn-0/00000000000000000000.log\n" +
 			"  logtool dump --from-offset 700 --to-offset 720 --deep-iteration testdata/kafka-logs/orders-0\n" +
 			"  logtool dump --verify-index-only testdata/kafka-logs/orders-0\n" +
+			"  logtool dump --kafka-version 3.9 --transaction-log-decoder LOGDIR/__transaction_state-0/00000000000000000000.log\n" +
 			"  logtool dump --files testdata/kafka-logs/orders-0/00000000000000000712.index,testdata/kafka-logs/orders-0/00000000000000000712.log\n" +
 			"  logtool --format json dump --summary testdata/kafka-logs\n" +
 			"  logtool --format json dump --deep-iteration --key-decoder hex testdata/kafka-logs/user-profiles-0",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "deep-iteration", Usage: "one line per record after each batch line (implied by --print-data-log and every decoder flag)"},
-			&cli.BoolFlag{Name: "print-data-log", Usage: "print record keys and values (and header values) too"},
+			&cli.BoolFlag{Name: "print-data-log", Usage: "print record keys and values too"},
 			&cli.StringFlag{Name: "key-decoder", Value: "string", Usage: "how keys are printed: string (UTF-8), hex, base64 or none; implies --print-data-log"},
 			&cli.StringFlag{Name: "value-decoder", Value: "string", Usage: "how values and header values are printed: string, hex, base64 or none; implies --print-data-log"},
 			&cli.StringFlag{Name: "key-decoder-class", Usage: "Kafka's name for --key-decoder: StringDecoder is string, DefaultDecoder hex (kafka.serializer or org.apache.kafka.tools.api)"},
@@ -64,6 +70,8 @@ func dumpCommand() *cli.Command {
 			&cli.BoolFlag{Name: "remote-log-metadata-decoder", Usage: "decode records as __remote_log_metadata tiered storage metadata"},
 			&cli.BoolFlag{Name: "share-group-state-decoder", Usage: "decode records as __share_group_state share-partition state"},
 			&cli.BoolFlag{Name: "skip-record-metadata", Usage: "record lines without their metadata (and control records as empty lines), as Kafka's flag"},
+			&cli.BoolFlag{Name: "print-headers", Usage: "end each text record line with its header values, \" headers: [k=v]\", which no Kafka prints; implies --print-data-log"},
+			&cli.StringFlag{Name: "kafka-version", Value: dump.DefaultRelease().Version, Usage: "print text lines as kafka-dump-log.sh of Kafka `X.Y` does, one of " + strings.Join(dump.Releases(), ", ")},
 			&cli.BoolFlag{Name: "index-sanity-check", Usage: ".index/.timeindex: run only the broker's startup sanity check"},
 			&cli.BoolFlag{Name: "verify-index-only", Usage: ".index/.timeindex: check every entry against the log, print only the mismatches"},
 			&cli.StringFlag{Name: "max-message-size", Value: "5MiB", Usage: "largest batch an .index entry may point at (bytes, or with K, M)"},
@@ -166,7 +174,7 @@ func dumpPolicies(g Global, set *target.Set) func(*target.Partition) string {
 // summary table would not show.
 func contentFlags(c *cli.Context) bool {
 	for _, f := range []string{"deep-iteration", "print-data-log", "key-decoder", "value-decoder", "key-decoder-class", "value-decoder-class", "offsets-decoder",
-		"transaction-log-decoder", "cluster-metadata-decoder", "remote-log-metadata-decoder", "share-group-state-decoder", "skip-record-metadata", "index-sanity-check",
+		"transaction-log-decoder", "cluster-metadata-decoder", "remote-log-metadata-decoder", "share-group-state-decoder", "skip-record-metadata", "print-headers", "index-sanity-check",
 		"verify-index-only", "max-bytes", "from-offset", "to-offset", "from-time"} {
 		if c.IsSet(f) {
 			return true
@@ -177,7 +185,7 @@ func contentFlags(c *cli.Context) bool {
 
 func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 	o := dump.DefaultOptions()
-	o.JSON, o.Workers, o.Quiet, o.MaxRecordBytes = g.JSON(), g.Workers, g.Quiet, g.MaxRecordBytes
+	o.JSON, o.Workers, o.Quiet, o.MaxRecordBytes, o.Wide = g.JSON(), g.Workers, g.Quiet, g.MaxRecordBytes, g.Wide
 	var err error
 	for _, f := range []struct {
 		name string
@@ -211,10 +219,14 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 		o.Payload = dump.PayloadShareState
 	}
 	// As in Kafka, naming any decoder prints the data, which needs the records.
-	o.PrintData = c.Bool("print-data-log") || o.Payload != dump.PayloadPlain || c.IsSet("key-decoder") || c.IsSet("value-decoder") ||
+	o.PrintData = c.Bool("print-data-log") || c.Bool("print-headers") || o.Payload != dump.PayloadPlain || c.IsSet("key-decoder") || c.IsSet("value-decoder") ||
 		c.IsSet("key-decoder-class") || c.IsSet("value-decoder-class")
 	o.Deep = c.Bool("deep-iteration") || o.PrintData
 	o.SkipRecordMetadata = c.Bool("skip-record-metadata")
+	o.PrintHeaders = c.Bool("print-headers")
+	if o.Release, err = dump.ParseRelease(c.String("kafka-version")); err != nil {
+		return o, usageErr("--kafka-version: %v", err)
+	}
 	o.IndexSanityCheck, o.VerifyIndexOnly = c.Bool("index-sanity-check"), c.Bool("verify-index-only")
 	size, err := sizeArg("max-message-size", c.String("max-message-size"), 1, math.MaxInt32)
 	if err != nil {

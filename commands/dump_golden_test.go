@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -165,6 +166,7 @@ var dumpGoldenCases = []goldenCase{
 		sample + "/orders-0/leader-epoch-checkpoint", sample + "/orders-0/partition.metadata"}},
 	{name: "partition-dir", args: []string{"dump", sample + "/legacy.events-v0-snappy-0"}},
 	{name: "log-dir-summary", args: []string{"dump", sample}},
+	{name: "log-dir-summary-wide", args: []string{"--wide", "dump", sample}},
 	{name: "file-summary", args: []string{"dump", "--summary", sample + "/orders-1/00000000000000000000.log", sample + "/clicks-v1-0/00000000000000000000.log"}},
 	{name: "offset-range", args: []string{"dump", "--deep-iteration", "--from-offset", "1195", "--to-offset", "1201", sample + "/payments.txn-0"}},
 	{name: "from-time", args: []string{"dump", "--from-time", "2024-01-01T00:20:00Z", "--to-offset", "1210", sample + "/orders-1"}},
@@ -352,9 +354,19 @@ func offsetsFixture(t *testing.T, dir string) {
 		{Key: enc(nil).i16(16).str("group-c").str("ord.*"), Value: enc(nil).i16(0).uv(2).cstr("orders").i64(2).i64(1_700_000_000_900).notags()},
 		{Key: memberKey(8), Value: nil},
 	}
+	// Share (KIP-932) and streams (KIP-1071) group records as Kafka 4.1
+	// writes them; type 18, gone before 4.1, is unknown.
+	sg := []logfmt.Record{
+		{Key: enc(nil).i16(11).str("share-g"), Value: enc(nil).i16(0).i32(2).i64(99).notags()},
+		{Key: enc(nil).i16(14).str("share-g").str("member-3"), Value: enc(nil).i16(0).i32(2).i32(1).i8(0).uv(2).uuid(7).uv(2).i32(1).notags().notags()},
+		{Key: enc(nil).i16(17).str("app"), Value: enc(nil).i16(0).i32(5).i64(123).notags()},
+		{Key: enc(nil).i16(21).str("app").str("member-4"), Value: enc(nil).i16(0).uv(2).cstr("0").uv(2).i32(0).notags().uv(1).uv(1).notags()},
+		{Key: enc(nil).i16(18).str("app"), Value: enc(nil).i16(0).uv(1).notags()},
+	}
 	o := logfmt.DefaultBatchOptions(0)
 	o2 := logfmt.DefaultBatchOptions(int64(len(recs)))
-	segment(t, dir, "__consumer_offsets-0/00000000000000000000.log", batch(t, o, recs...), batch(t, o2, cg...))
+	o3 := logfmt.DefaultBatchOptions(int64(len(recs) + len(cg)))
+	segment(t, dir, "__consumer_offsets-0/00000000000000000000.log", batch(t, o, recs...), batch(t, o2, cg...), batch(t, o3, sg...))
 }
 
 func remoteMetaFixture(t *testing.T, dir string) {
@@ -441,4 +453,31 @@ func kraftFixture(t *testing.T, dir string) {
 	write(t, dir, "__cluster_metadata-0/quorum-state",
 		[]byte(`{"leaderId":1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}`))
 	write(t, dir, "meta.properties", []byte("#\n#Thu Jan 01 00:00:00 UTC 2024\nnode.id=1\nversion=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n"))
+}
+
+// TestTablesFitATerminal: every text table a command prints over the
+// sample fits 120 columns unless --wide asks for every column.
+func TestTablesFitATerminal(t *testing.T) {
+	const now = "2024-02-01T00:00:00Z"
+	s := usageSample(t)
+	for _, args := range [][]string{
+		{"dump", s}, {"verify", s}, {"reindex", "--check", s}, {"reindex", "--dry-run", s},
+		{"upgrade", "--dry-run", s}, {"migrate-checkpoints", "--dry-run", s},
+		{"compact", "--dry-run", "--max-lag", "1h", "--now", now, s},
+		{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, s},
+		{"grep", "--max-lag", "60d", "--now", now, s},
+		{"replay", "--dry-run", s},
+	} {
+		_, out, _ := runArgs(args...)
+		for line := range strings.Lines(out) {
+			// Table rows: cells apart by two spaces or more; prose wraps.
+			if strings.Count(line, "  ") < 2 {
+				continue
+			}
+			if n := utf8.RuneCountInString(strings.TrimSuffix(line, "\n")); n > 120 {
+				t.Errorf("%q: a line of %d columns: %q", args, n, line)
+				break
+			}
+		}
+	}
 }

@@ -142,7 +142,7 @@ func readTargets(c *cli.Context, g Global, cmd, outFile string) ([]*layout.Parti
 func readSet(c *cli.Context, g Global, cmd, outFile string, takes target.Takes) (*target.Set, func() error, error) {
 	return targets(g, c.Args().Slice(), target.Options{Command: cmd, Takes: takes, OutputFile: outFile,
 		Topic: c.String("topic"), Skip: func(p *target.Partition) (bool, string) {
-			return p.Dir.Topic == "__cluster_metadata" && !p.Named, ""
+			return p.Dir.Topic == layout.MetadataTopic && !p.Named, ""
 		}}, target.Read)
 }
 

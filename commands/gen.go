@@ -93,6 +93,7 @@ func runGen(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warnBareMillis(c, "time-step", c.String("time-step"))
 	step, err := durationArg("time-step", c.String("time-step"), 1, noMax/int64(time.Millisecond))
 	if err != nil {
 		return err
@@ -157,8 +158,6 @@ func runGen(c *cli.Context) error {
 	parts, err := gen.Generate(o)
 	bar.Finish()
 	switch {
-	case errors.Is(err, gen.ErrPartitionExists), errors.Is(err, gen.ErrTopicExists):
-		return &ExitError{Code: ExitRefused, Err: err}
 	case errors.Is(err, gen.ErrNotKRaft):
 		return usageErr("--kraft: %v", err)
 	}

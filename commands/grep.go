@@ -466,6 +466,9 @@ func (s *grepSummary) auditText(w *strings.Builder) {
 		t.Append(r.Partition.Dir.Name, strconv.Itoa(r.Keys), strconv.FormatInt(r.Versions, 10), strconv.FormatInt(r.VersionsPast, 10),
 			oldestCell(r.Oldest()), strconv.FormatInt(r.Tombstones, 10), strconv.FormatInt(r.TombstonesPast, 10), cleanable)
 	}
+	if !s.g.Wide {
+		t.Drop("CLEANABLE OFFSETS")
+	}
 	t.WriteTo(w)
 	not := ""
 	if n := len(s.results) - audited; n > 0 {

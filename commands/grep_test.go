@@ -112,7 +112,7 @@ func TestGrepTopicConfig(t *testing.T) {
 		t.Errorf("user-events-0 named: %s", stderr)
 	}
 	// A day's retention from the flag: no tombstone is due yet.
-	_, stdout, _ = runArgs(append(audit, "--delete-retention", "1d", logs)...)
+	_, stdout, _ = runArgs(append([]string{"--wide"}, append(audit, "--delete-retention", "1d", logs)...)...)
 	if !regexp.MustCompile(`(?m)^orders-0 .* 1900 .* 13 +0 +0-1999$`).MatchString(stdout) {
 		t.Errorf("with --delete-retention 1d:\n%s", stdout)
 	}

@@ -84,7 +84,7 @@ func TestManPage(t *testing.T) {
 			t.Errorf("no synopsis or section for %s", name)
 		}
 	}
-	for _, want := range []string{`\fB\-\-max\-lag\fR\ \fIDURATION\fR`, `[\fB\-\-deep\-iteration\fR]`, `[\fB\-\-share\-group\-state\-decoder\fR]`, `[\fB\-\-remote\-log\-metadata\-decoder\fR]`, "\n.B 3\nA check found problems",
+	for _, want := range []string{`\fB\-\-max\-lag\fR\ \fIDURATION\fR`, `[\fB\-\-deep\-iteration\fR]`, `[\fB\-\-kafka\-version\fR\ \fIX.Y\fR]`, `[\fB\-\-share\-group\-state\-decoder\fR]`, `[\fB\-\-remote\-log\-metadata\-decoder\fR]`, "\n.B 3\nA check found problems",
 		`logtool dump \-\-deep\-iteration \-\-print\-data\-log testdata/kafka\-logs/`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
@@ -116,6 +116,28 @@ func TestManPage(t *testing.T) {
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("rendered page lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestHelpSaysItOnce: urfave/cli's help adds "(repeatable)" to list flags
+// itself, and every example a flag's help gives must be a value it takes.
+func TestHelpSaysItOnce(t *testing.T) {
+	for _, cmd := range NewApp().Commands {
+		_, out, _ := runArgs(cmd.Name, "--help")
+		if strings.Contains(out, "(repeatable) (repeatable)") {
+			t.Errorf("%s --help says (repeatable) twice", cmd.Name)
+		}
+	}
+	_, out, _ := runArgs("replay", "--help")
+	m := regexp.MustCompile(`\n\s+--rate VALUE\s.*\((.*)\)\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("replay --help gives no --rate examples")
+	}
+	list := m[1]
+	for _, ex := range strings.Split(list, ", ") {
+		if _, err := sizeArg("rate", ex, 1, noMax); err != nil {
+			t.Errorf("replay --help gives --rate %s, which it refuses: %v", ex, err)
 		}
 	}
 }

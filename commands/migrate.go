@@ -108,7 +108,7 @@ func runMigrate(c *cli.Context) error {
 		if opts.Reverse {
 			source = "the per-partition files"
 		}
-		return &ExitError{Code: ExitRefused, Err: fmt.Errorf("%w; nothing written (--overwrite lets %s win)", err, source)}
+		return fmt.Errorf("%w; nothing written (--overwrite lets %s win)", err, source)
 	}
 	if err != nil {
 		return err

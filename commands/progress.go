@@ -1,13 +1,17 @@
 package commands
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"github.com/logtool/logtool/internal/human"
 )
 
 // progressDelay is how long work runs before its bar appears: a bar that
@@ -32,7 +36,23 @@ type progress struct {
 	done  int64
 	shown int64 // what bar has been told
 	bar   *progressbar.ProgressBar
+
+	// The rate is smoothed over windows of rateWindow from start, not taken
+	// from the bar, which starts its clock when it appears, a second into
+	// the work, and so first shows a second's work done in no time.
+	rate     float64 // units a second
+	mark     time.Time
+	markDone int64
+	status   time.Time // when the text after the bar was last made
 }
+
+const (
+	rateWindow = 500 * time.Millisecond
+	// etaAfter is how long the work runs, and etaShare how much of it is
+	// done, before the time left is shown: before that it is a guess.
+	etaAfter = 3 * time.Second
+	etaShare = 0.02
+)
 
 // newProgress returns the bar for work of total units, bytes or items, or
 // nil when none may be drawn. A total not known yet is given to SetTotal.
@@ -40,7 +60,8 @@ func newProgress(g Global, desc string, total int64, bytes bool) *progress {
 	if g.NoProgress || g.Quiet || !isTerminal(g.Stderr) {
 		return nil
 	}
-	return &progress{w: g.Stderr, desc: desc, bytes: bytes, total: total, start: time.Now()}
+	now := time.Now()
+	return &progress{w: g.Stderr, desc: desc, bytes: bytes, total: total, start: now, mark: now}
 }
 
 func isTerminal(w io.Writer) bool {
@@ -90,25 +111,57 @@ func (p *progress) More(todo int64) {
 }
 
 func (p *progress) show() {
+	now := time.Now()
+	if dt := now.Sub(p.mark); dt >= rateWindow {
+		r := float64(p.done-p.markDone) / dt.Seconds()
+		if p.rate == 0 {
+			p.rate = r
+		} else {
+			p.rate = 0.7*p.rate + 0.3*r
+		}
+		p.mark, p.markDone = now, p.done
+	}
 	if p.bar == nil {
-		if p.total <= 0 || time.Since(p.start) < progressDelay {
+		if p.total <= 0 || now.Sub(p.start) < progressDelay {
 			return
 		}
-		opts := []progressbar.Option{progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(p.desc),
-			progressbar.OptionThrottle(100 * time.Millisecond), progressbar.OptionClearOnFinish()}
-		switch {
-		case p.bytes:
-			// Binary units (MiB/s), as every size logtool prints.
-			opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true))
-		case p.items != "":
-			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(p.items))
-		default:
-			opts = append(opts, progressbar.OptionShowCount())
-		}
-		p.bar = progressbar.NewOptions64(p.total, opts...)
+		// Counts, rate and time left are logtool's own (statusLine), after
+		// the bar; the bar's figures are turned off.
+		p.bar = progressbar.NewOptions64(p.total, progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription(p.statusLine(now)), progressbar.OptionShowDescriptionAtLineEnd(),
+			progressbar.OptionSetPredictTime(false), progressbar.OptionSetElapsedTime(false),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		p.status = now
+	} else if now.Sub(p.status) >= 100*time.Millisecond {
+		p.bar.Describe(p.statusLine(now))
+		p.status = now
 	}
 	p.bar.Add64(p.done - p.shown)
 	p.shown = p.done
+}
+
+// statusLine is what follows the bar: "verify 1.2 GiB/2.0 GiB, 310.0 MiB/s,
+// 3s left", the time left only once it means something.
+func (p *progress) statusLine(now time.Time) string {
+	count, rate := func(n int64) string { return strconv.FormatInt(n, 10) }, ""
+	switch {
+	case p.bytes:
+		count = human.Bytes
+		rate = human.Bytes(int64(p.rate)) + "/s"
+	case p.items != "":
+		rate = fmt.Sprintf("%.0f %s/s", p.rate, p.items)
+	}
+	line := p.desc + " " + count(p.done) + "/" + count(p.total)
+	if rate != "" && p.rate > 0 {
+		line += ", " + rate
+	}
+	if now.Sub(p.start) >= etaAfter && p.rate > 0 && p.done < p.total && float64(p.done) >= etaShare*float64(p.total) {
+		left := time.Duration(float64(p.total-p.done) / p.rate * float64(time.Second))
+		if left >= time.Second {
+			line += ", " + human.Duration(left.Round(time.Second).Milliseconds()) + " left"
+		}
+	}
+	return line
 }
 
 // Clear erases the bar, so that a line can be written to the terminal; the
@@ -158,6 +211,6 @@ func (p *progress) Describe(s string) {
 	defer p.mu.Unlock()
 	p.desc = s
 	if p.bar != nil {
-		p.bar.Describe(s)
+		p.bar.Describe(p.statusLine(time.Now()))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
@@ -111,7 +112,7 @@ func runReindex(c *cli.Context) error {
 	for i, rep := range reports {
 		if errs[i] != nil {
 			failed++
-			refused = refused || errors.Is(errs[i], reindex.ErrBackupExists)
+			refused = refused || errors.Is(errs[i], refuse.ErrRefused)
 			fmt.Fprintf(g.Stderr, "logtool: reindex: %s\n", oneLine(errs[i]))
 		}
 		if rep != nil {
@@ -145,6 +146,7 @@ func reindexOptions(c *cli.Context) (reindex.Options, error) {
 		return o, err
 	}
 	if s := c.String("granularity"); s != "0" {
+		warnBareMillis(c, "granularity", c.String("granularity"))
 		ms, err := durationArg("granularity", s, 1, noMax/int64(time.Millisecond))
 		if err != nil {
 			return o, err

@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/lockfile/locktest"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 
 	"github.com/logtool/logtool/index/reindex"
@@ -89,7 +91,7 @@ func TestReindexCheckSample(t *testing.T) {
 // TestReindexCheckKafkaSamples: every real broker log directory passes
 // --check; the one whose time indexes record exact offsets fails --strict.
 func TestReindexCheckKafkaSamples(t *testing.T) {
-	const root = "../../shared/kafka-samples/logdirs"
+	root := kafkasamples.Dir("logdirs")
 	dirs, _ := filepath.Glob(filepath.Join(root, "*"))
 	n := 0
 	for _, d := range dirs {
@@ -103,7 +105,7 @@ func TestReindexCheckKafkaSamples(t *testing.T) {
 		}
 	}
 	if n == 0 {
-		t.Skipf("no Kafka sample log directories under %s", root)
+		kafkasamples.Skip(t, fmt.Errorf("no Kafka sample log directories under %s", root))
 	}
 	code, out, _ := reindexCLI(t, "reindex", "--check", "--strict", filepath.Join(root, "volodymyrzee_kafka-2.x-zk"))
 	if code != ExitProblems || !strings.Contains(out, "exact offset") {
@@ -326,16 +328,16 @@ func TestReindexDamagedSegment(t *testing.T) {
 	dir := reindexCopy(t, "orders-0")
 	part := filepath.Join(dir, "orders-0")
 	log := filepath.Join(part, layout.SegmentName(712, layout.LogExt))
-	testutil.FlipByte(t, log, 5000) // in the batch at byte 4524
+	testutil.FlipByte(t, log, 5000) // in the batch at byte 4526
 	b, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const pos = 4524
+	const pos = 4526
 	wantLine := "problem: " + log + ": the valid batches end here: checksum mismatch"
 
 	code, out, errOut := reindexCLI(t, "reindex", "--dry-run", part)
-	if code != ExitProblems || !strings.Contains(out, wantLine) || !strings.Contains(out, "(at byte 4524)\n") ||
+	if code != ExitProblems || !strings.Contains(out, wantLine) || !strings.Contains(out, "(at byte 4526)\n") ||
 		!strings.Contains(out, "would write 2 file(s) for 3 segment(s) in 1 partition(s); 1 problem(s)\n") {
 		t.Errorf("--dry-run: exit %d, want 3\n%s%s", code, out, errOut)
 	}
@@ -371,7 +373,7 @@ func TestReindexDamagedSegment(t *testing.T) {
 	}
 
 	code, out, _ = reindexCLI(t, "reindex", "--truncate-corrupt-tail", part)
-	if code != ExitOK || strings.Contains(out, "problem") || !strings.Contains(out, "note: "+log+": cut the 60799 bytes from byte 4524") {
+	if code != ExitOK || strings.Contains(out, "problem") || !strings.Contains(out, "note: "+log+": cut the 60803 bytes from byte 4526") {
 		t.Errorf("--truncate-corrupt-tail: exit %d, want 0\n%s", code, out)
 	}
 	if got, _ := os.ReadFile(log); !bytes.Equal(got, b[:pos]) {

@@ -45,10 +45,10 @@ func replayCommand() *cli.Command {
 			"      --sasl-password-env KAFKA_PASSWORD --topic-map orders=orders-restored --rate 20MiB /var/lib/kafka/logs",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "bootstrap-server", Usage: "HOST:PORT[,HOST:PORT...] of the destination cluster"},
-			&cli.StringSliceFlag{Name: "topic-map", Usage: "OLD=NEW: send topic OLD's records to topic NEW (repeatable)"},
+			&cli.StringSliceFlag{Name: "topic-map", Usage: "OLD=NEW: send topic OLD's records to topic NEW"},
 			&cli.StringFlag{Name: "partition", Value: "same", Usage: "same (the source partition's number) or key-hash (Kafka's default partitioner)"},
 			&cli.StringFlag{Name: "resume", Usage: "`FILE` of the offsets reached: read at the start, kept up to date (a Kafka offset checkpoint)"},
-			&cli.StringFlag{Name: "rate", Usage: "limit the bytes of keys, values and headers sent per second (1048576, 10MiB, 5MB)"},
+			&cli.StringFlag{Name: "rate", Usage: "limit the bytes of keys, values and headers sent per second (1048576, 512KiB, 10MiB)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "count what would be sent; connect to nothing"},
 			&cli.IntFlag{Name: "max-in-flight", Value: replay.DefaultMaxInFlight, Usage: "records sent and not yet acknowledged, at most"},
 			&cli.IntFlag{Name: "retries", Value: replay.DefaultRetries, Usage: "tries of a record before the replay fails"},
@@ -132,12 +132,13 @@ func runReplay(c *cli.Context) error {
 	if bar != nil {
 		bar.Set(0, partitionBytes(parts))
 		o.Fetch.Progress = bar.Add
-		var recs, bytes atomic.Int64
+		// The bar counts the bytes read; the records sent are told here.
+		var recs atomic.Int64
 		start := time.Now()
-		o.Progress = func(r, b int64) {
-			n, m := recs.Add(r), bytes.Add(b)
+		o.Progress = func(r, _ int64) {
+			n := recs.Add(r)
 			secs := max(time.Since(start).Seconds(), 0.001)
-			bar.Describe(fmt.Sprintf("replay %d records, %.0f records/s, %.1f MiB/s", n, float64(n)/secs, float64(m)/secs/(1<<20)))
+			bar.Describe(fmt.Sprintf("replay %d records, %.0f records/s, read", n, float64(n)/secs))
 		}
 	}
 	res, err := replay.Run(ctx, parts, o)

@@ -185,7 +185,7 @@ func retentionSkip(p *target.Partition) (bool, string) {
 	switch {
 	case p.Dir.Kind != layout.Normal:
 		return true, "skipped: a " + p.Dir.Kind.String() + " partition directory, which a broker does not apply retention to"
-	case p.Dir.Topic == "__cluster_metadata":
+	case p.Dir.Topic == layout.MetadataTopic:
 		return true, note(p.Named, "skipped: the KRaft metadata log is trimmed by its snapshots, not by log retention")
 	}
 	return false, ""

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -98,9 +97,6 @@ func runSalvage(c *cli.Context) error {
 	so.Progress = bar.Add
 	rep, err := salvage.Partition(parts[0].Path, out, so)
 	bar.Finish()
-	if errors.Is(err, salvage.ErrExists) {
-		return &ExitError{Code: ExitRefused, Err: err}
-	}
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,9 @@ func topicOverrides(c *cli.Context, flags []flagConfig) (map[string]string, erro
 			continue
 		}
 		v := c.String(f.flag)
+		if strings.HasSuffix(f.config, ".ms") {
+			warnBareMillis(c, f.flag, v)
+		}
 		if f.value != nil {
 			var err error
 			if v, err = f.value(f.flag, v); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -248,9 +249,9 @@ func TestConfigurationPrecedence(t *testing.T) {
 // logs): __consumer_offsets (compact, segment.bytes 100 MiB) and a Kafka
 // Streams changelog (compact,delete, retention.ms 86430000).
 func TestStreamsSampleAsABroker(t *testing.T) {
-	src := "../../shared/kafka-samples/logdirs/yashasvi960_kafka-4.1-kraft-streams-config"
+	src := kafkasamples.Dir("logdirs", "yashasvi960_kafka-4.1-kraft-streams-config")
 	if _, err := os.Stat(src); err != nil {
-		t.Skipf("no Kafka sample at %s", src)
+		kafkasamples.Skip(t, err)
 	}
 	dir := filepath.Join(t.TempDir(), "kafka-logs")
 	testutil.CopyTree(t, src, dir)

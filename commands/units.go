@@ -2,6 +2,9 @@ package commands
 
 import (
 	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
 )
@@ -32,6 +35,21 @@ func durationArg(flag, s string, lo, hi int64) (int64, error) {
 		return 0, usageErr("--%s: %v", flag, err)
 	}
 	return ms, inRange(flag, s, ms, lo, hi, human.Duration)
+}
+
+// warnBareMillis warns when a duration flag the user gave is a bare number
+// under a second: Kafka's unit is the millisecond, so --max-lag 7 is 7 ms,
+// which is rarely what was meant.
+func warnBareMillis(c *cli.Context, flag, s string) {
+	if !c.IsSet(flag) || s == "" || strings.Trim(s, "0123456789") != "" {
+		return
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err != nil || n < 1 || n >= 1000 {
+		return
+	}
+	if g, err := global(c); err == nil {
+		g.Warnf("--%s %s is %s ms (a number without a unit is milliseconds, Kafka's unit); write %ss for seconds", flag, s, s, s)
+	}
 }
 
 // timeArg reads the time s of --flag in milliseconds since the epoch, which

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
@@ -101,9 +102,6 @@ func runUpgrade(c *cli.Context) error {
 	}
 	rep, err := upgrade.Run(opts)
 	if rep == nil {
-		if errors.Is(err, upgrade.ErrRefused) {
-			return &ExitError{Code: ExitRefused, Err: err}
-		}
 		return err
 	}
 	for _, p := range rep.Partitions {
@@ -124,7 +122,7 @@ func runUpgrade(c *cli.Context) error {
 			}
 			perrs[p.Err] = true
 			fmt.Fprintf(g.Stderr, "logtool: upgrade: %s\n", oneLine(p.Err))
-			if errors.Is(p.Err, upgrade.ErrRefused) {
+			if errors.Is(p.Err, refuse.ErrRefused) {
 				code = ExitRefused
 			}
 		}
@@ -137,8 +135,6 @@ func runUpgrade(c *cli.Context) error {
 			}
 		}
 		err = errors.Join(rest...)
-	} else if errors.Is(err, upgrade.ErrRefused) {
-		err = &ExitError{Code: ExitRefused, Err: err}
 	}
 	if !g.Quiet || opts.DryRun {
 		var werr error

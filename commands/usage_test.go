@@ -274,7 +274,7 @@ func TestQuiet(t *testing.T) {
 // group, and that every command's help gives examples on the shipped sample.
 func TestHelpGroups(t *testing.T) {
 	groups := map[string][]string{
-		"inspect":            {"dump", "find", "grep", "verify"},
+		"inspect":            {"dump", "find", "grep", "verify", "replicas", "digest"},
 		"repair and convert": {"reindex", "upgrade", "migrate-checkpoints", "compact", "retention"},
 		"tools":              {"gen", "completion", "man", "help"},
 		"rescue":             {"export", "salvage", "replay"},
@@ -320,5 +320,60 @@ func TestCompletionAndManArguments(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 		checkOneLine(t, args[0], stderr)
+	}
+}
+
+// TestFlagErrorsAsTyped: the flag package names every flag with one dash;
+// the user typed two (or one), and the line says it their way.
+func TestFlagErrorsAsTyped(t *testing.T) {
+	s := usageSample(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify", "--bogus", s}, "flag provided but not defined: --bogus (see logtool verify --help)"},
+		{[]string{"dump", "--workers", "x", s}, `invalid value "x" for flag --workers: parse error (see logtool dump --help)`},
+		{[]string{"dump", "--workers=x", s}, `for flag --workers:`},
+		{[]string{"dump", "-workers", "x", s}, `for flag -workers:`},
+	} {
+		code, _, stderr := runArgs(tc.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestNoCommand: logtool alone is a usage error, as the README says of
+// missing arguments; the help goes to stderr, nothing to stdout.
+func TestNoCommand(t *testing.T) {
+	code, stdout, stderr := runArgs()
+	if code != ExitUsage || stdout != "" || !strings.HasSuffix(stderr, "logtool: no command given\n") || !strings.Contains(stderr, "COMMANDS:") {
+		t.Errorf("exit %d, stdout %q, stderr tail %q", code, stdout, stderr[max(0, len(stderr)-80):])
+	}
+	if code, stdout, _ := runArgs("--help"); code != ExitOK || !strings.Contains(stdout, "COMMANDS:") {
+		t.Errorf("--help: exit %d", code)
+	}
+}
+
+// TestBareMillisWarned: --max-lag 7 is 7 ms in Kafka's unit, which is
+// rarely what was meant; a number under a second without a unit is warned
+// about, one with a unit or over a second is not.
+func TestBareMillisWarned(t *testing.T) {
+	s := usageSample(t)
+	const warning = "logtool: warning: --max-lag 7 is 7 ms"
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"grep", "--max-lag", "7", "--now", "2024-01-02T12:00:00Z", s}, true},
+		{[]string{"compact", "--dry-run", "--max-lag", "7", s}, true},
+		{[]string{"compact", "--dry-run", "--max-lag", "7s", s}, false},
+		{[]string{"compact", "--dry-run", "--max-lag", "7000", s}, false},
+		{[]string{"--quiet", "compact", "--dry-run", "--max-lag", "7", s}, false},
+	} {
+		_, _, stderr := runArgs(tc.args...)
+		if got := strings.Contains(stderr, warning); got != tc.warn {
+			t.Errorf("%q: warned %v, want %v; stderr %q", tc.args, got, tc.warn, stderr)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -47,9 +49,9 @@ func TestVerifyClean(t *testing.T) {
 }
 
 func TestVerifyRecordSet(t *testing.T) {
-	path := "../../shared/kafka-samples/record-sets/kafka-rust/fetch2.mytopic.nocompression.invalid_crc.kafka.0900.records"
+	path := kafkasamples.Dir("record-sets", "kafka-rust", "fetch2.mytopic.nocompression.invalid_crc.kafka.0900.records")
 	if _, err := os.Stat(path); err != nil {
-		t.Skip("no kafka-samples: " + err.Error())
+		kafkasamples.Skip(t, err)
 	}
 	code, out, errOut := verifyRun(t, "verify", path)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
@@ -148,7 +150,7 @@ func TestVerifyWholeMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ := verifyRun(t, "verify", dir)
-	want := "problem: " + ix + ": entry 1: offset 1 is not above the previous entry's 56 (found relative offset 1 at byte 8651) (at byte 8)\n"
+	want := "problem: " + ix + ": entry 1: offset 1 is not above the previous entry's 56 (found relative offset 1 at byte 8640) (at byte 8)\n"
 	if code != ExitProblems || !strings.HasPrefix(out, want) {
 		t.Errorf("exit %d:\n%s\nwant first line\n%s", code, out, want)
 	}
@@ -159,10 +161,10 @@ func TestVerifyWholeMessages(t *testing.T) {
 // "partitions" are the log directories: verifying the folder of real broker
 // log dirs checks what verifying each one checks.
 func TestVerifyFolderOfLogDirs(t *testing.T) {
-	const root = "../../shared/kafka-samples/logdirs"
+	root := kafkasamples.Dir("logdirs")
 	dirs, _ := filepath.Glob(filepath.Join(root, "*", "meta.properties"))
 	if len(dirs) < 2 {
-		t.Skipf("no Kafka sample log directories under %s", root)
+		kafkasamples.Skip(t, fmt.Errorf("no Kafka sample log directories under %s", root))
 	}
 	summary := regexp.MustCompile(`verified (\d+) partition\(s\), (\d+) segment\(s\), (\d+) batch\(es\)`)
 	counts := func(path string) [3]int {

@@ -110,6 +110,12 @@ type Options struct {
 	ValueDecoder       Decoder
 	Payload            Payload
 	SkipRecordMetadata bool
+	// PrintHeaders adds header values to text record lines with
+	// PrintData, as " headers: [k=v]", which no Kafka prints.
+	PrintHeaders bool
+	// Release is the Kafka release line whose line layouts text output
+	// repeats.
+	Release Release
 
 	IndexSanityCheck bool // .index/.timeindex: Kafka's broker-startup check only
 	VerifyIndexOnly  bool // .index/.timeindex: check against the log, print only the mismatches
@@ -126,6 +132,10 @@ type Options struct {
 	// Summary adds the summary: a table at the end in text, "summary"
 	// objects in JSON.
 	Summary bool
+
+	// Wide prints every column of the summary table; else those that fit a
+	// 120-column terminal.
+	Wide bool
 
 	Workers int  // goroutines: jobs (partitions) dumped at once, and the rest decoding a deep dump's batches; 0 means 1
 	Quiet   bool // no notes on stderr, only problems
@@ -149,7 +159,7 @@ const (
 
 // DefaultOptions returns Options with every limit off.
 func DefaultOptions() Options {
-	return Options{MaxBytes: NoLimit, FromOffset: NoLimit, ToOffset: NoLimit, FromTime: NoTime}
+	return Options{MaxBytes: NoLimit, FromOffset: NoLimit, ToOffset: NoLimit, FromTime: NoTime, Release: DefaultRelease()}
 }
 
 func (o *Options) deep() bool { return o.Deep || o.PrintData }
@@ -234,7 +244,7 @@ func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 		werr = reports.write(stderr, o.Quiet)
 	}
 	if werr == nil && o.Summary && !o.JSON && len(rows) > 0 {
-		werr = writeTable(stdout, rows)
+		werr = writeTable(stdout, rows, o.Wide)
 	}
 	return res, werr
 }

@@ -15,12 +15,13 @@ import (
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
-const samples = "../../shared/kafka-samples"
+var samples = kafkasamples.Dir()
 
 // object is one line of JSON output.
 type object map[string]any
@@ -76,7 +77,7 @@ func ofType(objs []object, typ string) []object {
 // reported as damaged except the record set whose CRC its source altered.
 func TestKafkaSamples(t *testing.T) {
 	if _, err := os.Stat(samples); err != nil {
-		t.Skipf("real broker samples not available at %s: %v", samples, err)
+		kafkasamples.Skip(t, err)
 	}
 	logdirs, _ := filepath.Glob(filepath.Join(samples, "logdirs", "*"))
 	sets, _ := filepath.Glob(filepath.Join(samples, "record-sets", "*", "*.records"))

@@ -625,7 +625,9 @@ func appendRecordMeta(l []byte, m *recordMeta) []byte {
 	l = append(l, " isValid: "...)
 	l = strconv.AppendBool(l, m.crcValid)
 	l = append(l, " crc: "...)
-	return appendUint(l, uint64(m.crc))
+	l = appendUint(l, uint64(m.crc))
+	// Kafka 3.x to 4.2 print a stray brace after the crc.
+	return append(l, '}')
 }
 
 // appendHeaderKeys ends the headerKeys list of a v2 record line.
@@ -668,11 +670,11 @@ func (d *dumper) recordText(b *logfmt.Batch, r *logfmt.Record, control bool) {
 		}
 	}
 	if o.PrintData && !control {
-		prefix := " "
+		keyPrefix := " "
 		if o.SkipRecordMetadata {
-			prefix = "| "
+			keyPrefix = "| "
 		}
-		l = d.payloadText(l, r, prefix)
+		l = d.payloadText(l, r, keyPrefix)
 	}
 	d.s.set(append(l, '\n'))
 }
@@ -695,6 +697,8 @@ func (d *dumper) controlText(l []byte, r *logfmt.Record) []byte {
 		l = append(l, t.String()...)
 		l = append(l, " coordinatorEpoch: "...)
 		return strconv.AppendInt(l, int64(m.CoordinatorEpoch), 10)
+	case t == logfmt.ControlLeaderChange && d.o.Release.LeaderChangeType:
+		// Kafka before 4.1 names the type only.
 	case metadata.IsKRaftControl(t):
 		label, js, err := metadata.FormatControl(t, r.Value)
 		if err != nil {
@@ -714,36 +718,34 @@ func (d *dumper) controlText(l []byte, r *logfmt.Record) []byte {
 }
 
 // payloadText appends " key: ... payload: ..." as Kafka's record parsers
-// print them.
-func (d *dumper) payloadText(l []byte, r *logfmt.Record, prefix string) []byte {
+// print them. keyPrefix goes before the key only: Kafka 3.x to 4.2 put
+// " payload: " after whatever came before, so with --skip-record-metadata
+// a record without a key has no bar.
+func (d *dumper) payloadText(l []byte, r *logfmt.Record, keyPrefix string) []byte {
 	if d.o.Payload == PayloadPlain {
 		// Rendered straight into the line, which streams.
 		if r.Key != nil && d.o.KeyDecoder != DecodeNone {
-			l = append(l, prefix...)
+			l = append(l, keyPrefix...)
 			l = append(l, "key: "...)
 			l = d.appendStreamed(l, r.Key, d.o.KeyDecoder)
-			prefix = " "
 		}
 		if r.Value != nil && d.o.ValueDecoder != DecodeNone {
-			l = append(l, prefix...)
-			l = append(l, "payload: "...)
+			l = append(l, " payload: "...)
 			l = d.appendStreamed(l, r.Value, d.o.ValueDecoder)
 		}
 	} else {
 		key, value, hasKey, hasValue := d.parse(r)
 		if hasKey {
-			l = append(l, prefix...)
+			l = append(l, keyPrefix...)
 			l = append(l, "key: "...)
 			l = append(l, key...)
-			prefix = " "
 		}
 		if hasValue {
-			l = append(l, prefix...)
-			l = append(l, "payload: "...)
+			l = append(l, " payload: "...)
 			l = append(l, value...)
 		}
 	}
-	if d.o.Payload == PayloadPlain && len(r.Headers) > 0 && d.o.ValueDecoder != DecodeNone {
+	if d.o.PrintHeaders && d.o.Payload == PayloadPlain && len(r.Headers) > 0 && d.o.ValueDecoder != DecodeNone {
 		// Not in Kafka's line: header values, at the end where they do not
 		// move any field Kafka prints.
 		l = append(l, " headers: ["...)
@@ -771,10 +773,18 @@ func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bo
 	switch d.o.Payload {
 	case PayloadOffsets, PayloadTxnLog, PayloadShareState:
 		var f protocol.Formatted
-		switch d.o.Payload {
-		case PayloadOffsets:
+		rel := d.o.Release
+		if d.o.JSON {
+			rel = Release{} // JSON objects are logtool's own: the newest layout
+		}
+		switch {
+		case d.o.Payload == PayloadOffsets && rel.OffsetsText:
+			f = groupmeta.FormatText(r.Key, r.Value, r.Offset)
+		case d.o.Payload == PayloadOffsets:
 			f = groupmeta.Format(r.Key, r.Value, r.Offset)
-		case PayloadTxnLog:
+		case d.o.Payload == PayloadTxnLog && rel.TxnLogText:
+			f = txnlog.FormatText(r.Key, r.Value, r.Offset)
+		case d.o.Payload == PayloadTxnLog:
 			f = txnlog.Format(r.Key, r.Value, r.Offset)
 		default:
 			f = sharestate.Format(r.Key, r.Value, r.Offset)

@@ -88,9 +88,10 @@ func (r *reports) write(w io.Writer, quiet bool) error {
 		func(p [2]int64) string {
 			return "Indexed offset: " + i(p[0], 10) + ", found log offset: " + i(p[1], 10)
 		}, false)
+	// Kafka 3.x to 4.2 prepend each gap to a list: newest first.
 	if !quiet {
 		section(r.gaps, func(f *fileReport) string { return "Non-consecutive offsets in " + f.file },
-			func(p [2]int64) string { return "  " + i(p[0], 10) + " is followed by " + i(p[1], 10) }, false)
+			func(p [2]int64) string { return "  " + i(p[0], 10) + " is followed by " + i(p[1], 10) }, true)
 	}
 	return bw.Flush()
 }

@@ -138,8 +138,9 @@ func (d *dumper) summaryJSON(r *row) {
 
 // writeTable prints the summary rows as a table, with a total row when
 // there is more than one row, and a POLICY column when the cleanup policy
-// of some topic is known.
-func writeTable(w io.Writer, rows []*row) error {
+// of some topic is known. Unless wide, the columns a reader can do without
+// are left out, so that the table fits a 120-column terminal.
+func writeTable(w io.Writer, rows []*row, wide bool) error {
 	label := "PARTITION"
 	policies := false
 	for _, r := range rows {
@@ -187,6 +188,9 @@ func writeTable(w io.Writer, rows []*row) error {
 			c[i] = ""
 		}
 		add(c, "")
+	}
+	if !wide {
+		t.Drop("SEGMENTS", "BATCHES", "MAGIC", "CODECS", "FIRST TIMESTAMP")
 	}
 	_, err := t.WriteTo(w)
 	return err

@@ -20,6 +20,7 @@ import (
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/kafkatest"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -535,10 +536,10 @@ func TestOutput(t *testing.T) {
 
 // TestSamples exports real brokers' partitions and compares with kmsg.
 func TestSamples(t *testing.T) {
-	const samples = "../../shared/kafka-samples/logdirs"
+	samples := kafkasamples.Dir("logdirs")
 	dirs, _ := filepath.Glob(filepath.Join(samples, "*", "*-[0-9]*"))
 	if len(dirs) == 0 {
-		t.Skip("no samples at " + samples)
+		kafkasamples.Skip(t, errors.New("no samples at "+samples))
 	}
 	n := 0
 	for _, dir := range dirs {

@@ -58,10 +58,10 @@ func (f *Finding) Message() string {
 		fmt.Fprintf(&b, "%d %s past their deadline, the oldest: ", f.Count, kind)
 	}
 	if f.Status == Tombstone {
-		fmt.Fprintf(&b, "tombstone at offset %d is %s past its deadline: written %s, max.compaction.lag.ms %s + delete.retention.ms %s",
+		fmt.Fprintf(&b, "tombstone at offset %d is %s past its deadline: written %s (its batch's max timestamp), max.compaction.lag.ms %s + delete.retention.ms %s",
 			f.Offset, human.Duration(f.Past), human.Time(f.Written), human.Duration(f.maxLag), human.Duration(f.deleteRetention))
 	} else {
-		fmt.Fprintf(&b, "%s version at offset %d is %s past its deadline: offset %d superseded it at %s, max.compaction.lag.ms %s",
+		fmt.Fprintf(&b, "%s version at offset %d is %s past its deadline: offset %d superseded it at %s (its batch's max timestamp), max.compaction.lag.ms %s",
 			f.Status, f.Offset, human.Duration(f.Past), f.By, human.Time(f.Written), human.Duration(f.maxLag))
 	}
 	if f.where != "" {

@@ -1,6 +1,7 @@
 package grep
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/logtool/logtool/compact"
+	"github.com/logtool/logtool/dump"
+	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -221,5 +224,45 @@ func TestAuditSegments(t *testing.T) {
 	}, &o)
 	if got := findingsOf(ps); len(want) == 0 || !maps.Equal(got, want) {
 		t.Errorf("findings %v\nwant %v", got, want)
+	}
+}
+
+// TestFindingsAfterMatches: a partition's findings follow all its match
+// lines rather than each segment's, and none is lost when more of them than
+// a chunk are held back on disk.
+func TestFindingsAfterMatches(t *testing.T) {
+	dir := genDir(t, gen.Options{Topics: []string{"t"}, Records: 8000, Keys: 2, Magic: 2, BatchRecords: 4,
+		SegmentBytes: 64 << 10, TimeStep: time.Second, Seed: 9})
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	o := compact.DefaultOptions(start + (30 * 24 * time.Hour).Milliseconds())
+	o.MaxLag = time.Minute.Milliseconds()
+	m, _ := NewMatcher(Spec{KeyRegexps: []string{"."}})
+	p := partition(t, dir)
+	if len(p.Segments) < 5 {
+		t.Fatalf("%d segments; the test wants matches and findings in many", len(p.Segments))
+	}
+	var out bytes.Buffer
+	var res *Result
+	err := Run(&out, []Job{{Partition: p, Audit: &Audit{Cleaner: o}}}, Options{Match: m, Workers: 2, KeyMapMemory: 64 << 20,
+		Range: fetch.DefaultOptions(), Format: Format{JSON: true, KeyDecoder: dump.DecodeBase64, ValueDecoder: dump.DecodeBase64}},
+		func(r *Result) { res = r })
+	if err != nil || res.Err != nil {
+		t.Fatal(err, res.Err)
+	}
+	var matches, problems int64
+	for line := range strings.Lines(out.String()) {
+		switch {
+		case strings.HasPrefix(line, `{"type":"match"`):
+			if problems > 0 {
+				t.Fatalf("a match line after %d problem lines", problems)
+			}
+			matches++
+		case strings.HasPrefix(line, `{"type":"problem"`):
+			problems++
+		}
+	}
+	if problems != res.Findings || problems < 5000 || int64(out.Len()) < 2*chunkSize {
+		t.Errorf("%d matches, %d problem lines for %d findings in %d bytes; want every finding, and more than a chunk of them",
+			matches, problems, res.Findings, out.Len())
 	}
 }

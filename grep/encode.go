@@ -26,6 +26,21 @@ type Format struct {
 	Width int
 }
 
+// header is the text line above the match lines, naming their fields.
+func (f Format) header() []byte {
+	if f.JSON {
+		return nil
+	}
+	h := "TOPIC PARTITION OFFSET TIMESTAMP STATUS"
+	if f.KeyDecoder != dump.DecodeNone {
+		h += " KEY"
+	}
+	if f.ValueDecoder != dump.DecodeNone {
+		h += " VALUE"
+	}
+	return []byte(h + "\n")
+}
+
 // Match is one stored record that matched, as an encoder sees it.
 type Match struct {
 	Record   *logfmt.Record

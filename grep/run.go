@@ -90,8 +90,18 @@ func Run(w io.Writer, jobs []Job, o Options, done func(*Result)) error {
 		})
 	})
 	var err error
+	// Match lines come first in a partition's output: the header goes above
+	// the first chunk, when there are match lines to name.
+	var header []byte
+	if o.Match != nil && !o.Count {
+		header = o.Format.header()
+	}
 	for i, out := range outs {
 		for c := range out.ch {
+			if err == nil && header != nil {
+				_, err = w.Write(header)
+				header = nil
+			}
 			if err == nil {
 				_, err = w.Write(c)
 			}

@@ -3,6 +3,7 @@ package grep
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -60,7 +61,9 @@ type search struct {
 	runs      []*unitRun // unitPass's, free
 	runsMu    sync.Mutex
 	free      []*batchJob
-	held      []byte // problem lines not written yet
+	held      []byte   // problem lines not written yet
+	spill     *os.File // the held lines beyond a chunk, until the partition ends
+	spillErr  error
 	// The bytes the pass under way announced, and those its units read.
 	passTodo, passDone int64
 
@@ -153,7 +156,9 @@ func (s *search) run() error {
 	} else {
 		err = s.matchPass()
 	}
-	s.writeFindings()
+	if werr := s.writeFindings(); err == nil {
+		err = werr
+	}
 	return err
 }
 
@@ -340,7 +345,6 @@ func (s *search) pass(spans []span, w work, emit func(i int, u *unit) error) err
 			}
 		}
 		err := s.readSpan(i, sp, at, w, emit)
-		s.writeFindings()
 		if err != nil {
 			return err
 		}
@@ -1218,16 +1222,59 @@ func (s *search) found(f *Finding) {
 	s.res.Findings += f.Count
 	if !s.o.Count {
 		if s.held = s.enc.finding(s.held, f); len(s.held) >= chunkSize {
-			s.writeFindings()
+			s.spillFindings()
 		}
 	}
 }
 
-// writeFindings writes the problem lines held back. A segment's problem
-// lines follow its match lines, when there are not too many to hold.
-func (s *search) writeFindings() {
+// spillFindings moves the held problem lines to a temporary file, so that
+// memory stays a chunk however many there are.
+func (s *search) spillFindings() {
+	if s.spillErr != nil {
+		return
+	}
+	if s.spill == nil {
+		f, err := os.CreateTemp("", "logtool-grep-findings-*")
+		if err != nil {
+			s.spillErr = fmt.Errorf("holding back the findings: %w", err)
+			return
+		}
+		os.Remove(f.Name()) // the open file is all that is needed
+		s.spill = f
+	}
+	if _, err := s.spill.Write(s.held); err != nil {
+		s.spillErr = fmt.Errorf("holding back the findings: %w", err)
+		return
+	}
+	s.held = s.held[:0]
+}
+
+// writeFindings writes the problem lines held back: a partition's findings
+// come after its match lines, not between them.
+func (s *search) writeFindings() error {
+	err := s.spillErr
+	if f := s.spill; f != nil {
+		s.spill = nil
+		defer f.Close()
+		if _, serr := f.Seek(0, io.SeekStart); serr != nil && err == nil {
+			err = serr
+		}
+		buf := make([]byte, chunkSize)
+		for err == nil {
+			n, rerr := io.ReadFull(f, buf)
+			s.out.write(buf[:n])
+			if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+				break
+			}
+			err = rerr
+		}
+	}
 	s.out.write(s.held)
 	s.held = s.held[:0]
+	if err != nil {
+		return fmt.Errorf("%d finding(s) could not be written: %w", s.res.Findings, err)
+	}
+	return nil
 }
 
 // superseded is, in an audit of every key, one version that a newer one

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -571,9 +572,9 @@ func TestSanityCheck(t *testing.T) {
 
 // samples walks the index files under the shared broker samples.
 func samples(t *testing.T, fn func(path string, base int64, b []byte)) {
-	root := filepath.Join("..", "..", "shared", "kafka-samples", "logdirs")
+	root := kafkasamples.Dir("logdirs")
 	if _, err := os.Stat(root); err != nil {
-		t.Skipf("broker samples not available: %v", err)
+		kafkasamples.Skip(t, err)
 	}
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -646,10 +647,10 @@ func TestRealIndexes(t *testing.T) {
 
 // TestRealIndexValues pins entries read by hand from a sample's hex dump.
 func TestRealIndexValues(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "kafka-samples", "logdirs", "volodymyrzee_kafka-2.x-zk", "__consumer_offsets-12")
+	dir := kafkasamples.Dir("logdirs", "volodymyrzee_kafka-2.x-zk", "__consumer_offsets-12")
 	b, err := os.ReadFile(filepath.Join(dir, "00000000000000000000.index"))
 	if err != nil {
-		t.Skipf("broker samples not available: %v", err)
+		kafkasamples.Skip(t, err)
 	}
 	ix, _ := ParseOffsetIndex(b, 0, "")
 	if len(ix.Entries) != 10 || ix.Entries[0] != (OffsetEntry{37, 4295}) || ix.Entries[1] != (OffsetEntry{82, 8540}) {

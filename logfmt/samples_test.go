@@ -8,17 +8,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
 // samplesDir holds segments written by real brokers (Kafka 0.8.2 to 3.7),
 // kept outside the repository and read by path.
-const samplesDir = "../../shared/kafka-samples"
+var samplesDir = kafkasamples.Dir()
 
 func needSamples(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(samplesDir); err != nil {
-		t.Skipf("real broker samples not found at %s: %v", samplesDir, err)
+		kafkasamples.Skip(t, err)
 	}
 }
 

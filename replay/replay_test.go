@@ -21,6 +21,7 @@ import (
 
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -227,10 +228,10 @@ func TestShapes(t *testing.T) {
 
 // TestSamples replays real brokers' partitions, under another topic name.
 func TestSamples(t *testing.T) {
-	const samples = "../../shared/kafka-samples/logdirs"
+	samples := kafkasamples.Dir("logdirs")
 	dirs, _ := filepath.Glob(filepath.Join(samples, "*", "*-[0-9]*"))
 	if len(dirs) == 0 {
-		t.Skip("no samples at " + samples)
+		kafkasamples.Skip(t, errors.New("no samples at "+samples))
 	}
 	var ps []*layout.Partition
 	topics := map[string]string{}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -709,9 +710,9 @@ func TestBarePartitionDir(t *testing.T) {
 }
 
 func TestRealBrokerData(t *testing.T) {
-	const samples = "../../shared/kafka-samples/logdirs"
+	samples := kafkasamples.Dir("logdirs")
 	if _, err := os.Stat(samples); err != nil {
-		t.Skip("kafka-samples not available:", err)
+		kafkasamples.Skip(t, err)
 	}
 	for _, name := range []string{"volodymyrzee_kafka-2.x-zk", "xpxwo100_kafka-0.10.1.0-magic1", "mscaldas2012_cp-5.1.2-lz4", "ldi-poc_kafka-3.7.0-kraft"} {
 		t.Run(name, func(t *testing.T) {

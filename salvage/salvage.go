@@ -57,6 +57,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
+	refusal "github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -68,7 +69,7 @@ import (
 )
 
 // ErrExists is wrapped by the error when the output already exists.
-var ErrExists = errors.New("the output directory already exists; salvage writes a new one and never replaces anything")
+var ErrExists = refusal.New("the output directory already exists; salvage writes a new one and never replaces anything")
 
 // Options shape a salvage.
 type Options struct {

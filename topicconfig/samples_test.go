@@ -4,14 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 )
 
-const samples = "../../shared/kafka-samples/logdirs"
+var samples = kafkasamples.Dir("logdirs")
 
 func sampleDirs(t *testing.T, names ...string) []string {
 	t.Helper()
 	if _, err := os.Stat(samples); err != nil {
-		t.Skipf("kafka samples not available at %s: %v", samples, err)
+		kafkasamples.Skip(t, err)
 	}
 	var dirs []string
 	for _, n := range names {

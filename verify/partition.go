@@ -169,7 +169,7 @@ func (v *partitionRun) run() error {
 // the log held records past that offset means they are gone.
 func (v *partitionRun) noLog(start int64) error {
 	part := v.part
-	metadata := part.Dir.Topic == metadataTopic
+	metadata := part.Dir.Topic == layout.MetadataTopic
 	if metadata {
 		for _, path := range part.Others {
 			if fn := layout.ParseFileName(filepath.Base(path)); fn.Kind == layout.KRaftSnapshot && fn.Leftover == "" {

@@ -389,7 +389,7 @@ func missingEntries(c *collector, path string, rule checkpointRule, s offsetsSco
 	var missing []tp
 	for t, f := range s.parts {
 		// KRaft's metadata log keeps its own state, not these files.
-		if !listed[t] && f.hasLog && t.topic != metadataTopic {
+		if !listed[t] && f.hasLog && t.topic != layout.MetadataTopic {
 			missing = append(missing, t)
 		}
 	}
@@ -405,10 +405,6 @@ func missingEntries(c *collector, path string, rule checkpointRule, s offsetsSco
 	}
 	c.info(path, -1, "%d partitions have no entry (the first, %s): %s", len(missing), missing[0], rule.missing)
 }
-
-// metadataTopic is KRaft's metadata log, which a broker's LogManager does
-// not manage.
-const metadataTopic = "__cluster_metadata"
 
 // runFile verifies a file given on its own: what its name says it is, or a
 // record set when its name says nothing.

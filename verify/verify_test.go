@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,12 +9,13 @@ import (
 
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
-// samples is the shared real broker data, from this package's directory.
-const samples = "../../shared/kafka-samples"
+// samples is the shared real broker data.
+var samples = kafkasamples.Dir()
 
 // result is what a run over some paths found.
 type result struct {
@@ -155,7 +157,7 @@ func TestGeneratedIsClean(t *testing.T) {
 func TestSamplesAreClean(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join(samples, "logdirs", "*"))
 	if len(dirs) == 0 {
-		t.Skip("no kafka-samples at " + samples)
+		kafkasamples.Skip(t, errors.New("no kafka-samples at "+samples))
 	}
 	for _, d := range dirs {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
@@ -187,7 +189,7 @@ func TestSamplesLogGone(t *testing.T) {
 	kraft := filepath.Join(samples, "logdirs", "itumelengmogase_kraft-ksqldb-txn")
 	zk := filepath.Join(samples, "logdirs", "xpxwo100_kafka-0.10.1.0-magic1")
 	if _, err := os.Stat(zk); err != nil {
-		t.Skip("no kafka-samples at " + samples)
+		kafkasamples.Skip(t, err)
 	}
 	dir := filepath.Join(t.TempDir(), "logs")
 	testutil.CopyTree(t, zk, dir)
@@ -216,7 +218,7 @@ func TestSamplesMissingIndexes(t *testing.T) {
 	dir := filepath.Join(samples, "logdirs", "ldi-poc_kafka-3.7.0-kraft", "TestTopicPatient-0")
 	live := filepath.Join(samples, "logdirs", "volodymyrzee_kafka-2.x-zk", "__consumer_offsets-12")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skip("no kafka-samples at " + samples)
+		kafkasamples.Skip(t, err)
 	}
 	r := run(t, Options{}, dir)
 	index := filepath.Join(dir, "00000000000000000000.index")
@@ -251,7 +253,7 @@ func TestShippedSampleIsClean(t *testing.T) {
 func TestRecordSets(t *testing.T) {
 	sets, _ := filepath.Glob(filepath.Join(samples, "record-sets", "*", "*.records"))
 	if len(sets) == 0 {
-		t.Skip("no kafka-samples at " + samples)
+		kafkasamples.Skip(t, errors.New("no kafka-samples at "+samples))
 	}
 	for _, path := range sets {
 		t.Run(filepath.Base(path), func(t *testing.T) {

@@ -12,11 +12,12 @@
 //
 // Types 3 to 8 and 16 are the consumer group protocol of KIP-848 (group
 // metadata, topic metadata, member metadata, target assignment metadata and
-// members, current member assignments, resolved regular expressions). Their
-// values are flexible, version 0, with tagged fields added by later releases;
-// tags this decoder does not know are skipped, as Kafka skips them. The share
-// and streams group records (types 9 to 15 and 17 to 24) are not decoded
-// field by field: their keys and values are shown as base64 under "raw".
+// members, current member assignments, resolved regular expressions), 10 to
+// 15 share groups (KIP-932) and 17 and 19 to 23 streams groups (KIP-1071).
+// Their values are flexible, version 0, with tagged fields added by later
+// releases; tags this decoder does not know are skipped, as Kafka skips them.
+// Types 9 and 18 (share and streams group partition metadata) were removed
+// before Kafka 4.1, which reports them as unknown; so does this package.
 package groupmeta
 
 import (
@@ -149,10 +150,7 @@ var (
 	)
 
 	consumerGroupTargetAssignmentMemberValue = value("ConsumerGroupTargetAssignmentMemberValue",
-		p.F("topicPartitions", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
-			p.F("topicId", p.UUID, p.Since(0)),
-			p.F("partitions", p.Int32, p.Since(0)).Arr(),
-		}}),
+		p.F("topicPartitions", p.Nested, p.Since(0)).Arr().Of(topicPartitions),
 	)
 
 	assignedTopicPartitions = &p.Struct{Fields: []p.Field{
@@ -181,33 +179,160 @@ var (
 	)
 )
 
-// records are the record types decoded field by field; the others known to
-// Kafka 4 have only their keys' and values' bytes shown.
-var records = func() p.Coordinator {
-	c := p.Coordinator{
-		0:  {Key: offsetCommitKey, Value: offsetCommitValue},
-		1:  {Key: offsetCommitKey, Value: offsetCommitValue},
-		2:  {Key: groupMetadataKey, Value: groupMetadataValue, Fix: expandConsumerProtocol},
-		3:  {Key: groupKey("ConsumerGroupMetadataKey"), Value: consumerGroupMetadataValue},
-		4:  {Key: groupKey("ConsumerGroupPartitionMetadataKey"), Value: consumerGroupPartitionMetadataValue},
-		5:  {Key: memberKey("ConsumerGroupMemberMetadataKey"), Value: consumerGroupMemberMetadataValue},
-		6:  {Key: groupKey("ConsumerGroupTargetAssignmentMetadataKey"), Value: consumerGroupTargetAssignmentMetadataValue},
-		7:  {Key: memberKey("ConsumerGroupTargetAssignmentMemberKey"), Value: consumerGroupTargetAssignmentMemberValue},
-		8:  {Key: memberKey("ConsumerGroupCurrentMemberAssignmentKey"), Value: consumerGroupCurrentMemberAssignmentValue},
-		16: {Key: consumerGroupRegularExpressionKey, Value: consumerGroupRegularExpressionValue},
-	}
-	for t := int16(9); t <= maxRecordType; t++ {
-		if _, ok := c[t]; !ok {
-			c[t] = p.RecordType{}
-		}
-	}
-	return c
-}()
+// The share group records (KIP-932), from ShareGroup*Key/Value.json as
+// Kafka 4.1 has them: the group metadata carries a non-tagged metadataHash
+// there, and the partition metadata record (type 9) is gone.
+var (
+	topicPartitions = &p.Struct{Fields: []p.Field{
+		p.F("topicId", p.UUID, p.Since(0)),
+		p.F("partitions", p.Int32, p.Since(0)).Arr(),
+	}}
 
-// maxRecordType is the highest record type of the group coordinator in the
-// Kafka sources consulted (consumer, share and streams groups). Higher types
-// are reported as unknown, as Kafka reports them.
-const maxRecordType = 24
+	shareGroupMemberMetadataValue = value("ShareGroupMemberMetadataValue",
+		p.F("rackId", p.String, p.Since(0)).Null(p.Since(0)),
+		p.F("clientId", p.String, p.Since(0)),
+		p.F("clientHost", p.String, p.Since(0)),
+		p.F("subscribedTopicNames", p.String, p.Since(0)).Arr(),
+	)
+
+	shareGroupMetadataValue = value("ShareGroupMetadataValue",
+		p.F("epoch", p.Int32, p.Since(0)),
+		p.F("metadataHash", p.Int64, p.Since(0)),
+	)
+
+	shareGroupTargetAssignmentMemberValue = value("ShareGroupTargetAssignmentMemberValue",
+		p.F("topicPartitions", p.Nested, p.Since(0)).Arr().Of(topicPartitions),
+	)
+
+	shareGroupCurrentMemberAssignmentValue = value("ShareGroupCurrentMemberAssignmentValue",
+		p.F("memberEpoch", p.Int32, p.Since(0)),
+		p.F("previousMemberEpoch", p.Int32, p.Since(0)),
+		p.F("state", p.Int8, p.Since(0)),
+		p.F("assignedPartitions", p.Nested, p.Since(0)).Arr().Of(topicPartitions),
+	)
+
+	shareGroupStatePartitionMetadataValue = value("ShareGroupStatePartitionMetadataValue",
+		p.F("initializingTopics", p.Nested, p.Since(0)).Arr().Of(topicPartitionsInfo),
+		p.F("initializedTopics", p.Nested, p.Since(0)).Arr().Of(topicPartitionsInfo),
+		p.F("deletingTopics", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+			p.F("topicId", p.UUID, p.Since(0)),
+			p.F("topicName", p.String, p.Since(0)),
+		}}),
+	)
+	topicPartitionsInfo = &p.Struct{Fields: []p.Field{
+		p.F("topicId", p.UUID, p.Since(0)),
+		p.F("topicName", p.String, p.Since(0)),
+		p.F("partitions", p.Int32, p.Since(0)).Arr(),
+		p.F("createTimestamp", p.Int64, p.Since(0)),
+	}}
+
+	// assignmentEpoch is the whole value of the share and streams groups'
+	// target assignment metadata in Kafka 4.1.
+	assignmentEpochValue = func(name string) *p.Message {
+		return value(name, p.F("assignmentEpoch", p.Int32, p.Since(0)))
+	}
+)
+
+// The streams group records (KIP-1071), from StreamsGroup*Key/Value.json as
+// Kafka 4.1 has them; the partition metadata record (type 18) is gone.
+var (
+	streamsGroupMetadataValue = value("StreamsGroupMetadataValue",
+		p.F("epoch", p.Int32, p.Since(0)),
+		p.F("metadataHash", p.Int64, p.Since(0)),
+		// Added by KAFKA-19661 after 4.1.0, tagged: older brokers skip it.
+		p.F("validatedTopologyEpoch", p.Int32, p.Since(0)).TaggedAs(0, p.Since(0), -1),
+	)
+
+	keyValue = &p.Struct{Fields: []p.Field{
+		p.F("key", p.String, p.Since(0)),
+		p.F("value", p.String, p.Since(0)),
+	}}
+
+	streamsGroupMemberMetadataValue = value("StreamsGroupMemberMetadataValue",
+		p.F("instanceId", p.String, p.Since(0)).Null(p.Since(0)),
+		p.F("rackId", p.String, p.Since(0)).Null(p.Since(0)),
+		p.F("clientId", p.String, p.Since(0)),
+		p.F("clientHost", p.String, p.Since(0)),
+		p.F("rebalanceTimeoutMs", p.Int32, p.Since(0)),
+		p.F("topologyEpoch", p.Int32, p.Since(0)),
+		p.F("processId", p.String, p.Since(0)),
+		p.F("userEndpoint", p.Nested, p.Since(0)).Null(p.Since(0)).Of(&p.Struct{Fields: []p.Field{
+			p.F("host", p.String, p.Since(0)),
+			p.F("port", p.Uint16, p.Since(0)),
+		}}),
+		p.F("clientTags", p.Nested, p.Since(0)).Arr().Of(keyValue),
+	)
+
+	taskIDs = func(name string) p.Field {
+		return p.F(name, p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+			p.F("subtopologyId", p.String, p.Since(0)),
+			p.F("partitions", p.Int32, p.Since(0)).Arr(),
+		}})
+	}
+
+	streamsGroupTargetAssignmentMemberValue = value("StreamsGroupTargetAssignmentMemberValue",
+		taskIDs("activeTasks"), taskIDs("standbyTasks"), taskIDs("warmupTasks"),
+	)
+
+	streamsGroupCurrentMemberAssignmentValue = value("StreamsGroupCurrentMemberAssignmentValue",
+		p.F("memberEpoch", p.Int32, p.Since(0)),
+		p.F("previousMemberEpoch", p.Int32, p.Since(0)),
+		p.F("state", p.Int8, p.Since(0)),
+		taskIDs("activeTasks"), taskIDs("standbyTasks"), taskIDs("warmupTasks"),
+		taskIDs("activeTasksPendingRevocation"), taskIDs("standbyTasksPendingRevocation"), taskIDs("warmupTasksPendingRevocation"),
+	)
+
+	topicInfo = &p.Struct{Fields: []p.Field{
+		p.F("name", p.String, p.Since(0)),
+		p.F("partitions", p.Int32, p.Since(0)),
+		p.F("replicationFactor", p.Int16, p.Since(0)),
+		p.F("topicConfigs", p.Nested, p.Since(0)).Arr().Of(keyValue),
+	}}
+
+	streamsGroupTopologyValue = value("StreamsGroupTopologyValue",
+		p.F("epoch", p.Int32, p.Since(0)),
+		p.F("subtopologies", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+			p.F("subtopologyId", p.String, p.Since(0)),
+			p.F("sourceTopics", p.String, p.Since(0)).Arr(),
+			p.F("sourceTopicRegex", p.String, p.Since(0)).Arr(),
+			p.F("stateChangelogTopics", p.Nested, p.Since(0)).Arr().Of(topicInfo),
+			p.F("repartitionSinkTopics", p.String, p.Since(0)).Arr(),
+			p.F("repartitionSourceTopics", p.Nested, p.Since(0)).Arr().Of(topicInfo),
+			p.F("copartitionGroups", p.Nested, p.Since(0)).Arr().Of(&p.Struct{Fields: []p.Field{
+				p.F("sourceTopics", p.Int16, p.Since(0)).Arr(),
+				p.F("sourceTopicRegex", p.Int16, p.Since(0)).Arr(),
+				p.F("repartitionSourceTopics", p.Int16, p.Since(0)).Arr(),
+			}}),
+		}}),
+	)
+)
+
+// records are the record types of Kafka 4.1's group coordinator; any other
+// type is unknown, as it is to Kafka 4.1.
+var records = p.Coordinator{
+	0:  {Key: offsetCommitKey, Value: offsetCommitValue},
+	1:  {Key: offsetCommitKey, Value: offsetCommitValue},
+	2:  {Key: groupMetadataKey, Value: groupMetadataValue, Fix: expandConsumerProtocol},
+	3:  {Key: groupKey("ConsumerGroupMetadataKey"), Value: consumerGroupMetadataValue},
+	4:  {Key: groupKey("ConsumerGroupPartitionMetadataKey"), Value: consumerGroupPartitionMetadataValue},
+	5:  {Key: memberKey("ConsumerGroupMemberMetadataKey"), Value: consumerGroupMemberMetadataValue},
+	6:  {Key: groupKey("ConsumerGroupTargetAssignmentMetadataKey"), Value: consumerGroupTargetAssignmentMetadataValue},
+	7:  {Key: memberKey("ConsumerGroupTargetAssignmentMemberKey"), Value: consumerGroupTargetAssignmentMemberValue},
+	8:  {Key: memberKey("ConsumerGroupCurrentMemberAssignmentKey"), Value: consumerGroupCurrentMemberAssignmentValue},
+	10: {Key: memberKey("ShareGroupMemberMetadataKey"), Value: shareGroupMemberMetadataValue},
+	11: {Key: groupKey("ShareGroupMetadataKey"), Value: shareGroupMetadataValue},
+	12: {Key: groupKey("ShareGroupTargetAssignmentMetadataKey"), Value: assignmentEpochValue("ShareGroupTargetAssignmentMetadataValue")},
+	13: {Key: memberKey("ShareGroupTargetAssignmentMemberKey"), Value: shareGroupTargetAssignmentMemberValue},
+	14: {Key: memberKey("ShareGroupCurrentMemberAssignmentKey"), Value: shareGroupCurrentMemberAssignmentValue},
+	15: {Key: groupKey("ShareGroupStatePartitionMetadataKey"), Value: shareGroupStatePartitionMetadataValue},
+	16: {Key: consumerGroupRegularExpressionKey, Value: consumerGroupRegularExpressionValue},
+	17: {Key: groupKey("StreamsGroupMetadataKey"), Value: streamsGroupMetadataValue},
+	19: {Key: memberKey("StreamsGroupMemberMetadataKey"), Value: streamsGroupMemberMetadataValue},
+	20: {Key: groupKey("StreamsGroupTargetAssignmentMetadataKey"), Value: assignmentEpochValue("StreamsGroupTargetAssignmentMetadataValue")},
+	21: {Key: memberKey("StreamsGroupTargetAssignmentMemberKey"), Value: streamsGroupTargetAssignmentMemberValue},
+	22: {Key: memberKey("StreamsGroupCurrentMemberAssignmentKey"), Value: streamsGroupCurrentMemberAssignmentValue},
+	23: {Key: groupKey("StreamsGroupTopologyKey"), Value: streamsGroupTopologyValue},
+}
 
 // Format renders a __consumer_offsets record's key and value.
 func Format(key, value []byte, offset int64) p.Formatted {

@@ -68,7 +68,9 @@ var (
 			f("name", p.String, p.Since(0)),
 			f("topicId", p.UUID, p.Since(0)),
 		),
-		TypePartition: msg("PartitionRecord", p.Versions{Min: 0, Max: 3},
+		// Versions 0-2 in Kafka 4.1; version 3 (creationTimeMs, tag 3) is
+		// newer and Kafka 4.1 refuses it, so this does too.
+		TypePartition: msg("PartitionRecord", p.Versions{Min: 0, Max: 2},
 			f("partitionId", p.Int32, p.Since(0)),
 			f("topicId", p.UUID, p.Since(0)),
 			int32s("replicas", p.Since(0)),
@@ -82,7 +84,6 @@ var (
 			f("directories", p.UUID, p.Since(1)).Arr(),
 			int32s("eligibleLeaderReplicas", p.Since(2)).Null(p.Since(2)).TaggedAs(1, p.Since(2), 0).NullDefault(),
 			int32s("lastKnownElr", p.Since(2)).Null(p.Since(2)).TaggedAs(2, p.Since(2), 0).NullDefault(),
-			f("creationTimeMs", p.Int64, p.Since(3)).TaggedAs(3, p.Since(3), -1),
 		),
 		TypeConfig: msg("ConfigRecord", v0,
 			f("resourceType", p.Int8, p.Since(0)),

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ var kafkaTypes = []struct {
 	{0, "RegisterBrokerRecord", 0, 3},
 	{1, "UnregisterBrokerRecord", 0, 0},
 	{2, "TopicRecord", 0, 0},
-	{3, "PartitionRecord", 0, 3},
+	{3, "PartitionRecord", 0, 2},
 	{4, "ConfigRecord", 0, 0},
 	{5, "PartitionChangeRecord", 0, 2},
 	{7, "FenceBrokerRecord", 0, 0},
@@ -67,5 +68,24 @@ func TestTypesMatchKafka(t *testing.T) {
 		if m.Name != k.name || m.Valid != (p.Versions{Min: k.min, Max: k.max}) {
 			t.Errorf("type %d: schema %s versions %v, want %s %d-%d", k.id, m.Name, m.Valid, k.name, k.min, k.max)
 		}
+	}
+}
+
+// A version past the highest Kafka 4.1 defines is refused as Kafka 4.1
+// refuses it, whatever the bytes after the frame hold.
+func TestVersionsPastKafka41Refused(t *testing.T) {
+	for _, k := range kafkaTypes {
+		v := k.max + 1
+		got, err := Format(framed(int(k.id), int(v), b{}.Uv(0)), 7)
+		if want := fmt.Sprintf("Error at 7, skipping. unsupported %s version %d", k.name, v); err == nil || got != want {
+			t.Errorf("type %d version %d: %q, %v; want %q", k.id, v, got, err, want)
+		}
+	}
+	// PartitionRecord version 3 (creationTimeMs, tag 3) came after Kafka
+	// 4.1: a well-formed one is still refused, not decoded.
+	v3 := framed(3, 3, b{}.I32(0).UUID(1).Uv(2).I32(1).Uv(2).I32(1).Uv(1).Uv(1).I32(1).I32(0).I32(0).Uv(2).UUID(2).
+		Uv(1).Uv(3).Uv(8).I64(1700000000000))
+	if got, err := Format(v3, 7); err == nil || got != "Error at 7, skipping. unsupported PartitionRecord version 3" {
+		t.Errorf("PartitionRecord v3: %q, %v", got, err)
 	}
 }

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,9 +8,7 @@ import (
 )
 
 // RecordType is one record type of a coordinator log (__consumer_offsets,
-// __transaction_state): the schemas of its key and value. Nil schemas mean
-// the type is known but not transcribed: its key and value bytes are then
-// shown as base64 under "raw".
+// __transaction_state): the schemas of its key and value.
 type RecordType struct {
 	Key, Value *Message
 	// Fix, when set, rewrites the decoded value before it is printed.
@@ -61,16 +58,12 @@ func (c Coordinator) Format(key, value []byte, offset int64) Formatted {
 			Err: fmt.Errorf("%w %d", ErrUnknownType, typ)}
 	}
 	var f Formatted
-	if rt.Key == nil {
-		f.Key = string(appendEnvelope(nil, "type", typ, nil, key[2:]))
-	} else {
-		k, _, err := Decode(rt.Key, 0, key[2:])
-		if err != nil {
-			//lint:ignore ST1005 kafka-dump-log.sh's wording, which scripts match
-			return skip(fmt.Errorf("Could not read record with version %d from key's buffer due to: %v.", typ, err))
-		}
-		f.Key = string(appendEnvelope(nil, "type", typ, k, nil))
+	k, _, err := Decode(rt.Key, 0, key[2:])
+	if err != nil {
+		//lint:ignore ST1005 kafka-dump-log.sh's wording, which scripts match
+		return skip(fmt.Errorf("Could not read record with version %d from key's buffer due to: %v.", typ, err))
 	}
+	f.Key = string(appendEnvelope(nil, "type", typ, k))
 	if value == nil {
 		f.Value, f.HasValue = "<DELETE>", true
 		return f
@@ -80,10 +73,6 @@ func (c Coordinator) Format(key, value []byte, offset int64) Formatted {
 		return skip(fmt.Errorf("Could not read version from value's buffer."))
 	}
 	version := int16(binary.BigEndian.Uint16(value))
-	if rt.Value == nil {
-		f.Value, f.HasValue = string(appendEnvelope(nil, "version", version, nil, value[2:])), true
-		return f
-	}
 	v, _, err := Decode(rt.Value, version, value[2:])
 	if err != nil {
 		//lint:ignore ST1005 kafka-dump-log.sh's wording, which scripts match
@@ -92,23 +81,17 @@ func (c Coordinator) Format(key, value []byte, offset int64) Formatted {
 	if rt.Fix != nil {
 		rt.Fix(v)
 	}
-	f.Value, f.HasValue = string(appendEnvelope(nil, "version", version, v, nil)), true
+	f.Value, f.HasValue = string(appendEnvelope(nil, "version", version, v)), true
 	return f
 }
 
-// appendEnvelope writes {"<name>":"<n>","data":<v>}; without a schema the
-// undecoded bytes go in "raw" as base64.
-func appendEnvelope(dst []byte, name string, n int16, v *Value, raw []byte) []byte {
+// appendEnvelope writes {"<name>":"<n>","data":<v>}.
+func appendEnvelope(dst []byte, name string, n int16, v *Value) []byte {
 	dst = append(dst, `{"`...)
 	dst = append(dst, name...)
 	dst = append(dst, `":"`...)
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	dst = append(dst, '"', ',')
-	if v == nil {
-		dst = append(dst, `"raw":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, raw)
-		return append(dst, `"}`...)
-	}
 	dst = append(dst, `"data":`...)
 	dst = AppendJSON(dst, v)
 	return append(dst, '}')

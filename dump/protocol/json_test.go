@@ -1,8 +1,10 @@
-package protocol
+package protocol_test
 
 import (
 	"math"
 	"testing"
+
+	p "github.com/logtool/logtool/dump/protocol"
 )
 
 // Doubles print as Java's Double.toString, which Jackson uses.
@@ -15,7 +17,7 @@ func TestAppendDouble(t *testing.T) {
 		{9999999, "9999999.0"}, {1e7, "1.0E7"}, {1e10, "1.0E10"}, {1.25e-4, "1.25E-4"}, {-2.5e20, "-2.5E20"},
 		{math.Inf(1), `"Infinity"`}, {math.NaN(), `"NaN"`},
 	} {
-		if got := string(AppendDouble(nil, c.d)); got != c.want {
+		if got := string(p.AppendDouble(nil, c.d)); got != c.want {
 			t.Errorf("AppendDouble(%v) = %s, want %s", c.d, got, c.want)
 		}
 	}

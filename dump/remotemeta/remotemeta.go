@@ -42,8 +42,9 @@ var (
 	customMetadata = p.F("customMetadata", p.Bytes, p.Since(0)).Null(p.Since(0))
 	versions       = p.Versions{Min: 0, Max: 1}
 
-	segmentMetadata = &p.Message{Name: "RemoteLogSegmentMetadataRecord", Valid: versions, Flexible: p.Since(0), Struct: p.Struct{Fields: []p.Field{
-		p.F("remoteLogSegmentId", p.Nested, p.Since(0)).Of(segmentID),
+	// segmentFields follow the segment's id in RemoteLogSegmentMetadataRecord
+	// and RemoteLogSegmentMetadataSnapshotRecord alike.
+	segmentFields = []p.Field{
 		p.F("startOffset", p.Int64, p.Since(0)),
 		p.F("endOffset", p.Int64, p.Since(0)),
 		p.F("brokerId", p.Int32, p.Since(0)),
@@ -55,7 +56,10 @@ var (
 		p.F("remoteLogSegmentState", p.Int8, p.Since(0)),
 		p.F("txnIndexEmpty", p.Bool, p.Since(0)).TaggedAs(0, p.Since(0), 0),
 		p.F("brokerLeaderEpoch", p.Int32, p.Since(1)).TaggedAs(1, p.Since(1), 0),
-	}}}
+	}
+
+	segmentMetadata = &p.Message{Name: "RemoteLogSegmentMetadataRecord", Valid: versions, Flexible: p.Since(0), Struct: p.Struct{
+		Fields: append([]p.Field{p.F("remoteLogSegmentId", p.Nested, p.Since(0)).Of(segmentID)}, segmentFields...)}}
 
 	segmentMetadataUpdate = &p.Message{Name: "RemoteLogSegmentMetadataUpdateRecord", Valid: versions, Flexible: p.Since(0), Struct: p.Struct{Fields: []p.Field{
 		p.F("remoteLogSegmentId", p.Nested, p.Since(0)).Of(segmentID),
@@ -76,20 +80,8 @@ var (
 		p.F("endOffset", p.Int64, p.Since(1)).TaggedAs(1, p.Since(1), 0),
 	}}}
 
-	segmentSnapshot = &p.Message{Name: "RemoteLogSegmentMetadataSnapshotRecord", Valid: versions, Flexible: p.Since(0), Struct: p.Struct{Fields: []p.Field{
-		p.F("segmentId", p.UUID, p.Since(0)),
-		p.F("startOffset", p.Int64, p.Since(0)),
-		p.F("endOffset", p.Int64, p.Since(0)),
-		p.F("brokerId", p.Int32, p.Since(0)),
-		p.F("maxTimestampMs", p.Int64, p.Since(0)),
-		p.F("eventTimestampMs", p.Int64, p.Since(0)),
-		leaderEpochs,
-		p.F("segmentSizeInBytes", p.Int32, p.Since(0)),
-		customMetadata,
-		p.F("remoteLogSegmentState", p.Int8, p.Since(0)),
-		p.F("txnIndexEmpty", p.Bool, p.Since(0)).TaggedAs(0, p.Since(0), 0),
-		p.F("brokerLeaderEpoch", p.Int32, p.Since(1)).TaggedAs(1, p.Since(1), 0),
-	}}}
+	segmentSnapshot = &p.Message{Name: "RemoteLogSegmentMetadataSnapshotRecord", Valid: versions, Flexible: p.Since(0), Struct: p.Struct{
+		Fields: append([]p.Field{p.F("segmentId", p.UUID, p.Since(0))}, segmentFields...)}}
 
 	messages = map[uint32]*p.Message{0: segmentMetadata, 1: segmentMetadataUpdate, 2: partitionDelete, 3: segmentSnapshot}
 

@@ -1,35 +1,23 @@
 package remotemeta
 
 import (
-	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/logtool/logtool/dump/protocol/prototest"
 )
 
-type b []byte
-
-func (x b) i8(v int8) b   { return append(x, byte(v)) }
-func (x b) i32(v int32) b { return binary.BigEndian.AppendUint32(x, uint32(v)) }
-func (x b) i64(v int64) b { return binary.BigEndian.AppendUint64(x, uint64(v)) }
-func (x b) uv(v int) b    { return binary.AppendUvarint(x, uint64(v)) }
-func (x b) cstr(s string) b {
-	return append(x.uv(len(s)+1), s...)
-}
-func (x b) uuid(c byte) b {
-	for range 16 {
-		x = append(x, c)
-	}
-	return x
-}
+// b builds inputs field by field.
+type b = prototest.Wire
 
 // frame is the metadata record frame: frame version 1, api key, version.
-func frame(apiKey, version int) b { return b{}.uv(1).uv(apiKey).uv(version) }
+func frame(apiKey, version int) b { return b{}.Uv(1).Uv(apiKey).Uv(version) }
 
 // tip is a TopicIdPartitionEntry: name, id, partition, no tagged fields.
-func tip(x b) b { return x.cstr("orders").uuid(7).i32(3).uv(0) }
+func tip(x b) b { return x.CStr("orders").UUID(7).I32(3).Uv(0) }
 
 // segID is a RemoteLogSegmentIdEntry.
-func segID(x b) b { return tip(x).uuid(9).uv(0) }
+func segID(x b) b { return tip(x).UUID(9).Uv(0) }
 
 const (
 	topicID = "BwcHBwcHBwcHBwcHBwcHBw" // 16 bytes of 7, as Kafka's Uuid.toString
@@ -44,20 +32,20 @@ func TestFormat(t *testing.T) {
 		want  string
 	}{
 		{"segment metadata, v0, epochs out of order, txn index empty",
-			segID(frame(0, 0)).i64(100).i64(199).i32(1).i64(1_700_000_000_000).i64(1_700_000_001_000).
-				uv(3).i32(5).i64(150).uv(0).i32(4).i64(100).uv(0).
-				i32(4096).uv(0).i8(0).
-				uv(1).uv(0).uv(1).i8(1),
+			segID(frame(0, 0)).I64(100).I64(199).I32(1).I64(1_700_000_000_000).I64(1_700_000_001_000).
+				Uv(3).I32(5).I64(150).Uv(0).I32(4).I64(100).Uv(0).
+				I32(4096).Uv(0).I8(0).
+				Uv(1).Uv(0).Uv(1).I8(1),
 			"RemoteLogSegmentMetadata{remoteLogSegmentId=" + segText + ", startOffset=100, endOffset=199, brokerId=1, maxTimestampMs=1700000000000, eventTimestampMs=1700000001000, segmentLeaderEpochs={4=100, 5=150}, segmentSizeInBytes=4096, customMetadata=Optional.empty, state=COPY_SEGMENT_STARTED, txnIdxEmpty=true}"},
 		{"segment update, v1 with tagged fields, custom metadata",
-			segID(frame(1, 1)).i32(2).i64(1_700_000_002_000).uv(4).i8(1).i8(2).i8(3).i8(1).
-				uv(1).uv(1).uv(8).i64(199),
+			segID(frame(1, 1)).I32(2).I64(1_700_000_002_000).Uv(4).I8(1).I8(2).I8(3).I8(1).
+				Uv(1).Uv(1).Uv(8).I64(199),
 			"RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=" + segText + ", customMetadata=Optional[CustomMetadata{3 bytes}], state=COPY_SEGMENT_FINISHED, eventTimestampMs=1700000002000, brokerId=2}"},
 		{"partition delete",
-			tip(frame(2, 0)).i32(3000).i64(1_700_000_003_000).i8(2).uv(0),
+			tip(frame(2, 0)).I32(3000).I64(1_700_000_003_000).I8(2).Uv(0),
 			"RemotePartitionDeleteMetadata{topicPartition=" + topicID + ":orders-3, state=DELETE_PARTITION_FINISHED, eventTimestampMs=1700000003000, brokerId=3000}"},
 		{"segment snapshot",
-			frame(3, 0).uuid(9).i64(0).i64(99).i32(1).i64(5).i64(6).uv(1).i32(8).uv(1).i8(3).uv(0),
+			frame(3, 0).UUID(9).I64(0).I64(99).I32(1).I64(5).I64(6).Uv(1).I32(8).Uv(1).I8(3).Uv(0),
 			"RemoteLogSegmentMetadataSnapshot{segmentId=" + segUUID + ", startOffset=0, endOffset=99, maxTimestampMs=5, segmentLeaderEpochs={}, segmentSizeInBytes=8, customMetadata=Optional[CustomMetadata{0 bytes}], state=DELETE_SEGMENT_FINISHED}"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,8 +61,8 @@ func TestFormat(t *testing.T) {
 		want  string
 	}{
 		{"unknown api key", frame(4, 0), "Error at offset 7, skipping. unknown remote log metadata record type: 4"},
-		{"unknown state", tip(frame(2, 0)).i32(1).i64(1).i8(9).uv(0), "Error at offset 7, skipping. unknown state id 9"},
-		{"garbage after", append(tip(frame(2, 0)).i32(1).i64(1).i8(0).uv(0), 0), "Error at offset 7, skipping. found 1 byte(s) of garbage after RemotePartitionDeleteMetadataRecord"},
+		{"unknown state", tip(frame(2, 0)).I32(1).I64(1).I8(9).Uv(0), "Error at offset 7, skipping. unknown state id 9"},
+		{"garbage after", append(tip(frame(2, 0)).I32(1).I64(1).I8(0).Uv(0), 0), "Error at offset 7, skipping. found 1 byte(s) of garbage after RemotePartitionDeleteMetadataRecord"},
 		{"no value", nil, "Error at offset 7, skipping. the record has no value"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,9 +80,9 @@ func TestFormat(t *testing.T) {
 // FuzzFormat: any value renders without panicking, and an error always
 // comes with Kafka's skipping text.
 func FuzzFormat(f *testing.F) {
-	f.Add([]byte(segID(frame(1, 1)).i32(2).i64(1).uv(4).i8(1).i8(2).i8(3).i8(1).uv(1).uv(1).uv(8).i64(199)))
-	f.Add([]byte(tip(frame(2, 0)).i32(3).i64(1).i8(2).uv(0)))
-	f.Add([]byte(frame(3, 0).uuid(9).i64(0).i64(99).i32(1).i64(5).i64(6).uv(2).i32(8).i64(2).uv(0).i32(8).uv(1).i8(3).uv(0)))
+	f.Add([]byte(segID(frame(1, 1)).I32(2).I64(1).Uv(4).I8(1).I8(2).I8(3).I8(1).Uv(1).Uv(1).Uv(8).I64(199)))
+	f.Add([]byte(tip(frame(2, 0)).I32(3).I64(1).I8(2).Uv(0)))
+	f.Add([]byte(frame(3, 0).UUID(9).I64(0).I64(99).I32(1).I64(5).I64(6).Uv(2).I32(8).I64(2).Uv(0).I32(8).Uv(1).I8(3).Uv(0)))
 	f.Fuzz(func(t *testing.T, value []byte) {
 		s, err := Format(value, 1)
 		if (err != nil) != (len(s) > 12 && s[:12] == "Error at off") {

@@ -8,14 +8,12 @@
 // clientTransactionVersion) and the transaction's state. The schemas follow
 // Kafka's TransactionLogKey.json and TransactionLogValue.json.
 //
-// transactionStatus is printed as the state's name ("Ongoing",
-// "CompleteCommit", ...), as Kafka does since KAFKA-20712; earlier Kafka
-// printed the number. An id outside the known states stays a number.
+// Format prints transactionStatus as a number, as Kafka 4.0 to 4.3 do
+// (KAFKA-20712 names the state in a later release); FormatText prints
+// Kafka 3.7 to 3.9's text lines, which name it.
 package txnlog
 
 import (
-	"strconv"
-
 	p "github.com/logtool/logtool/dump/protocol"
 )
 
@@ -40,7 +38,7 @@ var (
 		p.F("clientTransactionVersion", p.Int16, p.Since(1)).TaggedAs(2, p.Since(1), 0),
 	}}}
 
-	records = p.Coordinator{0: {Key: key, Value: value, Fix: nameStatus}}
+	records = p.Coordinator{0: {Key: key, Value: value}}
 )
 
 // States are Kafka's TransactionState names, by id.
@@ -49,12 +47,4 @@ var States = [...]string{"Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "C
 // Format renders a __transaction_state record's key and value.
 func Format(k, v []byte, offset int64) p.Formatted {
 	return records.Format(k, v, offset)
-}
-
-func nameStatus(v *p.Value) {
-	s := v.Field("transactionStatus")
-	if s == nil || s.Int < 0 || s.Int >= int64(len(States)) {
-		return
-	}
-	s.JSON = strconv.AppendQuote(nil, States[s.Int])
 }

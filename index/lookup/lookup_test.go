@@ -12,6 +12,7 @@ import (
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -328,9 +329,9 @@ func TestLookupCompactedGap(t *testing.T) {
 // TestLookupKafkaSamples: lookups through the indexes of real brokers
 // agree with a scan, with no fallback where the indexes exist.
 func TestLookupKafkaSamples(t *testing.T) {
-	const root = "../../../shared/kafka-samples/logdirs/volodymyrzee_kafka-2.x-zk"
+	root := kafkasamples.Dir("logdirs", "volodymyrzee_kafka-2.x-zk")
 	if _, err := os.Stat(root); err != nil {
-		t.Skipf("Kafka samples absent: %v", err)
+		kafkasamples.Skip(t, err)
 	}
 	for _, p := range []string{"__consumer_offsets-12", "__consumer_offsets-18", "first_topic-2"} {
 		t.Run(p, func(t *testing.T) { agree(t, filepath.Join(root, p), "") })

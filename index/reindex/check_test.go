@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -414,10 +415,10 @@ func TestCheckV0TimeIndex(t *testing.T) {
 // Their indexes were written by live brokers, so differences are expected;
 // problems are not.
 func TestCheckKafkaSamples(t *testing.T) {
-	const root = "../../../shared/kafka-samples/logdirs"
+	root := kafkasamples.Dir("logdirs")
 	dirs, err := filepath.Glob(filepath.Join(root, "*", "*"))
 	if err != nil || len(dirs) == 0 {
-		t.Skipf("no Kafka samples under %s (%v)", root, err)
+		kafkasamples.Skip(t, err)
 	}
 	n, both := 0, 0
 	for _, d := range dirs {

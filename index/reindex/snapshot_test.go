@@ -1,11 +1,13 @@
 package reindex
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/snapshot"
@@ -49,10 +51,10 @@ func TestSnapshotEntries(t *testing.T) {
 // TestSnapshotMatchesBroker replays real brokers' logs and compares the
 // state with the snapshot the broker wrote at the log end.
 func TestSnapshotMatchesBroker(t *testing.T) {
-	const samples = "../../../shared/kafka-samples/logdirs"
+	samples := kafkasamples.Dir("logdirs")
 	snaps, _ := filepath.Glob(filepath.Join(samples, "*", "*", "*.snapshot"))
 	if len(snaps) == 0 {
-		t.Skip("no samples at " + samples)
+		kafkasamples.Skip(t, errors.New("no samples at "+samples))
 	}
 	checked := 0
 	for _, snap := range snaps {

@@ -7,12 +7,13 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/safefile"
 )
 
 // ErrBackupExists is returned by Partition when TruncateCorruptTail would
 // overwrite a backup file holding other bytes than those it would remove.
-var ErrBackupExists = errors.New("backup file already exists with other content")
+var ErrBackupExists = refuse.New("backup file already exists with other content")
 
 // BackupName is the file TruncateCorruptTail writes the removed bytes of
 // the .log at logPath to, when they start at byte pos:

@@ -2,6 +2,7 @@ package faulttest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/internal/kafkatest"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -171,10 +173,10 @@ func checkSalvage(t *testing.T, part string, truth map[string][]entry, damagedAt
 // damage: every segment is copied byte for byte and the output verifies
 // clean, its indexes byte-identical to a recovery rebuild.
 func TestSalvageSamples(t *testing.T) {
-	const samples = "../../../shared/kafka-samples/logdirs"
+	samples := kafkasamples.Dir("logdirs")
 	dirs, _ := filepath.Glob(filepath.Join(samples, "*", "*-[0-9]*"))
 	if len(dirs) == 0 {
-		t.Skip("no samples at " + samples)
+		kafkasamples.Skip(t, errors.New("no samples at "+samples))
 	}
 	for _, dir := range dirs {
 		p, err := layout.ReadPartition(dir)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/fielderr"
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -188,7 +189,7 @@ type Partition struct {
 // ErrPartitionExists is returned, wrapped with the directory's path, when a
 // partition to generate is already in the log directory. It satisfies
 // errors.Is(err, fs.ErrExist).
-var ErrPartitionExists = fmt.Errorf("partition directory already exists; gen adds partitions, it never writes over one: %w", fs.ErrExist)
+var ErrPartitionExists = refuse.Wrap(fmt.Errorf("partition directory already exists; gen adds partitions, it never writes over one: %w", fs.ErrExist))
 
 // Generate writes the log directory. An existing log directory is extended
 // with new partitions (an existing one is refused with ErrPartitionExists):
@@ -257,6 +258,9 @@ type producer struct {
 
 // partitionWriter produces one partition's segments in order.
 type partitionWriter struct {
+	// keys are those the Java producer's default partitioner puts here;
+	// none (keyless records) without Options.Keys or when no key falls here.
+	keys     [][]byte
 	o        *Options
 	dir      string
 	rng      *rand.Rand
@@ -285,6 +289,7 @@ func writePartition(o *Options, topic string, p int32, id checkpoint.TopicID) (P
 	fmt.Fprintf(h, "%s-%d", topic, p)
 	w := &partitionWriter{
 		o: o, dir: dir, rng: rand.New(rand.NewPCG(uint64(o.Seed), h.Sum64())), ts: o.StartTime,
+		keys: partitionKeys(o.Keys, o.Partitions, p),
 		idem: producer{id: 1000 + int64(p), txnFirst: -1, lastOffset: -1},
 		txn:  producer{id: 5000 + int64(p), txnFirst: -1, lastOffset: -1},
 	}
@@ -353,8 +358,8 @@ func (w *partitionWriter) makeRecords(n int) []logfmt.Record {
 		if w.o.Magic == 0 {
 			r.Timestamp = logfmt.NoTimestamp
 		}
-		if w.o.Keys > 0 {
-			r.Key = fmt.Appendf(nil, "key-%06d", w.rng.IntN(w.o.Keys))
+		if len(w.keys) > 0 {
+			r.Key = w.keys[w.rng.IntN(len(w.keys))]
 		}
 		if r.Key == nil || w.rng.Float64() >= w.o.TombstoneRatio {
 			r.Value = w.value(r.Offset)

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/logtool/logtool/clustermeta"
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -120,7 +121,7 @@ func writeMetadata(o *Options, at *metadataTail) error {
 // directory has a topic to generate already; ErrNotKRaft when KRaft is
 // asked of a log directory that is not a KRaft node's.
 var (
-	ErrTopicExists = fmt.Errorf("the topic is in the metadata log already; gen adds topics, it never creates one twice: %w", fs.ErrExist)
+	ErrTopicExists = refuse.Wrap(fmt.Errorf("the topic is in the metadata log already; gen adds topics, it never creates one twice: %w", fs.ErrExist))
 	ErrNotKRaft    = errors.New("not a KRaft node's log directory")
 )
 

@@ -24,8 +24,9 @@
 package lockfile
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/logtool/logtool/internal/refuse"
 )
 
 // FileName is the name of the lock file in a log directory.
@@ -33,7 +34,7 @@ const FileName = ".lock"
 
 // ErrLocked is wrapped by the error of Acquire when another process, normally
 // a running broker, holds the lock.
-var ErrLocked = errors.New("log directory is locked")
+var ErrLocked = refuse.New("log directory is locked")
 
 // Holder is the process holding a log directory's lock.
 type Holder struct {

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/mattn/go-runewidth"
@@ -48,6 +49,22 @@ func (t *Table) Append(cells ...string) {
 		row[i] = strings.ReplaceAll(c, "\t", "    ")
 	}
 	t.rows = append(t.rows, row)
+}
+
+// Drop removes the columns with these headers, for a narrow table (--wide
+// keeps them); a header the table does not have is ignored.
+func (t *Table) Drop(headers ...string) {
+	for i := len(t.header) - 1; i >= 0; i-- {
+		if !slices.Contains(headers, t.header[i]) {
+			continue
+		}
+		t.header = slices.Delete(t.header, i, i+1)
+		for j, row := range t.rows {
+			if i < len(row) {
+				t.rows[j] = slices.Delete(row, i, i+1)
+			}
+		}
+	}
 }
 
 // Len is the number of rows appended.

@@ -10,17 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
-const samples = "../../../shared/kafka-samples/logdirs"
+var samples = kafkasamples.Dir("logdirs")
 
 // sampleFiles returns the files under the broker samples with one of names,
 // or skips the test when the samples are absent.
 func sampleFiles(t *testing.T, names ...string) map[string][]string {
 	t.Helper()
 	if _, err := os.Stat(samples); err != nil {
-		t.Skipf("kafka samples not available at %s: %v", samples, err)
+		kafkasamples.Skip(t, err)
 	}
 	found := make(map[string][]string)
 	err := filepath.WalkDir(samples, func(path string, d fs.DirEntry, err error) error {

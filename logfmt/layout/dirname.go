@@ -18,6 +18,11 @@ import (
 	"strings"
 )
 
+// MetadataTopic is KRaft's metadata log, __cluster_metadata-0: the raft
+// log of the controllers, which a broker's LogManager does not manage, and
+// which no cleaner, retention or recovery of a topic applies to.
+const MetadataTopic = "__cluster_metadata"
+
 // MaxTopicLength is the longest topic name Kafka accepts (Topic.MAX_NAME_LENGTH).
 const MaxTopicLength = 249
 

@@ -2,14 +2,17 @@ package layout
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 )
 
-const samples = "../../../shared/kafka-samples/logdirs"
+var samples = kafkasamples.Dir("logdirs")
 
 // mkTree creates the files (names ending in "/" are directories) under root.
 func mkTree(t *testing.T, root string, names ...string) {
@@ -288,7 +291,7 @@ func TestLogDirOf(t *testing.T) {
 func TestSamples(t *testing.T) {
 	dirs, err := os.ReadDir(samples)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("broker samples not found at %s", samples)
+		kafkasamples.Skip(t, fmt.Errorf("broker samples not found at %s", samples))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -385,7 +388,7 @@ func TestSampleDetails(t *testing.T) {
 		t.Helper()
 		ld, err := ReadLogDir(filepath.Join(samples, name))
 		if errors.Is(err, fs.ErrNotExist) {
-			t.Skipf("broker samples not found at %s", samples)
+			kafkasamples.Skip(t, fmt.Errorf("broker samples not found at %s", samples))
 		}
 		if err != nil {
 			t.Fatal(err)

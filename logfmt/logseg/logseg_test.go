@@ -2,6 +2,7 @@ package logseg
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/kafkatest"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -23,7 +25,7 @@ import (
 // Every rule has a test on partitions built here by internal/gen and one on
 // real broker data, held to franz-go's decoding of the same bytes.
 
-const samples = "../../../shared/kafka-samples/logdirs"
+var samples = kafkasamples.Dir("logdirs")
 
 // generated writes a log directory with one partition, t-0, of several
 // segments, and returns the partition's directory.
@@ -46,7 +48,7 @@ func sampleDirs(t *testing.T) []string {
 	t.Helper()
 	dirs, err := filepath.Glob(filepath.Join(samples, "*", "*-[0-9]*"))
 	if err != nil || len(dirs) == 0 {
-		t.Skipf("no real broker data in %s", samples)
+		kafkasamples.Skip(t, fmt.Errorf("no partition directories in %s (%v)", samples, err))
 	}
 	return dirs
 }

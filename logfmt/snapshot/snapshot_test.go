@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -234,13 +235,13 @@ func TestOffsetFromName(t *testing.T) {
 	}
 }
 
-const samples = "../../../shared/kafka-samples/logdirs"
+var samples = kafkasamples.Dir("logdirs")
 
 // Every producer snapshot a broker wrote parses, and Append rebuilds it byte
 // for byte.
 func TestSampleSnapshots(t *testing.T) {
 	if _, err := os.Stat(samples); err != nil {
-		t.Skipf("kafka samples not available at %s: %v", samples, err)
+		kafkasamples.Skip(t, err)
 	}
 	var files, entries int
 	err := filepath.WalkDir(samples, func(path string, d fs.DirEntry, err error) error {
@@ -279,7 +280,7 @@ func TestSampleSnapshotEntry(t *testing.T) {
 	path := filepath.Join(samples, "itumelengmogase_kraft-ksqldb-txn", "_confluent-ksql-default__command_topic-0", "00000000000000000002.snapshot")
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("sample not available: %v", err)
+		kafkasamples.Skip(t, err)
 	}
 	got, err := Parse(raw, path)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -96,7 +97,7 @@ type Options struct {
 
 // ErrConflict is wrapped by the error of a run that would replace
 // a partition's checkpoint with a different offset without Overwrite.
-var ErrConflict = errors.New("would replace a different checkpoint")
+var ErrConflict = refuse.New("would replace a different checkpoint")
 
 // Action is what a run does, or in a dry run would do, with one
 // entry.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -706,10 +707,10 @@ func TestCheckpointsBadArguments(t *testing.T) {
 // their partition directory names, with an entry for each, and their own
 // root files.
 func TestCheckpointsSampleLogDirs(t *testing.T) {
-	const samples = "../../../shared/kafka-samples/logdirs"
+	samples := kafkasamples.Dir("logdirs")
 	dirs, err := os.ReadDir(samples)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skip("real broker samples not found at " + samples)
+		kafkasamples.Skip(t, errors.New("real broker samples not found at "+samples))
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -7,18 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // upgradeSamples holds data written by real brokers, outside the repository.
 // The tests copy what they convert into temporary directories.
-const upgradeSamples = "../../../shared/kafka-samples"
+var upgradeSamples = kafkasamples.Dir()
 
 func upgradeNeedSamples(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(upgradeSamples); err != nil {
-		t.Skipf("real broker samples not found at %s: %v", upgradeSamples, err)
+		kafkasamples.Skip(t, err)
 	}
 }
 

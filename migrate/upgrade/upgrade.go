@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/internal/target"
@@ -84,7 +85,7 @@ type Options struct {
 // ErrRefused is wrapped by the error of a run that would overwrite
 // something it must not (an existing output partition directory) or copy a
 // source that an interrupted in-place swap left half done.
-var ErrRefused = errors.New("refused for safety")
+var ErrRefused = refuse.ErrRefused
 
 // ErrVerify is wrapped by the error of a rewritten segment that does
 // not read back as the original: the run stops before the swap.

@@ -1,0 +1,561 @@
+package replicas
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+)
+
+// A digest is what a broker's machine sends instead of its log: per
+// partition its identity, checkpoints, epochs and batch headers, and the
+// record hashes of compacted replicas, in PartitionKey order.
+//
+// The file is the magic line digestMagic, a version byte, then a zstd stream
+// of frames: uvarint length, body, CRC-32C of the body (big-endian). The
+// first frame describes the broker. Each partition is a start frame (its
+// identity), frames of batches and, for a compacted replica, frames of record
+// hashes, each of about chunkBytes, and an end frame (offsets, epochs,
+// damage), so that the writer holds one frame and a reader one partition. The
+// last frame counts the partitions, so a digest cut short is told from a
+// whole one.
+
+const (
+	digestMagic   = "logtool-digest\n"
+	DigestVersion = 1
+
+	frameBroker    = 'B'
+	frameStart     = 'P'
+	frameBatches   = 'C'
+	frameRecords   = 'R'
+	framePartition = 'Q'
+	frameEnd       = 'E'
+
+	// chunkBytes is where a frame of batches or records is cut.
+	chunkBytes = 64 << 10
+)
+
+// maxFrame bounds one frame: a chunk, or the record hashes of one batch of
+// a few million records. A damaged length cannot make a reader hold more.
+var maxFrame uint64 = 64 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// WriteDigest writes the digest of src, one broker's log directories as
+// OpenLogDirs gives them, to path through a safefile: nothing is visible
+// under path until it is whole. It holds one frame at a time.
+func WriteDigest(path string, src Source) (partitions int, err error) {
+	ls, ok := src.(*logDirSource)
+	if !ok {
+		return 0, errors.New("a digest is made of log directories")
+	}
+	f, err := safefile.Create(path, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Abort()
+	bw := bufio.NewWriterSize(f, 256<<10)
+	if _, err := bw.WriteString(digestMagic); err != nil {
+		return 0, err
+	}
+	if err := bw.WriteByte(DigestVersion); err != nil {
+		return 0, err
+	}
+	// A small window keeps both ends' memory constant; the fastest level
+	// keeps the digest near the speed of reading the log.
+	zw, err := zstd.NewWriter(bw, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20), zstd.WithEncoderConcurrency(2))
+	if err != nil {
+		return 0, err
+	}
+	w := &frameWriter{zw: zw}
+	w.broker(src.Broker())
+	if err := w.put(); err != nil {
+		return 0, err
+	}
+	for {
+		rr, err := ls.nextReader()
+		if err != nil {
+			return partitions, err
+		}
+		if rr == nil {
+			break
+		}
+		if err := w.partition(rr); err != nil {
+			return partitions, err
+		}
+		partitions++
+	}
+	w.b = append(w.b[:0], frameEnd)
+	w.uvarint(uint64(partitions))
+	if err := w.put(); err != nil {
+		return partitions, err
+	}
+	if err := zw.Close(); err != nil {
+		return partitions, err
+	}
+	if err := bw.Flush(); err != nil {
+		return partitions, err
+	}
+	return partitions, f.Commit()
+}
+
+// frameWriter builds frames in enc and writes them to the stream.
+type frameWriter struct {
+	enc
+	zw io.Writer
+}
+
+// put writes the frame built.
+func (w *frameWriter) put() error {
+	var hdr [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(w.b)))
+	w.b = binary.BigEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli))
+	if _, err := w.zw.Write(hdr[:n]); err != nil {
+		return err
+	}
+	_, err := w.zw.Write(w.b)
+	return err
+}
+
+// partition writes one replica's frames as its batches are read.
+func (w *frameWriter) partition(rr *replicaReader) error {
+	p := rr.p
+	w.b = append(w.b[:0], frameStart)
+	w.str(p.Source)
+	w.str(p.Topic)
+	w.varint(int64(p.Partition))
+	w.bool(p.HasTopicID)
+	w.b = append(w.b, p.TopicID[:]...)
+	if err := w.put(); err != nil {
+		return err
+	}
+	// chunk starts a frame of kind k unless one is open, and flush ends
+	// it once it is big enough, or at the end.
+	var n int
+	var count int // items in the open frame
+	chunk := func(k byte) {
+		if count == 0 {
+			w.b = append(w.b[:0], k)
+		}
+		count++
+	}
+	flush := func(force bool) error {
+		if count == 0 || !force && len(w.b) < chunkBytes {
+			return nil
+		}
+		// A reader reads items to the end of the frame.
+		count = 0
+		return w.put()
+	}
+	prev := int64(0)
+	err := rr.headers(func(b *Batch) error {
+		chunk(frameBatches)
+		w.batch(b, prev)
+		prev = b.Last
+		n++
+		return flush(false)
+	})
+	if err == nil {
+		err = flush(true)
+	}
+	if err == nil && p.Hashed {
+		err = rr.records(func(i int, h hashed) error {
+			chunk(frameRecords)
+			w.hashes(h)
+			return flush(false)
+		})
+		if err == nil {
+			err = flush(true)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	w.b = append(w.b[:0], framePartition)
+	w.uvarint(uint64(n))
+	w.varint(p.LogStartOffset)
+	w.varint(p.LogEndOffset)
+	w.varint(p.HighWatermark)
+	w.bool(p.HighWatermarkKnown)
+	w.bool(p.Compacted)
+	w.bool(p.Hashed)
+	w.uvarint(uint64(len(p.Epochs)))
+	for _, ep := range p.Epochs {
+		w.varint(int64(ep.Epoch))
+		w.varint(ep.StartOffset)
+	}
+	w.uvarint(uint64(len(p.Damage)))
+	for _, d := range p.Damage {
+		w.str(d.File)
+		w.varint(d.Pos)
+		w.str(d.Msg)
+		w.varint(d.From)
+		w.varint(d.To)
+	}
+	return w.put()
+}
+
+type enc struct{ b []byte }
+
+func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *enc) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *enc) bool(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+func (e *enc) broker(b Broker) {
+	e.b = append(e.b[:0], frameBroker)
+	e.str(b.Name)
+	e.varint(int64(b.NodeID))
+	e.str(b.ClusterID)
+	e.uvarint(uint64(len(b.Dirs)))
+	for _, d := range b.Dirs {
+		e.str(d)
+	}
+	e.uvarint(uint64(len(b.DirectoryIDs)))
+	for _, d := range b.DirectoryIDs {
+		e.str(d)
+	}
+}
+
+// batch encodes a batch's header fields, its offsets as deltas from the
+// batch before (prev, its last offset): a few bytes a batch.
+func (e *enc) batch(b *Batch, prev int64) {
+	e.varint(b.Base - prev)
+	e.varint(b.Last - b.Base)
+	e.varint(int64(b.Epoch))
+	e.b = binary.BigEndian.AppendUint32(e.b, b.CRC)
+	e.varint(int64(b.Size))
+	e.varint(b.MaxTimestamp)
+	e.varint(int64(b.Count))
+	e.varint(b.ProducerID)
+	e.varint(int64(b.BaseSequence))
+	e.b = append(e.b, byte(b.Flags))
+}
+
+// hashes encodes what the second pass found of a batch: its base offset and
+// flags again (a legacy wrapper's are only known then) and its records.
+func (e *enc) hashes(h hashed) {
+	e.varint(h.base)
+	e.varint(int64(h.count))
+	e.b = append(e.b, byte(h.flags))
+	e.uvarint(uint64(len(h.records)))
+	for _, r := range h.records {
+		e.varint(r.Offset - h.base)
+		e.b = binary.BigEndian.AppendUint64(e.b, r.Key)
+		e.b = binary.BigEndian.AppendUint64(e.b, r.Sum)
+		e.bool(r.Tombstone)
+	}
+}
+
+// digestSource reads a digest.
+type digestSource struct {
+	path   string
+	f      *os.File
+	zr     *zstd.Decoder
+	r      *bufio.Reader
+	broker Broker
+	n      int // partitions read
+	frames int // frames read
+	done   bool
+	frame  bytes.Buffer
+}
+
+// OpenDigest opens a digest and reads its broker frame. Any fault of the
+// file is an *InputError naming it.
+func OpenDigest(path string) (Source, error) {
+	f, err := safefile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := readDigest(path, f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.f = f
+	return s, nil
+}
+
+func readDigest(path string, r io.Reader) (*digestSource, error) {
+	s := &digestSource{path: path}
+	head := make([]byte, len(digestMagic)+1)
+	if _, err := io.ReadFull(r, head); err != nil || string(head[:len(digestMagic)]) != digestMagic {
+		return nil, s.fault("not a logtool digest")
+	}
+	if v := head[len(digestMagic)]; v != DigestVersion {
+		return nil, s.fault(fmt.Sprintf("a digest of format version %d, which this logtool (version %d) does not read: make the digests and compare them with one logtool release", v, DigestVersion))
+	}
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(8<<20), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		return nil, err
+	}
+	s.zr = zr
+	s.r = bufio.NewReader(zr)
+	body, err := s.next()
+	if err != nil {
+		zr.Close()
+		return nil, err
+	}
+	d := dec{b: body}
+	if d.byte() != frameBroker {
+		zr.Close()
+		return nil, s.fault("the first frame is not the broker's")
+	}
+	b := &s.broker
+	b.Name = d.str()
+	b.NodeID = int32(d.varint())
+	b.ClusterID = d.str()
+	for n := d.count(1); n > 0; n-- {
+		b.Dirs = append(b.Dirs, d.str())
+	}
+	for n := d.count(1); n > 0; n-- {
+		b.DirectoryIDs = append(b.DirectoryIDs, d.str())
+	}
+	if d.err != nil || len(d.b) > 0 {
+		zr.Close()
+		return nil, s.fault("a damaged broker frame")
+	}
+	b.Digest = path
+	return s, nil
+}
+
+func (s *digestSource) fault(msg string) error {
+	return &InputError{fmt.Errorf("%s: %s", s.path, msg)}
+}
+
+// next reads a frame and checks its CRC.
+func (s *digestSource) next() ([]byte, error) {
+	n, err := binary.ReadUvarint(s.r)
+	if err != nil {
+		return nil, s.cut(err)
+	}
+	if n > maxFrame {
+		return nil, s.fault(fmt.Sprintf("a frame of %d bytes: damaged", n))
+	}
+	s.frames++
+	s.frame.Reset()
+	// Copied as it comes: a damaged length allocates nothing it does not read.
+	if _, err := io.CopyN(&s.frame, s.r, int64(n)+4); err != nil {
+		return nil, s.cut(err)
+	}
+	b := s.frame.Bytes()
+	body, sum := b[:n], binary.BigEndian.Uint32(b[n:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, s.fault(fmt.Sprintf("checksum mismatch in frame %d: damaged", s.frames))
+	}
+	if len(body) == 0 {
+		return nil, s.fault("an empty frame")
+	}
+	return body, nil
+}
+
+func (s *digestSource) cut(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return s.fault("truncated: it ends before its last frame")
+	}
+	return s.fault("damaged: " + err.Error())
+}
+
+func (s *digestSource) Broker() Broker { return s.broker }
+
+func (s *digestSource) Close() error {
+	if s.zr != nil {
+		s.zr.Close()
+	}
+	if s.f != nil {
+		return s.f.Close()
+	}
+	return nil
+}
+
+func (s *digestSource) Next() (*Partition, error) {
+	if s.done {
+		return nil, nil
+	}
+	body, err := s.next()
+	if err != nil {
+		return nil, err
+	}
+	d := dec{b: body}
+	switch d.byte() {
+	case frameEnd:
+		if n := d.uvarint(); d.err != nil || int(n) != s.n || len(d.b) > 0 {
+			return nil, s.fault("the last frame does not count the partitions read: damaged")
+		}
+		if _, err := s.r.ReadByte(); err != io.EOF {
+			return nil, s.fault("data after the last frame")
+		}
+		s.done = true
+		return nil, nil
+	case frameStart:
+	default:
+		return nil, s.fault(fmt.Sprintf("frame %d: a partition was expected", s.frames))
+	}
+	p := &Partition{Source: d.str(), Topic: d.str(), Partition: int32(d.varint()), HasTopicID: d.bool()}
+	copy(p.TopicID[:], d.fixed(16))
+	if d.err != nil || len(d.b) > 0 {
+		return nil, s.fault(fmt.Sprintf("frame %d is damaged", s.frames))
+	}
+	prev, hashedTo := int64(0), 0
+	for {
+		body, err := s.next()
+		if err != nil {
+			return nil, err
+		}
+		d := dec{b: body}
+		switch d.byte() {
+		case frameBatches:
+			if hashedTo > 0 {
+				return nil, s.fault(fmt.Sprintf("frame %d: batches after record hashes", s.frames))
+			}
+			for len(d.b) > 0 && d.err == nil {
+				b := d.batch(prev)
+				prev = b.Last
+				p.Batches = append(p.Batches, b)
+			}
+		case frameRecords:
+			for len(d.b) > 0 && d.err == nil {
+				if hashedTo == len(p.Batches) {
+					return nil, s.fault(fmt.Sprintf("frame %d: record hashes of more batches than there are", s.frames))
+				}
+				d.hashes(&p.Batches[hashedTo])
+				hashedTo++
+			}
+		case framePartition:
+			d.partitionEnd(p)
+			if d.err == nil && len(d.b) == 0 && (p.Hashed && hashedTo == len(p.Batches) || !p.Hashed && hashedTo == 0) {
+				s.n++
+				return p, nil
+			}
+		default:
+			return nil, s.fault(fmt.Sprintf("frame %d is of no known kind", s.frames))
+		}
+		if d.err != nil {
+			return nil, s.fault(fmt.Sprintf("frame %d is damaged", s.frames))
+		}
+	}
+}
+
+// dec reads a frame body; the first fault sticks in err.
+type dec struct {
+	b   []byte
+	err error
+}
+
+var errShort = errors.New("short frame")
+
+func (d *dec) fail() { d.err, d.b = errShort, nil }
+
+func (d *dec) byte() byte {
+	if len(d.b) < 1 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *dec) bool() bool { return d.byte() != 0 }
+
+func (d *dec) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a number of items of at least min bytes each, refusing more
+// than the frame can hold.
+func (d *dec) count(min int) int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)/min) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *dec) fixed(n int) []byte {
+	if len(d.b) < n {
+		d.fail()
+		return make([]byte, n)
+	}
+	b := d.b[:n]
+	d.b = d.b[n:]
+	return b
+}
+
+func (d *dec) str() string { return string(d.fixed(d.count(1))) }
+
+func (d *dec) batch(prev int64) Batch {
+	var b Batch
+	b.Base = prev + d.varint()
+	b.Last = b.Base + d.varint()
+	b.Epoch = int32(d.varint())
+	b.CRC = binary.BigEndian.Uint32(d.fixed(4))
+	b.Size = int32(d.varint())
+	b.MaxTimestamp = d.varint()
+	b.Count = int32(d.varint())
+	b.ProducerID = d.varint()
+	b.BaseSequence = int32(d.varint())
+	b.Flags = Flags(d.byte())
+	return b
+}
+
+func (d *dec) hashes(b *Batch) {
+	b.Base, b.Count, b.Flags = d.varint(), int32(d.varint()), Flags(d.byte())
+	k := d.count(18)
+	b.Records = make([]Record, 0, k)
+	for ; k > 0; k-- {
+		off := b.Base + d.varint()
+		key := binary.BigEndian.Uint64(d.fixed(8))
+		sum := binary.BigEndian.Uint64(d.fixed(8))
+		b.Records = append(b.Records, Record{Offset: off, Key: key, Sum: sum, Tombstone: d.bool()})
+	}
+}
+
+// partitionEnd reads a partition's end frame, after its kind: the number of
+// batches, which must be those read, then offsets, epochs and damage.
+func (d *dec) partitionEnd(p *Partition) {
+	if n := d.uvarint(); n != uint64(len(p.Batches)) {
+		d.fail()
+		return
+	}
+	p.LogStartOffset, p.LogEndOffset, p.HighWatermark = d.varint(), d.varint(), d.varint()
+	p.HighWatermarkKnown, p.Compacted, p.Hashed = d.bool(), d.bool(), d.bool()
+	for n := d.count(2); n > 0; n-- {
+		p.Epochs = append(p.Epochs, checkpoint.EpochEntry{Epoch: int32(d.varint()), StartOffset: d.varint()})
+	}
+	for n := d.count(5); n > 0; n-- {
+		p.Damage = append(p.Damage, Damage{File: d.str(), Pos: d.varint(), Msg: d.str(), From: d.varint(), To: d.varint()})
+	}
+}

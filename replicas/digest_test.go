@@ -1,0 +1,236 @@
+package replicas_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/replicas"
+)
+
+// digestOf writes the digest of one broker's log directory.
+func digestOf(t testing.TB, logDir string, o replicas.Options) string {
+	t.Helper()
+	set, err := target.Resolve([]string{logDir}, target.Options{Command: "digest", Takes: target.LogDirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := replicas.OpenLogDirs(set, o)
+	if err != nil || len(srcs) != 1 {
+		t.Fatalf("%d sources: %v", len(srcs), err)
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(logDir)+".digest")
+	if _, err := replicas.WriteDigest(out, srcs[0]); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameBoth requires the verdicts of the log directories and of their
+// digests to be the same, and returns them.
+func sameBoth(t *testing.T, lo replicas.Options, o replicas.RunOptions, dirs ...string) []*replicas.Verdict {
+	t.Helper()
+	fromDirs, _ := runWith(t, lo, o, dirs...)
+	var digests []string
+	for _, d := range dirs {
+		digests = append(digests, digestOf(t, d, lo))
+	}
+	fromDigests, _ := run(t, o, digests...)
+	for _, v := range fromDigests {
+		for i := range v.Replicas {
+			if v.Replicas[i].Digest == "" {
+				t.Errorf("%s: a replica read from a digest does not say so", v.Replicas[i].Broker)
+			}
+			v.Replicas[i].Digest = ""
+		}
+	}
+	if !reflect.DeepEqual(fromDirs, fromDigests) {
+		t.Fatalf("log directories and digests give different verdicts:\n%s\n%s", dumpVerdicts(fromDirs), dumpVerdicts(fromDigests))
+	}
+	return fromDirs
+}
+
+func dumpVerdicts(vs []*replicas.Verdict) string {
+	var b strings.Builder
+	for _, v := range vs {
+		b.WriteString(v.Topic + " " + string(v.Status) + " " + strings.Join(v.Notes, "; ") + "\n")
+		for _, r := range v.Replicas {
+			b.WriteString("  " + r.Broker + " " + r.Source + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestDigestGivesTheSameVerdict(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{TombstoneRatio: 0.1, TransactionalRatio: 0.2})
+	dirs := brokers(t, base, 3)
+	n := batchesOf(t, dirs[0])[12].Base
+	truncate(t, dirs[1], n)
+	appendBatches(t, dirs[1], 1, 4, "new-leader")
+	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
+	setRoot(t, dirs[0], layout.ReplicationOffsetCheckpointFile, n+30)
+	bs := batchesOf(t, dirs[2])
+	f, err := os.OpenFile(bs[3].Segment, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xba, 0xd0}, bs[3].Pos+65)
+	f.Close()
+	genBase(t, dirs[2], gen.Options{Topics: []string{"solo"}})
+
+	vs := sameBoth(t, replicas.Options{}, replicas.RunOptions{}, dirs...)
+	if len(vs) != 2 || vs[0].Status != replicas.Diverge || !vs[0].Damaged || vs[1].Status != replicas.Single {
+		t.Fatalf("the fixture does not give what it is meant to: %s", dumpVerdicts(vs))
+	}
+	sameBoth(t, replicas.Options{}, replicas.RunOptions{Leader: "1"}, dirs...)
+	sameBoth(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
+}
+
+func TestDigestOfCompactedReplicas(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
+	dirs := brokers(t, base, 2)
+	compactFixture(t, dirs[0])
+	vs := sameBoth(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
+	if vs[0].Status != replicas.Agree || !replicaOf(t, vs[0], "1").Hashed {
+		t.Fatalf("%s", dumpVerdicts(vs))
+	}
+}
+
+// Digests that cannot be read are refused, naming the file: another
+// format version, a digest cut short, a damaged one.
+func TestDigestFaults(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	good := digestOf(t, dirs[0], replicas.Options{})
+	other := digestOf(t, dirs[1], replicas.Options{})
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		data []byte
+		want string
+	}{
+		"version":   {append(append([]byte{}, b[:15]...), append([]byte{9}, b[16:]...)...), "format version 9"},
+		"truncated": {b[:len(b)-7], ""},
+		"damaged":   {flip(b, len(b)/2), ""},
+		"not one":   {[]byte("hello\n"), "not a logtool digest"},
+	}
+	for name, c := range cases {
+		path := filepath.Join(t.TempDir(), "bad.digest")
+		if err := os.WriteFile(path, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := readAll(path, other)
+		ie, ok := errors.AsType[*replicas.InputError](err)
+		if !ok || !strings.Contains(ie.Error(), path) || !strings.Contains(ie.Error(), c.want) {
+			t.Errorf("%s: %v, want an InputError naming %s (%q)", name, err, path, c.want)
+		}
+	}
+	if err := readAll(good, other); err != nil {
+		t.Fatalf("the good digest: %v", err)
+	}
+}
+
+func flip(b []byte, at int) []byte {
+	c := bytes.Clone(b)
+	c[at] ^= 0x55
+	return c
+}
+
+// readAll opens path and compares it with other, reading both whole.
+func readAll(path, other string) error {
+	var srcs []replicas.Source
+	for _, p := range []string{path, other} {
+		s, err := replicas.OpenDigest(p)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		srcs = append(srcs, s)
+	}
+	_, err := replicas.Run(srcs, replicas.RunOptions{}, func(*replicas.Verdict) error { return nil })
+	return err
+}
+
+// FuzzDigest feeds the digest reader damaged digests: it must return an
+// error or partitions, never panic or hang, and every fault is an
+// InputError.
+func FuzzDigest(f *testing.F) {
+	base := f.TempDir()
+	genBase(f, base, gen.Options{Records: 60, TombstoneRatio: 0.2})
+	dirs := brokers(f, base, 1)
+	for _, o := range []replicas.Options{{}, {AllRecords: true}} {
+		b, err := os.ReadFile(digestOf(f, dirs[0], o))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	// The seeds' frames are a few KiB; a fuzzed length up to the real bound
+	// would only spend the run reading zeros.
+	defer replicas.SetMaxFrame(1 << 20)()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "f.digest")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := replicas.OpenDigest(path)
+		for err == nil {
+			var p *replicas.Partition
+			if p, err = s.Next(); p == nil {
+				break
+			}
+		}
+		if s != nil {
+			s.Close()
+		}
+		if _, ok := errors.AsType[*replicas.InputError](err); err != nil && !ok {
+			t.Fatalf("not an InputError: %v", err)
+		}
+	})
+}
+
+// A digest holds a frame, not the partition: what it allocates does not grow
+// with the log.
+func TestDigestMemoryDoesNotGrow(t *testing.T) {
+	alloc := func(records int) uint64 {
+		dir := t.TempDir()
+		if _, err := gen.Generate(gen.Options{Out: dir, Topics: []string{"big"}, Records: records, Keys: records, Magic: 2, BatchRecords: 2, Seed: 5}); err != nil {
+			t.Fatal(err)
+		}
+		set, err := target.Resolve([]string{dir}, target.Options{Command: "digest", Takes: target.LogDirs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs, err := replicas.OpenLogDirs(set, replicas.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, err := replicas.WriteDigest(filepath.Join(t.TempDir(), "d"), srcs[0]); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, big := alloc(20_000), alloc(160_000)
+	t.Logf("allocated %d and %d bytes", small, big)
+	if big > small+small/2 {
+		t.Fatalf("a digest of 8 times the batches allocated %d bytes against %d", big, small)
+	}
+}

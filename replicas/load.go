@@ -1,0 +1,567 @@
+package replicas
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
+)
+
+// Options shape how replicas are read.
+type Options struct {
+	// MaxRecordBytes bounds one record of a compressed batch read for its
+	// hashes (logfmt.RecordIter.MaxRecordBytes).
+	MaxRecordBytes int
+	// AllRecords hashes the records of every batch, not only those of
+	// compacted replicas: a batch cleaned on one broker can then be checked
+	// against a broker that never cleaned, at the cost of decompressing
+	// every batch.
+	AllRecords bool
+}
+
+// Broker is who holds a set of replicas.
+type Broker struct {
+	// Name is the node id (broker.id before KRaft), or the log directory's
+	// path when it has no meta.properties.
+	Name      string
+	NodeID    int32 // -1 when unknown
+	ClusterID string
+	// Dirs are the log directories read (their real paths), or the digest
+	// file.
+	Dirs []string
+	// DirectoryIDs are the log directories' directory.id values, when
+	// meta.properties has one.
+	DirectoryIDs []string
+	// Digest is the digest file it was read from, "" for log directories.
+	Digest string
+}
+
+// where names the broker's input in messages.
+func (b Broker) where() string {
+	if b.Digest != "" {
+		return b.Digest
+	}
+	return b.Dirs[0]
+}
+
+// Source yields one broker's replicas in PartitionKey order.
+type Source interface {
+	Broker() Broker
+	// Next returns the next replica, nil at the end.
+	Next() (*Partition, error)
+	Close() error
+}
+
+// OpenLogDirs reads the log directories of set, all named whole, as the
+// brokers they belong to: log directories with the same node id are one
+// broker's (its log.dirs), each with its own Source.
+func OpenLogDirs(set *target.Set, o Options) ([]Source, error) {
+	var srcs []*logDirSource
+	byNode := map[string]*logDirSource{}
+	byDir := map[string]*logDirSource{}
+	for _, d := range set.LogDirs {
+		m, err := readMeta(d.Path)
+		if err != nil {
+			return nil, err
+		}
+		b := Broker{Name: d.Real, NodeID: -1}
+		if m != nil {
+			b.ClusterID = m.ClusterID
+			b.NodeID = m.NodeID
+			if b.NodeID < 0 {
+				b.NodeID = m.BrokerID
+			}
+			if b.NodeID >= 0 {
+				b.Name = strconv.Itoa(int(b.NodeID))
+			}
+		}
+		s := byNode[b.Name]
+		if s == nil {
+			s = &logDirSource{broker: b, o: o, roots: map[string]*roots{}}
+			byNode[b.Name] = s
+			srcs = append(srcs, s)
+		} else if s.broker.ClusterID != b.ClusterID {
+			return nil, &target.UsageError{Err: fmt.Errorf("%s and %s both say they are broker %s, of different clusters", s.broker.Dirs[0], d.Path, b.Name)}
+		}
+		byDir[d.Real] = s
+		s.broker.Dirs = append(s.broker.Dirs, d.Real)
+		if m != nil && m.DirectoryID != "" {
+			s.broker.DirectoryIDs = append(s.broker.DirectoryIDs, m.DirectoryID)
+		}
+	}
+	for _, p := range set.Partitions() {
+		if p.Dir.Kind != layout.Normal || p.Dir.Topic == "" {
+			// Being deleted, moved or left stray: not a replica a
+			// broker serves.
+			continue
+		}
+		s := byDir[p.LogDir.Real]
+		s.parts = append(s.parts, p)
+	}
+	out := make([]Source, len(srcs))
+	for i, s := range srcs {
+		slices.SortStableFunc(s.parts, func(a, b *target.Partition) int {
+			return PartitionKey{a.Dir.Topic, a.Dir.Partition}.Compare(PartitionKey{b.Dir.Topic, b.Dir.Partition})
+		})
+		for j := 1; j < len(s.parts); j++ {
+			a, b := s.parts[j-1], s.parts[j]
+			if a.Dir.Topic == b.Dir.Topic && a.Dir.Partition == b.Dir.Partition {
+				// Kafka refuses to start with a partition in two of
+				// its log directories.
+				return nil, &target.UsageError{Err: fmt.Errorf("broker %s holds %s twice: %s and %s", s.broker.Name, a.Dir.Name, a.Path, b.Path)}
+			}
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// readMeta reads a log directory's meta.properties; nil when it has none.
+func readMeta(dir string) (*checkpoint.MetaProperties, error) {
+	path := filepath.Join(dir, layout.MetaPropertiesFile)
+	b, err := safefile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := checkpoint.ReadMetaProperties(b, path)
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+type logDirSource struct {
+	broker Broker
+	o      Options
+	parts  []*target.Partition
+	roots  map[string]*roots
+}
+
+// roots are a log directory's root checkpoints, read once for all its
+// partitions.
+type roots struct {
+	logStart, replication map[PartitionKey]int64
+	damage                []Damage
+}
+
+func (s *logDirSource) Broker() Broker { return s.broker }
+func (s *logDirSource) Close() error   { return nil }
+
+func (s *logDirSource) Next() (*Partition, error) {
+	rr, err := s.nextReader()
+	if rr == nil || err != nil {
+		return nil, err
+	}
+	return rr.load()
+}
+
+// nextReader opens the next replica; nil at the end.
+func (s *logDirSource) nextReader() (*replicaReader, error) {
+	if len(s.parts) == 0 {
+		return nil, nil
+	}
+	p := s.parts[0]
+	s.parts = s.parts[1:]
+	r, err := s.rootsOf(p.LogDir.Path)
+	if err != nil {
+		return nil, err
+	}
+	lp, err := layout.ReadPartition(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	return openReplica(lp, r, s.o)
+}
+
+func (s *logDirSource) rootsOf(dir string) (*roots, error) {
+	if r := s.roots[dir]; r != nil {
+		return r, nil
+	}
+	r := &roots{}
+	var err error
+	if r.logStart, err = readRoot(dir, layout.LogStartOffsetCheckpointFile, r); err != nil {
+		return nil, err
+	}
+	if r.replication, err = readRoot(dir, layout.ReplicationOffsetCheckpointFile, r); err != nil {
+		return nil, err
+	}
+	s.roots[dir] = r
+	return r, nil
+}
+
+// readRoot reads a root offset checkpoint into a map; a damaged one is
+// damage of every replica of the log directory, which then has no entries.
+func readRoot(dir, name string, r *roots) (map[PartitionKey]int64, error) {
+	m := map[PartitionKey]int64{}
+	err := checkpoint.ScanOffsetsFile(filepath.Join(dir, name), func(e checkpoint.OffsetEntry) error {
+		m[PartitionKey{e.Topic, e.Partition}] = e.Offset
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if ce, ok := logfmt.AsCorrupt(err); ok {
+		r.damage = append(r.damage, Damage{File: ce.File, Pos: ce.Pos, Msg: ce.Msg, From: -1, To: -1})
+		return map[PartitionKey]int64{}, nil
+	}
+	return m, err
+}
+
+// load reads the whole replica into memory.
+func (rr *replicaReader) load() (*Partition, error) {
+	p := rr.p
+	err := rr.headers(func(b *Batch) error {
+		p.Batches = append(p.Batches, *b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !p.Hashed {
+		return p, nil
+	}
+	err = rr.records(func(i int, h hashed) error {
+		b := &p.Batches[i]
+		b.Base, b.Count, b.Flags, b.Records = h.base, h.count, h.flags, h.records
+		return nil
+	})
+	return p, err
+}
+
+// replicaReader reads one replica: its files when opened, then its batches
+// in one pass of headers and checksums (headers) and, for a compacted
+// replica, a second pass of record hashes (records), each handed to the
+// caller as it is read so that a digest holds no more than a batch.
+type replicaReader struct {
+	p       *Partition // without its batches
+	segs    []logseg.Segment
+	epochs  []checkpoint.EpochEntry
+	hw      int64
+	hwKnown bool
+	o       Options
+	n       int   // batches read by headers
+	cur     Batch // the batch headers gives out
+}
+
+func openReplica(lp *layout.Partition, r *roots, o Options) (*replicaReader, error) {
+	p := &Partition{Source: lp.Path, Topic: lp.Dir.Topic, Partition: lp.Dir.Partition}
+	key := p.Key()
+	p.Damage = append(p.Damage, r.damage...)
+	if err := p.readMetadata(lp.Path); err != nil {
+		return nil, err
+	}
+	epochs, err := p.readEpochs(lp.Path)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := logseg.OpenPartition(lp)
+	if err != nil {
+		return nil, err
+	}
+	p.LogStartOffset = r.logStart[key]
+	if len(segs) > 0 {
+		p.LogStartOffset = max(p.LogStartOffset, segs[0].Base)
+		p.LogEndOffset = segs[len(segs)-1].Base
+	}
+	rr := &replicaReader{p: p, segs: segs, epochs: epochs, o: o}
+	rr.hw, rr.hwKnown = r.replication[key]
+	return rr, nil
+}
+
+// headers reads the batches' headers and checksums, giving each to fn
+// (valid during the call), and then completes the replica: log end offset,
+// high watermark, epochs, and whether its records are hashed.
+func (rr *replicaReader) headers(fn func(*Batch) error) error {
+	p := rr.p
+	last := int64(-1) // one past the last batch
+	compacted := false
+	open := -1 // the damage whose end is the next good batch, in whichever segment
+	err := rr.each(func(path string, pos int64, msg string) {
+		if open < 0 {
+			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: last, To: -1})
+			open = len(p.Damage) - 1
+		}
+	}, func(_ string, b *logfmt.Batch) error {
+		// One Batch for all, given to fn: none escapes to the heap.
+		rr.cur = headerOf(b)
+		bt := &rr.cur
+		if bt.Flags&Control != 0 && abortMarker(b) {
+			bt.Flags |= AbortMarker
+		}
+		if open >= 0 {
+			p.Damage[open].To = bt.Base - 1
+			open = -1
+		}
+		// A cleaned batch, or offsets missing between two batches,
+		// which only removed batches leave: a cleaner has been over
+		// the log.
+		if bt.Flags&Cleaned != 0 || rr.n > 0 && bt.Base > last {
+			compacted = true
+		}
+		last = bt.Last + 1
+		rr.n++
+		return fn(bt)
+	})
+	if err != nil {
+		return err
+	}
+	p.LogEndOffset = max(p.LogEndOffset, last)
+	p.HighWatermarkKnown = rr.hwKnown
+	p.HighWatermark = min(max(rr.hw, p.LogStartOffset), p.LogEndOffset)
+	p.Epochs = loadedEpochs(rr.epochs, p.LogStartOffset, p.LogEndOffset)
+	p.Compacted = compacted
+	p.Hashed = rr.o.AllRecords || compacted
+	return nil
+}
+
+// hashed is what the second pass learns of a batch.
+type hashed struct {
+	base    int64 // a legacy wrapper's is only known from its records
+	count   int32
+	flags   Flags
+	records []Record
+}
+
+// records reads every batch again, in the same order, giving fn the i-th
+// batch's record hashes; a batch whose records cannot be read is damage.
+func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
+	p := rr.p
+	var it logfmt.RecordIter
+	it.MaxRecordBytes = rr.o.MaxRecordBytes
+	i := 0
+	return rr.each(nil, func(path string, b *logfmt.Batch) error {
+		if i == rr.n {
+			return fmt.Errorf("%s: more batches than on the first reading: the partition changed while it was read", p.Source)
+		}
+		bt := headerOf(b)
+		h := hashed{base: bt.Base, count: bt.Count, flags: bt.Flags, records: []Record{}}
+		if bt.Flags&Control != 0 && abortMarker(b) {
+			h.flags |= AbortMarker
+		}
+		it.File = path
+		err := it.Reset(b)
+		for err == nil && it.Next() {
+			h.records = append(h.records, hashRecord(it.Record()))
+		}
+		if err == nil {
+			err = it.Err()
+		}
+		if err != nil {
+			ce, ok := logfmt.AsCorrupt(err)
+			if !ok {
+				return err
+			}
+			p.Damage = append(p.Damage, Damage{File: ce.File, Pos: ce.Pos, Msg: ce.Msg, From: bt.Base, To: bt.Last})
+			h.records = []Record{}
+		} else if bt.Flags&Legacy != 0 && len(h.records) > 0 {
+			h.base, h.count = h.records[0].Offset, int32(len(h.records))
+			// A compressed wrapper the cleaner rebuilt keeps the
+			// holes of the records it dropped.
+			if int64(h.count) != bt.Last-h.base+1 {
+				h.flags |= Cleaned
+			}
+		}
+		err = fn(i, h)
+		i++
+		return err
+	})
+}
+
+// each reads the valid batches of every segment in order. Damage is given
+// to damaged (when not nil) and passed over as far as the next entry that
+// frames and checksums (the segment reader's Resync, as salvage and dump use
+// it); what lies between is unknown, not missing. A torn or zero-filled end
+// is what Kafka's recovery cuts away: nothing a replica holds.
+func (rr *replicaReader) each(damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
+	for _, seg := range rr.segs {
+		if seg.Log == "" {
+			continue
+		}
+		if err := eachIn(seg.Log, damaged, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func eachIn(path string, damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
+	src, err := logfmt.OpenSegment(path, logfmt.ReadAheadWindows)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	resync := func(pos int64, err error) (bool, error) {
+		ce, ok := logfmt.AsCorrupt(err)
+		if !ok {
+			return false, err
+		}
+		if damaged != nil {
+			damaged(path, pos, ce.Msg)
+		}
+		src.SeekTo(pos)
+		return src.Resync(), nil
+	}
+	for {
+		if !src.Next() {
+			if src.Err() == nil {
+				return nil
+			}
+			more, err := resync(src.Pos(), src.Err())
+			if !more {
+				return err
+			}
+			continue
+		}
+		b := src.Batch()
+		if err := b.Validate(); err != nil {
+			more, err := resync(b.Pos, err)
+			if !more {
+				return err
+			}
+			continue
+		}
+		if err := fn(path, b); err != nil {
+			return err
+		}
+	}
+}
+
+// loadedEpochs is the epoch cache LogLoader leaves: entries at or past the
+// log end offset removed (truncateFromEnd), those wholly before the log start
+// offset folded into one starting there (truncateFromStart).
+func loadedEpochs(es []checkpoint.EpochEntry, start, end int64) []checkpoint.EpochEntry {
+	var out []checkpoint.EpochEntry
+	for _, e := range es {
+		if e.StartOffset >= end {
+			break
+		}
+		if e.StartOffset <= start && len(out) > 0 {
+			out = out[:0]
+		}
+		if e.StartOffset <= start {
+			e.StartOffset = start
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (p *Partition) corrupt(err error, from int64) bool {
+	ce, ok := logfmt.AsCorrupt(err)
+	if ok {
+		p.Damage = append(p.Damage, Damage{File: ce.File, Pos: ce.Pos, Msg: ce.Msg, From: from, To: -1})
+	}
+	return ok
+}
+
+func (p *Partition) readMetadata(dir string) error {
+	path := filepath.Join(dir, layout.PartitionMetadataFile)
+	b, err := safefile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m, err := checkpoint.ReadPartitionMetadata(b, path)
+	if err != nil {
+		if p.corrupt(err, -1) {
+			return nil
+		}
+		return err
+	}
+	p.TopicID, p.HasTopicID = m.TopicID, true
+	return nil
+}
+
+func (p *Partition) readEpochs(dir string) ([]checkpoint.EpochEntry, error) {
+	path := filepath.Join(dir, layout.LeaderEpochCheckpointFile)
+	b, err := safefile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	es, err := checkpoint.ReadLeaderEpochs(bytes.NewReader(b), path)
+	if err != nil && p.corrupt(err, -1) {
+		return nil, nil
+	}
+	return es, err
+}
+
+// headerOf is the Batch of a valid entry, from its header alone.
+func headerOf(b *logfmt.Batch) Batch {
+	bt := Batch{Last: b.LastOffset(), CRC: b.StoredCRC(), Size: int32(b.Size()), MaxTimestamp: b.MaxTimestamp(),
+		Epoch: logfmt.NoLeaderEpoch, ProducerID: logfmt.NoProducerID, BaseSequence: logfmt.NoSequence}
+	if b.Magic() < 2 {
+		// A legacy wrapper's base offset is only known inside it; its
+		// last offset is the wrapper's, which is what offsets order by.
+		bt.Base, bt.Count, bt.Flags = bt.Last, 1, Legacy
+		return bt
+	}
+	h := b.Header()
+	bt.Base, bt.Epoch, bt.Count = h.BaseOffset(), h.PartitionLeaderEpoch(), h.RecordCount()
+	bt.ProducerID, bt.BaseSequence = h.ProducerID(), h.BaseSequence()
+	if cleaned(h.RecordCount(), h.LastOffsetDelta(), h.HasDeleteHorizon()) {
+		bt.Flags |= Cleaned
+	}
+	if h.IsTransactional() {
+		bt.Flags |= Transactional
+	}
+	if h.IsControl() {
+		bt.Flags |= Control
+	}
+	return bt
+}
+
+// abortMarker tells whether a control batch holds an ABORT marker, which says
+// that the cleaner may drop the transaction's batches.
+func abortMarker(b *logfmt.Batch) bool {
+	var it logfmt.RecordIter
+	if it.Reset(b) != nil || !it.Next() {
+		return false
+	}
+	_, t, err := logfmt.ParseControlKey(it.Record().Key)
+	return err == nil && t == logfmt.ControlAbort
+}
+
+// hashRecord hashes a record: its key alone, and its key, value and headers
+// with their lengths (null apart from empty), so that no two different
+// records are framed alike.
+func hashRecord(r *logfmt.Record) Record {
+	h := fnv.New64a()
+	field := func(b []byte) {
+		var n [9]byte
+		if b == nil {
+			n[0] = 1
+		} else {
+			binary.BigEndian.PutUint64(n[1:], uint64(len(b)))
+		}
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field(r.Key)
+	key := h.Sum64()
+	field(r.Value)
+	for _, hd := range r.Headers {
+		field(hd.Key)
+		field(hd.Value)
+	}
+	return Record{Offset: r.Offset, Key: key, Sum: h.Sum64(), Tombstone: r.Value == nil}
+}

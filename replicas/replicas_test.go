@@ -1,0 +1,535 @@
+package replicas_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/logtool/logtool/compact"
+	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/replicas"
+)
+
+// modelTruncateTo is the test's own model of where a follower's log ends once
+// it follows leader: Kafka truncates a follower to the end of the largest
+// leader epoch both hold, which is the first offset at which the epoch the
+// follower's cache gives and the epoch the leader's gives differ, the leader's
+// log end opening a new epoch. A follower with no epoch falls back to its high
+// watermark.
+func modelTruncateTo(f, leader *replicas.Partition) int64 {
+	t := modelEpochTruncation(f, leader)
+	if t < leader.LogStartOffset {
+		// Out of the leader's range: the follower starts again at the
+		// leader's log start.
+		return leader.LogStartOffset
+	}
+	return t
+}
+
+func modelEpochTruncation(f, leader *replicas.Partition) int64 {
+	if len(f.Epochs) == 0 {
+		return min(f.HighWatermark, f.LogEndOffset)
+	}
+	epochOf := func(es []checkpoint.EpochEntry, leo, off int64, newEpoch bool) int64 {
+		if newEpoch && off >= leo {
+			return -2
+		}
+		e := int64(-1)
+		for _, x := range es {
+			if x.StartOffset <= off {
+				e = int64(x.Epoch)
+			}
+		}
+		return e
+	}
+	start := f.Epochs[0].StartOffset
+	if len(leader.Epochs) > 0 {
+		start = max(start, leader.Epochs[0].StartOffset)
+	}
+	// Only epoch boundaries can change the answer: check each.
+	points := []int64{start}
+	for _, es := range [][]checkpoint.EpochEntry{f.Epochs, leader.Epochs} {
+		for _, e := range es {
+			points = append(points, e.StartOffset)
+		}
+	}
+	points = append(points, leader.LogEndOffset)
+	best := f.LogEndOffset
+	for _, o := range points {
+		if o < start || o >= f.LogEndOffset {
+			continue
+		}
+		if epochOf(f.Epochs, f.LogEndOffset, o, false) != epochOf(leader.Epochs, leader.LogEndOffset, o, true) {
+			best = min(best, o)
+		}
+	}
+	return best
+}
+
+// checkModel checks every replica's truncation against the model.
+func checkModel(t *testing.T, v *replicas.Verdict) {
+	t.Helper()
+	var leader *replicas.Partition
+	for _, r := range v.Replicas {
+		if r.Broker == v.Leader {
+			leader = r.Partition
+		}
+	}
+	if leader == nil {
+		t.Fatalf("%s-%d: no leader", v.Topic, v.Partition)
+	}
+	for _, r := range v.Replicas {
+		if r.Broker == v.Leader {
+			if r.WouldTruncateTo != -1 {
+				t.Errorf("leader %s truncates to %d", r.Broker, r.WouldTruncateTo)
+			}
+			continue
+		}
+		if want := modelTruncateTo(r.Partition, leader); r.WouldTruncateTo != want {
+			t.Errorf("broker %s following %s: wouldTruncateTo %d, the model says %d", r.Broker, v.Leader, r.WouldTruncateTo, want)
+		}
+		var lost int64
+		first := int64(-1)
+		for _, b := range r.Batches {
+			if b.Last >= r.WouldTruncateTo || r.WouldTruncateTo > r.LogEndOffset {
+				lost += int64(b.Count)
+				if first < 0 {
+					first = b.Base
+				}
+			}
+		}
+		if r.Lost.Records != lost {
+			t.Errorf("broker %s: %d records lost, counted %d", r.Broker, r.Lost.Records, lost)
+		}
+		if want := lost > 0 && first < r.HighWatermark; r.Lost.BelowHighWatermark != want {
+			t.Errorf("broker %s: lost below high watermark %v, want %v", r.Broker, r.Lost.BelowHighWatermark, want)
+		}
+	}
+}
+
+func one(t *testing.T, vs []*replicas.Verdict) *replicas.Verdict {
+	t.Helper()
+	if len(vs) != 1 {
+		t.Fatalf("%d verdicts, want 1", len(vs))
+	}
+	return vs[0]
+}
+
+func TestIdenticalReplicasAgree(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 3)
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Agree || sum.Failed() || v.DivergentOffset != -1 {
+		t.Fatalf("status %s, divergent %d, notes %v", v.Status, v.DivergentOffset, v.Notes)
+	}
+	if v.Leader != "1" {
+		t.Errorf("leader %s, want 1: ties go to the first named", v.Leader)
+	}
+	checkModel(t, v)
+	for _, r := range v.Replicas[1:] {
+		if r.WouldTruncateTo != r.LogEndOffset || r.Lost.Records != 0 {
+			t.Errorf("broker %s would lose %+v", r.Broker, r.Lost)
+		}
+	}
+}
+
+// An unclean election: broker 1 led in epoch 0 up to offset 300 while broker 2
+// lagged at N; broker 2 was elected in epoch 1 and wrote a different history
+// from N.
+func TestUncleanElection(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 3)
+	end := logEnd(t, dirs[0])
+	n := batchesOf(t, dirs[0])[12].Base
+	truncate(t, dirs[1], n)
+	appendBatches(t, dirs[1], 1, 4, "new-leader")
+	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
+	// Broker 3 followed broker 2 in epoch 1 for a while.
+	truncate(t, dirs[2], n)
+	appendBatches(t, dirs[2], 1, 2, "new-leader")
+	setEpochs(t, dirs[2], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
+	for _, d := range dirs {
+		setRoot(t, d, layout.ReplicationOffsetCheckpointFile, n-20)
+	}
+	setRoot(t, dirs[0], layout.ReplicationOffsetCheckpointFile, end-5)
+
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Diverge || v.DivergentOffset != n || !sum.Failed() {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, n, v.Notes)
+	}
+	if v.Leader != "2" {
+		t.Errorf("leader %s, want 2: the highest epoch, then the longest log", v.Leader)
+	}
+	checkModel(t, v)
+	r1 := replicaOf(t, v, "1")
+	if r1.WouldTruncateTo != n || r1.Lost.Records != end-n || !r1.Lost.BelowHighWatermark || !v.BelowHighWatermark {
+		t.Errorf("broker 1: truncate to %d losing %+v; want %d, %d records, below its high watermark", r1.WouldTruncateTo, r1.Lost, n, end-n)
+	}
+	if r3 := replicaOf(t, v, "3"); r3.Lost.Records != 0 || r3.WouldTruncateTo != r3.LogEndOffset {
+		t.Errorf("broker 3, behind in the leader's epoch, would lose %+v", r3.Lost)
+	}
+
+	// With broker 1 as the leader, brokers 2 and 3 lose their epoch 1.
+	vs, _ = run(t, replicas.RunOptions{Leader: "1"}, dirs...)
+	v = one(t, vs)
+	checkModel(t, v)
+	if r2 := replicaOf(t, v, "2"); r2.WouldTruncateTo != n || r2.Lost.Records != 20 || r2.Lost.BelowHighWatermark {
+		t.Errorf("broker 2 following 1: truncate to %d losing %+v; want %d, 20 records, above its high watermark", r2.WouldTruncateTo, r2.Lost, n)
+	}
+}
+
+func TestLaggingFollowerAgrees(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	cut := batchesOf(t, dirs[1])[20].Base
+	truncate(t, dirs[1], cut)
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Agree || sum.Failed() {
+		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
+	}
+	checkModel(t, v)
+	if r := replicaOf(t, v, "2"); r.Lost.Records != 0 || r.LogEndOffset != cut {
+		t.Errorf("lagging broker: end %d, lost %+v", r.LogEndOffset, r.Lost)
+	}
+	// A leader behind its follower in the same epoch: the follower loses
+	// what the leader never had, above nothing it diverges on.
+	vs, _ = run(t, replicas.RunOptions{Leader: "2"}, dirs...)
+	v = one(t, vs)
+	checkModel(t, v)
+	if r := replicaOf(t, v, "1"); r.WouldTruncateTo != cut || r.Lost.Records == 0 {
+		t.Errorf("broker 1 following the shorter 2: truncate to %d, lost %+v", r.WouldTruncateTo, r.Lost)
+	}
+}
+
+func TestRetentionOnOneSideAgrees(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	p, err := layout.ReadPartition(partDir(dirs[0]))
+	if err != nil || len(p.Segments) < 3 {
+		t.Fatalf("want 3 segments or more: %v", err)
+	}
+	// Broker 1 deleted its first two segments.
+	for _, s := range p.Segments[:2] {
+		for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+			if f != "" {
+				os.Remove(f)
+			}
+		}
+	}
+	start := p.Segments[2].Base
+	setRoot(t, dirs[0], layout.LogStartOffsetCheckpointFile, start)
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Agree || sum.Failed() {
+		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
+	}
+	if r := replicaOf(t, v, "1"); r.LogStartOffset != start {
+		t.Errorf("log start %d, want %d", r.LogStartOffset, start)
+	}
+	if !hasNote(v, "broker 1 starts at") {
+		t.Errorf("the later start is not said: %v", v.Notes)
+	}
+	checkModel(t, v)
+}
+
+// A copy restored from an older backup is a replica behind the others, with
+// its older checkpoints.
+func TestRestoredOlderBackupAgrees(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 3)
+	cut := batchesOf(t, dirs[2])[8].Base
+	truncate(t, dirs[2], cut)
+	setRoot(t, dirs[2], layout.ReplicationOffsetCheckpointFile, cut)
+	vs, _ := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Agree || !hasNote(v, "broker 3 ends at") {
+		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
+	}
+	checkModel(t, v)
+}
+
+func TestRecreatedTopicIsNotAReplica(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	id, _ := checkpoint.ParseTopicID("AAAAAAAAAAAAAAAAAAAAAQ")
+	write(t, filepath.Join(partDir(dirs[1]), layout.PartitionMetadataFile), checkpoint.AppendPartitionMetadata(nil, checkpoint.PartitionMetadata{TopicID: id}))
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.TopicIDs || !sum.Failed() {
+		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
+	}
+}
+
+// Compaction on one broker only rewrites its batches: not divergence.
+func TestCompactionOnOneSideAgrees(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
+	dirs := brokers(t, base, 2)
+	compactFixture(t, dirs[0])
+	var cleaned int
+	vs, sum := runWith(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	for _, b := range replicaOf(t, v, "1").Batches {
+		if b.Flags&replicas.Cleaned != 0 {
+			cleaned++
+		}
+	}
+	if cleaned == 0 {
+		t.Fatal("the cleaner cleaned nothing: the test tests nothing")
+	}
+	if v.Status != replicas.Agree || sum.Failed() {
+		t.Fatalf("status %s at %d, notes %v", v.Status, v.DivergentOffset, v.Notes)
+	}
+	checkModel(t, v)
+
+	// Without the other side's record hashes the cleaned batches are
+	// compared by what the cleaner keeps, and that is said.
+	vs, _ = run(t, replicas.RunOptions{}, dirs...)
+	if v := one(t, vs); v.Status != replicas.Agree || !hasNote(v, "not record by record") {
+		t.Fatalf("status %s at %d, notes %v", v.Status, v.DivergentOffset, v.Notes)
+	}
+
+	// A record changed under a cleaned batch is divergence all the same.
+	off := int64(-1)
+	for _, b := range replicaOf(t, v, "1").Batches {
+		if b.Flags&replicas.Cleaned != 0 && len(b.Records) > 0 && !b.Records[0].Tombstone {
+			off = b.Records[0].Offset
+			break
+		}
+	}
+	changeValue(t, dirs[1], off)
+	vs, _ = runWith(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
+	if v := one(t, vs); v.Status != replicas.Diverge {
+		t.Fatalf("a changed record under compaction: status %s, notes %v", v.Status, v.Notes)
+	}
+}
+
+func hasNote(v *replicas.Verdict, s string) bool {
+	for _, n := range v.Notes {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Transactions whose markers landed at different offsets on two brokers: each
+// history is whole, and they differ from the first marker that moved.
+func TestTransactionMarkersAtDifferentOffsets(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{TransactionalRatio: 0.5})
+	dirs := brokers(t, base, 2)
+	var marker at
+	for _, b := range batchesOf(t, dirs[1]) {
+		if b.Base > 100 && b.Base == b.Last && b.Control {
+			marker = b
+			break
+		}
+	}
+	m := marker.Base
+	if m == 0 {
+		t.Fatal("gen wrote no marker past offset 100")
+	}
+	// On broker 2 the marker came after one more batch.
+	o, recs, _ := readBatch(t, marker)
+	truncate(t, dirs[1], m)
+	appendBatches(t, dirs[1], 0, 1, "late")
+	o.BaseOffset, recs[0].Offset = m+5, m+5
+	buf, err := logfmt.AppendBatch(nil, o, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRaw(t, dirs[1], buf)
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Diverge || v.DivergentOffset != m || !sum.Failed() {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, m, v.Notes)
+	}
+}
+
+// Damage on one replica is reported, and the comparison goes on past it.
+func TestDamageIsReportedAndPassed(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	bs := batchesOf(t, dirs[1])
+	bad := bs[5]
+	f, err := os.OpenFile(bad.Segment, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xde, 0xad}, bad.Pos+70); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Agree || !v.Damaged || !sum.Failed() || !hasNote(v, bad.Segment) {
+		t.Fatalf("status %s, damaged %v, notes %v", v.Status, v.Damaged, v.Notes)
+	}
+	// A change past the damage is still found.
+	later := bs[len(bs)-3]
+	changeValue(t, dirs[1], later.Base)
+	vs, _ = run(t, replicas.RunOptions{}, dirs...)
+	if v := one(t, vs); v.Status != replicas.Diverge || v.DivergentOffset != later.Base {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, later.Base, v.Notes)
+	}
+}
+
+func TestSameBrokerRefused(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	setNode(t, dirs[1], 1)
+	for name, paths := range map[string][]string{"same node id": dirs, "same path": {dirs[0], dirs[0]}} {
+		_, err := replicas.Run(open(t, paths...), replicas.RunOptions{}, func(*replicas.Verdict) error { return nil })
+		if _, ok := errors.AsType[*replicas.InputError](err); !ok {
+			t.Errorf("%s: %v, want an InputError", name, err)
+		}
+	}
+}
+
+func TestPartitionOnOneBrokerListed(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	genBase(t, dirs[0], gen.Options{Topics: []string{"solo"}})
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	if len(vs) != 2 || vs[1].Topic != "solo" || vs[1].Status != replicas.Single || sum.Single != 1 || sum.Failed() {
+		t.Fatalf("verdicts %+v, summary %+v", vs, sum)
+	}
+}
+
+// compactFixture compacts a replica as its broker's cleaner would, its
+// tombstones past their retention.
+func compactFixture(t testing.TB, logDir string) {
+	t.Helper()
+	o := compact.DefaultOptions(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli())
+	if _, errs := compact.Run([]compact.Job{{Dir: partDir(logDir), Config: o.Config}}, o, 1, func() {}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+}
+
+// fakeSource yields n small partitions and counts those given out and not
+// yet judged.
+type fakeSource struct {
+	name       string
+	next, n    int
+	live, peak *int
+}
+
+func (s *fakeSource) Broker() replicas.Broker {
+	return replicas.Broker{Name: s.name, NodeID: -1, Dirs: []string{"/" + s.name}}
+}
+func (s *fakeSource) Close() error { return nil }
+func (s *fakeSource) Next() (*replicas.Partition, error) {
+	if s.next == s.n {
+		return nil, nil
+	}
+	s.next++
+	*s.live++
+	*s.peak = max(*s.peak, *s.live)
+	return &replicas.Partition{Source: "/" + s.name, Topic: fmt.Sprintf("t%06d", s.next), LogEndOffset: 10,
+		Batches: []replicas.Batch{{Base: 0, Last: 9, Count: 10}}}, nil
+}
+
+// Run merges partition by partition: it holds at most the partition each
+// broker is at and the one being judged, however many partitions there are.
+func TestRunHoldsOnePartitionPerBroker(t *testing.T) {
+	var live, peak int
+	var srcs []replicas.Source
+	for _, name := range []string{"1", "2", "3"} {
+		srcs = append(srcs, &fakeSource{name: name, n: 5000, live: &live, peak: &peak})
+	}
+	sum, err := replicas.Run(srcs, replicas.RunOptions{}, func(v *replicas.Verdict) error {
+		live -= len(v.Replicas)
+		return nil
+	})
+	if err != nil || sum.Agree != 5000 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	if peak > 2*len(srcs) {
+		t.Fatalf("%d partitions held at once, want at most %d", peak, 2*len(srcs))
+	}
+}
+
+// Damage that runs to the end of a segment ends there: the next segment is
+// compared.
+func TestDamageEndsWithItsSegment(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	bs := batchesOf(t, dirs[1])
+	var last, next at
+	for i := 1; i < len(bs); i++ {
+		if bs[i].Segment != bs[i-1].Segment {
+			last, next = bs[i-1], bs[i+1]
+			break
+		}
+	}
+	if next.Segment == "" {
+		t.Fatal("one segment only")
+	}
+	f, err := os.OpenFile(last.Segment, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xde, 0xad}, last.Pos+70); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	changeValue(t, dirs[1], next.Base)
+	vs, _ := run(t, replicas.RunOptions{}, dirs...)
+	if v := one(t, vs); v.Status != replicas.Diverge || v.DivergentOffset != next.Base || !v.Damaged {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, next.Base, v.Notes)
+	}
+}
+
+// A follower whose log ends before the leader's log start (retention ran on
+// the leader while it was away) is emptied and starts again there.
+func TestFollowerBehindLeaderStart(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	p, err := layout.ReadPartition(partDir(dirs[0]))
+	if err != nil || len(p.Segments) < 3 {
+		t.Fatalf("want 3 segments or more: %v", err)
+	}
+	for _, s := range p.Segments[:2] {
+		for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+			if f != "" {
+				os.Remove(f)
+			}
+		}
+	}
+	start := p.Segments[2].Base
+	setRoot(t, dirs[0], layout.LogStartOffsetCheckpointFile, start)
+	truncate(t, dirs[1], start-20)
+	vs, _ := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	checkModel(t, v)
+	r := replicaOf(t, v, "2")
+	var all int64
+	for _, b := range r.Batches {
+		all += int64(b.Count)
+	}
+	if v.Status != replicas.Agree || v.Leader != "1" || r.WouldTruncateTo != start || r.Lost.Records != all {
+		t.Fatalf("status %s, leader %s, broker 2 truncates to %d losing %d of %d; notes %v", v.Status, v.Leader, r.WouldTruncateTo, r.Lost.Records, all, v.Notes)
+	}
+}
