@@ -50,6 +50,7 @@ type Job struct {
 	b     *Budget
 	order int64
 	held  int64
+	done  bool
 }
 
 // StartJob registers a job of the process's budget. order is the job's
@@ -76,7 +77,7 @@ func (j *Job) Done() {
 	b.mu.Lock()
 	b.running = slices.DeleteFunc(b.running, func(r *Job) bool { return r == j })
 	b.held -= j.held
-	j.held = 0
+	j.held, j.done = 0, true
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }
@@ -89,12 +90,16 @@ func (j *Job) acquire(n int64) {
 	}
 	b := j.b
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if j.done {
+		// A reader that outlived its job: it holds against nothing.
+		return
+	}
 	for j.held == 0 && b.running[0] != j && b.held+n > b.limit {
 		b.cond.Wait()
 	}
 	j.held += n
 	b.held += n
-	b.mu.Unlock()
 }
 
 // release gives back n bytes acquired.
@@ -104,8 +109,11 @@ func (j *Job) release(n int64) {
 	}
 	b := j.b
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if j.done {
+		return
+	}
 	j.held -= n
 	b.held -= n
 	b.cond.Broadcast()
-	b.mu.Unlock()
 }
