@@ -17,7 +17,7 @@ func TestPieceEnd(t *testing.T) {
 	}
 	for range 2000 {
 		var b []byte
-		for b == nil || len(b) < 40 {
+		for len(b) < 40 {
 			b = append(b, alphabet[rng.IntN(len(alphabet))]...)
 		}
 		for _, dec := range []Decoder{DecodeString, DecodeHex, DecodeBase64} {
