@@ -233,7 +233,7 @@ func TestReplayErrors(t *testing.T) {
 		{"topic name taken", func(l *logBuilder) { l.batch(topicRec("t", 'a'), topicRec("t", 'b')) },
 			"00000000000000000000.log", rec(topicRec("t", 'a')), "exists with ID"},
 		{"unsupported version", func(l *logBuilder) { l.batch(append(frame(nil, typeTopic, 9), 0)) },
-			"00000000000000000000.log", rec(), "unsupported TopicRecord version 9"},
+			"00000000000000000000.log", rec(), "Can't read version 9 of TopicRecord"},
 		{"bad frame", func(l *logBuilder) { l.batch([]byte{7, 2, 0}) }, "00000000000000000000.log", rec(), "unknown frame version 7"},
 		{"garbage after a record", func(l *logBuilder) { l.batch(append(topicRec("t", 'a'), 0)) }, "00000000000000000000.log", rec(), "garbage"},
 		{"null value", func(l *logBuilder) { l.batch(nil) }, "00000000000000000000.log", rec(), "has no value"},

@@ -57,13 +57,10 @@ func dumpCommand() *cli.Command {
 			"  logtool dump --files testdata/kafka-logs/orders-0/00000000000000000712.index,testdata/kafka-logs/orders-0/00000000000000000712.log\n" +
 			"  logtool --format json dump --summary testdata/kafka-logs\n" +
 			"  logtool --format json dump --deep-iteration --key-decoder hex testdata/kafka-logs/user-profiles-0",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "deep-iteration", Usage: "one line per record after each batch line (implied by --print-data-log and every decoder flag)"},
 			&cli.BoolFlag{Name: "print-data-log", Usage: "print record keys and values too"},
-			&cli.StringFlag{Name: "key-decoder", Value: "string", Usage: "how keys are printed: string (UTF-8), hex, base64 or none; implies --print-data-log"},
-			&cli.StringFlag{Name: "value-decoder", Value: "string", Usage: "how values and header values are printed: string, hex, base64 or none; implies --print-data-log"},
-			&cli.StringFlag{Name: "key-decoder-class", Usage: "Kafka's name for --key-decoder: StringDecoder is string, DefaultDecoder hex (kafka.serializer or org.apache.kafka.tools.api)"},
-			&cli.StringFlag{Name: "value-decoder-class", Usage: "Kafka's name for --value-decoder, as --key-decoder-class"},
+		}, append(decoderFlags(), []cli.Flag{
 			&cli.BoolFlag{Name: "offsets-decoder", Usage: "decode records as __consumer_offsets offset commits and group metadata"},
 			&cli.BoolFlag{Name: "transaction-log-decoder", Usage: "decode records as __transaction_state transaction metadata"},
 			&cli.BoolFlag{Name: "cluster-metadata-decoder", Usage: "decode records as KRaft __cluster_metadata records"},
@@ -81,7 +78,7 @@ func dumpCommand() *cli.Command {
 			&cli.StringFlag{Name: "from-time", Usage: "start at the first batch whose max timestamp reaches this time (ms or RFC 3339), found with the time index (default: the start)"},
 			&cli.BoolFlag{Name: "summary", Usage: "only the summary, in text a table with one row per partition or file, in JSON one summary object each; the default for a whole log directory in text, unless --summary=false or a content flag is given"},
 			&cli.StringSliceFlag{Name: "files", Usage: "files to dump, comma-separated, as kafka-dump-log.sh takes them; the same as naming them as PATHs"},
-		},
+		}...)...),
 		Action: runDump,
 	}
 }
@@ -139,6 +136,10 @@ func runDump(c *cli.Context) error {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d file(s) or directories could not be read; the rest was dumped", res.Failed)}
 	case (o.VerifyIndexOnly || o.IndexSanityCheck) && res.IndexProblems > 0:
 		return problemsErr(res.IndexProblems)
+	case res.Problems > 0:
+		// Damage was dumped around, not through: a script must not take the
+		// dump for the whole of the data.
+		return problemsErr(res.Problems)
 	}
 	return nil
 }
@@ -183,27 +184,46 @@ func contentFlags(c *cli.Context) bool {
 	return false
 }
 
+// decoderFlags are the flags that choose how keys and values are printed,
+// for the commands that print records (dump, find).
+func decoderFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "key-decoder", Value: "string", Usage: "how keys are printed: string (UTF-8), hex, base64 or none; implies --print-data-log"},
+		&cli.StringFlag{Name: "value-decoder", Value: "string", Usage: "how values and header values are printed: string, hex, base64 or none; implies --print-data-log"},
+		&cli.StringFlag{Name: "key-decoder-class", Usage: "Kafka's name for --key-decoder: StringDecoder is string, DefaultDecoder hex (kafka.serializer or org.apache.kafka.tools.api)"},
+		&cli.StringFlag{Name: "value-decoder-class", Usage: "Kafka's name for --value-decoder, as --key-decoder-class"},
+	}
+}
+
+// decoders reads decoderFlags.
+func decoders(c *cli.Context) (key, value dump.Decoder, err error) {
+	for _, f := range []struct {
+		name string
+		dst  *dump.Decoder
+	}{{"key", &key}, {"value", &value}} {
+		flag, class := f.name+"-decoder", f.name+"-decoder-class"
+		switch {
+		case c.IsSet(flag) && c.IsSet(class):
+			return key, value, usageErr("--%s and --%s name the same thing: give one", flag, class)
+		case c.IsSet(class):
+			if *f.dst, err = dump.DecoderOfClass(c.String(class)); err != nil {
+				return key, value, usageErr("--%s: %v", class, err)
+			}
+		default:
+			if *f.dst, err = dump.ParseDecoder(c.String(flag)); err != nil {
+				return key, value, usageErr("--%s: %v", flag, err)
+			}
+		}
+	}
+	return key, value, nil
+}
+
 func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 	o := dump.DefaultOptions()
 	o.JSON, o.Workers, o.Quiet, o.MaxRecordBytes, o.Wide = g.JSON(), g.Workers, g.Quiet, g.MaxRecordBytes, g.Wide
 	var err error
-	for _, f := range []struct {
-		name string
-		dst  *dump.Decoder
-	}{{"key", &o.KeyDecoder}, {"value", &o.ValueDecoder}} {
-		flag, class := f.name+"-decoder", f.name+"-decoder-class"
-		switch {
-		case c.IsSet(flag) && c.IsSet(class):
-			return o, usageErr("--%s and --%s name the same thing: give one", flag, class)
-		case c.IsSet(class):
-			if *f.dst, err = dump.DecoderOfClass(c.String(class)); err != nil {
-				return o, usageErr("--%s: %v", class, err)
-			}
-		default:
-			if *f.dst, err = dump.ParseDecoder(c.String(flag)); err != nil {
-				return o, usageErr("--%s: %v", flag, err)
-			}
-		}
+	if o.KeyDecoder, o.ValueDecoder, err = decoders(c); err != nil {
+		return o, err
 	}
 	// Kafka's precedence when several decoders are named.
 	switch {

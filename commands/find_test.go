@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/index/lookup"
 	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -130,5 +132,35 @@ func TestFindGolden(t *testing.T) {
 	runGolden(t, "find", []goldenCase{
 		{name: "damaged-offset", args: []string{"find", "--offset", "0", "$DIR/orders-0"}, setup: damagedFirstBatch},
 		{name: "damaged-timestamp", args: []string{"find", "--timestamp", "0", "$DIR/orders-0"}, setup: damagedFirstBatch},
+		{name: "offset", args: []string{"find", "--offset", "1000", sample + "/orders-0"}},
+		{name: "offset-record", args: []string{"find", "--offset", "100", "--print-data-log", sample + "/orders-0"}},
+		{name: "timestamp-record-headers", args: []string{"find", "--timestamp", "2024-01-01T00:00:06Z", "--print-data-log", sample + "/user-profiles-0"}},
+		{name: "record-decoders", args: []string{"find", "--offset", "5", "--key-decoder", "none", "--value-decoder", "base64", sample + "/user-profiles-0"}},
+		{name: "tombstone", args: []string{"find", "--offset", "7", "--print-data-log", sample + "/user-profiles-0"}},
+		{name: "null-key", args: []string{"find", "--offset", "0", "--print-data-log", sample + "/clicks-v1-0"}},
+		{name: "legacy-record", args: []string{"find", "--offset", "7", "--print-data-log", sample + "/legacy.events-v0-0"}},
+		{name: "not-found", args: []string{"find", "--offset", "999999", "--print-data-log", sample + "/orders-0"}},
+		{name: "json-offset", args: []string{"--format=json", "find", "--offset", "1000", sample + "/orders-0"}},
+		{name: "json-record", args: []string{"--format=json", "find", "--timestamp", "2024-01-01T00:00:06Z", "--print-data-log", sample + "/user-profiles-0"}},
+		{name: "json-record-hex", args: []string{"--format=json", "find", "--offset", "1190", "--value-decoder", "hex", sample + "/payments.txn-0"}},
 	})
+}
+
+// TestFindRecordJSONLossless: the record find prints in JSON keeps bytes
+// that are not UTF-8 (as {"base64": ...}) and null apart from empty.
+func TestFindRecordJSONLossless(t *testing.T) {
+	r := &lookup.Result{Found: true, Key: []byte{0xff, 0, 'a'}, Value: nil,
+		Headers: []logfmt.Header{{Key: []byte("h"), Value: nil}, {Key: []byte{0xc3}, Value: []byte{}}}}
+	b, err := json.Marshal(findJSON(r, recordDecoders{print: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `"record":{"key":{"base64":"/wBh"},"value":null,"headers":[{"key":"h","value":null},{"key":{"base64":"ww=="},"value":""}]}`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("got %s\nwant %s", b, want)
+	}
+	b, _ = json.Marshal(findJSON(r, recordDecoders{}))
+	if strings.Contains(string(b), `"record"`) {
+		t.Errorf("a record without --print-data-log: %s", b)
+	}
 }

@@ -63,8 +63,8 @@ func TestTextOutput(t *testing.T) {
 			want: []string{
 				"target     timestamp 1704067800000 (2024-01-01T00:10:00Z)\n",
 				"timeindex  entry: timestamp 1704067776680 (2024-01-01T00:09:36.680Z) at offset 578\n",
-				"scan       from byte 13231: 5 batch(es), 4.3 KiB\n",
-				"batch      at byte 16250, 1.4 KiB: offsets 595 to 604",
+				"scan       from byte 13231 to byte 17659: read 5 batch(es), 4.3 KiB in all\n",
+				"batch      at byte 16250, size 1.4 KiB: offsets 595 to 604",
 			},
 		},
 		{

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/lockfile"
 	"github.com/logtool/logtool/internal/lockfile/locktest"
 )
 
@@ -82,7 +83,8 @@ func TestOutputFileRefused(t *testing.T) {
 // TestOutputDirInsideSource: upgrade --output and salvage --out never put a
 // directory a broker refuses to load into a log or partition directory of
 // the paths; salvage may add a partition-named directory to the log
-// directory, and locks only a directory that is a log directory already.
+// directory, and locks the directory it writes into, as upgrade --output
+// does, leaving the .lock behind unlocked.
 func TestOutputDirInsideSource(t *testing.T) {
 	dir := outputLogDir(t)
 	part := filepath.Join(dir, "orders-0")
@@ -112,7 +114,10 @@ func TestOutputDirInsideSource(t *testing.T) {
 	if code, _, errOut := runLogtool(t, "salvage", part, "--out", filepath.Join(plain, "orders-0")); code != ExitOK {
 		t.Fatalf("salvage: exit %d: %s", code, errOut)
 	}
-	if _, err := os.Lstat(filepath.Join(plain, ".lock")); err == nil {
-		t.Error("salvage made a .lock in a plain directory")
+	if _, err := os.Lstat(filepath.Join(plain, lockfile.FileName)); err != nil {
+		t.Errorf("salvage did not lock its output's parent: %v", err)
+	}
+	if h, err := lockfile.Held(plain); err != nil || h != nil {
+		t.Errorf("salvage left its output's parent locked: %v, %v", h, err)
 	}
 }

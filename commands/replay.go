@@ -34,6 +34,10 @@ func replayCommand() *cli.Command {
 			"rewritten crash-safely as acknowledgements come. Run again with the same FILE after a failure, a crash or a\n" +
 			"kill: nothing is skipped, and only records that were in flight or acknowledged after the file's last write\n" +
 			"are sent again (at most --max-in-flight per run, as duplicates). --dry-run counts what would be sent.\n\n" +
+			"--command-config FILE takes the client.properties Kafka's tools take (security.protocol, sasl.mechanism,\n" +
+			"sasl.jaas.config for PLAIN and SCRAM, PEM stores in ssl.truststore.* and ssl.keystore.*,\n" +
+			"ssl.endpoint.identification.algorithm, bootstrap.servers); a JKS or PKCS12 store is refused with how to convert\n" +
+			"it, properties replay does not use are named in a warning, and the flags below override the file.\n\n" +
 			"TLS: --tls, --tls-ca, --tls-cert/--tls-key, --tls-server-name, --tls-insecure-skip-verify. SASL:\n" +
 			"--sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 with --sasl-user and the password in an environment\n" +
 			"variable (--sasl-password-env) or a file (--sasl-password-file); it is never printed. Exit 1 when a record\n" +
@@ -42,9 +46,11 @@ func replayCommand() *cli.Command {
 			"  logtool replay --dry-run --bootstrap-server localhost:9092 testdata/kafka-logs\n" +
 			"  logtool replay --bootstrap-server localhost:9092 --resume orders.resume testdata/kafka-logs/orders-0\n" +
 			"  logtool replay --bootstrap-server b1:9093 --tls --tls-ca ca.pem --sasl-mechanism SCRAM-SHA-512 --sasl-user ops \\\n" +
-			"      --sasl-password-env KAFKA_PASSWORD --topic-map orders=orders-restored --rate 20MiB /var/lib/kafka/logs",
+			"      --sasl-password-env KAFKA_PASSWORD --topic-map orders=orders-restored --rate 20MiB /var/lib/kafka/logs\n" +
+			"  logtool replay --bootstrap-server b1:9093 --command-config client.properties /var/lib/kafka/logs/orders-0",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "bootstrap-server", Usage: "HOST:PORT[,HOST:PORT...] of the destination cluster"},
+			&cli.StringFlag{Name: "command-config", Usage: "`FILE` of Kafka client properties (security.protocol, sasl.*, ssl.* PEM stores, bootstrap.servers); flags override it"},
 			&cli.StringSliceFlag{Name: "topic-map", Usage: "OLD=NEW: send topic OLD's records to topic NEW"},
 			&cli.StringFlag{Name: "partition", Value: "same", Usage: "same (the source partition's number) or key-hash (Kafka's default partitioner)"},
 			&cli.StringFlag{Name: "resume", Usage: "`FILE` of the offsets reached: read at the start, kept up to date (a Kafka offset checkpoint)"},
@@ -75,10 +81,21 @@ func replayOptions(c *cli.Context, g Global) (replay.Options, error) {
 		return o, err
 	}
 	o.Fetch.MaxRecordBytes = g.MaxRecordBytes
+	var cc replay.ClientConfig
+	if f := c.String("command-config"); f != "" {
+		if cc, err = replay.LoadClientConfig(f); err != nil {
+			return o, usageErr("--command-config %v", err)
+		}
+		for _, w := range cc.Warnings {
+			g.Warnf("--command-config: %s", w)
+		}
+	}
 	if s := c.String("bootstrap-server"); s != "" {
 		o.Brokers = strings.Split(s, ",")
+	} else if cc.Brokers != nil {
+		o.Brokers = cc.Brokers
 	} else if !o.DryRun {
-		return o, usageErr("--bootstrap-server HOST:PORT is required")
+		return o, usageErr("--bootstrap-server HOST:PORT is required (or bootstrap.servers in --command-config)")
 	}
 	if o.TopicMap, err = replay.ParseTopicMap(c.StringSlice("topic-map")); err != nil {
 		return o, usageErr("--topic-map %v", err)
@@ -98,13 +115,41 @@ func replayOptions(c *cli.Context, g Global) (replay.Options, error) {
 	if err != nil {
 		return o, usageErr("SASL password: %v", err)
 	}
-	o.Security = replay.Security{TLS: c.Bool("tls"), CAFile: c.String("tls-ca"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key"),
-		ServerName: c.String("tls-server-name"), InsecureSkipVerify: c.Bool("tls-insecure-skip-verify"),
-		SASLMechanism: c.String("sasl-mechanism"), User: c.String("sasl-user"), Password: pw}
+	o.Security = securityFlags(c, cc.Security, pw)
 	if _, err := o.Security.Opts(); err != nil {
 		return o, optionErr(err, replayFlags)
 	}
 	return o, nil
+}
+
+// securityFlags lays the flags given over the settings of --command-config,
+// as Kafka's tools let a flag override their client properties.
+func securityFlags(c *cli.Context, s replay.Security, password string) replay.Security {
+	if c.IsSet("tls") {
+		s.TLS = c.Bool("tls")
+	}
+	if c.IsSet("tls-ca") {
+		s.CAFile, s.CAPEM = c.String("tls-ca"), nil
+	}
+	if c.IsSet("tls-cert") || c.IsSet("tls-key") {
+		s.CertFile, s.KeyFile, s.CertPEM, s.KeyPEM = c.String("tls-cert"), c.String("tls-key"), nil, nil
+	}
+	if c.IsSet("tls-server-name") {
+		s.ServerName = c.String("tls-server-name")
+	}
+	if c.IsSet("tls-insecure-skip-verify") {
+		s.InsecureSkipVerify = c.Bool("tls-insecure-skip-verify")
+	}
+	if c.IsSet("sasl-mechanism") {
+		s.SASLMechanism = c.String("sasl-mechanism")
+	}
+	if c.IsSet("sasl-user") {
+		s.User = c.String("sasl-user")
+	}
+	if password != "" {
+		s.Password = password
+	}
+	return s
 }
 
 func runReplay(c *cli.Context) error {
@@ -252,5 +297,5 @@ func errString(err error) string {
 // replayFlags name the replay.Options and replay.Security fields the flags
 // set.
 var replayFlags = map[string]string{
-	"CAFile": "tls-ca", "CertFile": "tls-cert", "KeyFile": "tls-key", "SASLMechanism": "sasl-mechanism", "Partitioning": "partition",
+	"CAFile": "tls-ca", "CertFile": "tls-cert", "CAPEM": "command-config", "CertPEM": "command-config", "KeyFile": "tls-key", "SASLMechanism": "sasl-mechanism", "Partitioning": "partition",
 }

@@ -80,8 +80,9 @@ func runSalvage(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// The source must not change while it is read; a log directory the
-	// output goes into is locked while it is written.
+	// The source must not change while it is read; the output's parent is
+	// locked while it is written, so no other run takes its stage for a
+	// killed run's.
 	o := target.Options{Command: "salvage", Takes: target.Partitions, Output: out, OutputPartition: true}
 	set, release, err := targets(g, []string{src}, o, target.Stable)
 	if err != nil {
@@ -151,6 +152,7 @@ func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error 
 			KeptBytes         int64    `json:"keptBytes"`
 			LostBytes         int64    `json:"lostBytes"`
 			LostRanges        int      `json:"lostRanges"`
+			ZeroTailBytes     int64    `json:"zeroTailBytes"`
 			LogStartOffset    int64    `json:"logStartOffset"`
 			LogEndOffset      int64    `json:"logEndOffset"`
 			EmptyEndSegment   bool     `json:"emptyEndSegment"`
@@ -158,7 +160,7 @@ func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error 
 			PartitionMetadata string   `json:"partitionMetadata"`
 			Skipped           []string `json:"skipped"`
 		}{"salvage", rep.Source, rep.Out, len(rep.Segments), rep.KeptBatches, rep.KeptRecords, rep.KeptBytes, rep.LostBytes,
-			len(rep.Lost), rep.LogStartOffset, rep.LogEndOffset, rep.EmptyEndSegment, rep.LeaderEpochs, rep.PartitionMeta,
+			len(rep.Lost), rep.ZeroTail, rep.LogStartOffset, rep.LogEndOffset, rep.EmptyEndSegment, rep.LeaderEpochs, rep.PartitionMeta,
 			append([]string{}, rep.Skipped...)})
 	}
 	w := g.Stdout
@@ -180,6 +182,9 @@ func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error 
 	}
 	fmt.Fprintf(w, "salvaged %s into %s: kept %d batch(es), %d record(s), %s; lost %s in %d range(s)\n", rep.Source, rep.Out,
 		rep.KeptBatches, rep.KeptRecords, human.Bytes(rep.KeptBytes), human.Bytes(rep.LostBytes), len(rep.Lost))
+	if rep.ZeroTail > 0 {
+		fmt.Fprintf(w, "the last segment's %s of zeros after its last batch is space a broker preallocated, not data: left out, not lost\n", human.Bytes(rep.ZeroTail))
+	}
 	fmt.Fprintf(w, "offsets %d to %d", rep.LogStartOffset, rep.LogEndOffset)
 	if rep.EmptyEndSegment {
 		fmt.Fprint(w, " (an empty segment at the end keeps the lost end offsets)")

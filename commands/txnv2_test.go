@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
@@ -142,7 +142,7 @@ func TestTransactionsV2(t *testing.T) {
 	// The producer state reindex replays, from the snapshot through the
 	// second segment: at the log end the producer has the last marker's
 	// epoch, which forgot its last batch, as Kafka's snapshot would say.
-	p := reindex.NewProducerState()
+	p := logseg.NewProducerState()
 	p.Load([]snapshot.Entry{{ProducerID: 42, Epoch: 6, LastSequence: 1, LastOffset: 5, OffsetDelta: 1,
 		Timestamp: 1_700_000_000_005, CoordinatorEpoch: 3, CurrentTxnFirstOffset: 4}})
 	seg, err := logfmt.OpenSegment(filepath.Join(dir, "00000000000000000006.log"))

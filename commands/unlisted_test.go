@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/logtool/logtool/internal/gen"
 )
 
 // treeBytes is every file of dir, path → content.
@@ -103,5 +105,65 @@ func TestUnnamedDirLeftAlone(t *testing.T) {
 				t.Errorf("%v: %s changed", args, p)
 			}
 		}
+	}
+}
+
+// TestStrayTopicLeftAlone: a topic on disk that the KRaft metadata of its
+// log dir does not know (deleted, or never created there: a broker sets
+// its log aside as stray) has an unknown configuration in every command
+// that reads configuration. compact and retention (dry run and real run)
+// change no byte of it and say so naming it, even with a flag that would
+// make Kafka's defaults act on it, and grep's audit says its configuration
+// is unknown. upgrade, salvage, reindex and migrate-checkpoints read no
+// topic configuration.
+func TestStrayTopicLeftAlone(t *testing.T) {
+	const now = "2030-01-01T00:00:00Z"
+	const note = "topic ghost is not in the cluster metadata: a broker sets its log aside as stray; its configuration is unknown"
+	kraft := func(t *testing.T) (dir, ghost string) {
+		dir = t.TempDir()
+		if _, err := gen.Generate(gen.Options{Out: dir, KRaft: true, Topics: []string{"orders"}, Magic: 2, Records: 300, Keys: 30,
+			SegmentBytes: 8 << 10, Seed: 1, TopicConfigs: map[string]map[string]string{"orders": {"cleanup.policy": "compact,delete"}}}); err != nil {
+			t.Fatal(err)
+		}
+		// The stray partition: written by another (ZooKeeper-era) node, its
+		// topic unknown to this node's metadata.
+		other := filepath.Join(t.TempDir(), "other")
+		if _, err := gen.Generate(gen.Options{Out: other, Topics: []string{"ghost"}, Magic: 2, Records: 300, Keys: 30, SegmentBytes: 8 << 10, Seed: 2}); err != nil {
+			t.Fatal(err)
+		}
+		ghost = filepath.Join(dir, "ghost-0")
+		if err := os.Rename(filepath.Join(other, "ghost-0"), ghost); err != nil {
+			t.Fatal(err)
+		}
+		return dir, ghost
+	}
+	for _, args := range [][]string{
+		{"retention", "--dry-run", "--now", now},
+		{"retention", "--now", now},
+		{"retention", "--now", now, "--retention-ms", "1000"},
+		{"compact", "--dry-run", "--now", now, "--min-lag", "0", "--cleanup-policy", "compact"},
+		{"compact", "--now", now, "--min-lag", "0", "--cleanup-policy", "compact"},
+	} {
+		dir, ghost := kraft(t)
+		before := treeBytes(t, ghost)
+		code, out, errOut := runArgs(append(args, dir)...)
+		if code != ExitOK || !strings.Contains(out+errOut, note) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+		after := treeBytes(t, ghost)
+		if len(after) != len(before) {
+			t.Errorf("%v: ghost-0 had %d files, now %d", args, len(before), len(after))
+		}
+		for p, b := range before {
+			if after[p] != b {
+				t.Errorf("%v: %s changed", args, p)
+			}
+		}
+	}
+
+	dir, _ := kraft(t)
+	_, out, errOut := runArgs("grep", "--max-lag", "topic", "--now", now, "--key", "key-000001", dir)
+	if !strings.Contains(out+errOut, note) {
+		t.Errorf("grep audit: stdout %q, stderr %q", out, errOut)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
@@ -29,7 +30,9 @@ type partition struct {
 	leo      int64
 	hw       int64
 	lso      int64
-	prods    producerState
+	prods    *logseg.ProducerState
+	// badSnaps are the producer snapshots loadProducers skipped.
+	badSnaps []*logfmt.CorruptError
 	aborted  []index.AbortedTxn
 	cp       dirtyCheckpoint
 	rootFile bool // the log directory has a cleaner-offset-checkpoint
@@ -89,11 +92,11 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	} else if ok {
 		p.hw = min(max(off, p.logStart), p.leo)
 	}
-	if p.prods, err = loadProducers(listing.Snapshots, p.segs, p.leo, o); err != nil {
+	if p.prods, p.badSnaps, err = loadProducers(listing.Snapshots, p.segs, p.logStart, p.leo, o); err != nil {
 		return nil, err
 	}
 	p.lso = p.hw
-	if first := p.prods.firstUnstableOffset(); first >= 0 {
+	if first := p.prods.FirstUnstableOffset(); first >= 0 {
 		p.lso = min(p.lso, first)
 	}
 	if p.aborted, err = loadAborted(p.segs); err != nil {

@@ -7,12 +7,15 @@ import (
 	"math"
 	"path/filepath"
 	"sync"
+	"time"
 
+	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // cleaner runs passes. It owns an offset map and the buffers that make a
@@ -125,14 +128,25 @@ func groupBySize(segs []segment, maxSize, maxIndexSize, upper int64) [][]segment
 	return groups
 }
 
-// cleanGroup rewrites a group of segments into one and swaps it in.
+// cleanGroup rewrites a group of segments into one, written as ".cleaned"
+// files, and swaps it in. The new files get the modification time of the
+// last segment they replace, as Cleaner.cleanSegments keeps it.
 func (ps *pass) cleanGroup(g []segment) error {
 	o, p := ps.c.o, ps.p
-	w, err := newSegWriter(p.dir, g[0].Base, o.IndexIntervalBytes, o.DryRun)
+	base := g[0].Base
+	var path func(ext string) string
+	if !o.DryRun {
+		path = func(ext string) string { return segswap.CleanedPath(p.dir, base, ext) }
+		// Like UnifiedLog.createNewCleanedSegment, start from no stale output.
+		segswap.Abort(p.dir, []int64{base})
+	}
+	w, err := logseg.CreateSegment(path, base, o.IndexIntervalBytes)
 	if err != nil {
 		return err
 	}
-	ps.txn.index = &w.txns
+	var txns []index.AbortedTxn
+	var records int64
+	ps.txn.index = &txns
 	for k := range g {
 		s := &g[k]
 		upper := p.leo
@@ -143,20 +157,20 @@ func (ps *pass) cleanGroup(g []segment) error {
 			}
 		}
 		ps.txn.add(collectAborted(p.aborted, s.Base, upper))
-		if err := ps.cleanInto(s, w); err != nil {
-			w.abort()
+		if err := ps.cleanInto(s, w, &records); err != nil {
+			w.Abort()
 			return err
 		}
 		ps.stats.sourceBytes += s.Size
 	}
 	ps.txn.index = nil
-	if err := w.finish(g[len(g)-1].LastModified); err != nil {
-		w.abort()
+	if err := w.Finish(txns, time.UnixMilli(g[len(g)-1].LastModified)); err != nil {
+		w.Abort()
 		return err
 	}
 	ps.stats.sourceSegs += len(g)
-	ps.stats.outBytes += w.size
-	ps.stats.written += w.records
+	ps.stats.outBytes += w.Size()
+	ps.stats.written += records
 	if o.DryRun {
 		return nil
 	}
@@ -197,7 +211,7 @@ const (
 // (prepare); the filtering of its records against the read-only offset map
 // and its rebuilding run on the batch workers (cleanJob.Run); the batches
 // are written in order.
-func (ps *pass) cleanInto(s *segment, w *segWriter) error {
+func (ps *pass) cleanInto(s *segment, w *logseg.Writer, records *int64) error {
 	sc, err := openStream(s, ps.c.o, nil)
 	if err != nil {
 		return err
@@ -216,7 +230,8 @@ func (ps *pass) cleanInto(s *segment, w *segWriter) error {
 		j := sc.dr.Job().(*cleanJob)
 		err := j.err
 		if err == nil && j.out != nil {
-			err = w.append(j.out, j.records)
+			err = w.Append(j.out)
+			*records += int64(j.records)
 		}
 		if err != nil {
 			return err
@@ -487,14 +502,14 @@ func (f *filter) hold(r *logfmt.Record) {
 // state points at: its last data batch, or, when it has none, a marker of
 // its current epoch (Cleaner.cleanInto's isBatchLastRecordOfProducer).
 func (ps *pass) lastOfProducer(h logfmt.BatchHeader, control bool) bool {
-	p := ps.p.prods[h.ProducerID()]
+	p := ps.p.prods.Producer(h.ProducerID())
 	if p == nil {
 		return false
 	}
-	if p.lastDataOffset >= 0 {
-		return h.LastOffset() == p.lastDataOffset
+	if p.LastOffset >= 0 {
+		return h.LastOffset() == p.LastOffset
 	}
-	return control && h.ProducerEpoch() == p.epoch
+	return control && h.ProducerEpoch() == p.Epoch
 }
 
 // retainRecord is Cleaner.shouldRetainRecord. It reads the offset map,

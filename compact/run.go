@@ -211,6 +211,9 @@ func planPartition(dir string, o *Options, res *Result) (p *partition, pl *plan,
 	if o.DryRun && len(p.listing.Leftovers) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d file(s) of an interrupted swap, which a real run recovers first", len(p.listing.Leftovers)))
 	}
+	for _, err := range p.badSnaps {
+		res.Warnings = append(res.Warnings, "unreadable producer snapshot, skipped as Kafka skips it: "+err.Error())
+	}
 	res.SegmentsBefore, res.BytesBefore = len(p.segs), sizeOf(p.segs)
 	res.SegmentsAfter, res.BytesAfter = res.SegmentsBefore, res.BytesBefore
 	if len(p.segs) == 0 {

@@ -208,6 +208,15 @@ func (d *dumper) problem(pos int64, msg string) {
 	d.report("problem", pos, msg)
 }
 
+// offsetsBack reports, as damage in the batch at pos, an offset next that
+// does not follow prev. A gap is what compaction leaves and only Kafka's
+// report lists it; an offset that goes back no broker writes.
+func (d *dumper) offsetsBack(pos, prev, next int64) {
+	if next <= prev {
+		d.problem(pos, fmt.Sprintf("offset %d follows offset %d: offsets go back", next, prev))
+	}
+}
+
 // problemErr reports err: a *logfmt.CorruptError with its position, or any
 // other error without one.
 func (d *dumper) problemErr(err error) {

@@ -165,12 +165,13 @@ func (d *dumper) linesOK() bool {
 	return renderOnWorkers && o.deep() && d.pipelined() && o.FromOffset == NoLimit && o.ToOffset == NoLimit
 }
 
-// queueLines queues the lines rendered of the current batch, after the
-// check of the offsets between batches that records does.
-func (d *dumper) queueLines(st *segState) {
+// queueLines queues the lines rendered of the current batch at pos, after
+// the check of the offsets between batches that records does.
+func (d *dumper) queueLines(st *segState, pos int64) {
 	l := &d.lines
 	if st.prev != -1 && l.first != st.prev+1 {
 		d.job.reports.gap(d.abs, st.prev, l.first)
+		d.offsetsBack(pos, st.prev, l.first)
 	}
 	st.prev = l.last
 	q := d.q

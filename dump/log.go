@@ -520,7 +520,7 @@ func appendBoolField(l []byte, name string, v bool) []byte {
 // records prints the records of b (Reset already done).
 func (d *dumper) records(b *logfmt.Batch, st *segState) {
 	if d.lines.ok() {
-		d.queueLines(st)
+		d.queueLines(st, b.Pos)
 		return
 	}
 	o := d.o
@@ -533,6 +533,7 @@ func (d *dumper) records(b *logfmt.Batch, st *segState) {
 		// so a segment that starts past offset 0 is no gap.
 		if st.prev != -1 && r.Offset != st.prev+1 {
 			d.job.reports.gap(d.abs, st.prev, r.Offset)
+			d.offsetsBack(b.Pos, st.prev, r.Offset)
 		}
 		st.prev = r.Offset
 		if (o.FromOffset != NoLimit && r.Offset < o.FromOffset) || (o.ToOffset != NoLimit && r.Offset > o.ToOffset) {

@@ -17,7 +17,7 @@
 // Which transactions aborted and which are still open is learned first, by
 // one pass over the batch headers of the whole partition (only control
 // batches are decoded), with the producer-state rules of Kafka's recovery
-// (index/reindex.ProducerState): a transaction begins at its producer's
+// (logseg.ProducerState): a transaction begins at its producer's
 // first transactional batch after a marker, and the producer's next marker
 // ends it, whichever segment holds either. A marker's .txnindex entry is
 // not needed: the markers themselves decide, so a missing or stale
@@ -43,7 +43,6 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/index/lookup"
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -332,7 +331,7 @@ func (pt *Partition) Range() (from, end int64) { return pt.from, pt.end }
 // resolveTxns is the first pass: the aborted transactions of the log, the
 // ongoing ones at its end, its end offset, and the units.
 func (pt *Partition) resolveTxns() error {
-	ps := reindex.NewProducerState()
+	ps := logseg.NewProducerState()
 	pt.aborted = map[int64][]index.AbortedTxn{}
 	it := logfmt.RecordIter{MaxRecordBytes: pt.o.MaxRecordBytes}
 	leo := pt.segs[0].Base
@@ -386,6 +385,9 @@ func (pt *Partition) resolveTxns() error {
 			pt.note(s, e, seg.EndDetail())
 		}
 		seg.Close()
+		if err != nil {
+			err = logfmt.RootCause(err, s.Log, u.end)
+		}
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package replay
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +25,13 @@ type Security struct {
 	CertFile, KeyFile  string // PEM client certificate and key, for mutual TLS
 	InsecureSkipVerify bool
 	ServerName         string // overrides the name checked in the broker's certificate
+	// CAPEM, CertPEM and KeyPEM are the same as the files, given as their
+	// content (a client.properties holds them inline or names a file);
+	// a file, when set, wins. KeyPEM may be CertPEM, one file holding both.
+	CAPEM, CertPEM, KeyPEM []byte
+	// SkipHostnameCheck checks the broker's certificate chain but not the
+	// name in it (ssl.endpoint.identification.algorithm empty).
+	SkipHostnameCheck bool
 
 	SASLMechanism string // plain, scram-sha-256 or scram-sha-512 (any case, - or _)
 	User          string
@@ -37,28 +45,50 @@ type Security struct {
 // *fielderr.Error.
 func (s Security) Opts() ([]kgo.Opt, error) {
 	var opts []kgo.Opt
-	if s.TLS || s.CAFile != "" || s.CertFile != "" || s.InsecureSkipVerify || s.ServerName != "" {
+	if s.TLS || s.CAFile != "" || s.CertFile != "" || s.InsecureSkipVerify || s.ServerName != "" || s.CAPEM != nil || s.CertPEM != nil {
 		c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: s.ServerName, InsecureSkipVerify: s.InsecureSkipVerify}
+		ca, caField := s.CAPEM, "CAPEM"
 		if s.CAFile != "" {
 			pem, err := os.ReadFile(s.CAFile)
 			if err != nil {
 				return nil, fielderr.New("CAFile", "%v", err)
 			}
+			ca, caField = pem, "CAFile"
+		}
+		if ca != nil {
 			c.RootCAs = x509.NewCertPool()
-			if !c.RootCAs.AppendCertsFromPEM(pem) {
-				return nil, fielderr.New("CAFile", "no PEM certificate in %s", s.CAFile)
+			if !c.RootCAs.AppendCertsFromPEM(ca) {
+				return nil, fielderr.New(caField, "no PEM certificate in the CA certificates")
 			}
 		}
 		if (s.CertFile == "") != (s.KeyFile == "") {
 			return nil, fielderr.New("CertFile", "a client certificate and its key (KeyFile) go together")
 		}
 		if s.CertFile != "" {
-			cert, err := tls.LoadX509KeyPair(s.CertFile, s.KeyFile)
+			cert, err := loadKeyPair(s.CertFile, s.KeyFile)
 			if err != nil {
-				// The key file's content is never quoted: only its name.
-				return nil, fielderr.New("CertFile", "cannot load %s with the key in %s", s.CertFile, s.KeyFile)
+				return nil, fielderr.New("CertFile", "%v", err)
 			}
 			c.Certificates = []tls.Certificate{cert}
+		} else if s.CertPEM != nil {
+			cert, err := keyPair(s.CertPEM, s.KeyPEM)
+			if err != nil {
+				return nil, fielderr.New("CertPEM", "%v", err)
+			}
+			c.Certificates = []tls.Certificate{cert}
+		}
+		if s.SkipHostnameCheck && !s.InsecureSkipVerify {
+			// Go checks the chain and the name together: turn both off
+			// and check the chain here.
+			c.InsecureSkipVerify = true
+			c.VerifyConnection = func(cs tls.ConnectionState) error {
+				o := x509.VerifyOptions{Roots: c.RootCAs, Intermediates: x509.NewCertPool()}
+				for _, ic := range cs.PeerCertificates[1:] {
+					o.Intermediates.AddCert(ic)
+				}
+				_, err := cs.PeerCertificates[0].Verify(o)
+				return err
+			}
 		}
 		opts = append(opts, kgo.DialTLSConfig(c))
 	}
@@ -82,6 +112,44 @@ func (s Security) Opts() ([]kgo.Opt, error) {
 		return nil, fielderr.New("SASLMechanism", "want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got %q", s.SASLMechanism)
 	}
 	return opts, nil
+}
+
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	cert, err := os.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	c, err := keyPair(cert, key)
+	if err != nil {
+		return c, fmt.Errorf("%s with the key in %s: %w", certFile, keyFile, err)
+	}
+	return c, nil
+}
+
+// keyPair parses a PEM certificate chain and its key. Errors never quote
+// the key.
+func keyPair(cert, key []byte) (tls.Certificate, error) {
+	for rest := key; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		// Kafka's PEM keys with ssl.key.password are encrypted PKCS#8, which
+		// Go's standard library cannot decrypt.
+		if b.Type == "ENCRYPTED PRIVATE KEY" || b.Headers["Proc-Type"] != "" {
+			return tls.Certificate{}, errors.New("the private key is encrypted, which replay cannot read; decrypt it into a file only you can read " +
+				"(openssl pkcs8 -in key.pem -out key-plain.pem) and drop ssl.key.password")
+		}
+	}
+	c, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		return c, errors.New("not a PEM certificate chain and its private key")
+	}
+	return c, nil
 }
 
 // Secret reads a password from the environment variable env or the file

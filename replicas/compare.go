@@ -167,6 +167,11 @@ func droppedAll(x *Batch, a, b *Partition, kb *keyIndex, res *pair) bool {
 		// No cleaner has been over b: it removed nothing.
 		return false
 	}
+	if !epochFits(x, b) {
+		// A log's epochs never go down with its offsets, and a cleaner
+		// keeps the epochs of what it keeps: x was never in b's log.
+		return false
+	}
 	if x.Flags&Control != 0 || abortedAt(a, x) {
 		// Markers and aborted transactions are what the cleaner removes
 		// once their transaction is done.
@@ -182,6 +187,19 @@ func droppedAll(x *Batch, a, b *Partition, kb *keyIndex, res *pair) bool {
 		}
 	}
 	return true
+}
+
+// epochFits tells whether batch x, which b does not hold, lies between b's
+// neighbouring batches by leader epoch.
+func epochFits(x *Batch, b *Partition) bool {
+	if x.Epoch < 0 {
+		return true
+	}
+	k := from(b.Batches, x.Base)
+	if k > 0 && b.Batches[k-1].Epoch > x.Epoch {
+		return false
+	}
+	return k == len(b.Batches) || b.Batches[k].Epoch < 0 || b.Batches[k].Epoch >= x.Epoch
 }
 
 // droppable tells whether record r of batch x, held by a and not by b, is

@@ -291,6 +291,7 @@ func (rr *replicaReader) headers(fn func(*Batch) error) error {
 	last := int64(-1) // one past the last batch
 	compacted := false
 	open := -1 // the damage whose end is the next good batch, in whichever segment
+	epochs := slices.Clone(rr.epochs)
 	err := rr.each(func(path string, pos int64, msg string) {
 		if open < 0 {
 			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: last, To: -1})
@@ -314,6 +315,9 @@ func (rr *replicaReader) headers(fn func(*Batch) error) error {
 			compacted = true
 		}
 		last = bt.Last + 1
+		if n := len(epochs); n > 0 && bt.Epoch > epochs[n-1].Epoch {
+			epochs = recoverEpoch(epochs, bt.Epoch, bt.Base)
+		}
 		rr.n++
 		return fn(bt)
 	})
@@ -323,7 +327,7 @@ func (rr *replicaReader) headers(fn func(*Batch) error) error {
 	p.LogEndOffset = max(p.LogEndOffset, last)
 	p.HighWatermarkKnown = rr.hwKnown
 	p.HighWatermark = min(max(rr.hw, p.LogStartOffset), p.LogEndOffset)
-	p.Epochs = loadedEpochs(rr.epochs, p.LogStartOffset, p.LogEndOffset)
+	p.Epochs = loadedEpochs(epochs, p.LogStartOffset, p.LogEndOffset)
 	p.Compacted = compacted
 	p.Hashed = rr.o.AllRecords || compacted
 	return nil
@@ -439,6 +443,19 @@ func eachIn(path string, damaged func(path string, pos int64, msg string), fn fu
 			return err
 		}
 	}
+}
+
+// recoverEpoch adds to a leader-epoch-checkpoint a batch's epoch above its
+// latest: the checkpoint was not flushed before the broker stopped, and the
+// recovery of its next start assigns the epochs of the batches it replays
+// (LogSegment.recover, then LeaderEpochFileCache.assign, which drops entries
+// starting at or past the new one). A missing checkpoint stays empty, as a
+// broker that stopped cleanly without one loads it.
+func recoverEpoch(es []checkpoint.EpochEntry, epoch int32, start int64) []checkpoint.EpochEntry {
+	for len(es) > 0 && es[len(es)-1].StartOffset >= start {
+		es = es[:len(es)-1]
+	}
+	return append(es, checkpoint.EpochEntry{Epoch: epoch, StartOffset: start})
 }
 
 // loadedEpochs is the epoch cache LogLoader leaves: entries at or past the

@@ -533,3 +533,70 @@ func TestFollowerBehindLeaderStart(t *testing.T) {
 		t.Fatalf("status %s, leader %s, broker 2 truncates to %d losing %d of %d; notes %v", v.Status, v.Leader, r.WouldTruncateTo, r.Lost.Records, all, v.Notes)
 	}
 }
+
+// A broker stopped before it flushed its leader-epoch-checkpoint: its log holds
+// batches of an epoch the checkpoint lacks. The restart's recovery assigns
+// them (LogSegment.recover), so Kafka truncates by the batches' epoch, not the
+// stale checkpoint's.
+func TestStaleEpochCheckpointRecovered(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{})
+	dirs := brokers(t, base, 2)
+	n := batchesOf(t, dirs[0])[12].Base
+	truncate(t, dirs[1], n)
+	appendBatches(t, dirs[1], 1, 4, "new-leader")
+	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0})
+
+	vs, _ := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Diverge || v.DivergentOffset != n {
+		t.Fatalf("status %s at %d, want diverge at %d", v.Status, v.DivergentOffset, n)
+	}
+	if v.Leader != "2" {
+		t.Errorf("leader %s, want 2: its batches are of epoch 1", v.Leader)
+	}
+	checkModel(t, v)
+
+	vs, _ = run(t, replicas.RunOptions{Leader: "1"}, dirs...)
+	v = one(t, vs)
+	checkModel(t, v)
+	if r2 := replicaOf(t, v, "2"); r2.WouldTruncateTo != n || r2.Lost.Records != 20 {
+		t.Errorf("broker 2 following 1: truncate to %d losing %d records; want %d, 20", r2.WouldTruncateTo, r2.Lost.Records, n)
+	}
+}
+
+// Compaction does not hide an unclean election: broker 2 was elected in epoch
+// 1 and wrote at an offset broker 1's cleaner had emptied. A batch of an epoch
+// the other log never had there is not one its cleaner dropped.
+func TestCompactedAndDiverged(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
+	dirs := brokers(t, base, 2)
+	compactFixture(t, dirs[0])
+	gap := int64(-1)
+	bs := batchesOf(t, dirs[0])
+	for i := 1; i < len(bs) && gap < 0; i++ {
+		if bs[i].Base > bs[i-1].Last+1 {
+			gap = bs[i-1].Last + 1
+		}
+	}
+	if gap < 0 {
+		t.Fatal("the cleaner removed no batch: the test tests nothing")
+	}
+	truncate(t, dirs[1], gap)
+	o := logfmt.DefaultBatchOptions(gap)
+	o.PartitionLeaderEpoch = 1
+	buf, err := logfmt.AppendBatch(nil, o, []logfmt.Record{{Offset: gap, Key: []byte("new-leader"), Value: []byte("v")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRaw(t, dirs[1], buf)
+	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: gap})
+
+	vs, sum := run(t, replicas.RunOptions{}, dirs...)
+	v := one(t, vs)
+	if v.Status != replicas.Diverge || v.DivergentOffset != gap || !sum.Failed() {
+		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, gap, v.Notes)
+	}
+	checkModel(t, v)
+}

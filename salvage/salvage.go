@@ -9,7 +9,11 @@
 // segment reader's resync: after a batch whose frame or checksum fails,
 // the next position where a frame with a valid checksum starts; a batch
 // whose checksum holds but whose content does not is skipped whole. A torn
-// or zero-filled end is left out too.
+// end is left out too, and so are zeros ending a segment: lost data in an
+// older segment, but no data at all after the last batch of the last one,
+// which a broker preallocates (file.preallocate) and trims only when it
+// rolls. Each copied .log keeps its source's modification time, which is a
+// segment's age for retention when its batches carry no timestamp.
 //
 // Offsets are never reused or invented. A batch is kept only when its
 // offsets lie above every offset kept before it, at or above its segment's
@@ -27,7 +31,7 @@
 // The new directory gets .index and .timeindex as Kafka's recovery writes
 // them (index.Recovery), a .txnindex where a transaction was aborted, and a
 // producer snapshot at the log end, both from the producer-state rules of
-// recovery (reindex.ProducerState) over the kept batches. leader-epoch-
+// recovery (logseg.ProducerState) over the kept batches. leader-epoch-
 // checkpoint and partition.metadata are carried over when they parse: the
 // leader epochs without entries at or past the new log end, plus one for
 // each newer epoch the kept batches carry (as recovery adds it); without a
@@ -54,9 +58,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/index/reindex"
 	refusal "github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
@@ -104,6 +108,9 @@ type Segment struct {
 	KeptRecords int64
 	KeptBytes   int64
 	LostBytes   int64
+	// ZeroTail is the size of the zeros after the last batch of the last
+	// segment: its preallocated space, not data, so not lost.
+	ZeroTail int64
 }
 
 // Report is what a salvage did.
@@ -122,6 +129,7 @@ type Report struct {
 	Skipped []string
 
 	KeptBatches, KeptRecords, KeptBytes, LostBytes int64
+	ZeroTail                                       int64 // the last segment's
 }
 
 // Partition salvages the partition directory src into the new directory out.
@@ -140,32 +148,30 @@ func Partition(src, out string, o Options) (*Report, error) {
 	if err := removeStages(parent, name); err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(parent, name+stageInfix+"*"+stageSuffix)
+	stage, err := safefile.CreateStage(parent, name+stageInfix+"*"+stageSuffix, layout.StageFile)
 	if err != nil {
 		return nil, err
 	}
-	// A broker makes partition directories 0755; MkdirTemp makes 0700.
-	if err := os.Chmod(stage, 0o755); err != nil {
-		os.RemoveAll(stage)
-		return nil, err
-	}
-	s := &salvager{o: o, p: p, stage: stage, rep: &Report{Source: src, Out: out}, state: reindex.NewProducerState(), lastKept: -1}
+	s := &salvager{o: o, p: p, stage: stage.Dir, rep: &Report{Source: src, Out: out}, state: logseg.NewProducerState(), lastKept: -1}
 	if err := s.run(); err != nil {
-		os.RemoveAll(stage)
-		return s.rep, err
+		return s.rep, removing(stage, err)
 	}
-	if err := safefile.SyncDir(stage); err != nil {
-		os.RemoveAll(stage)
-		return s.rep, err
-	}
-	if err := renameNoReplace(stage, out); err != nil {
-		os.RemoveAll(stage)
+	if err := stage.Install(out); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return s.rep, fmt.Errorf("%s: %w", out, ErrExists)
+			err = fmt.Errorf("%s: %w", out, ErrExists)
 		}
-		return s.rep, err
+		return s.rep, removing(stage, err)
 	}
-	return s.rep, safefile.SyncDir(parent)
+	return s.rep, nil
+}
+
+// removing removes the stage of a salvage that failed with err, and says
+// so when it cannot.
+func removing(stage *safefile.Stage, err error) error {
+	if rerr := stage.Remove(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 // removeStages removes the staging directories that killed salvages to
@@ -236,7 +242,7 @@ type salvager struct {
 	rep   *Report
 	it    logfmt.RecordIter
 	peekI logfmt.RecordIter
-	state *reindex.ProducerState
+	state *logseg.ProducerState
 
 	lastKept int64 // last offset kept, -1 before any
 	pending  []int // indexes in rep.Lost waiting for the next kept offset
@@ -309,11 +315,15 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 		return err
 	}
 	defer peek.Close()
+	fi, err := peek.Stat()
+	if err != nil {
+		return err
+	}
 	w, err := s.create(seg.Base)
 	if err != nil {
 		return err
 	}
-	defer w.abort()
+	defer w.Abort()
 	sr := Segment{Source: seg.Log, Base: seg.Base, Bytes: src.Size()}
 	s.it.File, s.peekI.File = seg.Log, seg.Log
 	s.it.MaxRecordBytes, s.peekI.MaxRecordBytes = s.o.MaxRecordBytes, s.o.MaxRecordBytes
@@ -358,7 +368,14 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 			} else {
 				switch src.End() {
 				case logfmt.EndZeroTail:
-					drop(pos, src.EndDetail(), false)
+					if nextBase == math.MaxInt64 {
+						// The active segment's preallocated space: a
+						// broker trims a segment when it rolls.
+						sr.ZeroTail = src.Size() - pos
+						s.rep.ZeroTail = sr.ZeroTail
+					} else {
+						drop(pos, src.EndDetail(), false)
+					}
 				case logfmt.EndTorn:
 					if resync(pos, "torn last batch: "+src.EndDetail()) {
 						continue
@@ -414,7 +431,7 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 	}
 	s.rep.LostBytes += sr.LostBytes
 	s.rep.Segments = append(s.rep.Segments, sr)
-	return w.finish(s.aborted)
+	return w.Finish(s.aborted, fi.ModTime())
 }
 
 // check applies verify's rules and the offset rules to a batch whose
@@ -465,7 +482,7 @@ func (s *salvager) outlier(f *os.File, size int64, b *logfmt.Batch, base, nextBa
 // batch the producer state refuses, as recovery would (a non-transactional
 // batch of a producer whose transaction's marker was lost), is not kept:
 // why says so.
-func (s *salvager) keep(w *segWriter, b *logfmt.Batch, first, last, records int64, sr *Segment) (why string, err error) {
+func (s *salvager) keep(w *logseg.Writer, b *logfmt.Batch, first, last, records int64, sr *Segment) (why string, err error) {
 	t, aborted, err := s.state.Apply(b, &s.it)
 	if err != nil {
 		if _, ok := logfmt.AsCorrupt(err); ok {
@@ -476,7 +493,7 @@ func (s *salvager) keep(w *segWriter, b *logfmt.Batch, first, last, records int6
 	if aborted {
 		s.aborted = append(s.aborted, t)
 	}
-	if err := w.write(b); err != nil {
+	if err := w.Append(b.Data); err != nil {
 		return "", err
 	}
 	for _, i := range s.pending {
@@ -519,8 +536,8 @@ func (s *salvager) emptySegment(base int64) error {
 	if err != nil {
 		return err
 	}
-	defer w.abort()
-	return w.finish(nil)
+	defer w.Abort()
+	return w.Finish(nil, time.Time{})
 }
 
 // readEpochs takes the source's leader epochs when they read and increase
@@ -586,73 +603,10 @@ func message(err error) string {
 	return err.Error()
 }
 
-// segWriter writes one output segment and its indexes.
-type segWriter struct {
-	dir  string
-	base int64
-	f    *safefile.File
-	bw   *behindWriter
-	rec  *index.Recovery
-}
-
-func (s *salvager) create(base int64) (*segWriter, error) {
+func (s *salvager) create(base int64) (*logseg.Writer, error) {
 	s.aborted = s.aborted[:0]
-	f, err := safefile.Create(filepath.Join(s.stage, layout.SegmentName(base, layout.LogExt)), 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &segWriter{dir: s.stage, base: base, f: f, bw: newBehindWriter(f), rec: index.NewRecovery(base, index.DefaultIntervalBytes)}, nil
-}
-
-func (w *segWriter) write(b *logfmt.Batch) error {
-	if err := w.bw.Write(b.Data); err != nil {
-		return err
-	}
-	w.rec.Add(b.LastOffset(), b.MaxTimestamp(), b.Size())
-	return nil
-}
-
-// finish makes the segment durable and writes its indexes.
-func (w *segWriter) finish(aborted []index.AbortedTxn) error {
-	if err := w.bw.Close(); err != nil {
-		return err
-	}
-	err := w.f.Commit()
-	w.f = nil
-	if err != nil {
-		return err
-	}
-	w.rec.Finish()
-	ib, err := w.rec.OffsetIndexBytes()
-	if err != nil {
-		return err
-	}
-	tb, err := w.rec.TimeIndexBytes()
-	if err != nil {
-		return err
-	}
-	name := func(ext string) string { return filepath.Join(w.dir, layout.SegmentName(w.base, ext)) }
-	if err := writeNew(name(layout.IndexExt), ib); err != nil {
-		return err
-	}
-	if err := writeNew(name(layout.TimeIndexExt), tb); err != nil {
-		return err
-	}
-	if len(aborted) == 0 {
-		return nil
-	}
-	var xb []byte
-	for _, t := range aborted {
-		xb = index.AppendAbortedTxn(xb, t)
-	}
-	return writeNew(name(layout.TxnIndexExt), xb)
-}
-
-func (w *segWriter) abort() {
-	if w.f != nil {
-		w.bw.Close()
-		w.f.Abort()
-	}
+	path := func(ext string) string { return filepath.Join(s.stage, layout.SegmentName(base, ext)) }
+	return logseg.CreateSegment(path, base, index.DefaultIntervalBytes)
 }
 
 // writeNew writes a whole file of the staging directory through a

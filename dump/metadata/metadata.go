@@ -215,28 +215,55 @@ type Record struct {
 var ErrFrame = errors.New("bad metadata record frame")
 
 // ParseFrame reads the frame of a metadata record: its type, its version and
-// the length of the frame. The type may be one Decode does not know.
+// the length of the frame. The type may be one Decode does not know. Its
+// errors carry, as protocol.KafkaError, what Kafka's AbstractApiMessageSerde
+// throws, which kafka-dump-log.sh prints.
 func ParseFrame(b []byte) (typ Type, version int16, n int, err error) {
 	frame, n, err := uvarint(b)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("%w: frame version: %v", ErrFrame, err)
+		return 0, 0, 0, &p.KafkaError{Kafka: "Error while reading frame version", Err: fmt.Errorf("%w: frame version: %v", ErrFrame, err)}
+	}
+	if frame > 1<<15-1 {
+		return 0, 0, 0, &p.KafkaError{Kafka: "Value for frame version was too large.", Err: fmt.Errorf("%w: unknown frame version %d", ErrFrame, frame)}
 	}
 	if frame != 1 {
-		return 0, 0, 0, fmt.Errorf("%w: unknown frame version %d", ErrFrame, frame)
+		kafka := fmt.Sprintf("Could not deserialize metadata record due to unknown frame version %d(only frame version 1 is supported)", frame)
+		if frame == 0 {
+			kafka = "Could not deserialize metadata record with frame version 0. Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported."
+		}
+		return 0, 0, 0, &p.KafkaError{Kafka: kafka, Err: fmt.Errorf("%w: unknown frame version %d", ErrFrame, frame)}
 	}
 	typ, m, err := uvarint(b[n:])
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("%w: record type: %v", ErrFrame, err)
+		return 0, 0, 0, &p.KafkaError{Kafka: "Error while reading type", Err: fmt.Errorf("%w: record type: %v", ErrFrame, err)}
+	}
+	if typ > 1<<15-1 {
+		return 0, 0, 0, &p.KafkaError{Kafka: "Value for type was too large.", Err: fmt.Errorf("%w: record type %d", ErrFrame, typ)}
 	}
 	n += m
 	ver, m, err := uvarint(b[n:])
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("%w: record version: %v", ErrFrame, err)
+		return 0, 0, 0, &p.KafkaError{Kafka: "Error while reading version", Err: fmt.Errorf("%w: record version: %v", ErrFrame, err)}
 	}
 	if ver > 1<<15-1 {
-		return 0, 0, 0, fmt.Errorf("%w: record version %d", ErrFrame, ver)
+		return 0, 0, 0, &p.KafkaError{Kafka: "Value for version was too large.", Err: fmt.Errorf("%w: record version %d", ErrFrame, ver)}
 	}
 	return typ, int16(ver), n + m, nil
+}
+
+// ReadFramed reads the message of type typ and version ver that follows a
+// frame and fills the whole of b, with the errors Kafka's
+// AbstractApiMessageSerde throws, naming the type by its number.
+func ReadFramed(dec *p.Decoder, m *p.Message, typ Type, ver int16, b []byte) (*p.Value, error) {
+	v, used, err := dec.Decode(m, ver, b)
+	if err != nil {
+		return nil, &p.KafkaError{Kafka: fmt.Sprintf("Failed to deserialize record with type %d", typ), Err: err}
+	}
+	if used != len(b) {
+		return nil, &p.KafkaError{Kafka: fmt.Sprintf("Found %d byte(s) of garbage after %d", len(b)-used, typ),
+			Err: fmt.Errorf("found %d byte(s) of garbage after %s", len(b)-used, m.Name)}
+	}
+	return v, nil
 }
 
 // Decode reads a framed metadata record.
@@ -260,15 +287,14 @@ func (d *Decoder) Decode(b []byte) (*Record, error) {
 	b = b[n:]
 	m, ok := schemas[typ]
 	if !ok {
-		return nil, fmt.Errorf("unknown metadata record type %d", typ)
+		// MetadataRecordType.fromId's exception, wrapped whole.
+		return nil, &p.KafkaError{Kafka: fmt.Sprintf("org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id %d", typ),
+			Err: fmt.Errorf("unknown metadata record type %d", typ)}
 	}
 	d.rec = Record{Type: typ, Name: TypeNames[typ], Version: ver}
-	v, used, err := d.p.Decode(m, ver, b)
+	v, err := ReadFramed(&d.p, m, typ, ver, b)
 	if err != nil {
 		return nil, err
-	}
-	if used != len(b) {
-		return nil, fmt.Errorf("found %d byte(s) of garbage after %s", len(b)-used, m.Name)
 	}
 	d.rec.Value = v
 	return &d.rec, nil
@@ -305,7 +331,7 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 func Format(value []byte, offset int64) (string, error) {
 	r, err := Decode(value)
 	if err != nil {
-		return "Error at " + strconv.FormatInt(offset, 10) + ", skipping. " + err.Error(), err
+		return "Error at " + strconv.FormatInt(offset, 10) + ", skipping. " + p.KafkaText(err), err
 	}
 	return string(r.AppendJSON(nil)), nil
 }

@@ -142,21 +142,28 @@ func TestFieldIndex(t *testing.T) {
 	FieldIndex(4, "nope")
 }
 
+// The skipping line holds what Kafka's MetadataRecordSerde throws; the error
+// (stderr) says more.
 func TestFormatErrors(t *testing.T) {
 	for _, c := range []struct {
-		value []byte
-		want  string
+		value    []byte
+		line     string
+		errorHas string
 	}{
-		{nil, "Error at 5, skipping. bad metadata record frame: frame version"},
-		{b{}.Uv(0).Uv(2).Uv(0), "unknown frame version 0"},
-		{framed(13, 0, nil), "unknown metadata record type 13"},
-		{framed(2, 1, b{}.CStr("t").UUID(0).Uv(0)), "unsupported TopicRecord version 1"},
-		{framed(2, 0, b{}.CStr("t").UUID(0).Uv(0).I8(0)), "found 1 byte(s) of garbage after TopicRecord"},
-		{framed(2, 0, b{}.CStr("t")), "input ends inside a field"},
+		{nil, "Error while reading frame version", "frame version"},
+		{b{}.Uv(0).Uv(2).Uv(0), "Could not deserialize metadata record with frame version 0. Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.", "unknown frame version 0"},
+		{b{}.Uv(3).Uv(2).Uv(0), "Could not deserialize metadata record due to unknown frame version 3(only frame version 1 is supported)", "unknown frame version 3"},
+		{b{}.Uv(1).Uv(2).Uv(1 << 15), "Value for version was too large.", "record version 32768"},
+		{b{}.Uv(1 << 15).Uv(2).Uv(0), "Value for frame version was too large.", "unknown frame version 32768"},
+		{b{}.Uv(1).Uv(1 << 15).Uv(0), "Value for type was too large.", "record type 32768"},
+		{framed(13, 0, nil), "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 13", "unknown metadata record type 13"},
+		{framed(2, 1, b{}.CStr("t").UUID(0).Uv(0)), "Failed to deserialize record with type 2", "Can't read version 1 of TopicRecord"},
+		{framed(2, 0, b{}.CStr("t").UUID(0).Uv(0).I8(0)), "Found 1 byte(s) of garbage after 2", "found 1 byte(s) of garbage after TopicRecord"},
+		{framed(2, 0, b{}.CStr("t")), "Failed to deserialize record with type 2", "input ends inside a field"},
 	} {
 		got, err := Format(c.value, 5)
-		if err == nil || !strings.Contains(got, c.want) || !strings.HasPrefix(got, "Error at 5, skipping. ") {
-			t.Errorf("Format(%x) = %q, %v; want %q", c.value, got, err, c.want)
+		if err == nil || got != "Error at 5, skipping. "+c.line || !strings.Contains(err.Error(), c.errorHas) {
+			t.Errorf("Format(%x) = %q, %v; want %q and an error saying %q", c.value, got, err, c.line, c.errorHas)
 		}
 	}
 }

@@ -57,6 +57,12 @@ type Decoder struct {
 
 // Decode is the package's Decode, into the decoder's memory.
 func (dec *Decoder) Decode(m *Message, version int16, b []byte) (*Value, int, error) {
+	if version > m.Valid.Max {
+		// The words of the exception Kafka's generated read throws, which
+		// its coordinator decoders print.
+		//lint:ignore ST1005 Kafka's wording, which scripts match
+		return nil, 0, fmt.Errorf("Can't read version %d of %s", version, m.Name)
+	}
 	if !m.Valid.Has(version) {
 		return nil, 0, fmt.Errorf("unsupported %s version %d", m.Name, version)
 	}
@@ -284,4 +290,24 @@ func (d *decoder) single(f *Field) Value {
 		return d.structure(f.Struct)
 	}
 	return v
+}
+
+// KafkaError is an error for which Kafka's exception says something other
+// than ours: a decoder's "skipping" line shows Kafka's text, so that it reads
+// as kafka-dump-log.sh's, and stderr shows Err, which says more.
+type KafkaError struct {
+	Kafka string
+	Err   error
+}
+
+func (e *KafkaError) Error() string { return e.Err.Error() }
+func (e *KafkaError) Unwrap() error { return e.Err }
+
+// KafkaText is what Kafka's exception says for err: a KafkaError's Kafka
+// text, else err's own.
+func KafkaText(err error) string {
+	if ke := (*KafkaError)(nil); errors.As(err, &ke) {
+		return ke.Kafka
+	}
+	return err.Error()
 }

@@ -91,6 +91,11 @@ var (
 	partitionStates = []string{"DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED", "DELETE_PARTITION_FINISHED"}
 )
 
+// errNoEpochs is what Kafka's RemoteLogSegmentMetadata and
+// RemoteLogSegmentMetadataSnapshot constructors throw for a segment without
+// leader epochs.
+var errNoEpochs = errors.New("segmentLeaderEpochs can not be null or empty")
+
 // ErrUnknownType is wrapped by errors for an api key this package does not
 // know, which a newer broker may have written.
 var ErrUnknownType = errors.New("unknown remote log metadata record type")
@@ -101,7 +106,7 @@ var ErrUnknownType = errors.New("unknown remote log metadata record type")
 func Format(value []byte, offset int64) (string, error) {
 	s, err := format(value)
 	if err != nil {
-		return "Error at offset " + strconv.FormatInt(offset, 10) + ", skipping. " + err.Error(), err
+		return "Error at offset " + strconv.FormatInt(offset, 10) + ", skipping. " + p.KafkaText(err), err
 	}
 	return s, nil
 }
@@ -118,16 +123,22 @@ func format(value []byte) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: %d", ErrUnknownType, typ)
 	}
-	v, used, err := p.Decode(m, version, value[n:])
+	v, err := metadata.ReadFramed(&p.Decoder{}, m, typ, version, value[n:])
 	if err != nil {
 		return "", err
-	}
-	if used != len(value)-n {
-		return "", fmt.Errorf("found %d byte(s) of garbage after %s", len(value)-n-used, m.Name)
 	}
 	b := []byte(nil)
 	switch typ {
 	case 0:
+		// Kafka builds the segment (which needs leader epochs) before it
+		// looks its state up.
+		if len(v.Field("segmentLeaderEpochs").Items) == 0 {
+			return "", errNoEpochs
+		}
+		state, err := stateName(segmentStates, v.Field("remoteLogSegmentState"), "state can not be null")
+		if err != nil {
+			return "", err
+		}
 		b = append(b, "RemoteLogSegmentMetadata{remoteLogSegmentId="...)
 		b = appendSegmentID(b, v.Field("remoteLogSegmentId"))
 		b = appendInt(b, ", startOffset=", v.Field("startOffset"))
@@ -138,29 +149,40 @@ func format(value []byte) (string, error) {
 		b = appendEpochs(append(b, ", segmentLeaderEpochs="...), v.Field("segmentLeaderEpochs"))
 		b = appendInt(b, ", segmentSizeInBytes=", v.Field("segmentSizeInBytes"))
 		b = appendCustom(append(b, ", customMetadata="...), v.Field("customMetadata"))
-		if b, err = appendState(append(b, ", state="...), segmentStates, v.Field("remoteLogSegmentState")); err != nil {
-			return "", err
-		}
+		b = append(append(b, ", state="...), state...)
 		b = append(b, ", txnIdxEmpty="...)
 		b = strconv.AppendBool(b, v.Field("txnIndexEmpty").Int != 0)
 	case 1:
+		state, err := stateName(segmentStates, v.Field("remoteLogSegmentState"), "state can not be null")
+		if err != nil {
+			return "", err
+		}
 		b = append(b, "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId="...)
 		b = appendSegmentID(b, v.Field("remoteLogSegmentId"))
 		b = appendCustom(append(b, ", customMetadata="...), v.Field("customMetadata"))
-		if b, err = appendState(append(b, ", state="...), segmentStates, v.Field("remoteLogSegmentState")); err != nil {
-			return "", err
-		}
+		b = append(append(b, ", state="...), state...)
 		b = appendInt(b, ", eventTimestampMs=", v.Field("eventTimestampMs"))
 		b = appendInt(b, ", brokerId=", v.Field("brokerId"))
 	case 2:
-		b = append(b, "RemotePartitionDeleteMetadata{topicPartition="...)
-		b = appendTopicIDPartition(b, v.Field("topicIdPartition"))
-		if b, err = appendState(append(b, ", state="...), partitionStates, v.Field("remotePartitionDeleteState")); err != nil {
+		// RemotePartitionDeleteMetadata's null check has no message.
+		state, err := stateName(partitionStates, v.Field("remotePartitionDeleteState"), "null")
+		if err != nil {
 			return "", err
 		}
+		b = append(b, "RemotePartitionDeleteMetadata{topicPartition="...)
+		b = appendTopicIDPartition(b, v.Field("topicIdPartition"))
+		b = append(append(b, ", state="...), state...)
 		b = appendInt(b, ", eventTimestampMs=", v.Field("eventTimestampMs"))
 		b = appendInt(b, ", brokerId=", v.Field("brokerId"))
 	case 3:
+		// The snapshot's constructor checks the state before the epochs.
+		state, err := stateName(segmentStates, v.Field("remoteLogSegmentState"), "state can not be null")
+		if err != nil {
+			return "", err
+		}
+		if len(v.Field("segmentLeaderEpochs").Items) == 0 {
+			return "", errNoEpochs
+		}
 		b = append(b, "RemoteLogSegmentMetadataSnapshot{segmentId="...)
 		b = appendUUID(b, v.Field("segmentId"))
 		b = appendInt(b, ", startOffset=", v.Field("startOffset"))
@@ -169,9 +191,9 @@ func format(value []byte) (string, error) {
 		b = appendEpochs(append(b, ", segmentLeaderEpochs="...), v.Field("segmentLeaderEpochs"))
 		b = appendInt(b, ", segmentSizeInBytes=", v.Field("segmentSizeInBytes"))
 		b = appendCustom(append(b, ", customMetadata="...), v.Field("customMetadata"))
-		if b, err = appendState(append(b, ", state="...), segmentStates, v.Field("remoteLogSegmentState")); err != nil {
-			return "", err
-		}
+		b = append(append(b, ", state="...), state...)
+		b = append(b, ", txnIdxEmpty="...)
+		b = strconv.AppendBool(b, v.Field("txnIndexEmpty").Int != 0)
 	}
 	return string(append(b, '}')), nil
 }
@@ -231,9 +253,12 @@ func appendCustom(b []byte, v *p.Value) []byte {
 	return append(b, " bytes}]"...)
 }
 
-func appendState(b []byte, names []string, v *p.Value) ([]byte, error) {
+// stateName is the name of state id v; for an id it does not know, Kafka's
+// forId gives null and the constructor's null check throws with message
+// kafka.
+func stateName(names []string, v *p.Value, kafka string) (string, error) {
 	if v.Int < 0 || v.Int >= int64(len(names)) {
-		return nil, fmt.Errorf("unknown state id %d", v.Int)
+		return "", &p.KafkaError{Kafka: kafka, Err: fmt.Errorf("unknown state id %d", v.Int)}
 	}
-	return append(b, names[v.Int]...), nil
+	return names[v.Int], nil
 }

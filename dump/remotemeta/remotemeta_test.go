@@ -45,8 +45,12 @@ func TestFormat(t *testing.T) {
 			tip(frame(2, 0)).I32(3000).I64(1_700_000_003_000).I8(2).Uv(0),
 			"RemotePartitionDeleteMetadata{topicPartition=" + topicID + ":orders-3, state=DELETE_PARTITION_FINISHED, eventTimestampMs=1700000003000, brokerId=3000}"},
 		{"segment snapshot",
-			frame(3, 0).UUID(9).I64(0).I64(99).I32(1).I64(5).I64(6).Uv(1).I32(8).Uv(1).I8(3).Uv(0),
-			"RemoteLogSegmentMetadataSnapshot{segmentId=" + segUUID + ", startOffset=0, endOffset=99, maxTimestampMs=5, segmentLeaderEpochs={}, segmentSizeInBytes=8, customMetadata=Optional[CustomMetadata{0 bytes}], state=DELETE_SEGMENT_FINISHED}"},
+			frame(3, 0).UUID(9).I64(0).I64(99).I32(1).I64(5).I64(6).Uv(2).I32(8).I64(0).Uv(0).I32(8).Uv(1).I8(3).Uv(0),
+			"RemoteLogSegmentMetadataSnapshot{segmentId=" + segUUID + ", startOffset=0, endOffset=99, maxTimestampMs=5, segmentLeaderEpochs={8=0}, segmentSizeInBytes=8, customMetadata=Optional[CustomMetadata{0 bytes}], state=DELETE_SEGMENT_FINISHED, txnIdxEmpty=false}"},
+		// Kafka 4.0 on (KAFKA-16780) keeps txnIdxEmpty in the snapshot too.
+		{"segment snapshot, txn index empty",
+			frame(3, 0).UUID(9).I64(0).I64(99).I32(1).I64(5).I64(6).Uv(2).I32(8).I64(0).Uv(0).I32(8).Uv(0).I8(1).Uv(1).Uv(0).Uv(1).I8(1),
+			"RemoteLogSegmentMetadataSnapshot{segmentId=" + segUUID + ", startOffset=0, endOffset=99, maxTimestampMs=5, segmentLeaderEpochs={8=0}, segmentSizeInBytes=8, customMetadata=Optional.empty, state=COPY_SEGMENT_FINISHED, txnIdxEmpty=true}"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Format(c.value, 0)
@@ -61,8 +65,23 @@ func TestFormat(t *testing.T) {
 		want  string
 	}{
 		{"unknown api key", frame(4, 0), "Error at offset 7, skipping. unknown remote log metadata record type: 4"},
-		{"unknown state", tip(frame(2, 0)).I32(1).I64(1).I8(9).Uv(0), "Error at offset 7, skipping. unknown state id 9"},
-		{"garbage after", append(tip(frame(2, 0)).I32(1).I64(1).I8(0).Uv(0), 0), "Error at offset 7, skipping. found 1 byte(s) of garbage after RemotePartitionDeleteMetadataRecord"},
+		// Kafka's own words, from the exceptions its constructors throw: a
+		// state id it does not know is null to them, and a segment must have
+		// leader epochs.
+		{"unknown partition delete state", tip(frame(2, 0)).I32(1).I64(1).I8(9).Uv(0), "Error at offset 7, skipping. null"},
+		{"unknown segment state", segID(frame(1, 0)).I32(2).I64(1).Uv(0).I8(4).Uv(0), "Error at offset 7, skipping. state can not be null"},
+		{"segment without leader epochs, unknown state",
+			segID(frame(0, 0)).I64(100).I64(199).I32(1).I64(1).I64(1).Uv(1).I32(4096).Uv(0).I8(9).Uv(0),
+			"Error at offset 7, skipping. segmentLeaderEpochs can not be null or empty"},
+		{"snapshot without leader epochs",
+			frame(3, 0).UUID(9).I64(0).I64(99).I32(1).I64(5).I64(6).Uv(1).I32(8).Uv(1).I8(3).Uv(0),
+			"Error at offset 7, skipping. segmentLeaderEpochs can not be null or empty"},
+		{"snapshot without leader epochs, unknown state",
+			frame(3, 0).UUID(9).I64(0).I64(99).I32(1).I64(5).I64(6).Uv(1).I32(8).Uv(1).I8(-1).Uv(0),
+			"Error at offset 7, skipping. state can not be null"},
+		{"garbage after", append(tip(frame(2, 0)).I32(1).I64(1).I8(0).Uv(0), 0), "Error at offset 7, skipping. Found 1 byte(s) of garbage after 2"},
+		{"short", tip(frame(2, 0)).I32(1), "Error at offset 7, skipping. Failed to deserialize record with type 2"},
+		{"frame version", b{}.Uv(2).Uv(0).Uv(0), "Error at offset 7, skipping. Could not deserialize metadata record due to unknown frame version 2(only frame version 1 is supported)"},
 		{"no value", nil, "Error at offset 7, skipping. the record has no value"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,6 +25,7 @@
 package lookup
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 
@@ -61,10 +62,18 @@ type Result struct {
 	// Fallbacks tells, in order, where an index could not be used and a scan
 	// replaced it.
 	Fallbacks []string
+	// Damaged counts the fallbacks that are for damage: an index or the
+	// log start checkpoint that does not read or disagrees with the log, a
+	// link. A missing index is not: a broker recreates it.
+	Damaged int
 
 	Batch     Batch // the batch holding the answer
 	Offset    int64 // the answer's offset
 	Timestamp int64 // the answer's timestamp (-1 for magic 0)
+	// Key, Value and Headers are the answer's record, copied out of the
+	// reader's buffers; nil is null.
+	Key, Value []byte
+	Headers    []logfmt.Header
 }
 
 // Batch describes the batch holding the answer.
@@ -103,7 +112,7 @@ func newFinder(dir string, target int64, byTS bool, o Options) (*finder, error) 
 	f := &finder{res: &Result{Dir: dir, Target: target, ByTimestamp: byTS, Offset: -1, Timestamp: -1}}
 	f.it.MaxRecordBytes = o.MaxRecordBytes
 	for _, l := range p.Symlinks {
-		f.fallback("%s: %s", l, layout.SymlinkNote)
+		f.damaged("%s: %s", l, layout.SymlinkNote)
 	}
 	if f.segs, err = logseg.OpenPartition(p); err != nil {
 		return nil, err
@@ -118,13 +127,29 @@ func newFinder(dir string, target int64, byTS bool, o Options) (*finder, error) 
 	if ls, err := logseg.LogStartOffset(p); err == nil {
 		f.logStart = max(f.logStart, ls)
 	} else {
-		f.fallback("log-start-offset-checkpoint unreadable (%v); taking the first segment's base offset as the log start", err)
+		f.damaged("log-start-offset-checkpoint unreadable (%v); taking the first segment's base offset as the log start", err)
 	}
 	return f, nil
 }
 
 func (f *finder) fallback(format string, args ...any) {
 	f.res.Fallbacks = append(f.res.Fallbacks, fmt.Sprintf(format, args...))
+}
+
+// damaged is a fallback for damage.
+func (f *finder) damaged(format string, args ...any) {
+	f.fallback(format, args...)
+	f.res.Damaged++
+}
+
+// indexFallback is the fallback for why an index was not used: damage
+// unless it is missing.
+func (f *finder) indexFallback(file, why string) {
+	if why == logseg.NoIndex || why == logseg.NoTimeIndex {
+		f.fallback("%s: %s; scanning from byte 0", file, why)
+		return
+	}
+	f.damaged("%s: %s; scanning from byte 0", file, why)
 }
 
 // Options tune a look-up.
@@ -191,7 +216,7 @@ func Timestamp(dir string, target int64, o Options) (*Result, error) {
 		from := s.Base
 		te, ok, why := s.TimeFloor(target)
 		if why != "" {
-			f.fallback("%s: %s; scanning from byte 0", s.Log, why)
+			f.indexFallback(s.Log, why)
 		}
 		if ok {
 			from = te.Offset
@@ -209,7 +234,7 @@ func Timestamp(dir string, target int64, o Options) (*Result, error) {
 			return f.res, err
 		}
 		if start > 0 {
-			f.fallback("%s: no batch after byte %d reaches timestamp %d although the segment's largest timestamp is %d; the indexes are inconsistent, scanning from byte 0",
+			f.damaged("%s: no batch after byte %d reaches timestamp %d although the segment's largest timestamp is %d; the indexes are inconsistent, scanning from byte 0",
 				s.Log, start, target, largest)
 			f.res.IndexEntry, f.res.TimeEntry = nil, nil
 			if _, found, err = f.scan(s, 0, batch, record); err != nil || found {
@@ -234,7 +259,7 @@ func resultOf(f *finder) *Result {
 func (f *finder) offsetEntry(s *logseg.Segment, target int64) (index.OffsetEntry, bool) {
 	e, ok, why := s.OffsetFloor(target)
 	if why != "" {
-		f.fallback("%s: %s; scanning from byte 0", cmp.Or(s.Index, s.Log), why)
+		f.indexFallback(cmp.Or(s.Index, s.Log), why)
 	}
 	return e, ok
 }
@@ -260,6 +285,11 @@ func (f *finder) scan(s *logseg.Segment, start int64, batch func(*logfmt.Batch) 
 		if !batch(b) {
 			continue
 		}
+		// The answer is read from this batch: a checksum that fails means
+		// its offsets and timestamps are not what was written.
+		if err := b.Validate(); err != nil {
+			return last, false, logfmt.WithFile(err, s.Log, 0)
+		}
 		if err := f.it.Reset(b); err != nil {
 			return last, false, logfmt.WithFile(err, s.Log, 0)
 		}
@@ -268,6 +298,10 @@ func (f *finder) scan(s *logseg.Segment, start int64, batch func(*logfmt.Batch) 
 			if record(r) {
 				res.Found, res.Segment, res.Base = true, s.Log, s.Base
 				res.Offset, res.Timestamp = r.Offset, r.Timestamp
+				res.Key, res.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+				for _, h := range r.Headers {
+					res.Headers = append(res.Headers, logfmt.Header{Key: bytes.Clone(h.Key), Value: bytes.Clone(h.Value)})
+				}
 				res.Batch = describe(b, &f.it)
 				return last, true, nil
 			}

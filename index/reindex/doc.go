@@ -18,8 +18,8 @@
 // before it.
 //
 // The .txnindex gets one entry per ABORT marker that closes an open
-// transaction (see ProducerState). The producer state at a segment's base is
-// rebuilt as LogLoader.recoverSegment rebuilds it: the latest readable
+// transaction (see logseg.ProducerState). The producer state at a segment's
+// base is rebuilt as LogLoader.recoverSegment rebuilds it: the latest readable
 // producer snapshot whose offset is above the log start offset (from the log
 // directory's log-start-offset-checkpoint, else 0) and at or below the base,
 // then every v2 batch with a producer id from the snapshot's offset (or the

@@ -193,7 +193,7 @@ type run struct {
 	// The producer state, valid for the segment based at next, built from
 	// the snapshot at origin (or from the log start when origin is the log
 	// start and no snapshot was used).
-	state  *ProducerState
+	state  *logseg.ProducerState
 	origin int64
 	next   int64
 
@@ -404,7 +404,7 @@ func (r *run) scan(sc batches, s layout.Segment, sr *SegmentReport) (*rebuilt, e
 			if ok {
 				res.aborted = append(res.aborted, t)
 			} else if err == nil && b.IsControl() {
-				if m, ok, _ := readMarker(b, r.it); ok && m.t == logfmt.ControlAbort {
+				if m, ok, _ := logseg.ReadTxnMarker(b, r.it); ok && m.Type == logfmt.ControlAbort {
 					if res.cleaned == nil {
 						res.cleaned = map[int64]int64{}
 					}
@@ -498,31 +498,21 @@ func (r *run) reportEnd(sr *SegmentReport, i int) {
 // when it came from the same snapshot.
 func (r *run) stateFor(i int) error {
 	base := r.p.Segments[i].Base
-	origin, entries := r.logStart, []snapshot.Entry(nil)
-	for j := len(r.p.Snapshots) - 1; j >= 0; j-- {
-		path := r.p.Snapshots[j]
-		off, ok := snapshot.OffsetFromName(filepath.Base(path))
-		if !ok || off > base || off <= r.logStart {
-			continue
-		}
-		e, err := snapshot.Read(path, math.MaxInt64)
-		if _, corrupt := logfmt.AsCorrupt(err); corrupt {
-			r.c.note(path, fmt.Sprintf("unreadable producer snapshot, skipped as Kafka skips it: %v", err))
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		origin, entries = off, e
-		break
+	snap, err := logseg.LatestSnapshot(r.p.Snapshots, r.logStart, base)
+	if err != nil {
+		return err
 	}
+	for _, err := range snap.Skipped {
+		r.c.note(err.File, fmt.Sprintf("unreadable producer snapshot, skipped as Kafka skips it: %v", err))
+	}
+	origin := snap.Offset
 	if r.state != nil && r.origin == origin && r.next == base {
 		return nil
 	}
 	if r.state == nil {
-		r.state = NewProducerState()
+		r.state = logseg.NewProducerState()
 	}
-	r.state.Load(entries)
+	r.state.Load(snap.Entries)
 	r.origin, r.next = origin, base
 	for j := 0; j < i; j++ {
 		s := r.p.Segments[j]

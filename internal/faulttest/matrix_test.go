@@ -291,8 +291,11 @@ func checkDamagedLog(t *testing.T, f format, dir, log string, want expect) {
 	}
 	// Offsets out of order are, as in Kafka's tool, reported as
 	// non-consecutive offsets without a position.
-	if r := run(t, "dump", "--deep-iteration", part); r.code != 0 && r.code != 1 {
-		t.Errorf("dump: %v; want exit 0 or 1", r)
+	// Damage dump reads exits 3 (dumped around) or 1; a legacy wrapper
+	// offset that is not its last inner message's is verify --deep's to
+	// find: dump prints the offsets as they are, without checking them.
+	if r := run(t, "dump", "--deep-iteration", part); r.code != 3 && r.code != 1 && (want.framing || r.code != 0) {
+		t.Errorf("dump: %v; want exit 3 or 1", r)
 	} else if want.framing && (!strings.Contains(r.stderr, name) || !strings.Contains(r.stderr, "byte")) {
 		t.Errorf("dump: %v; want the damage in %s reported with its position", r, name)
 	}

@@ -169,9 +169,12 @@ func TestFIFONamedLock(t *testing.T) {
 	if r := runWithin(t, unblock, "verify", dir); r.code != 3 || !strings.Contains(r.stdout, "problem: "+lock+": not a regular file (a FIFO)") {
 		t.Errorf("verify: %v\n%s", r, r.stdout)
 	}
+	// dump reports it too, as a problem (exit 3), and goes on.
+	if r := runWithin(t, unblock, "dump", dir); r.code != 3 || !strings.Contains(r.stderr, lock+": not a regular file (a FIFO)") {
+		t.Errorf("dump: %v", r)
+	}
 	out := t.TempDir()
 	for _, args := range [][]string{
-		{"dump", dir},
 		{"export", "-o", filepath.Join(out, "records.jsonl"), part},
 		{"grep", "--key-regex", ".", "--count", dir},
 		{"find", "--offset", "1", part},

@@ -5,7 +5,6 @@
 package gen
 
 import (
-	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
@@ -269,9 +269,7 @@ type partitionWriter struct {
 	segBase  int64
 	segSize  int64
 	segments int
-	log      *safefile.File
-	bw       *bufio.Writer
-	rec      *index.Recovery
+	log      *logseg.Writer
 	aborted  []index.AbortedTxn
 	segMaxTS int64
 	idem     producer
@@ -486,71 +484,39 @@ func (w *partitionWriter) append(b []byte, offsets int64) error {
 			return err
 		}
 	}
-	batch := logfmt.Batch{Data: b}
-	if _, err := w.bw.Write(b); err != nil {
+	if err := w.log.Append(b); err != nil {
 		return err
 	}
-	w.rec.Add(batch.LastOffset(), batch.MaxTimestamp(), len(b))
-	w.segMaxTS = max(w.segMaxTS, batch.MaxTimestamp())
+	w.segMaxTS = max(w.segMaxTS, (&logfmt.Batch{Data: b}).MaxTimestamp())
 	w.segSize += int64(len(b))
 	w.offset += offsets
 	return nil
 }
 
 func (w *partitionWriter) openSegment(base int64) error {
-	f, err := safefile.Create(filepath.Join(w.dir, layout.SegmentName(base, ".log")), 0o644)
+	path := func(ext string) string { return filepath.Join(w.dir, layout.SegmentName(base, ext)) }
+	log, err := logseg.CreateSegment(path, base, index.DefaultIntervalBytes)
 	if err != nil {
 		return err
 	}
-	w.log, w.bw = f, bufio.NewWriterSize(f, 256<<10)
+	w.log = log
 	w.segBase, w.segSize, w.segMaxTS, w.aborted = base, 0, -1, w.aborted[:0]
-	w.rec = index.NewRecovery(base, index.DefaultIntervalBytes)
 	w.segments++
 	return nil
 }
 
 func (w *partitionWriter) closeSegment() error {
-	if err := w.bw.Flush(); err != nil {
-		return err
-	}
-	if err := w.log.Commit(); err != nil {
-		return err
-	}
-	w.log = nil
-	w.rec.Finish()
-	base := w.segBase
-	ib, err := w.rec.OffsetIndexBytes()
-	if err != nil {
-		return err
-	}
-	tb, err := w.rec.TimeIndexBytes()
-	if err != nil {
-		return err
-	}
-	var xb []byte
-	for _, t := range w.aborted {
-		xb = index.AppendAbortedTxn(xb, t)
-	}
-	name := func(ext string) string { return filepath.Join(w.dir, layout.SegmentName(base, ext)) }
-	if err := safefile.WriteFile(name(".index"), ib, 0o644); err != nil {
-		return err
-	}
-	if err := safefile.WriteFile(name(".timeindex"), tb, 0o644); err != nil {
-		return err
-	}
-	if len(w.aborted) > 0 {
-		if err := safefile.WriteFile(name(".txnindex"), xb, 0o644); err != nil {
-			return err
-		}
-	}
 	// The broker wrote the segment as its records arrived: give it that age,
 	// which is what mtime-based retention of magic-0 data looks at.
 	mt := w.ts
 	if w.segMaxTS >= 0 {
 		mt = w.segMaxTS
 	}
-	t := time.UnixMilli(mt)
-	return os.Chtimes(name(".log"), t, t)
+	err := w.log.Finish(w.aborted, time.UnixMilli(mt))
+	if err == nil {
+		w.log = nil
+	}
+	return err
 }
 
 func (w *partitionWriter) writeSnapshot(at int64) error {

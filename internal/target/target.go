@@ -66,9 +66,9 @@ type Options struct {
 	// OutputPartition says that Output is the partition directory the run
 	// creates (salvage --out), which must not exist, rather than a log
 	// directory to write into. It may then be a partition-named directory
-	// of a log directory of the paths, and Set.Output is its parent when
-	// that is an existing log directory (layout.KafkaFilesIn), else nil: a
-	// plain directory gets no .lock.
+	// of a log directory of the paths, and Set.Output is its parent: a
+	// writer locks it, so that two runs never stage the same output at
+	// once (each removes the stages a killed run left there).
 	OutputPartition bool
 	// OutputFile is a file the run writes besides the paths (export -o,
 	// replay --resume); "" and "-" (stdout) are none. It must not be a
@@ -561,9 +561,6 @@ func (r *resolver) output(dir string) (*LogDir, error) {
 	}
 	if r.o.OutputPartition {
 		realPath, use = filepath.Dir(realPath), filepath.Dir(use)
-		if kind, ok := layout.KafkaFilesIn(realPath); !ok || kind != layout.KindLogDir {
-			return nil, nil
-		}
 	}
 	return r.logDirAt(use, realPath, false), nil
 }

@@ -341,13 +341,20 @@ func (s *Segment) NextOffset() (int64, error) {
 	return next, nil
 }
 
+// The why of OffsetFloor and TimeFloor when the segment has no such index,
+// which a broker recreates: no damage.
+const (
+	NoIndex     = "no .index"
+	NoTimeIndex = "no .timeindex"
+)
+
 // OffsetFloor is OffsetIndex.lookup: the greatest .index entry whose offset
 // is at most target, once checked against the log (pointsAtBatch). ok is
 // false when a scan has to start at byte 0; why then says what was wrong
 // with the index, and is "" when it merely has no such entry.
 func (s *Segment) OffsetFloor(target int64) (e index.OffsetEntry, ok bool, why string) {
 	if s.Index == "" {
-		return e, false, "no .index"
+		return e, false, NoIndex
 	}
 	f, size, err := safefile.OpenSized(s.Index)
 	if err != nil {
@@ -435,7 +442,7 @@ func (s *Segment) TimeFloor(target int64) (e index.TimeEntry, ok bool, why strin
 // zeros of a preallocated file.
 func (s *Segment) timeFloor(target int64) (e index.TimeEntry, ok bool, why string, zeros bool) {
 	if s.TimeIndex == "" {
-		return e, false, "no .timeindex", false
+		return e, false, NoTimeIndex, false
 	}
 	f, size, err := safefile.OpenSized(s.TimeIndex)
 	if err != nil {

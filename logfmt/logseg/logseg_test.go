@@ -1,8 +1,9 @@
-package logseg
+package logseg_test
 
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/logtool/logtool/logfmt/logseg"
 	"math"
 	"os"
 	"path/filepath"
@@ -53,13 +54,13 @@ func sampleDirs(t *testing.T) []string {
 	return dirs
 }
 
-func open(t *testing.T, dir string) []Segment {
+func open(t *testing.T, dir string) []logseg.Segment {
 	t.Helper()
 	p, err := layout.ReadPartition(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	segs, err := OpenPartition(p)
+	segs, err := logseg.OpenPartition(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,20 +139,20 @@ func TestLoadRules(t *testing.T) {
 	tests := []struct {
 		name   string
 		change func(t *testing.T, s layout.Segment)
-		want   Load
+		want   logseg.Load
 		why    string
 	}{
-		{"as a broker leaves it", func(*testing.T, layout.Segment) {}, Indexed, ""},
-		{"no .index", func(t *testing.T, s layout.Segment) { remove(t, s.Index) }, Recovered, "no offset index"},
-		{"no .timeindex", func(t *testing.T, s layout.Segment) { remove(t, s.TimeIndex) }, TimeIndexCreated, ""},
-		{"neither", func(t *testing.T, s layout.Segment) { remove(t, s.Index, s.TimeIndex) }, Recovered, "no offset index"},
+		{"as a broker leaves it", func(*testing.T, layout.Segment) {}, logseg.Indexed, ""},
+		{"no .index", func(t *testing.T, s layout.Segment) { remove(t, s.Index) }, logseg.Recovered, "no offset index"},
+		{"no .timeindex", func(t *testing.T, s layout.Segment) { remove(t, s.TimeIndex) }, logseg.TimeIndexCreated, ""},
+		{"neither", func(t *testing.T, s layout.Segment) { remove(t, s.Index, s.TimeIndex) }, logseg.Recovered, "no offset index"},
 		{"corrupt .txnindex", func(t *testing.T, s layout.Segment) {
 			// A marker below the segment fails TransactionIndex.sanityCheck.
 			b := index.AppendAbortedTxn(nil, index.AbortedTxn{ProducerID: 1, FirstOffset: 0, LastOffset: s.Base - 1, LastStableOffset: s.Base - 1})
 			if err := os.WriteFile(strings.TrimSuffix(s.Log, ".log")+".txnindex", b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, Recovered, "below the segment's base offset"},
+		}, logseg.Recovered, "below the segment's base offset"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,7 +164,7 @@ func TestLoadRules(t *testing.T) {
 			tt.change(t, p.Segments[1])
 			segs := open(t, dir)
 			for i, s := range segs {
-				want, why := Indexed, ""
+				want, why := logseg.Indexed, ""
 				if i == 1 {
 					want, why = tt.want, tt.why
 				}
@@ -187,18 +188,18 @@ func TestLoadRulesRealBroker(t *testing.T) {
 	sampleDirs(t)
 	for _, tc := range []struct {
 		dir  string
-		want []Load
+		want []logseg.Load
 	}{
-		{"volodymyrzee_kafka-2.x-zk/__consumer_offsets-12", []Load{Indexed}},
-		{"volodymyrzee_kafka-2.x-zk/first_topic-0", []Load{Indexed}},
+		{"volodymyrzee_kafka-2.x-zk/__consumer_offsets-12", []logseg.Load{logseg.Indexed}},
+		{"volodymyrzee_kafka-2.x-zk/first_topic-0", []logseg.Load{logseg.Indexed}},
 		// Magic-1 data without index files, and an active segment copied
 		// without its (preallocated) indexes: recovered.
-		{"xpxwo100_kafka-0.10.1.0-magic1/TEST-TOPIC-0", []Load{Recovered}},
-		{"yashasvi960_kafka-4.1-kraft-streams-config/vehicle.avg.speed-0", []Load{Recovered}},
+		{"xpxwo100_kafka-0.10.1.0-magic1/TEST-TOPIC-0", []logseg.Load{logseg.Recovered}},
+		{"yashasvi960_kafka-4.1-kraft-streams-config/vehicle.avg.speed-0", []logseg.Load{logseg.Recovered}},
 		// The index files of a log that is not there are no segment.
 		{"itumelengmogase_kraft-ksqldb-txn/__cluster_metadata-0", nil},
 	} {
-		var got []Load
+		var got []logseg.Load
 		for _, s := range open(t, filepath.Join(samples, tc.dir)) {
 			got = append(got, s.Load)
 		}
@@ -208,8 +209,8 @@ func TestLoadRulesRealBroker(t *testing.T) {
 	}
 	dir := copied(t, filepath.Join(samples, "volodymyrzee_kafka-2.x-zk/__consumer_offsets-12"))
 	remove(t, filepath.Join(dir, "00000000000000000000.timeindex"))
-	if s := open(t, dir)[0]; s.Load != TimeIndexCreated {
-		t.Errorf("without its .timeindex: %v, want %v", s.Load, TimeIndexCreated)
+	if s := open(t, dir)[0]; s.Load != logseg.TimeIndexCreated {
+		t.Errorf("without its .timeindex: %v, want %v", s.Load, logseg.TimeIndexCreated)
 	}
 }
 
@@ -220,9 +221,9 @@ func TestLargestTimestamp(t *testing.T) {
 		magic  int8
 		change func(t *testing.T, s layout.Segment)
 		want   func(t *testing.T, d decoded, s layout.Segment) int64
-		src    Source
+		src    logseg.Source
 	}{
-		{"the time index's last entry", 2, func(*testing.T, layout.Segment) {}, largestOf, FromTimeIndex},
+		{"the time index's last entry", 2, func(*testing.T, layout.Segment) {}, largestOf, logseg.FromTimeIndex},
 		// Kafka trusts the index it loaded, even one that says less than
 		// the records.
 		{"a time index that stops early", 2, func(t *testing.T, s layout.Segment) { truncate(t, s.TimeIndex, index.TimeEntrySize) },
@@ -232,23 +233,23 @@ func TestLargestTimestamp(t *testing.T) {
 				}
 				t.Fatal("the test needs a first time index entry below the largest timestamp")
 				return 0
-			}, FromTimeIndex},
-		{"no .timeindex: the modification time", 2, func(t *testing.T, s layout.Segment) { remove(t, s.TimeIndex) }, mtimeOf, FromMtime},
-		{"no .index: recovered from the records", 2, func(t *testing.T, s layout.Segment) { remove(t, s.Index) }, largestOf, FromRecords},
-		{"no index files", 2, func(t *testing.T, s layout.Segment) { remove(t, s.Index, s.TimeIndex) }, largestOf, FromRecords},
-		{"recovered without timestamps", 0, func(t *testing.T, s layout.Segment) { remove(t, s.Index, s.TimeIndex) }, mtimeOf, FromMtime},
-		{"magic 0: an empty time index", 0, func(*testing.T, layout.Segment) {}, mtimeOf, FromMtime},
+			}, logseg.FromTimeIndex},
+		{"no .timeindex: the modification time", 2, func(t *testing.T, s layout.Segment) { remove(t, s.TimeIndex) }, mtimeOf, logseg.FromMtime},
+		{"no .index: recovered from the records", 2, func(t *testing.T, s layout.Segment) { remove(t, s.Index) }, largestOf, logseg.FromRecords},
+		{"no index files", 2, func(t *testing.T, s layout.Segment) { remove(t, s.Index, s.TimeIndex) }, largestOf, logseg.FromRecords},
+		{"recovered without timestamps", 0, func(t *testing.T, s layout.Segment) { remove(t, s.Index, s.TimeIndex) }, mtimeOf, logseg.FromMtime},
+		{"magic 0: an empty time index", 0, func(*testing.T, layout.Segment) {}, mtimeOf, logseg.FromMtime},
 		// An index as a broker that died leaves it: preallocated, with
 		// zeros after the entries. recoverLog recovers the segment.
 		{"a preallocated time index", 2, func(t *testing.T, s layout.Segment) {
 			truncate(t, s.TimeIndex, index.TimeEntrySize)
 			testutil.AppendBytes(t, s.TimeIndex, make([]byte, 100*index.TimeEntrySize))
-		}, largestOf, FromRecords},
+		}, largestOf, logseg.FromRecords},
 		{"a damaged time index", 2, func(t *testing.T, s layout.Segment) {
 			e := firstTimeEntry(t, s)
 			b, _ := index.AppendTimeEntry(nil, s.Base, index.TimeEntry{Timestamp: e.Timestamp - 1, Offset: e.Offset})
 			testutil.AppendBytes(t, s.TimeIndex, b)
-		}, largestOf, FromRecords},
+		}, largestOf, logseg.FromRecords},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,15 +295,15 @@ func TestLargestTimestampRealBroker(t *testing.T) {
 		for _, s := range open(t, dir) {
 			d := decode(t, s.Log)
 			ts, src, err := s.LargestTimestamp()
-			want, wantSrc := d.largest(), FromTimeIndex
+			want, wantSrc := d.largest(), logseg.FromTimeIndex
 			switch {
-			case s.Load == Recovered:
-				wantSrc = FromRecords
+			case s.Load == logseg.Recovered:
+				wantSrc = logseg.FromRecords
 			case s.TimeIndexBytes == 0:
 				want = -1 // an empty time index
 			}
 			if want < 0 {
-				want, wantSrc = s.LastModified, FromMtime
+				want, wantSrc = s.LastModified, logseg.FromMtime
 			}
 			if err != nil || ts != want || src != wantSrc {
 				t.Errorf("%s: %d from %s (%v), want %d from %s", s.Log, ts, src, err, want, wantSrc)
@@ -313,7 +314,7 @@ func TestLargestTimestampRealBroker(t *testing.T) {
 	dir := copied(t, filepath.Join(samples, "volodymyrzee_kafka-2.x-zk/first_topic-0"))
 	remove(t, filepath.Join(dir, "00000000000000000000.timeindex"))
 	s := open(t, dir)[0]
-	if ts, src, err := s.LargestTimestamp(); err != nil || ts != s.LastModified || src != FromMtime {
+	if ts, src, err := s.LargestTimestamp(); err != nil || ts != s.LastModified || src != logseg.FromMtime {
 		t.Errorf("without the time index: %d from %s (%v), want the mtime %d", ts, src, err, s.LastModified)
 	}
 }
@@ -332,7 +333,7 @@ func TestFirstBatchTimestamp(t *testing.T) {
 			}
 		}
 	}
-	empty := Segment{Segment: layout.Segment{Log: filepath.Join(t.TempDir(), "00000000000000000000.log")}}
+	empty := logseg.Segment{Segment: layout.Segment{Log: filepath.Join(t.TempDir(), "00000000000000000000.log")}}
 	if err := os.WriteFile(empty.Log, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +425,7 @@ func TestNextOffsetRealBroker(t *testing.T) {
 		segs := open(t, pd)
 		leo, err := segs[len(segs)-1].NextOffset()
 		for _, name := range []string{layout.ReplicationOffsetCheckpointFile, layout.RecoveryPointCheckpointFile} {
-			if off, ok, cerr := RootOffset(p, name); err != nil || cerr != nil || !ok || off != leo {
+			if off, ok, cerr := logseg.RootOffset(p, name); err != nil || cerr != nil || !ok || off != leo {
 				t.Errorf("%s: %s has %d (%v %v), log end offset %d (%v)", pd, name, off, ok, cerr, leo, err)
 			}
 		}
@@ -433,7 +434,7 @@ func TestNextOffsetRealBroker(t *testing.T) {
 
 // checkFloors holds OffsetFloor and TimeFloor to a search of the parsed
 // index files, for every offset and timestamp of the segment and one past.
-func checkFloors(t *testing.T, s Segment) {
+func checkFloors(t *testing.T, s logseg.Segment) {
 	t.Helper()
 	d := decode(t, s.Log)
 	ob, _ := os.ReadFile(s.Index)
@@ -504,7 +505,7 @@ func TestFloorsRealBroker(t *testing.T) {
 	n := 0
 	for _, dir := range sampleDirs(t) {
 		for _, s := range open(t, dir) {
-			if s.Load == Indexed && s.OffsetIndexBytes > 0 {
+			if s.Load == logseg.Indexed && s.OffsetIndexBytes > 0 {
 				checkFloors(t, s)
 				n++
 			}
@@ -525,20 +526,20 @@ func TestRootOffset(t *testing.T) {
 	}
 	write(layout.LogStartOffsetCheckpointFile, checkpoint.OffsetEntry{Topic: "u", Partition: 0, Offset: 5}, checkpoint.OffsetEntry{Topic: "t", Partition: 0, Offset: 42})
 	p, _ := layout.ReadPartition(dir)
-	if off, err := LogStartOffset(p); err != nil || off != 42 {
+	if off, err := logseg.LogStartOffset(p); err != nil || off != 42 {
 		t.Errorf("log start %d (%v), want 42", off, err)
 	}
 	write(layout.LogStartOffsetCheckpointFile, checkpoint.OffsetEntry{Topic: "u", Partition: 0, Offset: 5})
-	if off, ok, err := RootOffset(p, layout.LogStartOffsetCheckpointFile); err != nil || ok || off != 0 {
+	if off, ok, err := logseg.RootOffset(p, layout.LogStartOffsetCheckpointFile); err != nil || ok || off != 0 {
 		t.Errorf("no entry: %d %v (%v)", off, ok, err)
 	}
 	if err := os.WriteFile(filepath.Join(logDir, layout.LogStartOffsetCheckpointFile), []byte("0\n2\nt 0 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := RootOffset(p, layout.LogStartOffsetCheckpointFile); err == nil || ok {
+	if _, ok, err := logseg.RootOffset(p, layout.LogStartOffsetCheckpointFile); err == nil || ok {
 		t.Errorf("a malformed checkpoint gave %v, %v", ok, err)
 	}
-	if _, ok, err := RootOffset(p, "absent-checkpoint"); err != nil || ok {
+	if _, ok, err := logseg.RootOffset(p, "absent-checkpoint"); err != nil || ok {
 		t.Errorf("an absent checkpoint gave %v, %v", ok, err)
 	}
 	renamed := filepath.Join(logDir, "copy")
@@ -546,7 +547,7 @@ func TestRootOffset(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ = layout.ReadPartition(renamed)
-	if _, ok, err := RootOffset(p, layout.ReplicationOffsetCheckpointFile); err != nil || ok {
+	if _, ok, err := logseg.RootOffset(p, layout.ReplicationOffsetCheckpointFile); err != nil || ok {
 		t.Errorf("a directory not named for its partition gave %v, %v", ok, err)
 	}
 }
@@ -562,7 +563,7 @@ func BenchmarkRecordsMaxTimestamp(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := Open(p.Segments[0])
+	s, err := logseg.Open(p.Segments[0])
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -589,11 +590,11 @@ func TestIndexPositions(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := slices.Collect(IndexPositions(layout.Segment{Index: path}))
+	got := slices.Collect(logseg.IndexPositions(layout.Segment{Index: path}))
 	if want := []int64{4100, 8300, 70000}; !slices.Equal(got, want) {
 		t.Errorf("positions %v, want %v", got, want)
 	}
-	if got := slices.Collect(IndexPositions(layout.Segment{Index: filepath.Join(dir, "missing.index")})); got != nil {
+	if got := slices.Collect(logseg.IndexPositions(layout.Segment{Index: filepath.Join(dir, "missing.index")})); got != nil {
 		t.Errorf("a missing index yields %v", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/safefile"
@@ -25,6 +26,7 @@ import (
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/logseg"
 )
 
 // Options configures Run. The zero value of each field but
@@ -153,84 +155,16 @@ type Segment struct {
 }
 
 // Run rewrites every message set below opts.ToMagic in the given
-// partitions, keeping every offset, key and value.
-//
-// Conversion follows what a broker does when it up-converts a produce
-// request (LogValidator), except that offsets are kept rather than assigned:
-//
-//   - An uncompressed magic-0 message becomes one magic-1 message with
-//     timestamp -1 and CreateTime, or the append time and LogAppendTime
-//     (Options.TimestampType).
-//   - A magic-0 compressed wrapper becomes one magic-1 wrapper of the same
-//     codec: inner offsets relative to the first inner message, from the
-//     original absolute offsets (holes left by compaction stay holes), the
-//     wrapper's offset that of the last inner message, its timestamp the
-//     append time or the inner maximum. An lz4 frame is rewritten with the
-//     correct header checksum.
-//   - With ToMagic 2, each legacy wrapper becomes one record batch and each
-//     run of uncompressed legacy messages becomes batches of at most 500
-//     records and 16 KiB (the Java producer's default batch.size), with the
-//     original offsets as offset deltas. Batches carry no producer id and
-//     partition leader epoch -1, which is what Kafka's own cleaner writes
-//     when it converts legacy batches to v2 (MemoryRecords
-//     .buildRetainedRecordsInto keeps the legacy batch's epoch, -1): an
-//     invented epoch would feed the leader-epoch cache that recovery builds
-//     from batches, so leader-epoch-checkpoint stays the sole authority.
-//   - Entries already at or above ToMagic are copied byte for byte.
-//
-// Segments with nothing to convert are not rewritten. A rewritten segment
-// gets a .index and .timeindex rebuilt as LogSegment.recover builds them
-// (index.Recovery), a copy of its .txnindex, and the modification time of
-// the original .log, which retention falls back on when a segment has no
-// timestamps. Every other file of the partition stays untouched.
-//
-// Every rewritten segment is read back from disk and compared record by
-// record with the original (offset, key, value, headers, and the timestamp
-// and type the rules above give) before anything replaces the original;
-// any difference fails with ErrVerify. Corrupt input (a bad
-// checksum or frame, or a rewritten segment ending in a torn entry or a
-// zero-filled tail, which only recovery may drop) stops the partition with
-// a *logfmt.CorruptError naming the file and byte position. Either way that
-// partition is left exactly as it was.
-//
-// The caller holds the locks (target.Set.Lock): in place, of the log
-// directories written; with Output, of Output, and the certainty that no
-// broker holds the sources. In place, each partition is first brought back
-// to a consistent state with segswap.Recover, in case an earlier run
-// crashed. Its rewritten segments are then written as ".cleaned" files,
-// fsynced and verified. Each run of adjacent rewritten segments is then
-// installed by one segswap.Replace, Kafka's .cleaned → .swap → rename
-// protocol; a swap never spans a segment that is not rewritten, which a
-// broker's loader would delete (see upgradeRun). After a crash at any
-// moment, Recover or a broker's log loader yields each run's old segments
-// or its new ones, the earlier runs new and the later ones old: every
-// record keeps its offset, key, value and headers either way. The disk
-// needs room for the rewritten segments of the partitions being converted
-// at once.
-//
-// With Output, each partition is built in a staging directory of Output
-// (upgradeStageName: a name a broker takes for a deleted topic's directory
-// and deletes) from converted segments and copies of everything else
-// (unchanged segments and their indexes, producer snapshots,
-// leader-epoch-checkpoint, partition.metadata, cleaner-checkpoint, other
-// files; modification times kept; ".deleted" files are not copied), and
-// renamed to Output/<name> once complete, so Output/<name> either does not
-// exist or is whole. A crash leaves the staging directory, which the next
-// run into Output removes first, and which a broker started on Output in
-// the meantime deletes without loading it as a partition. An existing Output/<name> is never overwritten, nor a source
-// holding ".cleaned" or ".swap" files of an interrupted swap copied
-// (ErrRefused). When a path is a whole log directory and
-// Output has no meta.properties yet, the log directory's root files are
-// copied first: the four offset checkpoints (offsets do not change),
-// .kafka_cleanshutdown if present, and meta.properties last; never .lock.
-// When Output already is a log directory its root files are left alone, and
-// a broker started on it recovers the added partitions from scratch.
-//
-// Partitions are independent: they are converted Workers at a time, and a
-// partition that fails (corrupt input, a failed verification, an I/O error)
-// stops only itself. The report lists every partition, the failed ones with
-// their Partition.Err, and the error joins those errors, each one of
-// them at the top level, with any error of the run itself.
+// partitions, as a broker up-converts on produce (LogValidator) but keeping
+// every offset, key and value; docs/commands/upgrade.md gives the rules.
+// Each rewritten segment is read back and compared record by record with
+// the original before it replaces it (ErrVerify); in place, through
+// segswap.Replace, one run of adjacent rewritten segments at a time (see
+// upgradeRun), with Output, through a staging directory (upgradeStageName)
+// renamed into place when whole. Corrupt input stops its partition with a
+// *logfmt.CorruptError and leaves it as it was. Partitions are independent:
+// the report lists every one, and the error joins the failed ones' errors,
+// each at the top level, with any error of the run itself.
 func Run(opts Options) (*Report, error) {
 	u, err := newUpgrader(opts)
 	if err != nil {
@@ -544,18 +478,20 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Par
 	if u.opts.DryRun {
 		return u.partitionInPlace(p, rep)
 	}
-	stage := filepath.Join(filepath.Dir(final), upgradeStageName(filepath.Base(final)))
-	if err := safefile.RemoveStage(stage, layout.StageFile); err != nil {
+	parent, name := filepath.Dir(final), upgradeStageName(filepath.Base(final))
+	if err := safefile.RemoveStage(filepath.Join(parent, name), layout.StageFile); err != nil {
 		return err
 	}
-	if err := os.Mkdir(stage, 0o755); err != nil {
+	st, err := safefile.CreateStage(parent, name, layout.StageFile)
+	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			safefile.RemoveStage(stage, layout.StageFile)
+			st.Remove()
 		}
 	}()
+	stage := st.Dir
 	for _, s := range p.Segments {
 		if s.Log == "" {
 			if err := upgradeCopySegmentFiles(s, stage, false); err != nil {
@@ -587,7 +523,7 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Par
 			return err
 		}
 	}
-	return safefile.Rename(stage, final)
+	return st.Install(final)
 }
 
 // upgradeStageID starts the unique id of a staging directory's name.
@@ -740,7 +676,7 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 			rules.appendTime = fi.ModTime().UnixMilli()
 		}
 	}
-	var out *safefile.File
+	var out *logseg.Writer
 	var back *os.File // the new file, read back while it is written
 	var follow *upgradeFollower
 	defer func() {
@@ -759,15 +695,16 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 		if dst == nil {
 			return io.Discard, nil
 		}
-		if out, err = safefile.Create(dst(layout.LogExt), 0o644); err != nil {
+		if out, err = logseg.CreateSegment(dst, s.Base, index.DefaultIntervalBytes); err != nil {
 			return nil, err
 		}
 		// The new file is read back through its own descriptor while it is
-		// written, by the verifier that follows the writer.
+		// written, by the verifier that follows the writer; the indexes are
+		// built from what it reads.
 		if back, err = safefile.Open(out.Name()); err != nil {
 			return nil, err
 		}
-		follow = newUpgradeFollower(newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base))
+		follow = newUpgradeFollower(newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base, out.Recovery()))
 		conv.wrote = follow.wrote
 		return out, nil
 	}
@@ -790,31 +727,15 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 	if err := follow.wait(); err != nil {
 		return rep, err
 	}
-	rec, err := follow.v.finish()
-	if err != nil {
+	if _, err := follow.v.finish(); err != nil {
 		return rep, err
 	}
-	if err := os.Chtimes(out.Name(), fi.ModTime(), fi.ModTime()); err != nil {
-		return rep, err
-	}
-	if err := out.Commit(); err != nil {
+	// The modification time of the original, which retention falls back on
+	// when a segment has no timestamps.
+	if err := out.Finish(nil, fi.ModTime()); err != nil {
 		return rep, err
 	}
 	out = nil
-	ib, err := rec.OffsetIndexBytes()
-	if err != nil {
-		return rep, err
-	}
-	tb, err := rec.TimeIndexBytes()
-	if err != nil {
-		return rep, err
-	}
-	if err := safefile.WriteFile(dst(layout.IndexExt), ib, 0o644); err != nil {
-		return rep, err
-	}
-	if err := safefile.WriteFile(dst(layout.TimeIndexExt), tb, 0o644); err != nil {
-		return rep, err
-	}
 	// Offsets do not change, so the aborted transactions stay where they
 	// were; only v2 data can have them.
 	if s.TxnIndex != "" {

@@ -33,11 +33,11 @@ type upgradeVerifier struct {
 	done  int64 // bytes of the new segment checked
 }
 
-func newUpgradeVerifier(rules *upgradeRules, orig io.ReaderAt, origSize int64, origName string, conv io.ReaderAt, convName string, base int64) *upgradeVerifier {
+func newUpgradeVerifier(rules *upgradeRules, orig io.ReaderAt, origSize int64, origName string, conv io.ReaderAt, convName string, base int64, rec *index.Recovery) *upgradeVerifier {
 	// The original was checked batch by batch by the conversion that read
 	// it; here only its records matter.
 	return &upgradeVerifier{rules: rules, orig: newUpgradeCursor(orig, origSize, origName, false, rules.maxRecord, 1), conv: conv, name: convName,
-		base: base, rec: index.NewRecovery(base, index.DefaultIntervalBytes)}
+		base: base, rec: rec}
 }
 
 func (v *upgradeVerifier) fail(pos int64, format string, args ...any) error {

@@ -1,5 +1,5 @@
 //go:build !linux
 
-package salvage
+package safefile
 
 func renameNoReplace(from, to string) error { return renameChecked(from, to) }

@@ -1,11 +1,13 @@
-package reindex
+package logseg
 
 import (
 	"cmp"
 	"maps"
+	"path/filepath"
 	"slices"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
@@ -14,8 +16,9 @@ import (
 // rebuilds it: each producer's entry, as a producer snapshot stores it, and
 // which producers have a transaction open, with the offset it began at.
 // Replaying a partition's v2 batches through Apply yields the aborted
-// transactions LogSegment.recover writes to .txnindex, and Snapshot the
-// producer snapshot a broker would write at the end.
+// transactions LogSegment.recover writes to .txnindex, Snapshot the
+// producer snapshot a broker would write at the end, and Producer what the
+// cleaner asks of each producer.
 type ProducerState struct {
 	open      map[int64]int64 // producer id → first offset of its open transaction
 	producers map[int64]*snapshot.Entry
@@ -73,6 +76,32 @@ func bumpEpoch(e *snapshot.Entry, epoch int16) {
 	}
 }
 
+// Producer returns the entry of producer pid, nil when it has none.
+func (p *ProducerState) Producer(pid int64) *snapshot.Entry { return p.producers[pid] }
+
+// Expire drops the producers a broker's removeExpiredProducers drops at
+// now: those with no open transaction whose last write is expiration or
+// more milliseconds old.
+func (p *ProducerState) Expire(now, expiration int64) {
+	for pid, e := range p.producers {
+		if e.CurrentTxnFirstOffset < 0 && now-e.Timestamp >= expiration {
+			delete(p.producers, pid)
+		}
+	}
+}
+
+// FirstUnstableOffset is the first offset of the earliest open transaction,
+// or -1 when none is open.
+func (p *ProducerState) FirstUnstableOffset() int64 {
+	first := int64(-1)
+	for _, f := range p.open {
+		if first < 0 || f < first {
+			first = f
+		}
+	}
+	return first
+}
+
 // Open returns the number of open transactions.
 func (p *ProducerState) Open() int { return len(p.open) }
 
@@ -127,7 +156,7 @@ func (p *ProducerState) Apply(b *logfmt.Batch, it *logfmt.RecordIter) (index.Abo
 		}
 		return index.AbortedTxn{}, false, nil
 	}
-	m, ok, err := readMarker(b, it)
+	m, ok, err := ReadTxnMarker(b, it)
 	if err != nil {
 		return index.AbortedTxn{}, false, err
 	}
@@ -138,8 +167,8 @@ func (p *ProducerState) Apply(b *logfmt.Batch, it *logfmt.RecordIter) (index.Abo
 		return index.AbortedTxn{}, false, nil
 	}
 	bumpEpoch(e, h.ProducerEpoch())
-	e.CoordinatorEpoch, e.Timestamp, e.CurrentTxnFirstOffset = m.coordinatorEpoch, m.timestamp, -1
-	t := m.t
+	e.CoordinatorEpoch, e.Timestamp, e.CurrentTxnFirstOffset = m.CoordinatorEpoch, m.Timestamp, -1
+	t := m.Type
 	if !open {
 		return index.AbortedTxn{}, false, nil
 	}
@@ -158,34 +187,85 @@ func (p *ProducerState) Apply(b *logfmt.Batch, it *logfmt.RecordIter) (index.Abo
 	return index.AbortedTxn{ProducerID: pid, FirstOffset: first, LastOffset: marker, LastStableOffset: lso}, true, nil
 }
 
-// txnMarker is what a transaction marker's record says.
-type txnMarker struct {
-	t                logfmt.ControlType
-	coordinatorEpoch int32
-	timestamp        int64
+// TxnMarker is what a transaction marker's record says.
+type TxnMarker struct {
+	Type             logfmt.ControlType
+	CoordinatorEpoch int32
+	Timestamp        int64
 }
 
-// readMarker reads a control batch's first record as
+// ReadTxnMarker reads a control batch's first record as
 // EndTransactionMarker.deserialize does. ok is false for an empty batch.
-func readMarker(b *logfmt.Batch, it *logfmt.RecordIter) (txnMarker, bool, error) {
+func ReadTxnMarker(b *logfmt.Batch, it *logfmt.RecordIter) (TxnMarker, bool, error) {
 	if err := it.Reset(b); err != nil {
-		return txnMarker{}, false, err
+		return TxnMarker{}, false, err
 	}
 	if !it.Next() {
-		return txnMarker{}, false, it.Err()
+		return TxnMarker{}, false, it.Err()
 	}
 	r := it.Record()
 	_, t, err := logfmt.ParseControlKey(r.Key)
 	if err != nil {
-		return txnMarker{}, false, logfmt.Corruptf("", b.Pos, "control batch: %v", err)
+		return TxnMarker{}, false, logfmt.Corruptf("", b.Pos, "control batch: %v", err)
 	}
 	if !t.IsTxnMarker() {
-		return txnMarker{}, false, logfmt.Corruptf("", b.Pos, "control batch from producer %d holds a %s record, not a transaction marker (Kafka's recovery stops on it)",
+		return TxnMarker{}, false, logfmt.Corruptf("", b.Pos, "control batch from producer %d holds a %s record, not a transaction marker (Kafka's recovery stops on it)",
 			b.Header().ProducerID(), t)
 	}
 	v, err := logfmt.ParseEndTxnMarker(r.Value)
 	if err != nil {
-		return txnMarker{}, false, logfmt.Corruptf("", b.Pos, "control batch: %v", err)
+		return TxnMarker{}, false, logfmt.Corruptf("", b.Pos, "control batch: %v", err)
 	}
-	return txnMarker{t: t, coordinatorEpoch: v.CoordinatorEpoch, timestamp: r.Timestamp}, true, nil
+	return TxnMarker{Type: t, CoordinatorEpoch: v.CoordinatorEpoch, Timestamp: r.Timestamp}, true, nil
+}
+
+// SnapshotChoice is the producer snapshot a broker's loader starts from.
+type SnapshotChoice struct {
+	// Offset is the snapshot's offset, the first the replay after it
+	// applies; the log start when no snapshot is used.
+	Offset  int64
+	Path    string // "" when none
+	Entries []snapshot.Entry
+	// Skipped are why the newer snapshots in range do not parse, newest
+	// first, each naming its file.
+	Skipped []*logfmt.CorruptError
+}
+
+// LatestSnapshot picks the snapshot ProducerStateManager loads for the
+// state at offset at: the newest above logStart (truncateAndReload drops
+// the others) and at or below at that parses. Kafka deletes a snapshot that
+// does not parse (CorruptSnapshotException) and tries the next older one;
+// logtool makes the same choice but deletes nothing, and returns what it
+// skipped for the caller to say so. A snapshot that cannot be read for any
+// other reason fails the load, as Kafka's IOException does.
+func LatestSnapshot(paths []string, logStart, at int64) (SnapshotChoice, error) {
+	type cand struct {
+		path string
+		off  int64
+	}
+	var cands []cand
+	for _, path := range paths {
+		if off, ok := snapshot.OffsetFromName(filepath.Base(path)); ok && off > logStart && off <= at {
+			cands = append(cands, cand{path, off})
+		}
+	}
+	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(b.off, a.off) })
+	c := SnapshotChoice{Offset: logStart}
+	for _, s := range cands {
+		b, err := safefile.ReadFile(s.path)
+		if err != nil {
+			return SnapshotChoice{}, err
+		}
+		entries, err := snapshot.Parse(b, s.path)
+		if ce, ok := logfmt.AsCorrupt(err); ok {
+			c.Skipped = append(c.Skipped, ce)
+			continue
+		}
+		if err != nil {
+			return SnapshotChoice{}, err
+		}
+		c.Offset, c.Path, c.Entries = s.off, s.path, entries
+		break
+	}
+	return c, nil
 }

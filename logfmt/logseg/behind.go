@@ -1,4 +1,4 @@
-package salvage
+package logseg
 
 import (
 	"sync"
@@ -37,10 +37,10 @@ const writebackBytes = 32 << 20
 
 func newBehindWriter(f *safefile.File) *behindWriter {
 	w := &behindWriter{f: f, free: make(chan []byte, behindBuffers), full: make(chan []byte, behindBuffers), done: make(chan struct{})}
+	// The buffers grow as they fill: a small segment's writer costs little.
 	for range behindBuffers - 1 {
-		w.free <- make([]byte, 0, behindBytes)
+		w.free <- nil
 	}
-	w.buf = make([]byte, 0, behindBytes)
 	go w.run(w.full)
 	return w
 }
@@ -72,14 +72,14 @@ func (w *behindWriter) failed() error {
 // Write copies p, which the caller may reuse at once.
 func (w *behindWriter) Write(p []byte) error {
 	for len(p) > 0 {
-		if len(w.buf) == cap(w.buf) {
+		if len(w.buf) == behindBytes {
 			if err := w.failed(); err != nil {
 				return err
 			}
 			w.full <- w.buf
 			w.buf = <-w.free
 		}
-		n := min(len(p), cap(w.buf)-len(w.buf))
+		n := min(len(p), behindBytes-len(w.buf))
 		w.buf = append(w.buf, p[:n]...)
 		p = p[n:]
 	}

@@ -1,4 +1,4 @@
-package salvage
+package safefile
 
 import (
 	"errors"
