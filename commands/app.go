@@ -162,8 +162,8 @@ func globalArgs(c *cli.Context, args []string) (Global, error) {
 		Stdout:     c.App.Writer,
 		Stderr:     c.App.ErrWriter,
 	}
-	if g.Format != "text" && g.Format != "json" {
-		return g, usageErr("--format: want text or json, got %q", g.Format)
+	if formats := commandFormats(c.Command.Name); !slices.Contains(formats, g.Format) {
+		return g, usageErr("--format: want %s, got %q", strings.Join(formats, " or "), g.Format)
 	}
 	if g.Workers < 1 {
 		return g, usageErr("--workers: want at least 1, got %d", g.Workers)
@@ -183,6 +183,16 @@ func globalArgs(c *cli.Context, args []string) (Global, error) {
 		}
 	}
 	return g, nil
+}
+
+// commandFormats are the --format values a command takes: text and json,
+// but export, whose records are JSON Lines either way, takes json or kcat
+// and has a --format flag of its own saying so.
+func commandFormats(command string) []string {
+	if command == "export" {
+		return []string{"json", "kcat"}
+	}
+	return []string{"text", "json"}
 }
 
 // NewApp builds the logtool command line.
@@ -236,7 +246,13 @@ func NewApp() *cli.App {
 		// Else urfave/cli gives each command a "help" subcommand, which
 		// takes "logtool dump help" for a request of help, not a path.
 		cmd.HideHelpCommand = true
-		cmd.Flags = append(cmd.Flags, globalFlags()...)
+		for _, f := range globalFlags() {
+			// A command's own flag of the same name (export's --format)
+			// is the one its help lists.
+			if !slices.ContainsFunc(cmd.Flags, func(o cli.Flag) bool { return o.Names()[0] == f.Names()[0] }) {
+				cmd.Flags = append(cmd.Flags, f)
+			}
+		}
 		cmd.OnUsageError = app.OnUsageError
 	}
 	return app

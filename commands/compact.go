@@ -245,8 +245,8 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool, repor
 			// relative to the partition.
 			failed++
 			short := strings.TrimPrefix(r.Error, filepath.Clean(r.Dir)+string(filepath.Separator))
-			t.Append(r.Partition, "failed", "-", "-", "-", "failed: see below")
-			notes = append(notes, r.Partition+": failed: "+strings.ReplaceAll(short, "\n", "; "))
+			t.Append(r.Name, "failed", "-", "-", "-", "failed: see below")
+			notes = append(notes, r.Name+": failed: "+strings.ReplaceAll(short, "\n", "; "))
 			continue
 		}
 		yes := "no"
@@ -255,7 +255,7 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool, repor
 		}
 		if r.SegmentsBefore == 0 {
 			// Not looked at: not its policy, not in the metadata, or empty.
-			t.Append(r.Partition, yes, "-", "-", "-", r.Reason)
+			t.Append(r.Name, yes, "-", "-", "-", r.Reason)
 			continue
 		}
 		before, after, tombstones = before+r.BytesBefore, after+r.BytesAfter, tombstones+r.TombstonesRemoved
@@ -285,9 +285,9 @@ func writeCompactText(w io.Writer, results []*compact.Result, dryRun bool, repor
 			reason, why = why[0], why[1:]
 		}
 		for _, n := range why {
-			notes = append(notes, r.Partition+": "+n)
+			notes = append(notes, r.Name+": "+n)
 		}
-		t.Append(r.Partition, yes, cleanable, size, lag, reason)
+		t.Append(r.Name, yes, cleanable, size, lag, reason)
 	}
 	var b strings.Builder
 	t.WriteTo(&b)

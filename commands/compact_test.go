@@ -107,11 +107,11 @@ func TestCompactText(t *testing.T) {
 // notes.
 func TestCompactTextReasons(t *testing.T) {
 	results := []*compact.Result{
-		{Partition: "a-0", Eligible: true, SegmentsBefore: 2, FirstUncleanableOffset: 10, MaxLagExceededByMs: 3_600_000,
+		{Name: "a-0", Eligible: true, SegmentsBefore: 2, FirstUncleanableOffset: 10, MaxLagExceededByMs: 3_600_000,
 			Reason: "max lag exceeded by 1h; dirty ratio 0.60 > 0.50"},
-		{Partition: "b-0", SegmentsBefore: 2, FirstDirtyOffset: 5, FirstUncleanableOffset: 5, MaxLagExceededByMs: 3_600_000,
+		{Name: "b-0", SegmentsBefore: 2, FirstDirtyOffset: 5, FirstUncleanableOffset: 5, MaxLagExceededByMs: 3_600_000,
 			Reason: "dirty ratio 0.20 <= 0.50; max lag exceeded by 1h but the segments past it are not cleanable yet"},
-		{Partition: "c-0", Eligible: true, SegmentsBefore: 1, FirstUncleanableOffset: 7, MaxLagExceededByMs: 60_000,
+		{Name: "c-0", Eligible: true, SegmentsBefore: 1, FirstUncleanableOffset: 7, MaxLagExceededByMs: 60_000,
 			Reason: "max lag exceeded by 1m"},
 	}
 	var b strings.Builder
@@ -156,7 +156,7 @@ func TestCompactJSON(t *testing.T) {
 			if err := json.Unmarshal([]byte(line), &obj); err != nil {
 				t.Fatalf("%q: %v", line, err)
 			}
-			for _, f := range []string{"type", "file", "partition", "eligible", "reason", "firstDirtyOffset", "firstUncleanableOffset",
+			for _, f := range []string{"type", "file", "topic", "partition", "eligible", "reason", "firstDirtyOffset", "firstUncleanableOffset",
 				"segmentsBefore", "segmentsAfter", "bytesBefore", "bytesAfter", "recordsBefore", "recordsAfter", "tombstonesRemoved", "maxLagExceededByMs", "config"} {
 				if _, ok := obj[f]; !ok {
 					t.Errorf("%s: no %q", line, f)
@@ -172,7 +172,7 @@ func TestCompactJSON(t *testing.T) {
 			if !tc.eligible && obj["reason"] != "cleanup.policy=delete" {
 				t.Errorf("%s", line)
 			}
-			parts = append(parts, obj["partition"].(string))
+			parts = append(parts, fmt.Sprintf("%s-%v", obj["topic"], obj["partition"]))
 		}
 		if got := strings.Join(parts, " "); got != "orders-0 orders-1 payments.txn-0" {
 			t.Errorf("--topic selected %s", got)
@@ -267,13 +267,13 @@ func TestCompactCorruptPartition(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &obj); code != ExitFailure || err != nil {
 		t.Fatalf("exit %d, %v: %q", code, err, out)
 	}
-	for _, f := range []string{"type", "file", "partition", "eligible", "reason", "firstDirtyOffset", "firstUncleanableOffset",
+	for _, f := range []string{"type", "file", "topic", "partition", "eligible", "reason", "firstDirtyOffset", "firstUncleanableOffset",
 		"segmentsBefore", "segmentsAfter", "bytesBefore", "bytesAfter", "recordsBefore", "recordsAfter", "tombstonesRemoved", "maxLagExceededByMs"} {
 		if _, ok := obj[f]; !ok {
 			t.Errorf("no %q in %s", f, out)
 		}
 	}
-	if e, _ := obj["error"].(string); !strings.HasPrefix(e, log+": checksum mismatch") || obj["partition"] != "user-profiles-0" {
+	if e, _ := obj["error"].(string); !strings.HasPrefix(e, log+": checksum mismatch") || obj["topic"] != "user-profiles" || obj["partition"] != 0.0 {
 		t.Errorf("%s", out)
 	}
 }

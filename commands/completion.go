@@ -252,7 +252,7 @@ func takesValue(f cli.Flag) bool {
 func flagValues(cmd, flag string) []string {
 	switch flag {
 	case "format":
-		return []string{"text", "json"}
+		return commandFormats(cmd)
 	case "key-decoder", "value-decoder":
 		return []string{"string", "hex", "base64", "none"}
 	case "kafka-version":

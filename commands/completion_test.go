@@ -37,6 +37,7 @@ func TestCompletions(t *testing.T) {
 		{[]string{"--format", ""}, []string{"text", "json"}, ""},
 		{[]string{"--format=j"}, []string{"--format=json"}, ""},
 		{[]string{"dump", "--format", "=", "j"}, []string{"json"}, ""},
+		{[]string{"export", "--format", ""}, []string{"json", "kcat"}, ""},
 		{[]string{"compact", "--max"}, []string{"--max-lag", "--max-record-bytes"}, ""},
 		{[]string{"compact", "--max-lag", ""}, []string{"unlimited"}, ""},
 		{[]string{"retention", "--cleanup-policy", ""}, []string{"delete", "compact", "compact,delete"}, ""},

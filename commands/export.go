@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -29,6 +30,11 @@ func exportCommand() *cli.Command {
 			"stops a read_committed fetch. --isolation read_uncommitted exports everything, each transactional record\n" +
 			"with \"transaction\": committed, aborted or ongoing, and control records with \"control\": {type,\n" +
 			"coordinatorEpoch}. Reading starts at the log start offset.\n\n" +
+			"--format kcat writes what kcat -J prints of each record: topic, partition, offset, tstype (create or\n" +
+			"logappend) and ts when the record has a timestamp, broker (-1), headers as a flat [name, value, ...] list\n" +
+			"when it has some, key and payload; text as --encoding utf8 writes it, so bytes that are not UTF-8 are\n" +
+			"{\"base64\": ...} where kcat would print an invalid line. The summary is a table, or export objects with\n" +
+			"--format json given.\n\n" +
 			"-o FILE is written crash-safely (renamed into place when complete); a name ending in .zst is zstd-compressed.\n" +
 			"Without -o (or with -o -) the lines go to stdout and the summary to stderr. Partitions are written in the\n" +
 			"order given, large ones read by several workers at once. A damaged batch stops the export (exit 1): run\n" +
@@ -37,10 +43,12 @@ func exportCommand() *cli.Command {
 			"  logtool export testdata/kafka-logs/payments.txn-0 | head\n" +
 			"  logtool export -o orders.jsonl.zst --topic 'orders.*' /var/lib/kafka/logs\n" +
 			"  logtool export --encoding utf8 --from-time 2024-01-01T00:05:00Z --to-offset 900 testdata/kafka-logs/orders-0\n" +
+			"  logtool export --format kcat testdata/kafka-logs/orders-0 | jq -r .payload\n" +
 			"  logtool export --isolation read_uncommitted testdata/kafka-logs/payments.txn-0 | jq 'select(.transaction == \"aborted\")'",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (crash-safely; .zst compresses); - is stdout"},
-			&cli.StringFlag{Name: "encoding", Value: "base64", Usage: "keys, values and header values: base64, or utf8 (text when valid UTF-8, else marked base64)"},
+			&cli.StringFlag{Name: "format", Value: "json", Usage: "one line per record as `json|kcat`: json, every field as above; kcat, kcat -J's objects"},
+			&cli.StringFlag{Name: "encoding", Value: "base64", DefaultText: "base64; utf8 with --format kcat", Usage: "keys, values and header values: base64, or utf8 (text when valid UTF-8, else marked base64)"},
 		}, readFlags()...),
 		Action: runExport,
 	}
@@ -128,8 +136,8 @@ func readTargets(c *cli.Context, g Global, cmd, outFile string) ([]*layout.Parti
 			release()
 			return nil, nil, err
 		}
-		for _, l := range p.Symlinks {
-			g.Warnf("%s: %s", l, layout.SymlinkNote)
+		for _, n := range p.Unread() {
+			g.Warnf("%s", n)
 		}
 		parts = append(parts, p)
 	}
@@ -159,7 +167,14 @@ func runExport(c *cli.Context) error {
 		return err
 	}
 	o.Fetch.MaxRecordBytes = g.MaxRecordBytes
-	if o.Encoding, err = export.ParseEncoding(c.String("encoding")); err != nil {
+	if o.Format, err = export.ParseFormat(g.Format); err != nil {
+		return usageErr("--format: %v", err)
+	}
+	encoding := c.String("encoding")
+	if o.Format == export.Kcat && !c.IsSet("encoding") {
+		encoding = "utf8" // kcat prints text
+	}
+	if o.Encoding, err = export.ParseEncoding(encoding); err != nil {
 		return usageErr("--encoding: %v", err)
 	}
 	parts, release, err := readTargets(c, g, "export", c.String("output"))
@@ -174,7 +189,9 @@ func runExport(c *cli.Context) error {
 		return err
 	}
 	// The summary goes where the lines do not.
-	sum := &exportSummary{g: g, w: g.Stdout, json: g.JSON()}
+	// The summary is a table unless --format json is given: json is the
+	// records' default, not a request for JSON summaries.
+	sum := &exportSummary{g: g, w: g.Stdout, json: g.JSON() && formatGiven(c)}
 	if toStdout {
 		sum.w, sum.json = g.Stderr, false
 	}
@@ -231,9 +248,9 @@ func (s *exportSummary) flush() error {
 				lso = &st.LastStableOffset
 			}
 			if err := enc.Encode(struct {
-				Type             string `json:"type"`
-				File             string `json:"file"`
-				Partition        string `json:"partition"`
+				Type string `json:"type"`
+				File string `json:"file"`
+				partJSON
 				Records          int64  `json:"records"`
 				AbortedRecords   int64  `json:"abortedRecords"`
 				ControlRecords   int64  `json:"controlRecords"`
@@ -242,7 +259,7 @@ func (s *exportSummary) flush() error {
 				LogEndOffset     int64  `json:"logEndOffset"`
 				LastStableOffset *int64 `json:"lastStableOffset"`
 				StoppedAtLSO     bool   `json:"stoppedAtLastStableOffset"`
-			}{"export", r.Partition.Path, r.Partition.Dir.Name, st.Records, st.AbortedRecords, st.ControlRecords, st.Bytes,
+			}{"export", r.Partition.Path, partJSON{r.Partition.Dir.Topic, r.Partition.Dir.Partition}, st.Records, st.AbortedRecords, st.ControlRecords, st.Bytes,
 				st.LogStartOffset, st.LogEndOffset, lso, st.StoppedAtLSO}); err != nil {
 				return err
 			}
@@ -267,4 +284,10 @@ func (s *exportSummary) flush() error {
 	}
 	_, err := fmt.Fprintf(s.w, "exported %d record(s) of %d partition(s), %s of log read\n", recs, len(s.rows), human.Bytes(bytes))
 	return err
+}
+
+// formatGiven reports whether --format was given, before or after the
+// command name.
+func formatGiven(c *cli.Context) bool {
+	return slices.ContainsFunc(c.Lineage(), func(ctx *cli.Context) bool { return slices.Contains(ctx.LocalFlagNames(), "format") })
 }

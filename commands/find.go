@@ -231,9 +231,10 @@ func findJSON(r *lookup.Result, rd recordDecoders) any {
 		IsControl            *bool  `json:"isControl,omitempty"`
 	}
 	type result struct {
-		Type         string          `json:"type"`
-		File         string          `json:"file"`
-		Partition    string          `json:"partition"`
+		Type string `json:"type"`
+		File string `json:"file"`
+		Dir  string `json:"dir"`
+		partJSON
 		By           string          `json:"by"`
 		Target       int64           `json:"target"`
 		Found        bool            `json:"found"`
@@ -250,7 +251,7 @@ func findJSON(r *lookup.Result, rd recordDecoders) any {
 		Timestamp    *int64          `json:"timestamp"`
 		Record       json.RawMessage `json:"record,omitempty"`
 	}
-	out := result{Type: "find", File: r.Segment, Partition: r.Dir, By: "offset", Target: r.Target, Found: r.Found,
+	out := result{Type: "find", File: r.Segment, Dir: r.Dir, partJSON: partOf(r.Dir), By: "offset", Target: r.Target, Found: r.Found,
 		Reason: r.Reason, Start: r.Start, Scanned: r.Scanned, ScannedBytes: r.ScannedBytes, Fallbacks: r.Fallbacks}
 	if out.Fallbacks == nil {
 		out.Fallbacks = []string{}

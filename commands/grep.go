@@ -238,8 +238,8 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, sum 
 			sum.add(&grep.Result{Partition: &layout.Partition{Path: tp.Path, Dir: tp.Dir}, Err: err})
 			continue
 		}
-		for _, l := range p.Symlinks {
-			g.Warnf("%s: %s", l, layout.SymlinkNote)
+		for _, n := range p.Unread() {
+			g.Warnf("%s", n)
 		}
 		if n := leftoverLogs(p); n > 0 {
 			g.Warnf("%s: %d leftover segment file(s) (.deleted, .cleaned, .swap) still hold records, which grep does not search: dump them, or let a broker or compact recover the partition first", tp.Path, n)

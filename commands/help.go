@@ -107,6 +107,9 @@ func flagDefault(f cli.Flag) string {
 	}
 	switch f := f.(type) {
 	case *cli.StringFlag:
+		if f.DefaultText != "" {
+			return f.DefaultText
+		}
 		return f.Value
 	case *cli.GenericFlag, *cli.StringSliceFlag:
 		return ""
@@ -117,13 +120,16 @@ func flagDefault(f cli.Flag) string {
 // commandFlags are a command's own flags, without the global ones NewApp
 // appends to every command.
 func commandFlags(cmd *cli.Command) []cli.Flag {
-	global := map[string]bool{}
+	// A flag named as a global one but with a usage of its own (export's
+	// --format) is the command's.
+	global := map[string]string{}
 	for _, f := range globalFlags() {
-		global[f.Names()[0]] = true
+		global[f.Names()[0]] = f.(cli.DocGenerationFlag).GetUsage()
 	}
 	var out []cli.Flag
 	for _, f := range cmd.Flags {
-		if !global[f.Names()[0]] && f.Names()[0] != "help" {
+		usage, isGlobal := global[f.Names()[0]]
+		if (!isGlobal || usage != f.(cli.DocGenerationFlag).GetUsage()) && f.Names()[0] != "help" {
 			out = append(out, f)
 		}
 	}

@@ -283,7 +283,7 @@ func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
 		}
 	}
 	for _, f := range findings {
-		if err := enc.Encode(reindexFindingJSON(f)); err != nil {
+		if err := enc.Encode(reindexFindingJSON(rep.Dir, f)); err != nil {
 			return err
 		}
 	}
@@ -291,14 +291,15 @@ func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
 		return nil
 	}
 	return enc.Encode(struct {
-		Type        string `json:"type"`
-		File        string `json:"file"`
+		Type string `json:"type"`
+		File string `json:"file"`
+		partJSON
 		Mode        string `json:"mode"`
 		Segments    int    `json:"segments"`
 		Problems    int    `json:"problems"`
 		Differences int    `json:"differences"`
 		Notes       int    `json:"notes"`
-	}{"reindex", rep.Dir, reindexModeName(w.mode), len(rep.Segments), rep.Counts[reindex.Problem], rep.Counts[reindex.Difference], rep.Counts[reindex.Note]})
+	}{"reindex", rep.Dir, partOf(rep.Dir), reindexModeName(w.mode), len(rep.Segments), rep.Counts[reindex.Problem], rep.Counts[reindex.Difference], rep.Counts[reindex.Note]})
 }
 
 func (w *reindexOutput) finish() error {
@@ -417,9 +418,10 @@ type reindexFileJSON struct {
 
 func reindexSegmentJSON(dir string, s reindex.SegmentReport) any {
 	type segment struct {
-		Type       string           `json:"type"`
-		File       string           `json:"file"`
-		Partition  string           `json:"partition"`
+		Type string `json:"type"`
+		File string `json:"file"`
+		Dir  string `json:"dir"`
+		partJSON
 		BaseOffset int64            `json:"baseOffset"`
 		Size       int64            `json:"size"`
 		ValidBytes int64            `json:"validBytes"`
@@ -433,7 +435,7 @@ func reindexSegmentJSON(dir string, s reindex.SegmentReport) any {
 		TimeIndex  *reindexFileJSON `json:"timeindex,omitempty"`
 		TxnIndex   *reindexFileJSON `json:"txnindex,omitempty"`
 	}
-	out := segment{Type: "reindex-segment", File: s.Log, Partition: dir, BaseOffset: s.Base, Size: s.Size,
+	out := segment{Type: "reindex-segment", File: s.Log, Dir: dir, partJSON: partOf(dir), BaseOffset: s.Base, Size: s.Size,
 		ValidBytes: s.ValidBytes, Batches: s.Batches, End: s.End.String(), Overflow: s.Overflow, ZerosCut: s.ZerosCut}
 	if s.Stop != nil {
 		msg := s.Stop.Error()
@@ -460,17 +462,18 @@ func reindexSegmentJSON(dir string, s reindex.SegmentReport) any {
 	return out
 }
 
-func reindexFindingJSON(f reindex.Finding) any {
+func reindexFindingJSON(dir string, f reindex.Finding) any {
 	type finding struct {
-		Type     string  `json:"type"`
-		File     string  `json:"file"`
+		Type string `json:"type"`
+		File string `json:"file"`
+		partJSON
 		Position *int64  `json:"position"`
 		Entry    *int    `json:"entry,omitempty"`
 		Message  string  `json:"message"`
 		Expected *string `json:"expected,omitempty"`
 		Found    *string `json:"found,omitempty"`
 	}
-	out := finding{Type: f.Severity.String(), File: f.File, Message: f.Msg}
+	out := finding{Type: f.Severity.String(), File: f.File, partJSON: partOf(dir), Message: f.Msg}
 	if f.Pos >= 0 {
 		out.Position = &f.Pos
 	}

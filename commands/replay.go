@@ -222,10 +222,10 @@ func replaySummary(g Global, o replay.Options, res []replay.Result) error {
 				failed = &r.FailedAtOffset
 			}
 			if err := enc.Encode(struct {
-				Type           string `json:"type"`
-				File           string `json:"file"`
-				Partition      string `json:"partition"`
-				Topic          string `json:"topic"`
+				Type string `json:"type"`
+				File string `json:"file"`
+				partJSON
+				DestTopic      string `json:"destinationTopic"`
 				DestPartition  *int32 `json:"destinationPartition"`
 				From           int64  `json:"fromOffset"`
 				Resumed        bool   `json:"resumed"`
@@ -235,7 +235,7 @@ func replaySummary(g Global, o replay.Options, res []replay.Result) error {
 				DryRun         bool   `json:"dryRun"`
 				FailedAtOffset *int64 `json:"failedAtOffset"`
 				Error          string `json:"error,omitempty"`
-			}{"replay", r.Partition.Path, r.Partition.Dir.Name, r.Topic, ptrIf(dest, dest >= 0), r.From, r.Resumed, r.Next,
+			}{"replay", r.Partition.Path, partJSON{r.Partition.Dir.Topic, r.Partition.Dir.Partition}, r.Topic, ptrIf(dest, dest >= 0), r.From, r.Resumed, r.Next,
 				r.Records, r.Bytes, o.DryRun, failed, errString(r.Err)}); err != nil {
 				return err
 			}

@@ -81,23 +81,24 @@ func digests(t *testing.T, dir string) {
 	}
 }
 
+var replicasGoldenCases = []goldenCase{
+	{name: "unclean-election", setup: incident, args: []string{"replicas", "$DIR/incident"}},
+	{name: "leader", setup: incident, args: []string{"replicas", "--leader", "1", "$DIR/incident/b1", "$DIR/incident/b2", "$DIR/incident/b3"}},
+	{name: "leader-without-replica", setup: incident, args: []string{"replicas", "--leader", "2", "$DIR/incident"}},
+	{name: "json", setup: incident, args: []string{"--format", "json", "replicas", "$DIR/incident"}},
+	{name: "digests", setup: digests, args: []string{"replicas", "$DIR/b1.digest", "$DIR/b2.digest", "$DIR/b3.digest"}},
+	{name: "two-of-three", setup: incident, args: []string{"replicas", "$DIR/incident/b1", "$DIR/incident/b3/payments-1/../"}},
+	{name: "agree", setup: lagging, args: []string{"replicas", "$DIR/b1", "$DIR/b2"}},
+	{name: "same-broker", setup: incident, args: []string{"replicas", "$DIR/incident/b1", "$DIR/incident/b1"}},
+	{name: "one-broker", setup: incident, args: []string{"replicas", "$DIR/incident/b1"}},
+	{name: "unknown-leader", setup: incident, args: []string{"replicas", "--leader", "9", "$DIR/incident"}},
+	{name: "digest", setup: incident, args: []string{"digest", "--out", "$DIR/b1.digest", "$DIR/incident/b1"}},
+	{name: "digest-two-brokers", setup: incident, args: []string{"digest", "--out", "$DIR/all.digest", "$DIR/incident"}},
+}
+
 func TestReplicasGolden(t *testing.T) {
-	cases := []goldenCase{
-		{name: "unclean-election", setup: incident, args: []string{"replicas", "$DIR/incident"}},
-		{name: "leader", setup: incident, args: []string{"replicas", "--leader", "1", "$DIR/incident/b1", "$DIR/incident/b2", "$DIR/incident/b3"}},
-		{name: "leader-without-replica", setup: incident, args: []string{"replicas", "--leader", "2", "$DIR/incident"}},
-		{name: "json", setup: incident, args: []string{"--format", "json", "replicas", "$DIR/incident"}},
-		{name: "digests", setup: digests, args: []string{"replicas", "$DIR/b1.digest", "$DIR/b2.digest", "$DIR/b3.digest"}},
-		{name: "two-of-three", setup: incident, args: []string{"replicas", "$DIR/incident/b1", "$DIR/incident/b3/payments-1/../"}},
-		{name: "agree", setup: lagging, args: []string{"replicas", "$DIR/b1", "$DIR/b2"}},
-		{name: "same-broker", setup: incident, args: []string{"replicas", "$DIR/incident/b1", "$DIR/incident/b1"}},
-		{name: "one-broker", setup: incident, args: []string{"replicas", "$DIR/incident/b1"}},
-		{name: "unknown-leader", setup: incident, args: []string{"replicas", "--leader", "9", "$DIR/incident"}},
-		{name: "digest", setup: incident, args: []string{"digest", "--out", "$DIR/b1.digest", "$DIR/incident/b1"}},
-		{name: "digest-two-brokers", setup: incident, args: []string{"digest", "--out", "$DIR/all.digest", "$DIR/incident"}},
-	}
-	runGolden(t, "replicas", cases)
-	checkWidth(t, "replicas", cases)
+	runGolden(t, "replicas", replicasGoldenCases)
+	checkWidth(t, "replicas", replicasGoldenCases)
 }
 
 // Digests and log directories give the same report, but for where each

@@ -114,10 +114,7 @@ func runSalvage(c *cli.Context) error {
 func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error {
 	if g.JSON() {
 		enc := json.NewEncoder(g.Stdout)
-		var partition *int32
-		if pd.Topic != "" {
-			partition = &pd.Partition
-		}
+		part := partJSON{pd.Topic, pd.Partition}
 		for _, l := range rep.Lost {
 			var from, to *int64
 			if l.FromOffset >= 0 {
@@ -127,10 +124,9 @@ func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error 
 				}
 			}
 			if err := enc.Encode(struct {
-				Type        string `json:"type"`
-				File        string `json:"file"`
-				Topic       string `json:"topic,omitempty"`
-				Partition   *int32 `json:"partition,omitempty"`
+				Type string `json:"type"`
+				File string `json:"file"`
+				partJSON
 				Position    int64  `json:"position"`
 				EndPosition int64  `json:"endPosition"`
 				Bytes       int64  `json:"bytes"`
@@ -138,13 +134,14 @@ func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error 
 				FromOffset  *int64 `json:"fromOffset"`
 				ToOffset    *int64 `json:"toOffset"`
 				Reason      string `json:"reason"`
-			}{"lost", l.Segment, pd.Topic, partition, l.Position, l.End, l.End - l.Position, l.Batches, from, to, l.Reason}); err != nil {
+			}{"lost", l.Segment, part, l.Position, l.End, l.End - l.Position, l.Batches, from, to, l.Reason}); err != nil {
 				return err
 			}
 		}
 		return enc.Encode(struct {
-			Type              string   `json:"type"`
-			File              string   `json:"file"`
+			Type string `json:"type"`
+			File string `json:"file"`
+			partJSON
 			Out               string   `json:"out"`
 			Segments          int      `json:"segments"`
 			KeptBatches       int64    `json:"keptBatches"`
@@ -159,7 +156,7 @@ func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error 
 			LeaderEpochs      string   `json:"leaderEpochCheckpoint"`
 			PartitionMetadata string   `json:"partitionMetadata"`
 			Skipped           []string `json:"skipped"`
-		}{"salvage", rep.Source, rep.Out, len(rep.Segments), rep.KeptBatches, rep.KeptRecords, rep.KeptBytes, rep.LostBytes,
+		}{"salvage", rep.Source, part, rep.Out, len(rep.Segments), rep.KeptBatches, rep.KeptRecords, rep.KeptBytes, rep.LostBytes,
 			len(rep.Lost), rep.ZeroTail, rep.LogStartOffset, rep.LogEndOffset, rep.EmptyEndSegment, rep.LeaderEpochs, rep.PartitionMeta,
 			append([]string{}, rep.Skipped...)})
 	}

@@ -3,6 +3,7 @@ package commands
 import (
 	"errors"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/target"
@@ -46,7 +47,7 @@ func checkedTargets(g Global, paths []string, o target.Options, a target.Access,
 		// directory now locked; each partition's are the libraries' to
 		// remove, as they recover it.
 		for _, d := range set.LogDirs {
-			removed, err := safefile.RemoveTemps(d.Path, layout.OwnTemp)
+			removed, err := safefile.RemoveTemps(d.Path, layout.OwnRootTemp)
 			for _, f := range removed {
 				g.Warnf("%s: removed, left by an interrupted run", f)
 			}
@@ -70,4 +71,22 @@ func writeAccess(dryRun bool) target.Access {
 		return target.Read
 	}
 	return target.Write
+}
+
+// partJSON is the pair every per-partition JSON object carries: "topic" and
+// "partition" as Kafka names them, the path being in "file" or "dir". A
+// directory whose name is not a partition's has topic "" and partition -1,
+// as layout.ReadPartition leaves them.
+type partJSON struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+// partOf is the partJSON of a partition directory's path.
+func partOf(dir string) partJSON {
+	pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Clean(dir)))
+	if err != nil {
+		return partJSON{Partition: -1}
+	}
+	return partJSON{pd.Topic, pd.Partition}
 }

@@ -193,8 +193,9 @@ func upgradeOptions(c *cli.Context) (upgrade.Options, error) {
 
 // upgradePartitionJSON is one "upgrade" object: a partition.
 type upgradePartitionJSON struct {
-	Type              string   `json:"type"`
-	File              string   `json:"file"`
+	Type string `json:"type"`
+	File string `json:"file"`
+	partJSON
 	Output            string   `json:"output,omitempty"`
 	DryRun            bool     `json:"dryRun"`
 	ToMagic           int8     `json:"toMagic"`
@@ -209,8 +210,9 @@ type upgradePartitionJSON struct {
 
 // upgradeSegmentJSON is one "upgrade-segment" object: a rewritten segment.
 type upgradeSegmentJSON struct {
-	Type              string `json:"type"`
-	File              string `json:"file"`
+	Type string `json:"type"`
+	File string `json:"file"`
+	partJSON
 	BaseOffset        int64  `json:"baseOffset"`
 	BatchesBefore     int    `json:"batchesBefore"`
 	BatchesAfter      int    `json:"batchesAfter"`
@@ -237,7 +239,7 @@ func writeUpgradeJSON(w io.Writer, rep *upgrade.Report) error {
 			if !s.Rewritten {
 				continue
 			}
-			obj := upgradeSegmentJSON{Type: "upgrade-segment", File: s.File, BaseOffset: s.Base, BatchesBefore: s.BatchesBefore,
+			obj := upgradeSegmentJSON{Type: "upgrade-segment", File: s.File, partJSON: partOf(p.Dir), BaseOffset: s.Base, BatchesBefore: s.BatchesBefore,
 				BatchesAfter: s.BatchesAfter, MessagesConverted: s.MessagesConverted, BytesBefore: s.BytesBefore, BytesAfter: s.BytesAfter}
 			if s.AppendTime >= 0 {
 				obj.AppendTime = &s.AppendTime
@@ -246,7 +248,7 @@ func writeUpgradeJSON(w io.Writer, rep *upgrade.Report) error {
 				return err
 			}
 		}
-		obj := upgradePartitionJSON{Type: "upgrade", File: p.Dir, Output: p.Output, DryRun: rep.DryRun, ToMagic: rep.ToMagic,
+		obj := upgradePartitionJSON{Type: "upgrade", File: p.Dir, partJSON: partOf(p.Dir), Output: p.Output, DryRun: rep.DryRun, ToMagic: rep.ToMagic,
 			Segments: len(p.Segments), SegmentsRewritten: p.SegmentsRewritten, MessagesConverted: p.MessagesConverted,
 			BytesBefore: p.BytesBefore, BytesAfter: p.BytesAfter, Recovered: p.Recovered}
 		if p.Err != nil {

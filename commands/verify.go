@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -21,7 +22,8 @@ func verifyCommand() *cli.Command {
 		Description: "Reads everything under the paths given (log directories, partition directories, single files) and\n" +
 			"prints one problem line per finding, with the file and byte position, then a summary line. Exit 0 when\n" +
 			"nothing is wrong, 3 when something is.\n\n" +
-			"Checked: every batch checksum and length; offsets (each batch at or above its segment's base offset,\n" +
+			"Checked: every batch checksum and length, past damage too: each damaged range of a segment is reported\n" +
+			"(cause first) and the batches after it are checked; offsets (each batch at or above its segment's base offset,\n" +
 			"above the batch before it, below the next segment's base offset); a torn last batch and a zero-filled\n" +
 			".log tail, which a clean shutdown never leaves (reported as information only in the active segment of a\n" +
 			"log directory a running broker holds); .index, .timeindex and .txnindex entry by entry against the log\n" +
@@ -36,6 +38,8 @@ func verifyCommand() *cli.Command {
 			"give (a record set) is checked as a .log.\n\n" +
 			"Index files a broker rebuilds when absent, index entries a live broker writes differently from\n" +
 			"recovery, and checkpoint entries for partitions stored elsewhere are information, listed with --verbose;\n" +
+			"past 20 problems about one file the rest are counted on one line, which --verbose lists too. Damage in a\n" +
+			".log comes with the salvage command line that keeps the sound batches after it;\n" +
 			"--strict makes any index that differs from a recovery rebuild a problem.\n" +
 			"verify never writes; when a running broker holds the log directory it warns and goes on.\n\n" +
 			"Examples:\n" +
@@ -46,7 +50,7 @@ func verifyCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "deep", Usage: "also parse every record of every batch, not only the framing and checksums of batches"},
 			&cli.BoolFlag{Name: "strict", Usage: "index files must be byte-identical to what Kafka's recovery builds (as logtool gen and reindex write them), not only serve lookups correctly as a live broker's do"},
-			&cli.BoolFlag{Name: "verbose", Usage: "also list the information findings, which are otherwise only counted"},
+			&cli.BoolFlag{Name: "verbose", Usage: "list every finding: the information findings, and the problems past 20 about one file, which are otherwise only counted"},
 		},
 		Action: runVerify,
 	}
@@ -68,7 +72,8 @@ func runVerify(c *cli.Context) error {
 	}
 	defer release()
 	plan := verify.NewPlan(set)
-	o := verify.Options{Deep: c.Bool("deep"), StrictIndexes: c.Bool("strict"), Workers: g.Workers, MaxRecordBytes: g.MaxRecordBytes}
+	o := verify.Options{Deep: c.Bool("deep"), StrictIndexes: c.Bool("strict"), Workers: g.Workers, MaxRecordBytes: g.MaxRecordBytes,
+		ListAll: c.Bool("verbose")}
 	// The total costs a stat of every segment: only for a bar.
 	bar := newProgress(g, "verify", 0, true)
 	if bar != nil {
@@ -110,10 +115,17 @@ type verifyOutput struct {
 }
 
 type verifyFindingJSON struct {
-	Type     string `json:"type"`
-	File     string `json:"file"`
-	Position *int64 `json:"position"`
-	Message  string `json:"message"`
+	Type string `json:"type"`
+	File string `json:"file"`
+	// The partition of the finding, left out for a file outside any.
+	Topic     *string `json:"topic,omitempty"`
+	Partition *int32  `json:"partition,omitempty"`
+	Position  *int64  `json:"position"`
+	Code      string  `json:"code"`
+	Message   string  `json:"message"`
+	// More is how many problems this one stands for, when they are not
+	// listed.
+	More int `json:"more,omitempty"`
 }
 
 func (w *verifyOutput) report(rep *verify.Report) error {
@@ -136,17 +148,33 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		}
 		var err error
 		if w.g.JSON() {
-			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Message: f.Msg}
+			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Code: string(f.Code), Message: f.Msg, More: f.More}
+			if p := verifiedPart(rep); p != nil {
+				fj.Topic, fj.Partition = &p.Topic, &p.Partition
+			}
 			if f.Pos >= 0 {
 				pos := f.Pos
 				fj.Position = &pos
 			}
 			err = w.enc.Encode(fj)
 		} else {
-			_, err = fmt.Fprintln(w.g.Stdout, f.String())
+			line := f.String()
+			if f.More > 0 {
+				line += " (--verbose lists them)"
+			}
+			_, err = fmt.Fprintln(w.g.Stdout, line)
 		}
 		if err != nil {
 			return err
+		}
+	}
+	salvage := ""
+	if rep.Salvage != "" {
+		salvage = salvageLine(rep.Salvage)
+		if !w.g.JSON() {
+			if _, err := fmt.Fprintf(w.g.Stdout, "salvage: %s copies every sound batch of the partition into a new directory, those after the damage too, which Kafka's recovery drops\n", salvage); err != nil {
+				return err
+			}
 		}
 	}
 	if rep.Err != nil {
@@ -157,8 +185,9 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		return nil
 	}
 	return w.enc.Encode(struct {
-		Type     string `json:"type"`
-		File     string `json:"file"`
+		Type string `json:"type"`
+		File string `json:"file"`
+		*partJSON
 		Kind     string `json:"kind"`
 		Segments int    `json:"segments"`
 		Batches  int64  `json:"batches"`
@@ -167,7 +196,41 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		Problems int    `json:"problems"`
 		Infos    int    `json:"infos"`
 		Failed   bool   `json:"failed"`
-	}{"verified", rep.Path, rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil})
+		Salvage  string `json:"salvage,omitempty"`
+	}{"verified", rep.Path, verifiedPart(rep), rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil, salvage})
+}
+
+// verifiedPart names the partition of a report: the partition checked, or
+// the one holding the file checked; nil for a file outside any.
+func verifiedPart(rep *verify.Report) *partJSON {
+	dir := rep.Path
+	if rep.Kind != verify.PartitionUnit {
+		dir = filepath.Dir(dir)
+	}
+	if p := partOf(dir); p.Partition >= 0 || rep.Kind == verify.PartitionUnit {
+		return &p
+	}
+	return nil
+}
+
+// salvageLine is the command line that salvages the partition dir
+// into a directory beside its log directory, never inside it, where a
+// broker would find a directory it cannot load.
+func salvageLine(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	out := filepath.Join(filepath.Dir(dir)+".salvaged", filepath.Base(dir))
+	return fmt.Sprintf("logtool salvage %s --out %s", shellArg(dir), shellArg(out))
+}
+
+// shellArg quotes s for a POSIX shell when it holds more than plain path
+// characters, so that a suggested command line can be pasted.
+func shellArg(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-=+,:@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (w *verifyOutput) summary(paths []string) error {

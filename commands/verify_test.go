@@ -56,7 +56,7 @@ func TestVerifyRecordSet(t *testing.T) {
 	code, out, errOut := verifyRun(t, "verify", path)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if code != ExitProblems || len(lines) != 2 ||
-		!regexp.MustCompile(`^problem: `+regexp.QuoteMeta(path)+`: checksum mismatch: stored \d+, computed \d+ \(at byte 0\)$`).MatchString(lines[0]) ||
+		!regexp.MustCompile(`^problem: `+regexp.QuoteMeta(path)+`: checksum mismatch: stored \d+, computed \d+; no valid batch follows it \(at byte 0\)$`).MatchString(lines[0]) ||
 		!strings.HasSuffix(lines[1], ": 1 problem(s)") || errOut != "logtool: verify: 1 problem(s) found\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -94,8 +94,9 @@ func TestVerifyJSON(t *testing.T) {
 			summary = obj
 		}
 	}
-	if problem == nil || problem["file"] != log || problem["position"] != float64(0) || !strings.Contains(problem["message"].(string), "checksum") {
-		t.Errorf("first problem %v, want the checksum of %s at position 0", problem, log)
+	if problem == nil || problem["file"] != log || problem["position"] != float64(0) || !strings.Contains(problem["message"].(string), "checksum") ||
+		problem["code"] != "crc-mismatch" {
+		t.Errorf("first problem %v, want the checksum (code crc-mismatch) of %s at position 0", problem, log)
 	}
 	if summary == nil || summary["problems"].(float64) < 1 || summary["clean"] != false || summary["file"] != dir {
 		t.Errorf("summary %v", summary)

@@ -214,7 +214,9 @@ func (c *Config) Check() error {
 // Result is the report of one partition.
 type Result struct {
 	Dir       string `json:"-"`
-	Partition string `json:"partition"` // the partition directory's name
+	Name      string `json:"-"` // the partition directory's name
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"` // -1 when the directory's name is not a partition's
 
 	Eligible bool   `json:"eligible"`
 	Reason   string `json:"reason"`

@@ -421,7 +421,7 @@ func TestLogDirRoundTrip(t *testing.T) {
 		if pl.Eligible != p.Eligible || pl.Reason != p.Reason || pl.FirstDirtyOffset != p.FirstDirtyOffset ||
 			pl.FirstUncleanableOffset != p.FirstUncleanableOffset || pl.MaxLagExceededByMs != p.MaxLagExceededByMs ||
 			pl.LastStableOffset != p.LastStableOffset || pl.Passes != 0 {
-			t.Errorf("%s: Plan says %+v, the dry run %+v", p.Partition, *pl, *p)
+			t.Errorf("%s: Plan says %+v, the dry run %+v", p.Name, *pl, *p)
 		}
 	}
 	results := runAll(t, dirs, o)
@@ -431,7 +431,7 @@ func TestLogDirRoundTrip(t *testing.T) {
 			p.FirstUncleanableOffset != r.FirstUncleanableOffset || p.MaxLagExceededByMs != r.MaxLagExceededByMs ||
 			p.SegmentsAfter != r.SegmentsAfter || p.BytesAfter != r.BytesAfter || p.RecordsAfter != r.RecordsAfter ||
 			p.RecordsBefore != r.RecordsBefore || p.TombstonesRemoved != r.TombstonesRemoved {
-			t.Errorf("%s: dry run planned %+v, run did %+v", r.Partition, *p, *r)
+			t.Errorf("%s: dry run planned %+v, run did %+v", r.Name, *p, *r)
 		}
 	}
 
@@ -446,7 +446,7 @@ func TestLogDirRoundTrip(t *testing.T) {
 	sum = digest(t, logDir)
 	for _, r := range runAll(t, dirs, o) {
 		if r.Passes != 0 {
-			t.Errorf("%s: second run made %d passes (%s)", r.Partition, r.Passes, r.Reason)
+			t.Errorf("%s: second run made %d passes (%s)", r.Name, r.Passes, r.Reason)
 		}
 	}
 	if digest(t, logDir) != sum {
@@ -480,25 +480,25 @@ func checkCompacted(t *testing.T, before, after view, aborted []string, r *Resul
 		for _, rc := range b.recs {
 			orig, ok := in[rc.offset]
 			if !ok || !bytes.Equal(orig.key, rc.key) || !bytes.Equal(orig.value, rc.value) || (orig.value == nil) != (rc.value == nil) {
-				t.Errorf("%s: record %d is not the input's", r.Partition, rc.offset)
+				t.Errorf("%s: record %d is not the input's", r.Name, rc.offset)
 				continue
 			}
 			if b.control || rc.key == nil || rc.offset >= r.FirstUncleanableOffset {
 				continue
 			}
 			if l := latest[string(rc.key)]; l != rc.offset {
-				t.Errorf("%s: key %q survives at %d, its latest is %d", r.Partition, rc.key, rc.offset, l)
+				t.Errorf("%s: key %q survives at %d, its latest is %d", r.Name, rc.key, rc.offset, l)
 			}
 			seen[string(rc.key)] = true
 		}
 	}
 	if n := len(before.batches); n > 0 && len(after.batches) > 0 {
 		if a, b := after.batches[len(after.batches)-1].last, before.batches[n-1].last; a != b {
-			t.Errorf("%s: log ends at %d, was %d", r.Partition, a, b)
+			t.Errorf("%s: log ends at %d, was %d", r.Name, a, b)
 		}
 	}
 	if r.Eligible && r.Passes == 0 {
-		t.Errorf("%s: eligible but no pass ran", r.Partition)
+		t.Errorf("%s: eligible but no pass ran", r.Name)
 	}
 }
 
@@ -785,7 +785,7 @@ func TestDeadBatchesSkipped(t *testing.T) {
 			g, w := *got[i], *want[i]
 			g.Dir, w.Dir = "", ""
 			if !reflect.DeepEqual(g, w) {
-				t.Errorf("round %d, %s: result\n%+v\nwant\n%+v", round, g.Partition, g, w)
+				t.Errorf("round %d, %s: result\n%+v\nwant\n%+v", round, g.Name, g, w)
 			}
 		}
 		for _, d := range testutil.PartitionDirs(t, short) {
@@ -839,7 +839,7 @@ func TestRebuildFromSecondRead(t *testing.T) {
 			g, w := *got[i], *want[i]
 			g.Dir, w.Dir = "", ""
 			if !reflect.DeepEqual(g, w) {
-				t.Errorf("round %d, %s: result\n%+v\nwant\n%+v", round, g.Partition, g, w)
+				t.Errorf("round %d, %s: result\n%+v\nwant\n%+v", round, g.Name, g, w)
 			}
 			rebuilt = rebuilt || g.RecordsAfter < g.RecordsBefore
 		}
@@ -903,7 +903,7 @@ func TestRunEachTopicItsOwnConfig(t *testing.T) {
 	}
 	jobs := []Job{{Dir: dir("orders-0"), Config: deletePolicy}, {Dir: dir("orders-1"), Config: ratioOnly}, {Dir: dir("user-profiles-0"), Config: lagged}, {Dir: dir("payments.txn-0"), Config: bad}}
 	results, errs := Run(jobs, o, 2, nil)
-	if r := results[0]; r.Eligible || r.Reason != "cleanup.policy=delete" || r.Partition != "orders-0" || errs[0] != nil {
+	if r := results[0]; r.Eligible || r.Reason != "cleanup.policy=delete" || r.Name != "orders-0" || errs[0] != nil {
 		t.Errorf("delete policy: %+v, %v", *r, errs[0])
 	}
 	if r := results[1]; r.Eligible || !strings.HasPrefix(r.Reason, "dirty ratio 1.00 <= 1.00") || errs[1] != nil {

@@ -18,7 +18,6 @@ import (
 // before it changes anything.
 type partition struct {
 	dir    string
-	name   string
 	logDir string
 	topic  string
 	num    int32
@@ -66,7 +65,7 @@ func loadPartition(dir string, o *Options) (*partition, error) {
 	if err := listing.NoSymlinks(); err != nil {
 		return nil, err
 	}
-	p := &partition{dir: dir, name: filepath.Base(abs), logDir: filepath.Dir(abs), listing: listing}
+	p := &partition{dir: dir, logDir: filepath.Dir(abs), listing: listing}
 	if listing.Dir.Topic != "" {
 		p.topic, p.num, p.named = listing.Dir.Topic, listing.Dir.Partition, true
 	}

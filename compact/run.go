@@ -74,7 +74,8 @@ func Run(jobs []Job, o Options, workers int, done func()) ([]*Result, []error) {
 		defer jo.Job.Done()
 		c.o = &jo
 		if jobs[i].Skip != "" {
-			results[i] = &Result{Dir: jobs[i].Dir, Partition: filepath.Base(filepath.Clean(jobs[i].Dir)), Reason: jobs[i].Skip, DryRun: jo.DryRun}
+			results[i] = newResult(jobs[i].Dir, jo.DryRun)
+			results[i].Reason = jobs[i].Skip
 		} else if err := jo.Config.Check(); err != nil {
 			results[i], errs[i] = failedResult(nil, jobs[i].Dir, &jo, err), err
 		} else {
@@ -129,11 +130,26 @@ func (c *cleaner) compact(dir string) (*Result, error) {
 	return res, err
 }
 
+// newResult is the result of the partition directory dir, named as every
+// JSON object names a partition: topic and number, or "" and -1 when the
+// directory's name is not a partition's.
+func newResult(dir string, dryRun bool) *Result {
+	name := filepath.Base(filepath.Clean(dir))
+	if abs, err := filepath.Abs(dir); err == nil {
+		name = filepath.Base(abs) // "." is named by what it is
+	}
+	res := &Result{Dir: dir, Name: name, Partition: -1, DryRun: dryRun}
+	if pd, err := layout.ParsePartitionDir(name); err == nil {
+		res.Topic, res.Partition = pd.Topic, pd.Partition
+	}
+	return res
+}
+
 // failedResult marks res, or a new result for dir when the partition failed
 // before it had one, as failed with err.
 func failedResult(res *Result, dir string, o *Options, err error) *Result {
 	if res == nil {
-		res = &Result{Dir: dir, Partition: filepath.Base(filepath.Clean(dir)), DryRun: o.DryRun}
+		res = newResult(dir, o.DryRun)
 	}
 	res.Error = err.Error()
 	return res
@@ -143,10 +159,10 @@ func failedResult(res *Result, dir string, o *Options, err error) *Result {
 // until the cleanable range is clean.
 func (c *cleaner) clean(dir string) (*Result, error) {
 	o := c.o
-	res := &Result{Dir: dir, DryRun: o.DryRun}
+	res := newResult(dir, o.DryRun)
 	if !o.Compact {
 		// As LogCleanerManager, which never looks at such a log.
-		res.Partition, res.Reason = filepath.Base(filepath.Clean(dir)), "cleanup.policy="+o.Policy
+		res.Reason = "cleanup.policy=" + o.Policy
 		return res, nil
 	}
 	if !o.DryRun {
@@ -207,7 +223,6 @@ func planPartition(dir string, o *Options, res *Result) (p *partition, pl *plan,
 	if p, err = loadPartition(dir, o); err != nil {
 		return nil, nil, err
 	}
-	res.Partition = p.name
 	if o.DryRun && len(p.listing.Leftovers) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d file(s) of an interrupted swap, which a real run recovers first", len(p.listing.Leftovers)))
 	}

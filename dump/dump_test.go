@@ -136,6 +136,16 @@ func TestKafkaSamples(t *testing.T) {
 				if v, ok := r["value"].(string); ok && strings.HasPrefix(v, "Error") {
 					t.Errorf("%s offset %d: %s", d, r.num("offset"), v)
 				}
+				// Decoded payloads are nested JSON, so that jq reaches
+				// into them (.key.data.group); a tombstone is null.
+				_, keyObj := r["key"].(map[string]any)
+				value, valueObj := r["value"].(map[string]any)
+				if _, control := r["control"]; !control && (!valueObj && r["value"] != nil || payload != PayloadMetadata && !keyObj) {
+					t.Errorf("%s offset %d: key %#v, value %#v: want JSON objects", d, r.num("offset"), r["key"], r["value"])
+				}
+				if data, _ := value["data"].(map[string]any); payload == PayloadMetadata && valueObj && data == nil {
+					t.Errorf("%s offset %d: value without data: %v", d, r.num("offset"), value)
+				}
 			}
 		}
 	}
@@ -201,6 +211,10 @@ func TestDamage(t *testing.T) {
 			[]int64{pos[1]}, []int64{pos[0], pos[2], pos[3]}, 1},
 		{"garbage before the first batch", func(b []byte) []byte { return append(bytes.Repeat([]byte{0xee}, 30), b...) },
 			[]int64{0}, []int64{30 + pos[0], 30 + pos[1], 30 + pos[2], 30 + pos[3]}, 1},
+		// Outside the checksum; dump checks the header as verify does
+		// (Batch.CheckHeader), where before it only knew codecs and counts.
+		{"leader epoch below -1", func(b []byte) []byte { binary.BigEndian.PutUint32(b[pos[1]+12:], 0xfffffffe); return b },
+			[]int64{pos[1] + 12}, pos, 0},
 		{"torn tail", func(b []byte) []byte { return b[:len(b)-10] }, []int64{pos[3]}, pos[:3], 0},
 		{"zero tail", func(b []byte) []byte { return append(b, make([]byte, 100)...) }, nil, pos, 1},
 	} {

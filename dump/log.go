@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -301,12 +302,8 @@ func (d *dumper) batch(b *logfmt.Batch, st *segState) {
 	if !valid {
 		d.problem(b.Pos, fmt.Sprintf("checksum mismatch: stored %d, computed %d", stored, computed))
 	}
-	if magic >= 2 {
-		if h := b.Header(); !h.Compression().ValidFor(2) {
-			d.problem(b.Pos+21, fmt.Sprintf("unknown compression type id %d", int(h.Compression())))
-		} else if h.RecordCount() < 0 {
-			d.problem(b.Pos+57, fmt.Sprintf("record batch declares %d records", h.RecordCount()))
-		}
+	if err := b.CheckHeader(); err != nil {
+		d.problemErr(err)
 	}
 	if st.stats {
 		d.row.addBatch(b, first, count)
@@ -348,15 +345,15 @@ func (d *dumper) formatBatch(bl *batchLine) {
 // renderer makes the lines of a range of a shallow text dump on the
 // HeaderReader's goroutine that read it, for v2 batches whose line is all
 // the dump shows of them: at any other (a legacy entry, a checksum that does
-// not hold, a bad codec or count, which batch reports) it stops, and the
-// dumper reads on from there.
+// not hold, a header field that fails Batch.CheckHeader, which batch
+// reports) it stops, and the dumper reads on from there.
 func renderer() func([]byte, *logfmt.Batch) ([]byte, bool) {
 	var pc producerCache
 	return func(l []byte, b *logfmt.Batch) ([]byte, bool) {
 		if b.Magic() < 2 || b.StoredCRC() != b.ComputeCRC() {
 			return l, false
 		}
-		if h := b.Header(); !h.Compression().ValidFor(2) || h.RecordCount() < 0 {
+		if b.CheckHeader() != nil {
 			return l, false
 		}
 		bl := batchLine{valid: true, pos: b.Pos, size: int64(b.Size())}
@@ -941,18 +938,10 @@ func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValu
 	switch d.o.Payload {
 	case PayloadOffsets, PayloadTxnLog, PayloadMetadata, PayloadShareState, PayloadRemoteMeta:
 		k, v, hk, hv := d.parse(r)
-		var out []byte
-		if hk {
-			out = protocol.AppendString(out, string(k))
-		} else {
-			out = append(out, "null"...)
-		}
+		out := appendDecodedPayload(nil, k, hk)
 		n := len(out)
-		if hv {
-			out = protocol.AppendString(out, string(v))
-		} else {
-			out = append(out, "null"...)
-		}
+		// A tombstone is null here, where text shows Kafka's <DELETE>.
+		out = appendDecodedPayload(out, v, hv && r.Value != nil)
 		return out[:n], out[n:], true, true
 	}
 	p := d.payload[:0]
@@ -967,6 +956,20 @@ func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValu
 	}
 	d.payload = p
 	return p[:n], p[n:], hasKey, hasValue
+}
+
+// appendDecodedPayload appends what a payload decoder made of a key or
+// value: its JSON object nested as it is, so that jq reaches into it; the
+// text of one it could not decode (Kafka's "Error at offset ..." line) as a
+// string; null when there is none.
+func appendDecodedPayload(l, s []byte, has bool) []byte {
+	switch {
+	case !has:
+		return append(l, "null"...)
+	case len(s) > 0 && s[0] == '{' && json.Valid(s):
+		return append(l, s...)
+	}
+	return protocol.AppendString(l, string(s))
 }
 
 // appendDecodedJSON appends b as a JSON string, or null.

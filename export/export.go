@@ -30,6 +30,7 @@ import (
 // Options shape an export.
 type Options struct {
 	Fetch    fetch.Options
+	Format   Format
 	Encoding Encoding
 	// Workers is the number of partitions encoded at once (at least 1).
 	Workers int
@@ -72,7 +73,7 @@ func encoder(p *layout.Partition, o Options) *Encoder {
 	if topic == "" {
 		topic = p.Dir.Name
 	}
-	return NewEncoder(topic, p.Dir.Partition, o.Encoding, o.Fetch.Isolation)
+	return NewEncoder(topic, p.Dir.Partition, o.Format, o.Encoding, o.Fetch.Isolation)
 }
 
 // encode reads r and passes its lines to emit in chunks of about chunkSize.

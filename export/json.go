@@ -20,6 +20,27 @@ const (
 	UTF8
 )
 
+// Format is the shape of a record's line.
+type Format int
+
+const (
+	// JSONLines is export's own object: every field a consumer sees.
+	JSONLines Format = iota
+	// Kcat is the object kcat -J prints, field for field.
+	Kcat
+)
+
+// ParseFormat parses export's --format names.
+func ParseFormat(s string) (Format, error) {
+	switch s {
+	case "json":
+		return JSONLines, nil
+	case "kcat":
+		return Kcat, nil
+	}
+	return 0, fmt.Errorf("want json or kcat, got %q", s)
+}
+
 // ParseEncoding parses the --encoding names.
 func ParseEncoding(s string) (Encoding, error) {
 	switch s {
@@ -36,6 +57,7 @@ func ParseEncoding(s string) (Encoding, error) {
 // reading the log; every field is written whatever its value, in a fixed
 // order, so lines differ only where records do.
 type Encoder struct {
+	kcat   bool
 	enc    Encoding
 	marks  bool   // read_uncommitted: say what became of transactions
 	prefix []byte // {"topic":...,"partition":N,"offset":
@@ -46,16 +68,19 @@ type Encoder struct {
 // transaction ("transaction": committed, aborted or ongoing) and a control
 // record says what it is ("control": {"type", "coordinatorEpoch"}), which
 // read_committed leaves out.
-func NewEncoder(topic string, partition int32, enc Encoding, iso fetch.Isolation) *Encoder {
+func NewEncoder(topic string, partition int32, format Format, enc Encoding, iso fetch.Isolation) *Encoder {
 	p := append([]byte(`{"topic":`), jsonbytes.AppendString(nil, topic)...)
 	p = append(p, `,"partition":`...)
 	p = strconv.AppendInt(p, int64(partition), 10)
 	p = append(p, `,"offset":`...)
-	return &Encoder{enc: enc, marks: iso == fetch.ReadUncommitted, prefix: p}
+	return &Encoder{kcat: format == Kcat, enc: enc, marks: iso == fetch.ReadUncommitted, prefix: p}
 }
 
 // Append appends r's line, newline included, to dst.
 func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
+	if e.kcat {
+		return e.appendKcat(dst, r)
+	}
 	dst = e.appendHead(dst, r)
 	dst = e.appendBytes(dst, r.Value)
 	return e.appendTail(dst, r)
@@ -66,6 +91,9 @@ func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 // chunkSize bytes or more, to send them on and return the buffer to go on
 // with, so that the line is never held whole.
 func (e *Encoder) AppendStreamed(dst []byte, r *fetch.Record, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	if e.kcat {
+		return e.appendKcat(dst, r), nil
+	}
 	dst = e.appendHead(dst, r)
 	v := r.Value
 	// The form is chosen for the whole value, as appendBytes does.

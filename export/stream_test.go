@@ -17,7 +17,7 @@ func TestAppendStreamed(t *testing.T) {
 	text := []byte(strings.Repeat("héllo \"wörld\"\n\x01\\ ", 200000)) // 4 MiB
 	binary := append([]byte{0xff}, text...)
 	for _, enc := range []Encoding{Base64, UTF8} {
-		e := NewEncoder("t", 0, enc, fetch.ReadCommitted)
+		e := NewEncoder("t", 0, JSONLines, enc, fetch.ReadCommitted)
 		for _, v := range [][]byte{text, binary, nil} {
 			r := &fetch.Record{Record: &logfmt.Record{Offset: 7, Timestamp: 9, Key: []byte("k"), Value: v,
 				Headers: []logfmt.Header{{Key: []byte("h"), Value: []byte("v")}}}}

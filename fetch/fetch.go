@@ -382,7 +382,11 @@ func (pt *Partition) resolveTxns() error {
 		u.end = seg.Pos()
 		err = seg.Err()
 		if e := seg.End(); err == nil && e != logfmt.EndClean {
-			pt.note(s, e, seg.EndDetail())
+			if pt.tornInside(i, e) {
+				err = logfmt.Corruptf(s.Log, u.end, "%s, and later segments follow: the records of that entry are lost, not a write cut short at the log's end", seg.EndDetail())
+			} else {
+				pt.note(s, e, seg.EndDetail())
+			}
 		}
 		seg.Close()
 		if err != nil {
@@ -401,6 +405,13 @@ func (pt *Partition) resolveTxns() error {
 		}
 	}
 	return nil
+}
+
+// tornInside tells whether segment i ending as e lost records: a write cut
+// short can only be at the end of the log (recovery truncates it there),
+// so a torn entry with segments after it is damage, not a note.
+func (pt *Partition) tornInside(i int, e logfmt.End) bool {
+	return e == logfmt.EndTorn && i < len(pt.segs)-1
 }
 
 // note tells of a segment whose data ends before its file does.

@@ -265,3 +265,35 @@ func TestOnUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestTornInsideIsDamage: a torn entry is a write cut short only at the
+// end of the log; in an earlier segment its records are missing from
+// what is read, so Open fails, and a plan is not taken in its stead. The
+// same tear in the last segment stays a note.
+func TestTornInsideIsDamage(t *testing.T) {
+	for _, last := range []bool{false, true} {
+		p := genPlain(t, 6000)
+		s := p.Segments[0]
+		if last {
+			s = p.Segments[len(p.Segments)-1]
+		}
+		fi, err := os.Stat(s.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(s.Log, fi.Size()-5); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(p, DefaultOptions())
+		if ce, ok := logfmt.AsCorrupt(err); last && err != nil || !last && (!ok || ce.File != s.Log) {
+			t.Errorf("torn end of the last segment %v: Open's error %v", last, err)
+		}
+		o := DefaultOptions()
+		o.UnitBytes = 4 << 10
+		if pl, ok := NewPlan(p, o); ok {
+			if _, ok := scanPlan(t, pl); ok == !last {
+				t.Errorf("torn end of the last segment %v: plan taken %v", last, ok)
+			}
+		}
+	}
+}

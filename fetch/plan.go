@@ -156,6 +156,10 @@ func (pl *Plan) Add(sc *UnitScan) {
 		return
 	}
 	u.end = sc.end
+	if pl.pt.tornInside(u.seg, sc.state) {
+		pl.ok = false // Open's first pass reports the damage
+		return
+	}
 	if sc.state != logfmt.EndClean {
 		pl.pt.note(s, sc.state, sc.detail)
 	}

@@ -208,6 +208,21 @@ func (d *DeepReader) Resync() bool {
 	return d.sr.Resync()
 }
 
+// SeekTo makes the next Next or Resync start at pos, as SegmentReader.SeekTo
+// does, and drops the batches read ahead. The current batch is no longer
+// valid.
+func (d *DeepReader) SeekTo(pos int64) {
+	for _, r := range d.queue {
+		if r.next == 0 {
+			<-r.done
+		}
+		deepRuns.Put(r)
+	}
+	d.queue, d.pending, d.pjob, d.stopped = nil, false, nil, false
+	d.cur, d.direct, d.job, d.out = nil, false, nil, nil
+	d.sr.SeekTo(pos)
+}
+
 // Next moves to the next batch. It returns false at the end of the data or
 // on an error, once the batches before have been given out.
 func (d *DeepReader) Next() bool {

@@ -2,18 +2,19 @@
 // a new one that a broker loads cleanly, and says exactly what was left
 // behind.
 //
-// Every batch that passes verify's checks (verify.CheckBatch and
-// CheckRecords: framing, checksum, header fields, every record, inner
-// messages, control records) is copied byte for byte, into a segment with
-// the base offset of the segment it came from. Damage is skipped with the
-// segment reader's resync: after a batch whose frame or checksum fails,
-// the next position where a frame with a valid checksum starts; a batch
-// whose checksum holds but whose content does not is skipped whole. A torn
-// end is left out too, and so are zeros ending a segment: lost data in an
-// older segment, but no data at all after the last batch of the last one,
-// which a broker preallocates (file.preallocate) and trims only when it
-// rolls. Each copied .log keeps its source's modification time, which is a
-// segment's age for retention when its batches carry no timestamp.
+// Every batch that passes the strict checks verify applies (Batch.Validate,
+// CheckHeader and logfmt.CheckRecords: framing, checksum, header fields,
+// every record, inner messages, control records) is copied byte for byte,
+// into a segment with the base offset of the segment it came from. Damage
+// is skipped with logfmt.Scan, the scan verify reports damage with: after a
+// batch whose frame or checksum fails, the next position where a frame with
+// a valid checksum starts; a batch whose checksum holds but whose content
+// does not is skipped whole. A torn end is left out too, and so are zeros
+// ending a segment: lost data in an older segment, but no data at all after
+// the last batch of the last one, which a broker preallocates
+// (file.preallocate) and trims only when it rolls. Each copied .log keeps
+// its source's modification time, which is a segment's age for retention
+// when its batches carry no timestamp.
 //
 // Offsets are never reused or invented. A batch is kept only when its
 // offsets lie above every offset kept before it, at or above its segment's
@@ -69,7 +70,6 @@ import (
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/logfmt/snapshot"
-	"github.com/logtool/logtool/verify"
 )
 
 // ErrExists is wrapped by the error when the output already exists.
@@ -339,63 +339,39 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 			lost.Batches++
 		}
 	}
-	// resync drops from pos to the next frame whose checksum holds, or to
-	// the end. The range stays open: what is found there may be refused
-	// too (a message of a compressed wrapper stored verbatim frames well).
-	resync := func(pos int64, reason string) bool {
-		drop(pos, reason, false)
-		src.SeekTo(pos)
-		ok := src.Resync()
-		lost.End = src.Pos()
-		return ok
-	}
+	// The scan steps over what does not frame with a checksum that holds;
+	// a range stays open until a batch is kept, as what is found there may
+	// be refused too (a message of a compressed wrapper stored verbatim
+	// frames well).
+	sc := logfmt.NewScan(src, src.Size())
 	reported := int64(0)
 	for {
 		if s.o.Progress != nil && src.Pos()-reported >= 1<<20 {
 			s.o.Progress(src.Pos() - reported)
 			reported = src.Pos()
 		}
-		if !src.Next() {
-			pos := src.Pos()
-			if err := src.Err(); err != nil {
-				ce, ok := logfmt.AsCorrupt(err)
-				if !ok {
-					return err
-				}
-				if resync(pos, ce.Msg) {
-					continue
-				}
-			} else {
-				switch src.End() {
-				case logfmt.EndZeroTail:
-					if nextBase == math.MaxInt64 {
-						// The active segment's preallocated space: a
-						// broker trims a segment when it rolls.
-						sr.ZeroTail = src.Size() - pos
-						s.rep.ZeroTail = sr.ZeroTail
-					} else {
-						drop(pos, src.EndDetail(), false)
-					}
-				case logfmt.EndTorn:
-					if resync(pos, "torn last batch: "+src.EndDetail()) {
-						continue
-					}
-				}
+		ok := sc.Next()
+		switch d := sc.Skipped(); {
+		case d != nil && d.How == logfmt.EndZeroTail && nextBase == math.MaxInt64:
+			// The active segment's preallocated space: a broker trims a
+			// segment when it rolls.
+			sr.ZeroTail = d.To - d.From
+			s.rep.ZeroTail = sr.ZeroTail
+		case d != nil:
+			reason := d.Detail
+			if d.How == logfmt.EndTorn {
+				reason = "torn last batch: " + reason
 			}
-			if lost != nil {
-				lost.End = src.Size()
+			drop(d.From, reason, false)
+			lost.End = d.To
+		}
+		if !ok {
+			if err := sc.Err(); err != nil {
+				return err
 			}
 			break
 		}
-		b := src.Batch()
-		if err := b.Validate(); err != nil {
-			// The frame itself is in doubt: look for the next one.
-			if resync(b.Pos, message(err)) {
-				continue
-			}
-			lost.End = src.Size()
-			break
-		}
+		b := sc.Batch()
 		first, last, n, why, err := s.check(b, &s.it, seg.Base, nextBase)
 		if err != nil {
 			return err
@@ -414,10 +390,8 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 			// Its frame is sound but its bytes may still hold sound
 			// frames: look inside too.
 			drop(b.Pos, why, true)
-			if resync(b.Pos, why) {
-				continue
-			}
-			break
+			sc.Refuse()
+			continue
 		}
 		lost = nil
 	}
@@ -434,14 +408,15 @@ func (s *salvager) segment(seg layout.Segment, nextBase int64) error {
 	return w.Finish(s.aborted, fi.ModTime())
 }
 
-// check applies verify's rules and the offset rules to a batch whose
+// check applies the strict batch checks and the offset rules to a batch whose
 // checksum holds, and returns why it cannot be kept ("" when it can). A
 // batch too large to check is not damage, and stops the salvage rather than
 // be dropped unread.
 func (s *salvager) check(b *logfmt.Batch, it *logfmt.RecordIter, base, nextBase int64) (first, last, records int64, why string, fatal error) {
-	first, last, err := verify.CheckBatch(b)
+	first, last = b.EntryOffset(), b.LastOffset()
+	err := b.CheckHeader()
 	if err == nil {
-		first, records, err = verify.CheckRecords(b, it, first, last)
+		first, records, err = logfmt.CheckRecords(b, it, first, last)
 	}
 	switch {
 	case errors.Is(err, codec.ErrTooLarge):

@@ -46,22 +46,28 @@ func readSmall(path string, limit int64) ([]byte, error) {
 }
 
 // irregular says why a file that is not regular is a problem.
-func irregular(path string) string {
+func irregular(path string) (Code, string) {
 	fi, err := os.Lstat(path)
 	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return "a symbolic link, never followed inside a log directory: what it points at is not verified"
+		return CodeSymlink, "a symbolic link, never followed inside a log directory: what it points at is not verified"
 	}
 	what := "gone"
 	if err == nil {
 		what = safefile.FileType(fi.Mode())
 	}
-	return "not a regular file (" + what + "): Kafka does not load it, and logtool does not open it"
+	return CodeNotRegular, "not a regular file (" + what + "): Kafka does not load it, and logtool does not open it"
 }
 
-// corruptFinding reports a parser's CorruptError as a problem about the
-// file it names, or else file, and returns any other error. A file that is
+// reportIrregular reports a file that is not regular, or a link.
+func reportIrregular(c *collector, path string) {
+	code, why := irregular(path)
+	c.problem(code, path, -1, "%s", why)
+}
+
+// corruptFinding reports a parser's CorruptError as a problem of the kind
+// code about the file it names, or else file, and returns any other error. A file that is
 // not regular is a problem too, not a failure to verify.
-func corruptFinding(c *collector, err error, file string) error {
+func corruptFinding(c *collector, code Code, err error, file string) error {
 	if errors.Is(err, safefile.ErrNotRegular) {
 		// The error names the file; file may be only the partition.
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
@@ -69,11 +75,11 @@ func corruptFinding(c *collector, err error, file string) error {
 		}
 		if why := layout.BrokerRefusalAt(file); why != "" {
 			if !c.has(file) {
-				c.problem(file, -1, "%s", why)
+				c.problem(CodeBrokerRefusesName, file, -1, "%s", why)
 			}
 			return nil
 		}
-		c.problem(file, -1, "%s", irregular(file))
+		reportIrregular(c, file)
 		return nil
 	}
 	ce, ok := logfmt.AsCorrupt(err)
@@ -87,7 +93,7 @@ func corruptFinding(c *collector, err error, file string) error {
 	if ce.File != "" {
 		file = ce.File
 	}
-	c.problem(file, ce.Pos, "%s", msg)
+	c.problem(code, file, ce.Pos, "%s", msg)
 	return nil
 }
 
@@ -103,14 +109,14 @@ func isNotExist(err error) bool {
 func checkSmall(c *collector, path, what string, parse func([]byte) error) error {
 	b, err := readSmall(path, maxSmallFile)
 	if errors.Is(err, errTooLarge) {
-		c.problem(path, maxSmallFile, "larger than %d bytes, far more than any %s holds", maxSmallFile, what)
+		c.problem(CodeTooLarge, path, maxSmallFile, "larger than %d bytes, far more than any %s holds", maxSmallFile, what)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	if err := parse(b); err != nil {
-		return corruptFinding(c, err, path)
+		return corruptFinding(c, CodeUnreadable, err, path)
 	}
 	return nil
 }
@@ -171,7 +177,7 @@ func strayByte(b []byte) int {
 func checkSnapshot(c *collector, path string, logEnd int64) error {
 	_, err := snapshot.Read(path, maxSnapshot)
 	if errors.Is(err, snapshot.ErrTooLarge) {
-		c.info(path, -1, "larger than %d bytes: not checked", maxSnapshot)
+		c.info(CodeSnapshotTooLarge, path, -1, "larger than %d bytes: not checked", maxSnapshot)
 		return nil
 	}
 	if _, corrupt := logfmt.AsCorrupt(err); err != nil && !corrupt {
@@ -181,11 +187,11 @@ func checkSnapshot(c *collector, path string, logEnd int64) error {
 		// A broker skips an unreadable snapshot and rebuilds the producer
 		// state from an older one or from the log, which can take long and
 		// loses producers whose batches are gone.
-		return corruptFinding(c, err, path)
+		return corruptFinding(c, CodeUnreadable, err, path)
 	}
 	off, ok := snapshot.OffsetFromName(filepath.Base(path))
 	if ok && logEnd != noOffset && off > logEnd {
-		c.problem(path, -1, "snapshot taken at offset %d, beyond the log end offset %d: the log lost records it held when the snapshot was written (a broker deletes this snapshot when it loads the log)", off, logEnd)
+		c.problem(CodeSnapshotPastEnd, path, -1, "snapshot taken at offset %d, beyond the log end offset %d: the log lost records it held when the snapshot was written (a broker deletes this snapshot when it loads the log)", off, logEnd)
 	}
 	return nil
 }
@@ -200,11 +206,11 @@ func checkCleaner(c *collector, path string, logStart, logEnd int64) error {
 	defer f.Close()
 	cc, err := checkpoint.ReadCleaner(f, path)
 	if err != nil {
-		return corruptFinding(c, err, path)
+		return corruptFinding(c, CodeUnreadable, err, path)
 	}
 	// The offset is on line 2, after "1\n".
 	if logEnd != noOffset && (cc.FirstDirtyOffset < logStart || cc.FirstDirtyOffset > logEnd) {
-		c.problem(path, 2, "first dirty offset %d lies outside the log's offsets %d to %d: the cleaner would reset it to the log start and clean the whole log again", cc.FirstDirtyOffset, logStart, logEnd)
+		c.problem(CodeCleanerOutOfRange, path, 2, "first dirty offset %d lies outside the log's offsets %d to %d: the cleaner would reset it to the log start and clean the whole log again", cc.FirstDirtyOffset, logStart, logEnd)
 	}
 	return nil
 }
@@ -224,7 +230,7 @@ func readEpochs(c *collector, path string) ([]checkpoint.EpochEntry, bool, error
 	defer f.Close()
 	entries, err := checkpoint.ReadLeaderEpochs(f, path)
 	if err != nil {
-		return nil, false, corruptFinding(c, err, path)
+		return nil, false, corruptFinding(c, CodeUnreadable, err, path)
 	}
 	var bad []int
 	for i, e := range entries {
@@ -239,11 +245,11 @@ func readEpochs(c *collector, path string) ([]checkpoint.EpochEntry, bool, error
 	for _, i := range bad {
 		e := entries[i]
 		if e.Epoch < 0 || e.StartOffset < 0 {
-			c.problem(path, pos[i], "entry (epoch %d, start offset %d) is negative", e.Epoch, e.StartOffset)
+			c.problem(CodeEpochOrder, path, pos[i], "entry (epoch %d, start offset %d) is negative", e.Epoch, e.StartOffset)
 			continue
 		}
 		p := entries[i-1]
-		c.problem(path, pos[i], "entry (epoch %d, start offset %d) does not follow (epoch %d, start offset %d): Kafka keeps both increasing", e.Epoch, e.StartOffset, p.Epoch, p.StartOffset)
+		c.problem(CodeEpochOrder, path, pos[i], "entry (epoch %d, start offset %d) does not follow (epoch %d, start offset %d): Kafka keeps both increasing", e.Epoch, e.StartOffset, p.Epoch, p.StartOffset)
 	}
 	return entries, false, nil
 }
@@ -349,11 +355,11 @@ func (e *epochCheck) batch(log string, pos, base int64, epoch int32) {
 	last := e.entries[len(e.entries)-1]
 	switch en := e.entries[j]; {
 	case k < 0:
-		e.c.problem(e.file, at, "the first epoch, %d, starts at offset %d, but %s", en.Epoch, en.StartOffset, batch)
+		e.c.problem(CodeEpochMismatch, e.file, at, "the first epoch, %d, starts at offset %d, but %s", en.Epoch, en.StartOffset, batch)
 	case epoch > last.Epoch:
-		e.c.problem(e.file, at, "no entry for leader epoch %d, yet %s: a broker adds it only when it recovers the segment after an unclean shutdown", epoch, batch)
+		e.c.problem(CodeEpochMismatch, e.file, at, "no entry for leader epoch %d, yet %s: a broker adds it only when it recovers the segment after an unclean shutdown", epoch, batch)
 	default:
-		e.c.problem(e.file, at, "entry says offsets from %d on belong to epoch %d, but %s", en.StartOffset, en.Epoch, batch)
+		e.c.problem(CodeEpochMismatch, e.file, at, "entry says offsets from %d on belong to epoch %d, but %s", en.StartOffset, en.Epoch, batch)
 	}
 }
 

@@ -34,6 +34,11 @@ type logCheck struct {
 	live bool
 	// epochs, when not nil, is checked against each v2 batch's leader epoch.
 	epochs *epochCheck
+	// partition is the directory of a segment's partition, which salvage
+	// takes; "" for a file that is no segment of one.
+	partition string
+	// damaged is set once a damaged range was reported.
+	damaged bool
 }
 
 // logResult is what a logCheck learned about the file.
@@ -45,7 +50,9 @@ type logResult struct {
 }
 
 // run reads the whole file. The error is for I/O only; bad data becomes
-// findings.
+// findings. Damage does not end the read: the scan steps over each damaged
+// range to the next sound batch (logfmt.Scan, as salvage does), so every
+// range is reported and every batch after it checked.
 func (l *logCheck) run() (logResult, error) {
 	f, err := logfmt.OpenSegment(l.file)
 	if err != nil {
@@ -60,11 +67,19 @@ func (l *logCheck) run() (logResult, error) {
 	seg := logfmt.NewDeepReader(f.SegmentReader, workers)
 	seg.MaxRecordBytes = l.o.MaxRecordBytes
 	defer seg.Close()
+	sc := logfmt.NewScan(seg, f.Size())
 	res := logResult{size: f.Size(), last: noOffset}
 	prevLast := l.prevLast
 	var reported int64
-	for seg.Next() {
-		b := seg.Batch()
+	for {
+		more := sc.Next()
+		if d := sc.Skipped(); d != nil {
+			l.damage(d, sc.Batch(), res.size)
+		}
+		if !more {
+			break
+		}
+		b := sc.Batch()
 		res.batches++
 		if ok, last := l.batch(b, prevLast, &res); ok {
 			prevLast, res.last = last, last
@@ -77,21 +92,58 @@ func (l *logCheck) run() (logResult, error) {
 	if l.o.Progress != nil {
 		l.o.Progress(res.size - reported)
 	}
-	if err := seg.Err(); err != nil {
-		ce, ok := logfmt.AsCorrupt(err)
-		if !ok {
-			return res, err
+	return res, sc.Err()
+}
+
+// damage reports a range the scan stepped over, its cause first. Kafka's
+// recovery truncates a segment at its first damage, so that one says what
+// recovery does (a file whose name gives no base offset is not a segment
+// recovery reads); a torn last batch is only one that nothing valid
+// follows.
+func (l *logCheck) damage(d *logfmt.Damage, next *logfmt.Batch, size int64) {
+	recovery := ""
+	if !l.damaged && l.base != noOffset {
+		recovery = ", and " + l.recovery(size-d.From, d.From)
+	}
+	l.damaged = true
+	// A zero tail loses nothing, and the end of a running broker's active
+	// segment is a write in progress.
+	if d.How != logfmt.EndZeroTail && !(l.live && !d.Resumes(size)) {
+		l.salvageable()
+	}
+	// The cause's own position (a magic byte, a size field) when known.
+	at := d.From
+	if ce, ok := logfmt.AsCorrupt(d.Err); ok && ce.Pos >= d.From {
+		at = ce.Pos
+	}
+	switch {
+	case d.Resumes(size):
+		code := CodeDamagedRange
+		if d.Checksum {
+			code = CodeCRCMismatch
 		}
-		l.c.problem(l.file, ce.Pos, "%s; nothing after it can be read, and %s", ce.Msg, l.recovery(res.size-seg.Pos(), seg.Pos()))
+		l.c.problem(code, l.file, at, "%s; damaged range [%d,%d): %d bytes skipped, valid batches resume at offset %d / byte %d%s",
+			d.Detail, d.From, d.To, d.To-d.From, next.EntryOffset(), d.To, recovery)
+	case d.How == logfmt.EndTorn:
+		l.end(CodeTornTail, d.From, "torn last batch: %s; a write was cut short%s", d.Detail, recovery)
+	case d.How == logfmt.EndZeroTail && recovery != "":
+		l.end(CodeZeroTail, d.From, "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, an append would land after it%s, but only after an unclean shutdown and past the recovery point",
+			d.Detail, recovery)
+	case d.How == logfmt.EndZeroTail:
+		l.end(CodeZeroTail, d.From, "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, and an append would land after it", d.Detail)
+	case d.Checksum:
+		l.c.problem(CodeCRCMismatch, l.file, at, "%s; no valid batch follows it%s", d.Detail, recovery)
+	default:
+		l.c.problem(CodeDamagedTail, l.file, at, "%s; no valid batch follows it%s", d.Detail, recovery)
 	}
-	switch seg.End() {
-	case logfmt.EndTorn:
-		l.end(seg.Pos(), "torn last batch: %s; a write was cut short, and %s", seg.EndDetail(), l.recovery(res.size-seg.Pos(), seg.Pos()))
-	case logfmt.EndZeroTail:
-		l.end(seg.Pos(), "%s after the last batch: a preallocated or crash-zeroed tail, which a clean shutdown never leaves; readers stop at it, an append would land after it, and %s, but only after an unclean shutdown and past the recovery point",
-			seg.EndDetail(), l.recovery(res.size-seg.Pos(), seg.Pos()))
+}
+
+// salvageable notes that salvage would keep more of the partition than
+// Kafka's recovery does.
+func (l *logCheck) salvageable() {
+	if l.partition != "" {
+		l.c.rep.Salvage = l.partition
 	}
-	return res, nil
 }
 
 // recovery says what Kafka's recovery does about n bytes it cannot read
@@ -105,20 +157,22 @@ func (l *logCheck) recovery(n, pos int64) string {
 }
 
 // end reports how a segment ends when that is not cleanly.
-func (l *logCheck) end(pos int64, format string, args ...any) {
+func (l *logCheck) end(code Code, pos int64, format string, args ...any) {
 	if l.live {
-		l.c.info(l.file, pos, "active segment of a running broker: "+format, args...)
+		l.c.info(code, l.file, pos, "active segment of a running broker: "+format, args...)
 		return
 	}
-	l.c.problem(l.file, pos, format, args...)
+	l.c.problem(code, l.file, pos, format, args...)
 }
 
 // batch checks one batch. ok is false when it failed a check, in which case
 // its offsets are not trusted for the checks of the batches after it.
 func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bool, last int64) {
-	first, last, err := CheckBatch(b)
-	if err != nil {
-		l.corrupt(err, b.Pos)
+	// The scan has validated the frame and checksum.
+	first, last := b.EntryOffset(), b.LastOffset()
+	if err := b.CheckHeader(); err != nil {
+		l.salvageable()
+		l.corrupt(CodeBatchInvalid, err, b.Pos)
 		return false, 0
 	}
 	if l.epochs != nil && b.Magic() >= 2 {
@@ -126,10 +180,12 @@ func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bo
 	}
 	if l.o.Deep {
 		var n int64
-		first, n, err = CheckRecords(b, l.it, first, last)
+		var err error
+		first, n, err = logfmt.CheckRecords(b, l.it, first, last)
 		res.records += n
 		if err != nil {
-			l.corrupt(err, b.Pos)
+			l.salvageable()
+			l.corrupt(CodeRecordsInvalid, err, b.Pos)
 			return false, 0
 		}
 	}
@@ -141,13 +197,13 @@ func (l *logCheck) batch(b *logfmt.Batch, prevLast int64, res *logResult) (ok bo
 func (l *logCheck) offsets(b *logfmt.Batch, first, last, prevLast int64) bool {
 	switch {
 	case l.base != noOffset && first < l.base:
-		l.c.problem(l.file, b.Pos, "batch starts at offset %d, below the segment's base offset %d", first, l.base)
+		l.c.problem(CodeOffsetBelowBase, l.file, b.Pos, "batch starts at offset %d, below the segment's base offset %d", first, l.base)
 	case prevLast != noOffset && first <= prevLast:
-		l.c.problem(l.file, b.Pos, "batch starts at offset %d, but the batch before it ends at offset %d: offsets must increase", first, prevLast)
+		l.c.problem(CodeOffsetOrder, l.file, b.Pos, "batch starts at offset %d, but the batch before it ends at offset %d: offsets must increase", first, prevLast)
 	case l.base != noOffset && uint64(last)-uint64(l.base) > math.MaxInt32:
-		l.c.problem(l.file, b.Pos, "batch ends at offset %d, beyond the 2^31 offsets after the segment's base offset %d that an index entry can hold (Kafka splits such a segment)", last, l.base)
+		l.c.problem(CodeOffsetOverflow, l.file, b.Pos, "batch ends at offset %d, beyond the 2^31 offsets after the segment's base offset %d that an index entry can hold (Kafka splits such a segment)", last, l.base)
 	case last >= l.nextBase:
-		l.c.problem(l.file, b.Pos, "batch ends at offset %d, but the next segment starts at offset %d", last, l.nextBase)
+		l.c.problem(CodeOffsetNextBase, l.file, b.Pos, "batch ends at offset %d, but the next segment starts at offset %d", last, l.nextBase)
 	default:
 		return true
 	}
@@ -155,10 +211,10 @@ func (l *logCheck) offsets(b *logfmt.Batch, first, last, prevLast int64) bool {
 }
 
 // corrupt reports a parser's error about the batch at pos.
-func (l *logCheck) corrupt(err error, pos int64) {
+func (l *logCheck) corrupt(code Code, err error, pos int64) {
 	ce, ok := logfmt.AsCorrupt(err)
 	if !ok {
-		l.c.problem(l.file, pos, "%v", err)
+		l.c.problem(code, l.file, pos, "%v", err)
 		return
 	}
 	msg := ce.Msg
@@ -168,7 +224,7 @@ func (l *logCheck) corrupt(err error, pos int64) {
 	if ce.Pos >= 0 {
 		pos = ce.Pos
 	}
-	l.c.problem(l.file, pos, "%s", msg)
+	l.c.problem(code, l.file, pos, "%s", msg)
 }
 
 func (o *Options) recordIter() *logfmt.RecordIter {

@@ -39,10 +39,10 @@ func (md *metadata) report(c *collector, root string) {
 		return
 	}
 	if ce, ok := logfmt.AsCorrupt(md.err); ok && strings.Contains(ce.File, clustermeta.PartitionDir) {
-		c.problem(ce.File, ce.Pos, "the cluster metadata cannot be replayed, so no partition was checked against it: %s", ce.Msg+errSuffix(ce.Err))
+		c.problem(CodeMetadataUnreadable, ce.File, ce.Pos, "the cluster metadata cannot be replayed, so no partition was checked against it: %s", ce.Msg+errSuffix(ce.Err))
 		return
 	}
-	c.info(root, -1, "no partition was checked against the cluster metadata: %v", md.err)
+	c.info(CodeMetadataUnchecked, root, -1, "no partition was checked against the cluster metadata: %v", md.err)
 }
 
 func errSuffix(err error) string {
@@ -74,7 +74,7 @@ func (md *metadata) checkPartition(c *collector, u *unit, dir layout.PartitionDi
 	path := filepath.Join(u.path, layout.PartitionMetadataFile)
 	b, err := safefile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		c.info(u.path, -1, "no partition.metadata, so no topic ID: a KRaft broker sets the log aside as stray when it loads it")
+		c.info(CodeNoPartitionMeta, u.path, -1, "no partition.metadata, so no topic ID: a KRaft broker sets the log aside as stray when it loads it")
 		return
 	}
 	if err != nil {
@@ -93,23 +93,23 @@ func (md *metadata) checkPartition(c *collector, u *unit, dir layout.PartitionDi
 			if live != nil {
 				now = fmt.Sprintf("%s exists again with topic ID %s", live.Name, live.ID)
 			}
-			c.problem(path, -1, "topic ID %s is of topic %s, which the cluster metadata deleted (%s): a broker deletes this log, and a deleted topic's log is a -delete directory", pm.TopicID, deleted, now)
+			c.problem(CodeTopicIDDeleted, path, -1, "topic ID %s is of topic %s, which the cluster metadata deleted (%s): a broker deletes this log, and a deleted topic's log is a -delete directory", pm.TopicID, deleted, now)
 			return
 		}
 		now := "which the cluster metadata does not have"
 		if live != nil {
 			now = fmt.Sprintf("while the cluster metadata has %s with topic ID %s", live.Name, live.ID)
 		}
-		c.problem(path, -1, "topic ID %s of %s is not in the cluster metadata (%s): a broker sets the log aside as stray", pm.TopicID, name, now)
+		c.problem(CodeTopicIDUnknown, path, -1, "topic ID %s of %s is not in the cluster metadata (%s): a broker sets the log aside as stray", pm.TopicID, name, now)
 	case t.Name != dir.Topic:
-		c.problem(path, -1, "topic ID %s is of topic %s in the cluster metadata, not of %s", pm.TopicID, t.Name, dir.Topic)
+		c.problem(CodeTopicIDOtherTopic, path, -1, "topic ID %s is of topic %s in the cluster metadata, not of %s", pm.TopicID, t.Name, dir.Topic)
 	default:
 		p := t.Partition(dir.Partition)
 		switch {
 		case p == nil:
-			c.problem(u.path, -1, "topic %s has %d partition(s) in the cluster metadata and no partition %d: a broker sets the log aside as stray", t.Name, len(t.Partitions), dir.Partition)
+			c.problem(CodePartitionUnknown, u.path, -1, "topic %s has %d partition(s) in the cluster metadata and no partition %d: a broker sets the log aside as stray", t.Name, len(t.Partitions), dir.Partition)
 		case r.BrokerID() >= 0 && !slices.Contains(p.Replicas, r.BrokerID()):
-			c.info(u.path, -1, "the cluster metadata assigns %s to broker(s) %v, not to this log directory's broker %d: a broker sets the log aside as stray when it loads it", name, p.Replicas, r.BrokerID())
+			c.info(CodeStrayReplica, u.path, -1, "the cluster metadata assigns %s to broker(s) %v, not to this log directory's broker %d: a broker sets the log aside as stray when it loads it", name, p.Replicas, r.BrokerID())
 		}
 	}
 }

@@ -30,11 +30,11 @@ func (u *unit) run(p *Plan, o *Options, mem *logfmt.Job) *Report {
 // were asked for.
 func (u *unit) runPartition(p *Plan, o *Options, mem *logfmt.Job) *Report {
 	rep := &Report{Path: u.path, Kind: PartitionUnit}
-	c := newCollector(rep)
+	c := newCollector(rep, o)
 	defer c.sort()
 	defer c.flush()
 	if u.deleted {
-		c.info(u.path, -1, "directory of a deleted topic, which the broker removes: not verified")
+		c.info(CodeDeletedTopicDir, u.path, -1, "directory of a deleted topic, which the broker removes: not verified")
 		return rep
 	}
 	part, err := layout.ReadPartition(u.path)
@@ -51,7 +51,7 @@ func (u *unit) runPartition(p *Plan, o *Options, mem *logfmt.Job) *Report {
 	ri := make(chan reindexed, 1)
 	go func() {
 		r, err := reindex.Partition(u.path, reindex.Options{Mode: reindex.Check, Offset: true, Time: true, Txn: true,
-			IntervalBytes: index.DefaultIntervalBytes, Strict: o.StrictIndexes, Segments: u.segments, Job: mem})
+			IntervalBytes: index.DefaultIntervalBytes, Strict: o.StrictIndexes, Segments: u.segments, ListAll: o.ListAll, Job: mem})
 		ri <- reindexed{r, err}
 	}()
 
@@ -94,15 +94,15 @@ type partitionRun struct {
 func (v *partitionRun) run() error {
 	c, part := v.c, v.part
 	for _, f := range slices.Concat(part.Irregular, part.Symlinks) {
-		c.problem(f, -1, "%s", irregular(f))
+		reportIrregular(c, f)
 	}
 	for _, l := range part.Leftovers {
-		c.problem(l, 0, "leftover of an interrupted cleaning, segment split or deletion (%s): the broker completes or removes it when it next loads the partition", leftoverKind(l))
+		c.problem(CodeLeftover, l, 0, "leftover of an interrupted cleaning, segment split or deletion (%s): the broker completes or removes it when it next loads the partition", leftoverKind(l))
 	}
 	v.facts = partitionFacts{topic: part.Dir.Topic, partition: part.Dir.Partition, complete: true, logEnd: noOffset}
 	logStart, err := logseg.LogStartOffset(part)
 	if err != nil {
-		c.info(part.Path, -1, "log start offset unknown (%v): taking the first segment's base offset", err)
+		c.info(CodeLogStartUnknown, part.Path, -1, "log start offset unknown (%v): taking the first segment's base offset", err)
 	}
 	var logs []layout.Segment
 	for _, s := range part.Segments {
@@ -133,7 +133,7 @@ func (v *partitionRun) run() error {
 		}
 		v.it.File = s.Log
 		l := &logCheck{c: c, o: v.o, it: v.it, mem: v.mem, file: s.Log, base: s.Base, nextBase: nextBase, prevLast: prevLast,
-			later: len(logs) - 1 - i, live: v.live && i == len(logs)-1, epochs: epochs}
+			later: len(logs) - 1 - i, live: v.live && i == len(logs)-1, epochs: epochs, partition: part.Path}
 		res, err := l.run()
 		if err != nil {
 			return err
@@ -210,14 +210,14 @@ func (v *partitionRun) noLog(start int64) error {
 		restart = fmt.Sprintf("restarts the metadata log at offset %d, the end of its latest snapshot", start)
 	}
 	if why == "" {
-		v.c.info(part.Path, -1, "no segment has a .log: a broker %s", restart)
+		v.c.info(CodeNoLog, part.Path, -1, "no segment has a .log: a broker %s", restart)
 		return nil
 	}
 	lost := "as a follower it fetches them again from the leader, as the leader it gives their offsets to new records"
 	if metadata {
 		lost = "the other voters can send them again, a single voter has lost them"
 	}
-	v.c.problem(part.Path, -1, "no segment has a .log, yet %s: the records at offsets %d to %d are gone. A broker %s: %s", why, start, end-1, restart, lost)
+	v.c.problem(CodeLogLost, part.Path, -1, "no segment has a .log, yet %s: the records at offsets %d to %d are gone. A broker %s: %s", why, start, end-1, restart, lost)
 	return nil
 }
 
@@ -270,12 +270,12 @@ func (v *partitionRun) other(path string, end int64) error {
 	}
 	if why := layout.BrokerRefusalAt(path); why != "" {
 		if !c.has(path) {
-			c.problem(path, -1, "%s", why)
+			c.problem(CodeBrokerRefusesName, path, -1, "%s", why)
 		}
 		return nil
 	}
 	if fi.IsDir() {
-		c.info(path, -1, "a directory inside a partition directory: a broker ignores it")
+		c.info(CodeDirInPartition, path, -1, "a directory inside a partition directory: a broker ignores it")
 		return nil
 	}
 	switch layout.ParseFileName(filepath.Base(path)).Kind {
@@ -294,9 +294,9 @@ func (v *partitionRun) other(path string, end int64) error {
 		v.rep.Bytes += res.size
 		return err
 	case layout.Temp:
-		c.info(path, -1, "temporary file of a write that did not finish: the next write of the same file replaces it")
+		c.info(CodeTempFile, path, -1, "temporary file of a write that did not finish: the next write of the same file replaces it")
 	default:
-		c.info(path, -1, "not a file Kafka keeps in a partition directory: a broker ignores it")
+		c.info(CodeUnknownFile, path, -1, "not a file Kafka keeps in a partition directory: a broker ignores it")
 	}
 	return nil
 }
@@ -315,7 +315,7 @@ func (v *partitionRun) epochRange(end int64) {
 	pos := epochPositions(path, bad)
 	for _, i := range bad {
 		e := v.epochEntries[i]
-		v.c.problem(path, pos[i], "epoch %d starts at offset %d, beyond the log end offset %d: the records of that epoch are gone", e.Epoch, e.StartOffset, end)
+		v.c.problem(CodeEpochPastEnd, path, pos[i], "epoch %d starts at offset %d, beyond the log end offset %d: the records of that epoch are gone", e.Epoch, e.StartOffset, end)
 	}
 }
 
@@ -326,7 +326,7 @@ func (v *partitionRun) epochRange(end int64) {
 // about files already reported here are left out for the same reason.
 func (v *partitionRun) merge(r *reindex.PartitionReport, err error) error {
 	if err != nil {
-		if err := corruptFinding(v.c, err, v.part.Path); err != nil {
+		if err := corruptFinding(v.c, CodeUnreadable, err, v.part.Path); err != nil {
 			return err
 		}
 	}
@@ -339,23 +339,24 @@ func (v *partitionRun) merge(r *reindex.PartitionReport, err error) error {
 			reported[f.File] = v.c.has(f.File)
 		}
 	}
-	listed := 0
 	for _, f := range r.Findings {
-		if f.Severity == reindex.Problem {
-			listed++
-		}
 		if reported[f.File] {
 			continue
 		}
-		msg := f.Detail()
+		// reindex lists a few findings of a kind and counts the rest.
+		if f.Left != [3]int{} {
+			if n := f.Left[reindex.Problem]; n > 0 {
+				v.c.more(f.File, n)
+			}
+			v.rep.Infos += f.Left[reindex.Note] + f.Left[reindex.Difference]
+			continue
+		}
 		sev := Info
 		if f.Severity == reindex.Problem {
 			sev = Problem
 		}
-		v.c.add(Finding{Severity: sev, File: f.File, Pos: f.Pos, Msg: msg})
+		v.c.add(Finding{Severity: sev, Code: reindexCode(f.Group, f.Entry), File: f.File, Pos: f.Pos, Msg: f.Detail()})
 	}
-	// reindex lists a few problems of a kind and counts the rest.
-	v.rep.Problems += r.Count(reindex.Problem) - listed
 	return nil
 }
 
@@ -381,7 +382,7 @@ func (v *partitionRun) indexSanity() error {
 				continue
 			}
 			if err := sanity(ix.path, s.Base, ix.check); err != nil {
-				if err := corruptFinding(v.c, err, ix.path); err != nil {
+				if err := corruptFinding(v.c, CodeIndexSanity, err, ix.path); err != nil {
 					return err
 				}
 			}

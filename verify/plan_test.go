@@ -97,17 +97,19 @@ func TestListingLimit(t *testing.T) {
 	fx := small(t, 0, codec.None)
 	log := segmentLogs(t, fx)[0]
 	bs := testutil.Batches(t, log)
+	// Offsets lie outside a legacy message's checksum: every message but
+	// the first goes back to offset 0, each one a problem.
 	edit(t, log, func(b []byte) []byte {
-		for _, x := range bs {
-			b[x.Pos+12] ^= 1 // the CRC
+		for _, x := range bs[1:] {
+			clear(b[x.Pos : x.Pos+8])
 		}
 		return b
 	})
 	r := run(t, Options{}, fx.part)
 	listed := r.problemsAbout(log)
-	if r.problems < len(bs) || len(listed) != maxListed+1 || listed[maxListed].Pos != bs[maxListed].Pos {
+	if r.problems < len(bs)-1 || len(listed) != maxListed+1 || listed[maxListed].Pos != bs[maxListed+1].Pos {
 		t.Errorf("%d problems, %d listed; want at least %d, %d listed and a last line about byte %d:\n%s",
-			r.problems, len(listed), len(bs), maxListed+1, bs[maxListed].Pos, r)
+			r.problems, len(listed), len(bs)-1, maxListed+1, bs[maxListed+1].Pos, r)
 	}
 }
 

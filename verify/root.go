@@ -20,7 +20,7 @@ import (
 // unit of a run also reports metadata that could not be replayed.
 func (u *unit) runRoot(p *Plan, o *Options, facts map[string]*partitionFacts, first bool) *Report {
 	rep := &Report{Path: u.path, Kind: RootUnit}
-	c := newCollector(rep)
+	c := newCollector(rep, o)
 	defer c.sort()
 	defer c.flush()
 	if first {
@@ -77,12 +77,12 @@ func (u *unit) rootFiles(c *collector, o *Options, rep *Report) error {
 		path := filepath.Join(u.path, e.Name())
 		fi, err := os.Lstat(path)
 		if err != nil || !fi.Mode().IsRegular() && !fi.IsDir() {
-			c.problem(path, -1, "%s", irregular(path))
+			reportIrregular(c, path)
 			continue
 		}
 		if fi.IsDir() {
 			if _, err := layout.ParsePartitionDir(e.Name()); err != nil {
-				c.problem(path, -1, "not a partition directory (%v): a broker fails to load a log directory holding it", err)
+				c.problem(CodeNotPartitionDir, path, -1, "not a partition directory (%v): a broker fails to load a log directory holding it", err)
 			}
 			continue
 		}
@@ -103,19 +103,19 @@ func (u *unit) rootFiles(c *collector, o *Options, rep *Report) error {
 			rep.Records += res.records
 			rep.Bytes += res.size
 		case layout.Temp:
-			c.info(path, -1, "temporary file of a checkpoint write that did not finish: the next write replaces it")
+			c.info(CodeTempFile, path, -1, "temporary file of a checkpoint write that did not finish: the next write replaces it")
 		default:
-			c.info(path, -1, "not a file Kafka keeps at the root of a log directory: a broker ignores it")
+			c.info(CodeUnknownFile, path, -1, "not a file Kafka keeps at the root of a log directory: a broker ignores it")
 		}
 		if err != nil {
 			return err
 		}
 	}
 	if !meta {
-		c.info(u.path, -1, "no meta.properties: a ZooKeeper-mode broker writes one when it starts, a KRaft broker refuses to start without one")
+		c.info(CodeNoMetaProperties, u.path, -1, "no meta.properties: a ZooKeeper-mode broker writes one when it starts, a KRaft broker refuses to start without one")
 	}
 	if !clean {
-		c.info(u.path, -1, "no .kafka_cleanshutdown: the broker did not shut down cleanly or is running, so its next start recovers every partition's segments past the recovery point")
+		c.info(CodeNoCleanShutdown, u.path, -1, "no .kafka_cleanshutdown: the broker did not shut down cleanly or is running, so its next start recovers every partition's segments past the recovery point")
 	}
 	return nil
 }
@@ -189,12 +189,12 @@ func checkOffsets(c *collector, path string, s offsetsScope) error {
 		return nil // rootFiles reports it
 	}
 	if fi.Size() > maxCheckpoint {
-		c.problem(path, maxCheckpoint, "%d bytes, more entries than any broker holds (about %d partitions fit the %d bytes read here): not read", fi.Size(), maxCheckpoint/40, maxCheckpoint)
+		c.problem(CodeTooLarge, path, maxCheckpoint, "%d bytes, more entries than any broker holds (about %d partitions fit the %d bytes read here): not read", fi.Size(), maxCheckpoint/40, maxCheckpoint)
 		return nil
 	}
 	rule := checkpointRules[filepath.Base(path)]
 	var (
-		bads      badEntries
+		bads      = badEntries{limit: c.limit()}
 		idx       = extsort.New(entrySortMemory)
 		key       []byte
 		listed    = map[tp]bool{} // the partitions of s.parts with an entry
@@ -241,7 +241,7 @@ func checkOffsets(c *collector, path string, s offsetsScope) error {
 		return nil
 	})
 	if err != nil {
-		return corruptFinding(c, err, path)
+		return corruptFinding(c, CodeUnreadable, err, path)
 	}
 	err = repeatedEntries(idx, func(line, first int) {
 		bads.keep(badEntry{line: line, why: repeated, msg: fmt.Sprintf("the partition appears again (first on line %d): Kafka writes each partition once, and a broker reading it keeps the last", first)})
@@ -259,14 +259,13 @@ func checkOffsets(c *collector, path string, s offsetsScope) error {
 	}
 	pos := linePositions(path, lines)
 	for _, b := range first {
-		c.problem(path, pos[b.line], "line %d: %s", b.line, b.msg)
+		c.problem(b.why.code(), path, pos[b.line], "line %d: %s", b.line, b.msg)
 	}
-	// Past maxListed the collector only counts problems.
-	for range bads.n - len(first) {
-		c.problem(path, -1, "and more like the problems above")
+	if n := bads.n - len(first); n > 0 {
+		c.more(path, n)
 	}
 	if unknown > 0 {
-		c.info(path, pos[unknownAt], "%d entries name partitions this log directory does not hold (the first on line %d): a broker ignores them", unknown, unknownAt)
+		c.info(CodeCheckpointUnknown, path, pos[unknownAt], "%d entries name partitions this log directory does not hold (the first on line %d): a broker ignores them", unknown, unknownAt)
 	}
 	if rule.missing != "" {
 		missingEntries(c, path, rule, s, listed)
@@ -296,16 +295,21 @@ const (
 	repeated
 )
 
-// badEntries counts the problems of a checkpoint and keeps the first
-// maxListed by line, the ones listed.
+func (w badWhy) code() Code {
+	return [...]Code{CodeCheckpointTopic, CodeCheckpointPastEnd, CodeCheckpointBelow, CodeCheckpointNotEnd, CodeCheckpointRepeated}[w]
+}
+
+// badEntries counts the problems of a checkpoint and keeps the first limit
+// by line, the ones listed.
 type badEntries struct {
-	n    int
-	kept []badEntry
+	n     int
+	limit int
+	kept  []badEntry
 }
 
 // add records a problem with e found while reading the file, in line order.
 func (bs *badEntries) add(e checkpoint.OffsetEntry, why badWhy, rule checkpointRule, s offsetsScope) {
-	if bs.n >= maxListed {
+	if bs.n >= bs.limit {
 		bs.n++ // a later line than all those kept
 		return
 	}
@@ -316,16 +320,16 @@ func (bs *badEntries) add(e checkpoint.OffsetEntry, why badWhy, rule checkpointR
 func (bs *badEntries) keep(b badEntry) {
 	bs.n++
 	bs.kept = append(bs.kept, b)
-	if len(bs.kept) >= 2*maxListed {
+	if len(bs.kept)/2 >= bs.limit {
 		bs.kept = bs.first()
 	}
 }
 
-// first returns the first maxListed problems by line; on one line, the one
+// first returns the first limit problems by line; on one line, the one
 // found reading the file before the repetition.
 func (bs *badEntries) first() []badEntry {
 	slices.SortFunc(bs.kept, func(a, b badEntry) int { return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.why, b.why)) })
-	return bs.kept[:min(len(bs.kept), maxListed)]
+	return bs.kept[:min(len(bs.kept), bs.limit)]
 }
 
 func message(e checkpoint.OffsetEntry, why badWhy, rule checkpointRule, s offsetsScope) string {
@@ -399,18 +403,18 @@ func missingEntries(c *collector, path string, rule checkpointRule, s offsetsSco
 	slices.SortFunc(missing, func(a, b tp) int { return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition)) })
 	if rule.clean != "" && s.cleanShutdown {
 		for _, t := range missing {
-			c.problem(path, -1, "no entry for partition %s: %s", t, rule.clean)
+			c.problem(CodeCheckpointMissing, path, -1, "no entry for partition %s: %s", t, rule.clean)
 		}
 		return
 	}
-	c.info(path, -1, "%d partitions have no entry (the first, %s): %s", len(missing), missing[0], rule.missing)
+	c.info(CodeCheckpointMissing, path, -1, "%d partitions have no entry (the first, %s): %s", len(missing), missing[0], rule.missing)
 }
 
 // runFile verifies a file given on its own: what its name says it is, or a
 // record set when its name says nothing.
 func (u *unit) runFile(_ *Plan, o *Options, mem *logfmt.Job) *Report {
 	rep := &Report{Path: u.path, Kind: FileUnit}
-	c := newCollector(rep)
+	c := newCollector(rep, o)
 	defer c.flush()
 	logFile := func(base int64) error {
 		res, err := recordSet(c, o, o.recordIter(), mem, u.path, base)
@@ -423,7 +427,7 @@ func (u *unit) runFile(_ *Plan, o *Options, mem *logfmt.Job) *Report {
 	var err error
 	switch {
 	case fn.Leftover != "":
-		c.problem(u.path, 0, "leftover of an interrupted cleaning, segment split or deletion (%s): the broker completes or removes it when it next loads the partition", fn.Leftover)
+		c.problem(CodeLeftover, u.path, 0, "leftover of an interrupted cleaning, segment split or deletion (%s): the broker completes or removes it when it next loads the partition", fn.Leftover)
 		if fn.Kind == layout.Log {
 			err = logFile(fn.Base)
 		}
@@ -444,9 +448,9 @@ func (u *unit) runFile(_ *Plan, o *Options, mem *logfmt.Job) *Report {
 	case fn.Kind == layout.CleanShutdown:
 		err = checkCleanShutdown(c, u.path)
 	case fn.Kind == layout.Lock:
-		c.info(u.path, -1, "a marker file: nothing to verify")
+		c.info(CodeMarkerFile, u.path, -1, "a marker file: nothing to verify")
 	case fn.Kind == layout.Temp:
-		c.info(u.path, -1, "temporary file of a write that did not finish: the next write of the same file replaces it")
+		c.info(CodeTempFile, u.path, -1, "temporary file of a write that did not finish: the next write of the same file replaces it")
 	default:
 		// A record set, a KRaft snapshot or bootstrap.checkpoint: laid out
 		// like a segment.

@@ -22,7 +22,7 @@ func offsetFindings(t *testing.T, content string) (*Report, string) {
 		t.Fatal(err)
 	}
 	rep := &Report{Path: path}
-	c := newCollector(rep)
+	c := newCollector(rep, &Options{})
 	if err := checkOffsets(c, path, offsetsScope{}); err != nil {
 		t.Fatal(err)
 	}
@@ -33,9 +33,9 @@ func offsetFindings(t *testing.T, content string) (*Report, string) {
 func TestCheckOffsetsRepeated(t *testing.T) {
 	rep, path := offsetFindings(t, "0\n6\na 0 1\nb 0 2\na 0 3\n../x 0 1\na 0 4\nb 1 5\n")
 	want := []Finding{
-		{Problem, path, 16, "line 5: the partition appears again (first on line 3): Kafka writes each partition once, and a broker reading it keeps the last"},
-		{Problem, path, 22, fmt.Sprintf("line 6: %v: Kafka never writes such an entry", layout.ValidateTopic("../x"))},
-		{Problem, path, 31, "line 7: the partition appears again (first on line 5): Kafka writes each partition once, and a broker reading it keeps the last"},
+		{Severity: Problem, Code: CodeCheckpointRepeated, File: path, Pos: 16, Msg: "line 5: the partition appears again (first on line 3): Kafka writes each partition once, and a broker reading it keeps the last"},
+		{Severity: Problem, Code: CodeCheckpointTopic, File: path, Pos: 22, Msg: fmt.Sprintf("line 6: %v: Kafka never writes such an entry", layout.ValidateTopic("../x"))},
+		{Severity: Problem, Code: CodeCheckpointRepeated, File: path, Pos: 31, Msg: "line 7: the partition appears again (first on line 5): Kafka writes each partition once, and a broker reading it keeps the last"},
 	}
 	if rep.Problems != len(want) || fmt.Sprint(rep.Findings) != fmt.Sprint(want) {
 		t.Errorf("findings:\n%v\nwant\n%v", rep.Findings, want)
@@ -60,7 +60,7 @@ func TestCheckOffsetsManyRepeated(t *testing.T) {
 			t.Errorf("finding %d: %q, want %q", i, f.Msg, want)
 		}
 	}
-	if last := rep.Findings[maxListed]; last.Msg != fmt.Sprintf("%d more problems in this file are not listed", n-1-maxListed) {
+	if last := rep.Findings[maxListed]; last.Msg != moreMsg(n-1-maxListed) || last.More != n-1-maxListed {
 		t.Errorf("last finding %q", last.Msg)
 	}
 }

@@ -15,8 +15,12 @@
 //     record is parsed as a consumer would (RecordIter), inner legacy
 //     messages have their own checksums checked, record offsets must stay
 //     inside their batch in order, and control records must parse.
-//   - How a segment ends: a torn last batch and a zero-filled tail are
-//     problems. A clean shutdown leaves neither; after a crash, Kafka's
+//   - Damage does not end a segment's check: the scan steps over each
+//     damaged range to the next batch whose frame and checksum hold
+//     (logfmt.Scan, as salvage does), reports the range with its cause, and
+//     checks the batches after it.
+//   - How a segment ends: a torn last batch (nothing valid after it) and a
+//     zero-filled tail are problems. A clean shutdown leaves neither; after a crash, Kafka's
 //     recovery truncates them only in the segments past the recovery point,
 //     and an append to a segment with zeros at its end lands after the zeros,
 //     where readers stop. The one exception is the active segment of a log
@@ -66,7 +70,8 @@
 //
 // Verifying never writes, and memory does not grow with segment size: every
 // .log is streamed. Findings about one file are listed up to a limit, then
-// counted. Partitions are verified in parallel; the root files of a log
+// counted on one finding that says how many (Options.ListAll lists them).
+// Every finding carries a Code, one per kind (codes.go). Partitions are verified in parallel; the root files of a log
 // directory are verified after its partitions, because the checkpoints are
 // judged against the logs.
 package verify
@@ -75,7 +80,9 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/logfmt"
@@ -104,9 +111,13 @@ func (s Severity) String() string {
 // Finding is one thing verify has to say about a file.
 type Finding struct {
 	Severity Severity
+	Code     Code // the kind of finding
 	File     string
 	Pos      int64 // byte position in File; -1 when the finding is about no one place
 	Msg      string
+	// More, when above 0, makes this finding stand for that many problems
+	// about File that are not listed (Options.ListAll lists them).
+	More int
 }
 
 // String is the text form: "problem: <file>: <what> (at byte N)".
@@ -138,6 +149,11 @@ type Options struct {
 	// MaxRecordBytes bounds one record read from a compressed batch
 	// (logfmt.RecordIter); 0 means the default.
 	MaxRecordBytes int
+	// ListAll lists every finding. Without it, past maxListed problems
+	// about one file (and past a few of one kind about an index file) the
+	// rest are counted on one finding (Finding.More), which bounds the
+	// memory a badly damaged file takes.
+	ListAll bool
 
 	batchWorkers int // logfmt.DeepReader's workers in each unit, with Deep
 }
@@ -149,9 +165,9 @@ type Report struct {
 	Kind UnitKind
 	// Findings are in the order found. Past maxListed problems about one
 	// file, further ones are counted but not listed, and one more finding
-	// says how many were left out.
+	// says how many were left out (Finding.More), unless Options.ListAll.
 	Findings []Finding
-	Problems int // every problem, listed or not
+	Problems int // every problem, listed or not: the sum of each problem finding's max(1, More)
 	Infos    int // every info, listed or not
 
 	Segments int
@@ -162,6 +178,9 @@ type Report struct {
 	// Err is the failure that stopped verifying the unit: an I/O error, not
 	// bad data (which is a Finding).
 	Err error
+	// Salvage is the partition directory, when a segment of it has damage
+	// past which salvage keeps sound batches that Kafka's recovery drops.
+	Salvage string
 
 	facts *partitionFacts
 }
@@ -248,10 +267,11 @@ const maxListed = 20
 
 // collector gathers the findings of one unit.
 type collector struct {
-	rep    *Report
-	listed map[string]int
-	hidden map[string]*hiddenFindings
-	order  []string
+	rep     *Report
+	listAll bool
+	listed  map[string]int
+	hidden  map[string]*hiddenFindings
+	order   []string
 }
 
 type hiddenFindings struct {
@@ -259,21 +279,22 @@ type hiddenFindings struct {
 	pos int64 // position of the first one left out
 }
 
-func newCollector(rep *Report) *collector {
-	return &collector{rep: rep, listed: map[string]int{}, hidden: map[string]*hiddenFindings{}}
+func newCollector(rep *Report, o *Options) *collector {
+	return &collector{rep: rep, listAll: o.ListAll, listed: map[string]int{}, hidden: map[string]*hiddenFindings{}}
 }
 
 func (c *collector) add(f Finding) {
 	if f.Severity == Info {
 		c.rep.Infos++
-		if c.listed["\x00info:"+f.File] < maxListed {
+		if c.listed["\x00info:"+f.File] < c.limit() {
 			c.listed["\x00info:"+f.File]++
 			c.rep.Findings = append(c.rep.Findings, f)
 		}
 		return
 	}
-	c.rep.Problems++
-	if c.listed[f.File] < maxListed {
+	n := max(1, f.More)
+	c.rep.Problems += n
+	if c.listed[f.File] < c.limit() {
 		c.listed[f.File]++
 		c.rep.Findings = append(c.rep.Findings, f)
 		return
@@ -284,15 +305,33 @@ func (c *collector) add(f Finding) {
 		c.hidden[f.File] = h
 		c.order = append(c.order, f.File)
 	}
-	h.n++
+	h.n += n
 }
 
-func (c *collector) problem(file string, pos int64, format string, args ...any) {
-	c.add(Finding{Severity: Problem, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+// limit is how many problems about one file are listed.
+func (c *collector) limit() int {
+	if c.listAll {
+		return math.MaxInt
+	}
+	return maxListed
 }
 
-func (c *collector) info(file string, pos int64, format string, args ...any) {
-	c.add(Finding{Severity: Info, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+// more counts n problems about file that another check left out, on one
+// finding.
+func (c *collector) more(file string, n int) {
+	c.add(Finding{Severity: Problem, Code: CodeMore, File: file, Pos: -1, Msg: moreMsg(n), More: n})
+}
+
+func moreMsg(n int) string {
+	return fmt.Sprintf("%d more problems like the above are not listed", n)
+}
+
+func (c *collector) problem(code Code, file string, pos int64, format string, args ...any) {
+	c.add(Finding{Severity: Problem, Code: code, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *collector) info(code Code, file string, pos int64, format string, args ...any) {
+	c.add(Finding{Severity: Info, Code: code, File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
 // has reports whether anything was found about file so far.
@@ -306,17 +345,36 @@ func (c *collector) has(file string) bool {
 func (c *collector) flush() {
 	for _, file := range c.order {
 		h := c.hidden[file]
-		c.rep.Findings = append(c.rep.Findings, Finding{Severity: Problem, File: file, Pos: h.pos,
-			Msg: fmt.Sprintf("%d more problems in this file are not listed", h.n)})
+		c.rep.Findings = append(c.rep.Findings, Finding{Severity: Problem, Code: CodeMore, File: file, Pos: h.pos, Msg: moreMsg(h.n), More: h.n})
 	}
 	c.order = nil
 	clear(c.hidden)
 }
 
 // sort orders the findings by file, keeping the order within a file, so
-// that the output reads file by file.
+// that the output reads file by file; a segment's .log comes before its
+// other files, as damage in the log is the cause of what is found in its
+// indexes.
 func (c *collector) sort() {
-	slices.SortStableFunc(c.rep.Findings, func(a, b Finding) int { return cmp.Compare(a.File, b.File) })
+	slices.SortStableFunc(c.rep.Findings, func(a, b Finding) int {
+		ka, kb := sortKey(a.File), sortKey(b.File)
+		return cmp.Or(cmp.Compare(ka.stem, kb.stem), cmp.Compare(ka.rank, kb.rank), cmp.Compare(a.File, b.File))
+	})
+}
+
+type fileKey struct {
+	stem string // the path up to the first dot of the file's name
+	rank int    // 0 for a .log, 1 for the rest
+}
+
+func sortKey(file string) fileKey {
+	dir, name := filepath.Split(file)
+	stem, _, _ := strings.Cut(name, ".")
+	k := fileKey{stem: dir + stem, rank: 1}
+	if strings.HasSuffix(name, ".log") {
+		k.rank = 0
+	}
+	return k
 }
 
 // noOffset stands for "no batch yet" in offset comparisons.

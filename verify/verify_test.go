@@ -59,6 +59,7 @@ func run(t testing.TB, o Options, paths ...string) result {
 		r.problems += rep.Problems
 		r.infos += rep.Infos
 		r.findings = append(r.findings, rep.Findings...)
+		checkCodes(t, rep.Findings)
 		if rep.Err != nil {
 			r.failures = append(r.failures, rep.Err)
 		}

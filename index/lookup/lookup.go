@@ -111,8 +111,8 @@ func newFinder(dir string, target int64, byTS bool, o Options) (*finder, error) 
 	}
 	f := &finder{res: &Result{Dir: dir, Target: target, ByTimestamp: byTS, Offset: -1, Timestamp: -1}}
 	f.it.MaxRecordBytes = o.MaxRecordBytes
-	for _, l := range p.Symlinks {
-		f.damaged("%s: %s", l, layout.SymlinkNote)
+	for _, n := range p.Unread() {
+		f.damaged("%s", n)
 	}
 	if f.segs, err = logseg.OpenPartition(p); err != nil {
 		return nil, err

@@ -60,6 +60,9 @@ type Options struct {
 	// Workers is how many goroutines read one segment (see
 	// logfmt.HeaderReader); below 2, one.
 	Workers int
+	// ListAll lists every finding; without it, a few of a kind about one
+	// file are listed and the rest counted (Finding.Left).
+	ListAll bool
 	// Job is the command's job the readers hold large entries against.
 	Job *logfmt.Job
 }
@@ -77,7 +80,7 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 		return nil, fmt.Errorf("index interval %d is negative", o.IntervalBytes)
 	}
 	rep := &PartitionReport{Dir: dir}
-	c := newCollector(rep)
+	c := newCollector(rep, o.ListAll)
 	defer c.flush()
 	if o.Mode == Write {
 		removed, err := safefile.RemoveTemps(dir, layout.OwnTemp)

@@ -60,6 +60,12 @@ type Finding struct {
 	Msg      string
 	Expected string // what the log or the rebuild says, when there is one thing to compare
 	Found    string
+	// Group is the kind of finding: findings of one group about one file
+	// are cut together ("boundary", "past", "diff:<why>", "note:<msg>", ...).
+	Group string
+	// Left, on the note that says findings of a group were left out, is
+	// how many of each severity were.
+	Left [3]int
 }
 
 func (f Finding) String() string {
@@ -179,40 +185,44 @@ const maxShown = 5
 
 // collector gathers findings, cutting repetitive ones.
 type collector struct {
-	rep    *PartitionReport
-	shown  map[string]int
-	hidden map[string]int
-	files  map[string]string // group key → file
-	order  []string          // groups with hidden findings, in order
+	rep     *PartitionReport
+	listAll bool // Options.ListAll
+	shown   map[string]int
+	hidden  map[string]*[3]int // by severity
+	files   map[string]string  // group key → file
+	order   []string           // groups with hidden findings, in order
 }
 
-func newCollector(rep *PartitionReport) *collector {
-	return &collector{rep: rep, shown: map[string]int{}, hidden: map[string]int{}, files: map[string]string{}}
+func newCollector(rep *PartitionReport, listAll bool) *collector {
+	return &collector{rep: rep, listAll: listAll, shown: map[string]int{}, hidden: map[string]*[3]int{}, files: map[string]string{}}
 }
 
 // add records f; findings with the same group are cut together.
 func (c *collector) add(group string, f Finding) {
 	c.rep.Counts[f.Severity]++
+	f.Group = group
 	key := f.File + "\x00" + group
-	if c.shown[key] < maxShown {
+	if c.listAll || c.shown[key] < maxShown {
 		c.shown[key]++
 		c.rep.Findings = append(c.rep.Findings, f)
 		return
 	}
-	if c.hidden[key] == 0 {
+	if c.hidden[key] == nil {
 		c.order = append(c.order, key)
 		c.files[key] = f.File
+		c.hidden[key] = new([3]int)
 	}
-	c.hidden[key]++
+	c.hidden[key][f.Severity]++
 }
 
 // flush appends one note per group that had findings cut.
 func (c *collector) flush() {
 	for _, key := range c.order {
+		h := *c.hidden[key]
 		c.rep.Findings = append(c.rep.Findings, Finding{Severity: Note, File: c.files[key], Pos: -1, Entry: -1,
-			Msg: fmt.Sprintf("%d more findings like the %d above are not listed", c.hidden[key], maxShown)})
+			Msg: fmt.Sprintf("%d more findings like the %d above are not listed", h[Note]+h[Difference]+h[Problem], maxShown), Left: h})
 	}
-	c.order, c.hidden, c.files = nil, map[string]int{}, map[string]string{}
+	c.order, c.hidden, c.files = nil, map[string]*[3]int{}, map[string]string{}
 }
 
 func (c *collector) note(file, msg string) {

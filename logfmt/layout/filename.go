@@ -140,6 +140,13 @@ func OwnTemp(name string) bool {
 	return fn.Kind >= Log && fn.Kind <= TxnIndex
 }
 
+// OwnRootTemp is OwnTemp at the root of a log directory, where logtool's
+// earlier "<name>.tmp" was only ever the .migrated root file's: a segment's
+// or a cleaner-checkpoint's temporary name there is someone else's file.
+func OwnRootTemp(name string) bool {
+	return strings.HasSuffix(name, safefile.OwnTempSuffix) || name == CleanerOffsetCheckpointFile+".migrated"+safefile.TempSuffix
+}
+
 // atRoot reports whether files of kind k live at the log-dir root.
 func (k FileKind) atRoot() bool { return k >= RecoveryPointCheckpoint && k <= CleanShutdown }
 

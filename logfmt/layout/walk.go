@@ -49,6 +49,24 @@ type Partition struct {
 // SymlinkNote says why a link found in a log directory is left out.
 const SymlinkNote = "a symbolic link, never followed inside a log directory: skipped"
 
+// IrregularNote says why a FIFO, socket or device found in a log directory
+// is left out.
+const IrregularNote = "not a regular file: Kafka does not load it, and logtool does not open it: skipped"
+
+// Unread are a line per entry that readers leave out, path and why: the
+// links and the irregular files, which may hold records under a segment's
+// name, so that a reader's output is not taken for the whole partition.
+func (p *Partition) Unread() []string {
+	var notes []string
+	for _, l := range p.Symlinks {
+		notes = append(notes, l+": "+SymlinkNote)
+	}
+	for _, f := range p.Irregular {
+		notes = append(notes, f+": "+IrregularNote)
+	}
+	return notes
+}
+
 // ErrSymlinks is wrapped by the error of Partition.NoSymlinks.
 var ErrSymlinks = errors.New("holds a symbolic link, which logtool never follows inside a log directory")
 
