@@ -210,6 +210,8 @@ func reindexRun(jobs []*target.Partition, o reindex.Options, workers int) ([]*re
 	parallel.Each(len(jobs), workers, func(i int) error {
 		jo := o
 		jo.Segments, jo.Workers = jobs[i].Segments, parallel.PerJob(workers, len(jobs))
+		jo.Job = logfmt.StartJob(int64(i))
+		defer jo.Job.Done()
 		reports[i], errs[i] = reindex.Partition(jobs[i].Path, jo)
 		return nil
 	})

@@ -68,8 +68,9 @@
 // dirty offset and the time of the pass; the log directory's
 // cleaner-offset-checkpoint is updated too when it exists.
 //
-// Memory is the offset map, whose size Options.OffsetMapMemory fixes up
-// front, plus per pass a bitmap of at most 8 MiB (one bit per dirty offset),
+// Memory is the offset map, allocated for the keys the dirty range can
+// hold (one an offset) and never past Options.OffsetMapMemory, which
+// decides, as Kafka's dedupe buffer does, where the map is full, plus per pass a bitmap of at most 8 MiB (one bit per dirty offset),
 // a read window, one batch, the index entries of the segment being written
 // (16 bytes per 4 KiB of it) and the partition's aborted transactions:
 // segments are streamed, never read whole.
@@ -130,10 +131,11 @@ var ConfigNames = []string{
 type Options struct {
 	Now int64 // the clock for the whole run, ms since the epoch
 	Config
-	OffsetMapMemory      int64 // bytes of one offset map (log.cleaner.dedupe.buffer.size per thread)
-	ProducerIDExpiration int64 // producer.id.expiration.ms: older idle producers' last batches are not protected
-	MaxRecordBytes       int   // the largest record read from a compressed batch (logfmt.RecordIter); 0 for the default
-	DryRun               bool  // plan and simulate the first pass, write nothing
+	OffsetMapMemory      int64       // bytes of one offset map (log.cleaner.dedupe.buffer.size per thread)
+	ProducerIDExpiration int64       // producer.id.expiration.ms: older idle producers' last batches are not protected
+	MaxRecordBytes       int         // the largest record read from a compressed batch (logfmt.RecordIter); 0 for the default
+	Job                  *logfmt.Job // the partition's job, which its readers hold large entries against
+	DryRun               bool        // plan and simulate the first pass, write nothing
 	// BatchWorkers decode a partition's batches in its passes
 	// (logfmt.DeepReader); Run shares its workers out. Below 2, the pass's
 	// own goroutine does.

@@ -1,6 +1,9 @@
 package compact
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // put records offset as the latest for key, and as the map's latest offset.
 func (m *offsetMap) put(key []byte, offset int64) {
@@ -11,7 +14,7 @@ func (m *offsetMap) put(key []byte, offset int64) {
 // newTestMap is newOffsetMap for a test, freed when it ends.
 func newTestMap(tb testing.TB, memory int64) *offsetMap {
 	tb.Helper()
-	m, err := newOffsetMap(memory)
+	m, err := newOffsetMap(memory, math.MaxInt64) // whole: put does not grow it
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func NewKeyMap(limit int64) (*KeyMap, error) {
 	if _, err := mapSlots(limit); err != nil {
 		return nil, err
 	}
-	m, err := newOffsetMap(min(limit, keyMapSlots*bytesPerEntry))
+	m, err := newOffsetMap(min(limit, keyMapSlots*bytesPerEntry), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -97,12 +97,9 @@ func (k *KeyMap) grow() error {
 	if n*bytesPerEntry > k.limit {
 		return fmt.Errorf("%w: %d keys take the %d bytes allowed", ErrKeyMapFull, old.n, k.limit)
 	}
-	m := &offsetMap{seed1: old.seed1, seed2: old.seed2, slots: make([]mapEntry, n), limit: int(float64(n) * loadFactor), latest: -1}
-	for i := range old.slots {
-		if e := &old.slots[i]; e.off1 != 0 {
-			*m.find(e.h1, e.h2) = *e
-		}
-	}
+	limit := int(float64(n) * loadFactor)
+	m := &offsetMap{seed1: old.seed1, seed2: old.seed2, slots: make([]mapEntry, n), limit: limit, room: limit, maxSlots: int(n), latest: -1}
+	m.rehash(old.slots)
 	m.n = old.n
 	k.m = m
 	return nil

@@ -86,8 +86,11 @@ func (ps *pass) putItem(it *mapItem) bool {
 				touched = min(i+touchAhead, len(it.hs))
 				m.touch(it.hs[i:touched])
 			}
-			if m.full() {
-				return true
+			if m.n >= m.room {
+				if m.full() {
+					return true
+				}
+				m.grow()
 			}
 			h := &it.hs[i]
 			m.putHashed(h.h1, h.h2, h.offset)

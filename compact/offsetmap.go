@@ -23,10 +23,17 @@ import (
 //
 // Collisions of slots are resolved by linear probing. An entry whose stored
 // offset is 0 is empty, so offsets are kept plus one.
+//
+// The slots are allocated for the keys a pass can meet, and grow up to the
+// memory's when there are more, so that a small partition does not pay for
+// a map sized for a large one while the map fills, and so ends a pass,
+// exactly where Kafka's does.
 type offsetMap struct {
 	seed1, seed2 maphash.Seed
 	slots        []mapEntry
-	limit        int // entries at which the map is full
+	limit        int // entries at which the map is full: 90% of the slots its memory gives
+	room         int // entries at which the slots grow: limit once they are all there
+	maxSlots     int // the slots of its memory
 	n            int
 	latest       int64 // the latest offset put or skipped to, -1 when none
 	touched      int64 // sink of touch, so the compiler keeps its loads
@@ -59,18 +66,56 @@ func mapSlots(memory int64) (int64, error) {
 	return slots, nil
 }
 
-// newOffsetMap returns a map using at most memory bytes.
-func newOffsetMap(memory int64) (*offsetMap, error) {
+// newOffsetMap returns a map using at most memory bytes, with slots for
+// keys keys to start with.
+func newOffsetMap(memory, keys int64) (*offsetMap, error) {
 	slots, err := mapSlots(memory)
 	if err != nil {
 		return nil, err
 	}
+	m := &offsetMap{seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), limit: int(float64(slots) * loadFactor),
+		maxSlots: int(slots), latest: -1}
+	m.allocate(slotsFor(keys, int(slots)))
+	return m, nil
+}
+
+// slotsFor is how many slots hold keys keys under the load factor, at
+// least a page's worth and at most maxSlots.
+func slotsFor(keys int64, maxSlots int) int {
+	if keys >= int64(maxSlots) {
+		return maxSlots
+	}
+	return min(max(int(float64(keys+1)/loadFactor)+1, keyMapSlots), maxSlots)
+}
+
+// allocate gives the map n empty slots.
+func (m *offsetMap) allocate(n int) {
 	// Probed at random, the slots get memory of their own, in huge pages
 	// where the kernel has them: a dry run on the bench partition took a
 	// quarter less time.
-	m := &offsetMap{seed1: maphash.MakeSeed(), seed2: maphash.MakeSeed(), limit: int(float64(slots) * loadFactor), latest: -1}
-	m.slots, m.free = hugemem.Slice[mapEntry](int(slots))
-	return m, nil
+	m.slots, m.free = hugemem.Slice[mapEntry](n)
+	m.room = m.limit
+	if n < m.maxSlots {
+		m.room = int(float64(n) * loadFactor)
+	}
+}
+
+// grow doubles the slots, up to those of the map's memory, moving every
+// entry by its digest.
+func (m *offsetMap) grow() {
+	old, free := m.slots, m.free
+	m.allocate(min(2*len(old), m.maxSlots))
+	m.rehash(old)
+	free()
+}
+
+// rehash puts the entries of old, which are none of the map's, in its slots.
+func (m *offsetMap) rehash(old []mapEntry) {
+	for i := range old {
+		if e := &old[i]; e.off1 != 0 {
+			*m.find(e.h1, e.h2) = *e
+		}
+	}
 }
 
 // release frees the slots; the map must not be used after.

@@ -47,3 +47,37 @@ func TestOffsetSet(t *testing.T) {
 		t.Error("a range over the bound has a bitmap")
 	}
 }
+
+// TestOffsetMapGrowsToItsMemory: a map started small for the keys a pass
+// expects grows as more come, and is full where a map allocated whole for
+// its memory is, with every key still found.
+func TestOffsetMapGrowsToItsMemory(t *testing.T) {
+	const memory = 5000 * bytesPerEntry // full at 4500 keys
+	whole := newTestMap(t, memory)
+	small, err := newOffsetMap(memory, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.release()
+	if len(small.slots) != keyMapSlots {
+		t.Fatalf("started with %d slots for 10 keys; want %d", len(small.slots), keyMapSlots)
+	}
+	it := &mapItem{}
+	for i := range 6000 {
+		h1, h2 := whole.hash([]byte{byte(i), byte(i >> 8)})
+		it.hs = append(it.hs, keyHash{h1: h1, h2: h2, offset: int64(i)})
+	}
+	it.ends = []batchEnd{{n: len(it.hs), last: 5999}}
+	full := (&pass{c: &cleaner{m: whole}}).putItem(it)
+	small.seed1, small.seed2 = whole.seed1, whole.seed2
+	smallFull := (&pass{c: &cleaner{m: small}}).putItem(it)
+	if !full || !smallFull || small.n != whole.n || small.latest != whole.latest || len(small.slots) != len(whole.slots) {
+		t.Fatalf("grown map: full %v, %d keys, latest %d, %d slots; whole map: full %v, %d keys, latest %d, %d slots",
+			smallFull, small.n, small.latest, len(small.slots), full, whole.n, whole.latest, len(whole.slots))
+	}
+	for i := range whole.n {
+		if got := small.get([]byte{byte(i), byte(i >> 8)}); got != int64(i) {
+			t.Fatalf("key %d: offset %d", i, got)
+		}
+	}
+}

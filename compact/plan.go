@@ -193,7 +193,7 @@ func expiredDeletes(p *partition, pl *plan, o *Options) (int, error) {
 		if s.Base >= end {
 			break
 		}
-		sc, err := openScan(s)
+		sc, err := openScan(s, o)
 		if err != nil {
 			return 0, err
 		}

@@ -29,7 +29,7 @@ func loadProducers(snapshots []string, segs []segment, logStart, leo int64, o *O
 		if end <= snap.Offset {
 			continue
 		}
-		if err := replay(ps, &segs[i], snap.Offset, &it); err != nil {
+		if err := replay(ps, &segs[i], snap.Offset, &it, o); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -39,12 +39,14 @@ func loadProducers(snapshots []string, segs []segment, logStart, leo int64, o *O
 
 // replay applies the batches of s at or after offset from. A batch Kafka's
 // loader stops on stops the cleaning of the partition too.
-func replay(ps *logseg.ProducerState, s *segment, from int64, it *logfmt.RecordIter) error {
-	sc, err := openScan(s)
+func replay(ps *logseg.ProducerState, s *segment, from int64, it *logfmt.RecordIter, o *Options) error {
+	sc, err := openScan(s, o)
 	if err != nil {
 		return err
 	}
 	defer sc.Close()
+	// Headers, and the records of markers only: a large entry is a view.
+	sc.HeaderViews = (*logfmt.Batch).IsControl
 	it.File = s.Log
 	for sc.Next() {
 		b := sc.Batch()

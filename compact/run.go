@@ -7,6 +7,7 @@ import (
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
 )
@@ -57,7 +58,8 @@ func Run(jobs []Job, o Options, workers int, done func()) ([]*Result, []error) {
 		c := <-cleaners
 		defer func() { cleaners <- c }()
 		jo := per
-		jo.Config = jobs[i].Config
+		jo.Config, jo.Job = jobs[i].Config, logfmt.StartJob(int64(i))
+		defer jo.Job.Done()
 		c.o = &jo
 		if jobs[i].Skip != "" {
 			results[i] = newResult(jobs[i].Dir, jo.DryRun)
@@ -76,6 +78,27 @@ func Run(jobs []Job, o Options, workers int, done func()) ([]*Result, []error) {
 		(<-cleaners).freeMap()
 	}
 	return results, errs
+}
+
+// mapFor readies the cleaner's offset map for a pass over [from, to). The
+// map is allocated on first use, for the keys the range can hold (at most
+// one a record, so at most one an offset), and kept for the worker's next
+// passes while it has the slots they need: a worker whose partitions need
+// no cleaning never pays for it, and one whose dirty ranges are small pays
+// for them, not for --offset-map-memory. A range whose offsets are not
+// regular may hold more keys; the map then grows as it fills.
+func (c *cleaner) mapFor(from, to int64) error {
+	keys := max(to-from, 0)
+	if c.m != nil && len(c.m.slots) >= slotsFor(keys, c.m.maxSlots) {
+		return nil
+	}
+	c.freeMap()
+	m, err := newOffsetMap(c.o.OffsetMapMemory, keys)
+	if err != nil {
+		return err
+	}
+	c.m = m
+	return nil
 }
 
 // freeMap frees the cleaner's offset map.
@@ -164,13 +187,6 @@ func (c *cleaner) clean(dir string) (*Result, error) {
 		}
 		return res, nil
 	}
-	if c.m == nil {
-		// Allocated on first use and kept for the worker's next partitions;
-		// a worker whose partitions need no cleaning never pays for it.
-		if c.m, err = newOffsetMap(o.OffsetMapMemory); err != nil {
-			return nil, err
-		}
-	}
 	return res, c.passes(p, pl, cleanTime, res)
 }
 
@@ -239,6 +255,9 @@ func (c *cleaner) passes(p *partition, pl *plan, cleanTime int64, res *Result) (
 	for {
 		ps := &pass{c: c, p: p, firstDirty: firstDirty, upper: pl.uncleanable, rewritten: rewritten,
 			legacy: newLegacyRule(p.segs, firstDirty, cleanTime, o)}
+		if err := c.mapFor(firstDirty, pl.uncleanable); err != nil {
+			return err
+		}
 		if err := ps.run(); err != nil {
 			return err
 		}

@@ -19,7 +19,9 @@ type segmentScan struct {
 	err  error
 }
 
-func openScan(s *segment) (*segmentScan, error) { return openWith(s, logfmt.PlainWindows) }
+func openScan(s *segment, o *Options) (*segmentScan, error) {
+	return openWith(s, o, logfmt.PlainWindows)
+}
 
 // openStream opens a segment for a pass over all of it, reading ahead so
 // that the kernel's copy of the file is off the pass's critical path, and
@@ -28,7 +30,7 @@ func openScan(s *segment) (*segmentScan, error) { return openWith(s, logfmt.Plai
 // (Mapping the file instead made no difference here: the pass is bound by
 // parsing and the offset map, and then waits on memory for the checksums.)
 func openStream(s *segment, o *Options, skip func(*logfmt.Batch) bool) (*segmentScan, error) {
-	sc, err := openWith(s, logfmt.ReadAheadWindows)
+	sc, err := openWith(s, o, logfmt.ReadAheadWindows)
 	if err != nil {
 		return nil, err
 	}
@@ -37,11 +39,12 @@ func openStream(s *segment, o *Options, skip func(*logfmt.Batch) bool) (*segment
 	return sc, nil
 }
 
-func openWith(s *segment, src logfmt.WindowSource) (*segmentScan, error) {
+func openWith(s *segment, o *Options, src logfmt.WindowSource) (*segmentScan, error) {
 	b, err := s.Batches(0, src)
 	if err != nil {
 		return nil, err
 	}
+	b.Job = o.Job
 	return &segmentScan{Batches: b, last: s.Base - 1}, nil
 }
 

@@ -27,6 +27,7 @@ import (
 
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
 )
@@ -214,7 +215,9 @@ func Run(set *target.Set, o Options, stdout, stderr io.Writer) (Result, error) {
 		// Jobs start in order, so the job being written is always running
 		// or done and the writer never waits on a job that cannot start.
 		parallel.Each(len(jobs), o.Workers, func(i int) error {
-			newDumper(&o, sinks[i], &stop).run(jobs[i])
+			mem := logfmt.StartJob(int64(i))
+			newDumper(&o, sinks[i], &stop, mem).run(jobs[i])
+			mem.Done()
 			sinks[i].close()
 			return nil
 		})

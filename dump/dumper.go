@@ -21,6 +21,7 @@ type dumper struct {
 	stop *atomic.Bool
 	it   logfmt.RecordIter
 	job  *job
+	mem  *logfmt.Job // what every reader of the job holds against
 
 	// The file being dumped.
 	file        string
@@ -47,8 +48,8 @@ type dumper struct {
 	payload []byte // decoded keys and values
 }
 
-func newDumper(o *Options, s *sink, stop *atomic.Bool) *dumper {
-	return &dumper{o: o, s: s, stop: stop, it: logfmt.RecordIter{MaxRecordBytes: o.MaxRecordBytes}}
+func newDumper(o *Options, s *sink, stop *atomic.Bool, mem *logfmt.Job) *dumper {
+	return &dumper{o: o, s: s, stop: stop, mem: mem, it: logfmt.RecordIter{MaxRecordBytes: o.MaxRecordBytes}}
 }
 
 // text tells whether per-item text lines are wanted.
@@ -453,7 +454,7 @@ func (d *dumper) dumpUnknown(it *item, size int64) {
 			d.problem(-1, why)
 		}
 	}
-	if looksLikeLog(it.path, size) {
+	if looksLikeLog(it.path, size, d.mem) {
 		d.note(-1, "not a Kafka file name, but its bytes are log entries: dumped as a segment")
 		d.dumpSegment(it, size, "")
 		return
@@ -469,13 +470,14 @@ func (d *dumper) dumpUnknown(it *item, size int64) {
 // looksLikeLog accepts a file whose first entry checksums correctly, or
 // whose entries frame exactly up to its end: one with a bad checksum must
 // still be dumped, to show it.
-func looksLikeLog(path string, size int64) bool {
+func looksLikeLog(path string, size int64, mem *logfmt.Job) bool {
 	f, err := safefile.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	sr := logfmt.NewSegmentReader(f, size, path)
+	sr.Job = mem
 	if !sr.Next() {
 		return false
 	}

@@ -1,6 +1,7 @@
 package dump
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -45,11 +46,11 @@ func (d *dumper) readSmall() ([]byte, bool) {
 // DumpLogSegments.dumpProducerIdSnapshot does: the batch metadata part only
 // for producers that have some (a last offset of at least 0).
 func (d *dumper) dumpProducerSnapshot() {
-	b, ok := d.readSmall()
-	if !ok {
+	entries, err := snapshot.Read(d.file, maxSmallFile)
+	if errors.Is(err, snapshot.ErrTooLarge) {
+		d.problem(maxSmallFile, fmt.Sprintf("larger than %d bytes; not read", maxSmallFile))
 		return
 	}
-	entries, err := snapshot.Parse(b, d.file)
 	if err != nil {
 		d.problemErr(err)
 		return

@@ -46,7 +46,7 @@ func (d *dumper) dumpOffsetIndex(it *item, size int64) {
 		} else {
 			defer lf.Close()
 			lr = logfmt.NewSegmentReader(lf, lsize, lp)
-			lr.MaxBatchSize = d.o.MaxMessageSize
+			lr.MaxBatchSize, lr.Job = d.o.MaxMessageSize, d.mem
 		}
 	} else if it.name.Leftover == "" {
 		d.note(-1, "no .log for this index: entries are not checked against the log")
@@ -181,6 +181,7 @@ func (d *dumper) dumpTimeIndex(it *item, size int64) {
 		} else {
 			defer lf.Close()
 			find = &batchFinder{sr: logfmt.NewSegmentReader(lf, lsize, lp)}
+			find.sr.Job = d.mem
 			if ip := sibling(it, layout.IndexExt); ip != "" {
 				if xf, xsize, err := safefile.OpenSized(ip); err == nil {
 					defer xf.Close()

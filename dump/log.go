@@ -67,6 +67,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 		// A shallow dump needs the headers, and the records of a
 		// compressed legacy wrapper only where its offsets are shown.
 		h := logfmt.NewHeaderReader(f, limit, it.path, start, segmentCuts(it), d.o.batchWorkers)
+		h.Job = d.mem
 		whole := d.o.JSON || d.row != nil
 		h.Keep = func(b *logfmt.Batch) bool { return whole && b.Magic() < 2 && b.Compression() != codec.None }
 		if d.items() && d.text() && !st.stats && !d.filtered() {
@@ -78,6 +79,7 @@ func (d *dumper) dumpSegment(it *item, size int64, header string) {
 	}
 	sr := logfmt.NewSegmentReader(f, limit, it.path)
 	defer sr.Close()
+	sr.Job = d.mem
 	sr.SeekTo(start)
 	dr := logfmt.NewDeepReader(sr, d.o.batchWorkers)
 	dr.MaxRecordBytes = d.o.MaxRecordBytes
@@ -717,15 +719,28 @@ func (d *dumper) controlText(l []byte, r *logfmt.Record) []byte {
 // " payload: " after whatever came before, so with --skip-record-metadata
 // a record without a key has no bar.
 func (d *dumper) payloadText(l []byte, r *logfmt.Record, keyPrefix string) []byte {
-	key, value, hasKey, hasValue := d.parse(r)
-	if hasKey {
-		l = append(l, keyPrefix...)
-		l = append(l, "key: "...)
-		l = append(l, key...)
-	}
-	if hasValue {
-		l = append(l, " payload: "...)
-		l = append(l, value...)
+	if d.o.Payload == PayloadPlain {
+		// Rendered straight into the line, which streams.
+		if r.Key != nil && d.o.KeyDecoder != DecodeNone {
+			l = append(l, keyPrefix...)
+			l = append(l, "key: "...)
+			l = d.appendStreamed(l, r.Key, d.o.KeyDecoder)
+		}
+		if r.Value != nil && d.o.ValueDecoder != DecodeNone {
+			l = append(l, " payload: "...)
+			l = d.appendStreamed(l, r.Value, d.o.ValueDecoder)
+		}
+	} else {
+		key, value, hasKey, hasValue := d.parse(r)
+		if hasKey {
+			l = append(l, keyPrefix...)
+			l = append(l, "key: "...)
+			l = append(l, key...)
+		}
+		if hasValue {
+			l = append(l, " payload: "...)
+			l = append(l, value...)
+		}
 	}
 	if d.o.PrintHeaders && d.o.Payload == PayloadPlain && len(r.Headers) > 0 && d.o.ValueDecoder != DecodeNone {
 		// Not in Kafka's line: header values, at the end where they do not
@@ -806,6 +821,50 @@ func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bo
 	}
 	d.payload = p
 	return p[:n], p[n:], hasKey, hasValue
+}
+
+// streamPiece is how much of a key or value appendStreamed decodes at a
+// time.
+const streamPiece = 16 << 10
+
+// appendStreamed appends b decoded to l, the sink's buffer, a piece at a
+// time, and sends the line on as each chunk fills: the text of a large
+// record is never held whole (it can be three times the record, an invalid
+// byte printing as U+FFFD), and grows no buffer past a chunk.
+func (d *dumper) appendStreamed(l, b []byte, dec Decoder) []byte {
+	for len(b) > streamPiece {
+		n := pieceEnd(b, streamPiece, dec)
+		l = appendDecoded(l, b[:n], dec)
+		b = b[n:]
+		if len(l) >= chunkSize {
+			d.s.set(l)
+			l = d.s.buf()
+		}
+	}
+	return appendDecoded(l, b, dec)
+}
+
+// pieceEnd is where a piece of about n bytes of b ends so that decoding
+// the pieces one after the other gives what decoding b whole does: on a
+// multiple of 3 for base64, and for UTF-8 not inside a sequence, which
+// starts at most 3 bytes before a continuation byte (any invalid byte
+// becomes U+FFFD on its own either way).
+func pieceEnd(b []byte, n int, dec Decoder) int {
+	switch dec {
+	case DecodeHex:
+		return n
+	case DecodeBase64:
+		return n - n%3
+	}
+	if utf8.RuneStart(b[n]) {
+		return n
+	}
+	for k := n - 1; k > n-utf8.UTFMax; k-- {
+		if utf8.RuneStart(b[k]) {
+			return k
+		}
+	}
+	return n
 }
 
 // appendDecoded appends b decoded for text output.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -47,7 +48,11 @@ const (
 	chunksAhead = 4 // chunks a worker may encode before the writer takes them
 )
 
-var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkSize+64<<10); return &b }}
+// chunkRoom is the capacity of a chunk: a chunk's worth of lines and the
+// line that fills it.
+const chunkRoom = chunkSize + 64<<10
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, chunkRoom); return &b }}
 
 // Partition writes the records of one partition directory to w.
 func Partition(w io.Writer, p *layout.Partition, o Options) (fetch.Stats, error) {
@@ -72,17 +77,41 @@ func encoder(p *layout.Partition, o Options) *Encoder {
 }
 
 // encode reads r and passes its lines to emit in chunks of about chunkSize.
+// The line of a record whose value is larger than a chunk is passed on as
+// it is made (Encoder.AppendStreamed), and any line larger than a chunk a
+// chunk at a time, so that the chunks in flight between the workers and the
+// writer keep their size; a buffer grown for a line is then dropped rather
+// than kept in the pool.
 func encode(r *fetch.Reader, enc *Encoder, emit func([]byte) error) (fetch.Read, error) {
 	defer r.Close()
 	bp := chunkPool.Get().(*[]byte)
 	defer func() { chunkPool.Put(bp) }()
 	buf := (*bp)[:0]
-	defer func() { *bp = buf }()
+	defer func() {
+		if cap(buf) <= cap(*bp) {
+			*bp = buf
+		}
+	}()
+	flush := func(b []byte) ([]byte, error) { return b[:0], emit(b) }
 	for r.Next() {
-		buf = enc.Append(buf, r.Record())
-		if len(buf) >= chunkSize {
-			if err := emit(buf); err != nil {
+		if rec := r.Record(); len(rec.Value) > chunkSize {
+			var err error
+			if buf, err = enc.AppendStreamed(buf, rec, flush); err != nil {
 				return r.Read(), err
+			}
+		} else {
+			buf = enc.Append(buf, rec)
+		}
+		if len(buf) >= chunkSize {
+			for p := buf; len(p) > 0; {
+				n := len(p)
+				if n > chunkRoom {
+					n = chunkSize
+				}
+				if err := emit(p[:n]); err != nil {
+					return r.Read(), err
+				}
+				p = p[n:]
 			}
 			buf = buf[:0]
 		}
@@ -103,6 +132,7 @@ var errStopped = errors.New("export stopped")
 
 // job is one unit of a partition (fetch.Partition.Unit) to encode.
 type job struct {
+	order  int64   // in the writer's order
 	res    *Result // shared by the jobs of a partition
 	r      *fetch.Reader
 	enc    *Encoder
@@ -140,6 +170,7 @@ func Run(w io.Writer, parts []*layout.Partition, o Options, done func(Result)) e
 			work <- j
 			return true
 		}
+		var order int64
 		for _, p := range parts {
 			res := &Result{Partition: p}
 			pt, err := fetch.Open(p, o.Fetch)
@@ -153,7 +184,8 @@ func Run(w io.Writer, parts []*layout.Partition, o Options, done func(Result)) e
 				return
 			}
 			for i := range pt.Units() {
-				j := &job{res: res, r: pt.Unit(i), enc: enc, chunks: make(chan []byte, chunksAhead), last: i == pt.Units()-1}
+				j := &job{order: order, res: res, r: pt.Unit(i), enc: enc, chunks: make(chan []byte, chunksAhead), last: i == pt.Units()-1}
+				order++
 				if !send(j) {
 					return
 				}
@@ -169,6 +201,8 @@ func Run(w io.Writer, parts []*layout.Partition, o Options, done func(Result)) e
 				case <-stop:
 					j.err = errStopped
 				default:
+					mem := logfmt.StartJob(j.order)
+					j.r.Job = mem
 					j.read, j.err = encode(j.r, j.enc, func(b []byte) error {
 						c := chunkPool.Get().(*[]byte)
 						*c = append((*c)[:0], b...)
@@ -180,7 +214,11 @@ func Run(w io.Writer, parts []*layout.Partition, o Options, done func(Result)) e
 							return errStopped
 						}
 					})
+					mem.Done()
 				}
+				// The job waits for the writer with the units before it:
+				// its reader's buffers are the collector's.
+				j.r = nil
 				close(j.chunks)
 			}
 		}()

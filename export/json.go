@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/jsonbytes"
@@ -80,6 +81,49 @@ func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 	if e.kcat {
 		return e.appendKcat(dst, r)
 	}
+	dst = e.appendHead(dst, r)
+	dst = e.appendBytes(dst, r.Value)
+	return e.appendTail(dst, r)
+}
+
+// AppendStreamed is Append for a record whose value is large: the value is
+// appended a piece at a time, and flush is given dst whenever it holds
+// chunkSize bytes or more, to send them on and return the buffer to go on
+// with, so that the line is never held whole.
+func (e *Encoder) AppendStreamed(dst []byte, r *fetch.Record, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	if e.kcat {
+		return e.appendKcat(dst, r), nil
+	}
+	dst = e.appendHead(dst, r)
+	v := r.Value
+	// The form is chosen for the whole value, as appendBytes does.
+	piece, end := jsonbytes.AppendBase64, `"`
+	switch {
+	case v == nil:
+		return e.appendTail(append(dst, "null"...), r), nil
+	case e.enc == Base64:
+		dst = append(dst, '"')
+	case utf8.Valid(v):
+		dst, piece = append(dst, '"'), jsonbytes.AppendEscaped
+	default:
+		dst, end = append(dst, `{"base64":"`...), `"}`
+	}
+	for len(v) > 0 {
+		n := min(len(v), streamPiece)
+		dst = piece(dst, v[:n])
+		v = v[n:]
+		if len(dst) >= chunkSize {
+			var err error
+			if dst, err = flush(dst); err != nil {
+				return dst, err
+			}
+		}
+	}
+	return e.appendTail(append(dst, end...), r), nil
+}
+
+// appendHead appends what comes before a record's value in its line.
+func (e *Encoder) appendHead(dst []byte, r *fetch.Record) []byte {
 	dst = append(dst, e.prefix...)
 	dst = appendInt(dst, r.Offset)
 	dst = append(dst, `,"timestamp":`...)
@@ -88,8 +132,16 @@ func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 	dst = append(dst, r.TimestampType.String()...)
 	dst = append(dst, `","key":`...)
 	dst = e.appendBytes(dst, r.Key)
-	dst = append(dst, `,"value":`...)
-	dst = e.appendBytes(dst, r.Value)
+	return append(dst, `,"value":`...)
+}
+
+// streamPiece is how much of a value AppendStreamed appends at a time: a
+// multiple of 3, so that base64 pieces join with no padding between them
+// (the escapes of UTF-8 text are of single bytes, and cut anywhere).
+const streamPiece = 48 << 10
+
+// appendTail appends what follows a record's value in its line.
+func (e *Encoder) appendTail(dst []byte, r *fetch.Record) []byte {
 	dst = append(dst, `,"headers":[`...)
 	for i, h := range r.Headers {
 		if i > 0 {

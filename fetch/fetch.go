@@ -347,6 +347,9 @@ func (pt *Partition) resolveTxns() error {
 		if err != nil {
 			return err
 		}
+		// The pass reads headers, and the records of markers only, so
+		// that it holds no large entry.
+		seg.HeaderViews = (*logfmt.Batch).IsControl
 		var records int64
 		for seg.Next() {
 			b := seg.Batch()
@@ -510,6 +513,10 @@ func (pt *Partition) bounds() error {
 
 // Reader streams the records of some units of a partition.
 type Reader struct {
+	// Job, when set before the first Next, is the command's job that the
+	// reader holds large entries against (logfmt.Job).
+	Job *logfmt.Job
+
 	pt    *Partition
 	units []unit
 	read  Read
@@ -612,6 +619,7 @@ func (r *Reader) nextBatch() {
 				return
 			}
 			seg.SeekTo(u.start)
+			seg.Job = r.Job
 			r.seg, r.reported, r.segEnd = seg, u.start, u.end
 		}
 		if r.seg.Pos() >= r.segEnd || !r.seg.Next() {

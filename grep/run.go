@@ -7,6 +7,7 @@ import (
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -81,7 +82,9 @@ func Run(w io.Writer, jobs []Job, o Options, done func(*Result)) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		parallel.Each(len(jobs), outer, func(i int) error {
-			results[i] = searchOne(jobs[i], &per, inner, outs[i])
+			mem := logfmt.StartJob(int64(i))
+			results[i] = searchOne(jobs[i], &per, inner, outs[i], mem)
+			mem.Done()
 			outs[i].close()
 			return nil
 		})
@@ -112,14 +115,14 @@ func Run(w io.Writer, jobs []Job, o Options, done func(*Result)) error {
 	return err
 }
 
-func searchOne(job Job, o *Options, inner int, out *partOut) *Result {
+func searchOne(job Job, o *Options, inner int, out *partOut, mem *logfmt.Job) *Result {
 	p := job.Partition
 	res := &Result{Partition: p, Audit: job.Audit}
 	topic := p.Dir.Topic
 	if topic == "" {
 		topic = p.Dir.Name
 	}
-	s := &search{o: o, job: job, res: res, out: out, inner: inner, m: o.Match, audit: job.Audit,
+	s := &search{o: o, job: job, res: res, out: out, inner: inner, mem: mem, m: o.Match, audit: job.Audit,
 		enc: newEncoder(o.Format, p.Path, topic, p.Dir.Partition)}
 	if job.Audit != nil {
 		s.now = job.Audit.Cleaner.Now

@@ -32,7 +32,8 @@ type search struct {
 	res   *Result
 	out   *partOut
 	enc   *encoder
-	inner int // batch workers of its passes
+	inner int         // batch workers of its passes
+	mem   *logfmt.Job // what its readers hold large entries against
 
 	pt        *fetch.Partition
 	from, end int64
@@ -368,6 +369,7 @@ func (s *search) readSpan(i int, sp *span, at []int64, w work, emit func(i int, 
 	// found torn or zeroed, and noted.
 	sr := logfmt.NewSegmentReader(f, sp.End, sp.Segment.Log, src)
 	defer sr.Close()
+	sr.Job = s.mem
 	dr := logfmt.NewDeepReader(sr, workers)
 	defer dr.Close()
 	dr.MaxRecordBytes = s.o.Range.MaxRecordBytes
@@ -758,6 +760,7 @@ func (s *search) readUnit(unitSpan span, w work, plan *fetch.Plan) *unitRun {
 	defer f.Close()
 	sr := logfmt.NewSegmentReader(f, sp.End, sp.Segment.Log)
 	defer sr.Close()
+	sr.Job = s.mem
 	sr.SeekTo(sp.Start)
 	it := s.iter()
 	defer s.iters.Put(it)
@@ -1377,6 +1380,7 @@ func (s *search) locate(f *Finding) error {
 		return err
 	}
 	defer seg.Close()
+	seg.Job = s.mem
 	for seg.Next() {
 		if b := seg.Batch(); b.LastOffset() >= f.Offset {
 			f.Segment, f.Position, f.batchTime = filepath.Base(sp.Segment.Log), b.Pos, b.MaxTimestamp()

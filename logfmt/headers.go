@@ -53,8 +53,9 @@ var (
 // Validate work, but records cannot be read. Batches for which Keep says
 // true are given whole.
 type HeaderReader struct {
-	// MaxBatchSize is the SegmentReader's.
+	// MaxBatchSize and Job are the SegmentReaders'.
 	MaxBatchSize int
+	Job          *Job
 	// Keep, when set, picks the batches given whole. It is called on the
 	// reading goroutines.
 	Keep func(*Batch) bool
@@ -244,7 +245,7 @@ func (h *HeaderReader) begin() bool {
 
 func (h *HeaderReader) sequential(from int64) {
 	h.seq = NewSegmentReader(h.r, h.size, h.file)
-	h.seq.MaxBatchSize = h.MaxBatchSize
+	h.seq.MaxBatchSize, h.seq.Job, h.seq.HeaderViews = h.MaxBatchSize, h.Job, h.whole
 	h.seq.SeekTo(from)
 }
 
@@ -300,6 +301,10 @@ func (h *HeaderReader) run() {
 	}()
 }
 
+// whole tells whether the caller wants b whole: a header view will do for
+// every batch but those Keep picks.
+func (h *HeaderReader) whole(b *Batch) bool { return h.Keep != nil && h.Keep(b) }
+
 // read frames and checksums the batches of r, noting their headers.
 func (h *HeaderReader) read(r *headerRange) *headerRange {
 	r.infos, r.kept, r.text, r.clean = r.infos[:0], r.kept[:0], r.text[:0], false
@@ -309,12 +314,13 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 	// once, where each range in flight would scan it again.
 	sr := NewSegmentReader(stoppable{h.r, h.quit}, r.stop, h.file)
 	defer sr.Close()
-	sr.MaxBatchSize, sr.unchecked = h.MaxBatchSize, true
+	sr.MaxBatchSize, sr.Job, sr.unchecked = h.MaxBatchSize, h.Job, true
 	sr.SeekTo(r.start)
 	if h.Render != nil {
 		h.render(r, sr)
 		return r
 	}
+	sr.HeaderViews = h.whole
 	if r.text != nil {
 		putText(r.text)
 		r.text = nil
@@ -334,7 +340,7 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 		if len(r.infos) == headersMaxInfos {
 			return r
 		}
-		in := headerInfo{pos: b.Pos, size: len(b.Data), crc: b.computeCRC()}
+		in := headerInfo{pos: b.Pos, size: b.Size(), crc: b.ComputeCRC()}
 		in.n = uint8(copy(in.hdr[:], b.Data))
 		if h.Keep != nil && h.Keep(b) {
 			if len(r.kept)+len(b.Data) > headersKeepBytes {

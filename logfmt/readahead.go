@@ -55,9 +55,9 @@ func (s *SegmentReader) Close() {
 	plain := !s.ahead
 	s.stopAhead()
 	if plain {
-		putLarge(s.buf)
+		s.putLarge(s.buf)
 	}
-	putLarge(s.join)
+	s.putLarge(s.join)
 	s.buf, s.bufPos, s.chunk, s.join = nil, 0, nil, nil
 }
 
@@ -77,6 +77,10 @@ func (s *SegmentReader) fetch(pos int64, n int) ([]byte, error) {
 		copy(c.buf[start:], head)
 		s.release(s.chunk)
 		s.chunk, s.buf, s.bufPos = c.buf, c.buf[start:room+c.n], pos
+		if cap(s.join) > keptLarge {
+			s.putLarge(s.join)
+			s.join = nil
+		}
 		return s.buf[:n], nil
 	}
 	// A long head or a long entry: join it in a buffer of its own. head
@@ -88,11 +92,11 @@ func (s *SegmentReader) fetch(pos int64, n int) ([]byte, error) {
 	}
 	j := s.join[:0]
 	if cap(j) < want {
-		j = getLarge(want)[:0]
+		j = s.getLarge(want)[:0]
 	}
 	j = append(j, head...)
 	if cap(s.join) < want {
-		putLarge(s.join)
+		s.putLarge(s.join)
 	}
 	for {
 		if c.buf != nil {

@@ -102,6 +102,7 @@ type RecordIter struct {
 	payload  []byte
 	consumed int64 // decompressed bytes dropped before data[0]
 	buf      []byte
+	shared   bool // buf came from getLarge
 
 	v2        bool  // a magic-2 batch
 	recLimit  int   // the largest record to read: MaxRecordBytes when streaming
@@ -126,6 +127,7 @@ func (it *RecordIter) Reset(b *Batch) error {
 	it.data, it.dataPos, it.wrapper = nil, -1, nil
 	it.stream, it.payload, it.srcErr, it.consumed, it.pre = false, nil, nil, 0, nil
 	it.recLimit = math.MaxInt
+	it.letGo()
 	if b.headerOnly() {
 		// A caller's mistake, not damage: say so rather than misread.
 		it.err, it.done = fmt.Errorf("%s: batch at byte %d: only its header was read", it.File, b.Pos), true
@@ -235,7 +237,7 @@ func (it *RecordIter) fill(n int) bool {
 		default:
 			nb := it.buf
 			if need := max(n, it.windowSize()); need > cap(nb) {
-				nb = make([]byte, need)
+				nb = it.grow(need)
 			}
 			copy(nb, it.data[it.p:])
 			it.consumed += int64(it.p)
@@ -470,6 +472,35 @@ func (it *RecordIter) NextKey() bool {
 	return it.step(it.nextLegacy())
 }
 
+// grow returns a window of need bytes for a record larger than the one
+// in use, whose bytes the caller moves over: a large one is taken from the
+// buffers large entries share (getLarge), and goes back once its batch is
+// done with (letGo).
+func (it *RecordIter) grow(need int) []byte {
+	if need <= keptLarge {
+		return make([]byte, need)
+	}
+	it.shared = true
+	return getLarge(need)
+}
+
+// letGo lets go of a window grown for a large record once no record of its
+// batch is valid (at the next Reset, or at the batch's end without
+// KeepBytes): memory follows the record being read, not the largest read
+// before. A shared one goes back for the next large batch; the last
+// record's view of it goes too.
+func (it *RecordIter) letGo() {
+	if cap(it.buf) <= keptLarge {
+		return
+	}
+	if it.shared {
+		putLarge(it.buf)
+	}
+	it.buf, it.data, it.shared = nil, nil, false
+	it.rec.Key, it.rec.Value = nil, nil
+	clear(it.rec.Headers)
+}
+
 // step ends iteration unless ok, keeping err.
 func (it *RecordIter) step(ok bool, err error) bool {
 	if err != nil {
@@ -477,6 +508,9 @@ func (it *RecordIter) step(ok bool, err error) bool {
 	}
 	if !ok {
 		it.done = true
+		if it.KeepBytes <= recordWindow {
+			it.letGo()
+		}
 	}
 	return ok
 }

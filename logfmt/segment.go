@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"sync"
@@ -45,15 +46,17 @@ const (
 	windowSize = 256 << 10
 )
 
-// spare holds a buffer of an entry larger than a read window. A command
-// reads a segment several times, each with a reader of its own; the
-// readers take turns with one such buffer rather than each leave one to the
-// garbage collector, which for a batch of tens of MiB made up most of a
-// command's memory. (A sync.Pool would lose it at every collection.) The
-// largest one given back is kept.
+// spare holds buffers of entries larger than a read window, and of the
+// large records decompressed from them (RecordIter). A command reads a
+// segment several times, each with a reader of its own, and one large
+// batch after another; the readers take turns with two such buffers (an
+// entry's and its record's) rather than each leave one to the garbage
+// collector, which for a batch of tens of MiB made up most of a command's
+// memory. (A sync.Pool would lose them at every collection.) The largest
+// ones given back are kept.
 var spare struct {
 	sync.Mutex
-	b []byte
+	b [2][]byte
 }
 
 // windows holds read windows given back, for the next readers: a command
@@ -72,14 +75,25 @@ func getLarge(n int) []byte {
 	}
 	if n > windowSize {
 		spare.Lock()
-		b := spare.b
+		// The smaller of the two that holds n.
+		i := 0
+		if cap(spare.b[1]) >= n && (cap(spare.b[0]) < n || cap(spare.b[1]) < cap(spare.b[0])) {
+			i = 1
+		}
+		b := spare.b[i]
 		if cap(b) >= n {
-			spare.b = nil
+			spare.b[i] = nil
 		}
 		spare.Unlock()
 		if cap(b) >= n {
 			return b[:n]
 		}
+	}
+	if n > keptLarge {
+		// Rounded up past a read-ahead join of the same entry (n plus a
+		// chunk), so that the buffers of one large entry, its join and
+		// its records serve one another.
+		return make([]byte, n, (n+aheadChunkSize)|(1<<20-1)+1)
 	}
 	return make([]byte, n)
 }
@@ -94,10 +108,47 @@ func putLarge(b []byte) {
 		return
 	}
 	spare.Lock()
-	if cap(b) > cap(spare.b) {
-		spare.b = b
+	// In place of the smaller of the two, if b is larger.
+	i := 0
+	if cap(spare.b[1]) < cap(spare.b[0]) {
+		i = 1
+	}
+	if cap(b) > cap(spare.b[i]) {
+		spare.b[i] = b
 	}
 	spare.Unlock()
+}
+
+// keptLarge is the largest buffer a reader keeps for the entries that
+// follow the one it was made for (Kafka bounds batches to 1 MiB by
+// default). A larger one is held against the reader's job (Job) and goes
+// back once its entry is read, so that a job holds no more than the entry
+// it reads.
+const keptLarge = 2 << 20
+
+// getLarge is getLarge for the reader's job: a buffer larger than
+// keptLarge is held against the job's budget, taken before it is allocated
+// (a spare one, already there, may be taken first).
+func (s *SegmentReader) getLarge(n int) []byte {
+	if n <= keptLarge {
+		b := getLarge(n)
+		if cap(b) > keptLarge {
+			s.Job.acquire(int64(cap(b)))
+		}
+		return b
+	}
+	s.Job.acquire(int64(n))
+	b := getLarge(n)
+	s.Job.acquire(int64(cap(b) - n)) // the job holds: no wait
+	return b
+}
+
+// putLarge is putLarge for the reader's job.
+func (s *SegmentReader) putLarge(b []byte) {
+	if cap(b) > keptLarge {
+		s.Job.release(int64(cap(b)))
+	}
+	putLarge(b)
 }
 
 // SegmentReader streams the shallow entries of a segment (any magic) with
@@ -108,6 +159,15 @@ func putLarge(b []byte) {
 type SegmentReader struct {
 	// MaxBatchSize bounds one entry; 0 means DefaultMaxBatchSize.
 	MaxBatchSize int
+	// Job, when set, is the job of the command that the reader reads for:
+	// an entry larger than keptLarge is held against its budget.
+	Job *Job
+	// HeaderViews, when set, has a magic-2 entry larger than
+	// checkedBeforeHeld given as a header view (see HeaderReader), its
+	// checksum computed a window at a time, unless HeaderViews says of the
+	// view that the caller wants the entry whole: for callers that read
+	// headers, so that a large entry is never held.
+	HeaderViews func(view *Batch) (whole bool)
 
 	r      io.ReaderAt
 	size   int64
@@ -116,6 +176,7 @@ type SegmentReader struct {
 	buf    []byte
 	bufPos int64
 	batch  Batch
+	view   decoded // the current batch's, when a header view
 	err    error
 	end    End
 	endMsg string
@@ -231,12 +292,12 @@ func (s *SegmentReader) window(pos int64, n int) ([]byte, error) {
 	if rest := s.size - pos; int64(want) > rest {
 		want = int(rest)
 	}
-	if cap(s.buf) < want {
+	if cap(s.buf) < want || cap(s.buf) > keptLarge && want <= windowSize {
 		// Room for a whole window even at the end of the data, so that
 		// the buffer can serve the next reader (getLarge).
 		old := s.buf
-		s.buf = getLarge(max(n, windowSize))
-		putLarge(old)
+		s.buf = s.getLarge(max(n, windowSize))
+		s.putLarge(old)
 	}
 	s.buf = s.buf[:want]
 	got, err := s.r.ReadAt(s.buf, pos)
@@ -267,12 +328,16 @@ func (s *SegmentReader) Next() bool {
 		return false
 	}
 	s.batch = Batch{Pos: s.pos, Data: b}
-	s.pos += int64(len(b))
+	if s.view.size > 0 {
+		s.batch.dec = &s.view
+	}
+	s.pos += int64(s.batch.Size())
 	return true
 }
 
 // frame reads and frames the entry at pos.
 func (s *SegmentReader) frame(pos int64) ([]byte, End, error) {
+	s.view = decoded{}
 	rest := s.size - pos
 	if rest <= 0 {
 		return nil, EndClean, nil
@@ -315,8 +380,63 @@ func (s *SegmentReader) frame(pos int64) ([]byte, End, error) {
 	if total > s.maxBatch() {
 		return nil, EndNone, Corruptf(s.file, pos+8, "entry size %d exceeds the %d-byte limit", total, s.maxBatch())
 	}
+	if total > checkedBeforeHeld {
+		crc, err := s.checkCRC(pos, total, magic)
+		if err != nil {
+			return nil, EndNone, err
+		}
+		if s.HeaderViews != nil && magic == 2 {
+			h, err := s.window(pos, V2HeaderSize)
+			if err != nil {
+				return nil, EndNone, err
+			}
+			s.view = decoded{crc: crc, size: int(total)}
+			if !s.HeaderViews(&Batch{Pos: pos, Data: h, dec: &s.view}) {
+				return h, EndNone, nil
+			}
+			s.view = decoded{}
+		}
+	}
 	b, err := s.window(pos, int(total))
 	return b, EndNone, err
+}
+
+// checkedBeforeHeld is the size above which an entry's checksum is computed
+// a window at a time before the entry is read whole, so that a length that
+// garbage or a sparse file declares costs a window of memory rather than
+// the length. Brokers refuse entries this large by default
+// (message.max.bytes is 1 MiB), so the second read is rare.
+const checkedBeforeHeld = 8 << 20
+
+// checkCRC computes the checksum of the entry of total bytes at pos, as
+// Batch.Validate does, a window at a time, and refuses the entry when it
+// does not match.
+func (s *SegmentReader) checkCRC(pos, total int64, magic int8) (uint32, error) {
+	// v2: CRC-32C at byte 17 over attributes..end; legacy: CRC-32 at byte
+	// 12 over magic..end.
+	at, from, table := int64(17), int64(21), castagnoli
+	if magic < 2 {
+		at, from, table = 12, MagicOffset, crc32.IEEETable
+	}
+	h, err := s.window(pos+at, 4)
+	if err != nil {
+		return 0, err
+	}
+	stored := binary.BigEndian.Uint32(h)
+	var sum uint32
+	for p, end := pos+from, pos+total; p < end; {
+		n := int(min(int64(windowSize), end-p))
+		b, err := s.window(p, n)
+		if err != nil {
+			return 0, err
+		}
+		sum = crc32.Update(sum, table, b)
+		p += int64(n)
+	}
+	if sum != stored {
+		return 0, Corruptf(s.file, pos, "checksum mismatch: stored %d, computed %d, over an entry of %d bytes, which is not read whole", stored, sum, total)
+	}
+	return sum, nil
 }
 
 // tail classifies a short remainder as zeros or a torn write.

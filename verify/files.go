@@ -175,15 +175,15 @@ func strayByte(b []byte) int {
 // checkSnapshot parses a producer snapshot and, when the log end offset is
 // known (not noOffset), checks that the snapshot was not taken beyond it.
 func checkSnapshot(c *collector, path string, logEnd int64) error {
-	b, err := readSmall(path, maxSnapshot)
-	if errors.Is(err, errTooLarge) {
+	_, err := snapshot.Read(path, maxSnapshot)
+	if errors.Is(err, snapshot.ErrTooLarge) {
 		c.info(CodeSnapshotTooLarge, path, -1, "larger than %d bytes: not checked", maxSnapshot)
 		return nil
 	}
-	if err != nil {
+	if _, corrupt := logfmt.AsCorrupt(err); err != nil && !corrupt {
 		return err
 	}
-	if _, err := snapshot.Parse(b, path); err != nil {
+	if err != nil {
 		// A broker skips an unreadable snapshot and rebuilds the producer
 		// state from an older one or from the log, which can take long and
 		// loses producers whose batches are gone.

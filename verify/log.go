@@ -14,6 +14,7 @@ type logCheck struct {
 	c    *collector
 	o    *Options
 	it   *logfmt.RecordIter
+	mem  *logfmt.Job // the job its reader holds large entries against
 	file string
 
 	// base is the segment's base offset, or noOffset for a file whose name
@@ -58,6 +59,7 @@ func (l *logCheck) run() (logResult, error) {
 		return logResult{}, err
 	}
 	defer f.Close()
+	f.Job = l.mem
 	workers := 1
 	if l.o.Deep {
 		workers = l.o.batchWorkers
@@ -232,8 +234,8 @@ func (o *Options) recordIter() *logfmt.RecordIter {
 // recordSet verifies a .log-shaped file that is not part of a partition
 // being verified: a record set, a KRaft snapshot, a segment file given with
 // a name that says nothing about the rest.
-func recordSet(c *collector, o *Options, it *logfmt.RecordIter, path string, base int64) (logResult, error) {
-	l := &logCheck{c: c, o: o, it: it, file: path, base: base, nextBase: math.MaxInt64, prevLast: noOffset}
+func recordSet(c *collector, o *Options, it *logfmt.RecordIter, mem *logfmt.Job, path string, base int64) (logResult, error) {
+	l := &logCheck{c: c, o: o, it: it, mem: mem, file: path, base: base, nextBase: math.MaxInt64, prevLast: noOffset}
 	it.File = path
 	return l.run()
 }

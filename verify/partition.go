@@ -19,16 +19,16 @@ import (
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
-func (u *unit) run(p *Plan, o *Options) *Report {
+func (u *unit) run(p *Plan, o *Options, mem *logfmt.Job) *Report {
 	if u.kind == FileUnit {
-		return u.runFile(p, o)
+		return u.runFile(p, o, mem)
 	}
-	return u.runPartition(p, o)
+	return u.runPartition(p, o, mem)
 }
 
 // runPartition verifies a partition directory, or the segments of it that
 // were asked for.
-func (u *unit) runPartition(p *Plan, o *Options) *Report {
+func (u *unit) runPartition(p *Plan, o *Options, mem *logfmt.Job) *Report {
 	rep := &Report{Path: u.path, Kind: PartitionUnit}
 	c := newCollector(rep, o)
 	defer c.sort()
@@ -51,11 +51,11 @@ func (u *unit) runPartition(p *Plan, o *Options) *Report {
 	ri := make(chan reindexed, 1)
 	go func() {
 		r, err := reindex.Partition(u.path, reindex.Options{Mode: reindex.Check, Offset: true, Time: true, Txn: true,
-			IntervalBytes: index.DefaultIntervalBytes, Strict: o.StrictIndexes, Segments: u.segments, ListAll: o.ListAll})
+			IntervalBytes: index.DefaultIntervalBytes, Strict: o.StrictIndexes, Segments: u.segments, ListAll: o.ListAll, Job: mem})
 		ri <- reindexed{r, err}
 	}()
 
-	v := &partitionRun{u: u, o: o, c: c, rep: rep, part: part, live: u.live, it: o.recordIter()}
+	v := &partitionRun{u: u, o: o, c: c, rep: rep, part: part, live: u.live, it: o.recordIter(), mem: mem}
 	err = v.run()
 	r := <-ri
 	if err == nil {
@@ -85,6 +85,7 @@ type partitionRun struct {
 	part *layout.Partition
 	live bool
 	it   *logfmt.RecordIter
+	mem  *logfmt.Job
 
 	facts        partitionFacts
 	epochEntries []checkpoint.EpochEntry // of a readable leader-epoch-checkpoint
@@ -131,7 +132,7 @@ func (v *partitionRun) run() error {
 			continue
 		}
 		v.it.File = s.Log
-		l := &logCheck{c: c, o: v.o, it: v.it, file: s.Log, base: s.Base, nextBase: nextBase, prevLast: prevLast,
+		l := &logCheck{c: c, o: v.o, it: v.it, mem: v.mem, file: s.Log, base: s.Base, nextBase: nextBase, prevLast: prevLast,
 			later: len(logs) - 1 - i, live: v.live && i == len(logs)-1, epochs: epochs, partition: part.Path}
 		res, err := l.run()
 		if err != nil {
@@ -287,7 +288,7 @@ func (v *partitionRun) other(path string, end int64) error {
 	case layout.QuorumState:
 		return checkQuorumState(c, path)
 	case layout.KRaftSnapshot:
-		res, err := recordSet(c, v.o, v.it, path, noOffset)
+		res, err := recordSet(c, v.o, v.it, v.mem, path, noOffset)
 		v.rep.Batches += res.batches
 		v.rep.Records += res.records
 		v.rep.Bytes += res.size

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/logtool/logtool/internal/extsort"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -97,7 +98,7 @@ func (u *unit) rootFiles(c *collector, o *Options, rep *Report) error {
 			// The checkpoints are judged against the partitions below.
 		case layout.BootstrapCheckpoint:
 			var res logResult
-			res, err = recordSet(c, o, o.recordIter(), path, noOffset)
+			res, err = recordSet(c, o, o.recordIter(), nil, path, noOffset)
 			rep.Batches += res.batches
 			rep.Records += res.records
 			rep.Bytes += res.size
@@ -411,12 +412,12 @@ func missingEntries(c *collector, path string, rule checkpointRule, s offsetsSco
 
 // runFile verifies a file given on its own: what its name says it is, or a
 // record set when its name says nothing.
-func (u *unit) runFile(_ *Plan, o *Options) *Report {
+func (u *unit) runFile(_ *Plan, o *Options, mem *logfmt.Job) *Report {
 	rep := &Report{Path: u.path, Kind: FileUnit}
 	c := newCollector(rep, o)
 	defer c.flush()
 	logFile := func(base int64) error {
-		res, err := recordSet(c, o, o.recordIter(), u.path, base)
+		res, err := recordSet(c, o, o.recordIter(), mem, u.path, base)
 		rep.Batches += res.batches
 		rep.Records += res.records
 		rep.Bytes += res.size

@@ -85,6 +85,7 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/internal/parallel"
+	"github.com/logtool/logtool/logfmt"
 )
 
 // Severity ranks a Finding.
@@ -231,7 +232,9 @@ func (p *Plan) Run(o Options, emit func(*Report) error) error {
 		if p.units[i].kind == RootUnit {
 			return nil
 		}
-		return p.units[i].run(p, &o)
+		mem := logfmt.StartJob(int64(i))
+		defer mem.Done()
+		return p.units[i].run(p, &o, mem)
 	}, func(i int, rep *Report) error {
 		u := p.units[i]
 		if u.kind == RootUnit {

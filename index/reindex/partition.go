@@ -63,6 +63,8 @@ type Options struct {
 	// ListAll lists every finding; without it, a few of a kind about one
 	// file are listed and the rest counted (Finding.Left).
 	ListAll bool
+	// Job is the command's job the readers hold large entries against.
+	Job *logfmt.Job
 }
 
 // Partition rebuilds, or checks, the indexes of the partition directory dir
@@ -289,14 +291,19 @@ func (h headers) Close() error {
 // the coarse time index wants every record.
 func (r *run) open(s layout.Segment) (batches, error) {
 	if r.o.Time && r.o.Granularity > 0 {
-		return logfmt.OpenSegment(s.Log, logfmt.ReadAheadWindows)
+		f, err := logfmt.OpenSegment(s.Log, logfmt.ReadAheadWindows)
+		if err != nil {
+			return nil, err
+		}
+		f.Job = r.o.Job
+		return f, nil
 	}
 	f, size, err := safefile.OpenSized(s.Log)
 	if err != nil {
 		return nil, err
 	}
 	h := logfmt.NewHeaderReader(f, size, s.Log, 0, logseg.IndexPositions(s), r.o.Workers)
-	h.Keep = (*logfmt.Batch).IsControl
+	h.Keep, h.Job = (*logfmt.Batch).IsControl, r.o.Job
 	return headers{h, f}, nil
 }
 
@@ -535,6 +542,7 @@ func (r *run) replay(path string, from int64) error {
 		return err
 	}
 	defer sc.Close()
+	sc.Job, sc.HeaderViews = r.o.Job, (*logfmt.Batch).IsControl
 	for sc.Next() {
 		b := sc.Batch()
 		if b.Magic() < 2 || b.LastOffset() < from {

@@ -3,6 +3,7 @@ package faulttest
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -94,19 +95,29 @@ func (p *pieces) payload() []byte {
 // bombEntry is a v2 batch of n records, or a legacy wrapper of n inner
 // messages, each valued mib MiB of zeros, with valid checksums.
 func bombEntry(t testing.TB, c codec.Type, magic int8, n, mibs int) []byte {
+	return keyedBombEntry(t, c, magic, n, mibs, false)
+}
+
+// keyedBombEntry is bombEntry whose records have keys, each its own
+// ("key-000042"), when keyed is true: compact then keeps every record.
+func keyedBombEntry(t testing.TB, c codec.Type, magic int8, n, mibs int, keyed bool) []byte {
 	p := newPieces(t, c, magic)
+	key := func(i int) []byte {
+		if !keyed {
+			return nil
+		}
+		return fmt.Appendf(nil, "key-%06d", i)
+	}
 	if magic < 2 {
-		// Every inner message has the same checksum: offsets are outside it.
-		var inner []byte
-		inner = logfmt.AppendLegacyMessage(inner, magic, 0, 0, bombTime, nil, nil)
-		inner = inner[:len(inner)-4]
-		inner = binary.BigEndian.AppendUint32(inner, uint32(mibs*mib))
-		binary.BigEndian.PutUint32(inner[8:], uint32(len(inner)-logfmt.LogOverhead+mibs*mib))
-		crc := crc32.ChecksumIEEE(inner[logfmt.MagicOffset:])
-		crc = crc32.Update(crc, crc32.IEEETable, make([]byte, mibs*mib))
-		binary.BigEndian.PutUint32(inner[12:], crc)
+		zeros := make([]byte, mibs*mib)
 		for i := range n {
-			binary.BigEndian.PutUint64(inner, uint64(i))
+			inner := logfmt.AppendLegacyMessage(nil, magic, int64(i), 0, bombTime, key(i), nil)
+			inner = inner[:len(inner)-4]
+			inner = binary.BigEndian.AppendUint32(inner, uint32(mibs*mib))
+			binary.BigEndian.PutUint32(inner[8:], uint32(len(inner)-logfmt.LogOverhead+mibs*mib))
+			crc := crc32.ChecksumIEEE(inner[logfmt.MagicOffset:])
+			crc = crc32.Update(crc, crc32.IEEETable, zeros)
+			binary.BigEndian.PutUint32(inner[12:], crc)
 			p.add(inner)
 			p.addZeros(mibs)
 		}
@@ -114,11 +125,17 @@ func bombEntry(t testing.TB, c codec.Type, magic int8, n, mibs int) []byte {
 	}
 	for i := range n {
 		// DefaultRecord: length, attributes, timestamp delta, offset
-		// delta, a null key, the value's length, the value, no headers.
+		// delta, the key (or null), the value's length, the value, no
+		// headers.
 		var body []byte
 		body = append(body, 0, 0)
 		body = binary.AppendVarint(body, int64(i))
-		body = binary.AppendVarint(body, -1)
+		if k := key(i); k != nil {
+			body = binary.AppendVarint(body, int64(len(k)))
+			body = append(body, k...)
+		} else {
+			body = binary.AppendVarint(body, -1)
+		}
 		body = binary.AppendVarint(body, int64(mibs*mib))
 		rec := binary.AppendVarint(nil, int64(len(body)+mibs*mib+1))
 		p.add(append(rec, body...))
@@ -148,24 +165,31 @@ func TestBombEntries(t *testing.T) {
 		if f.codec == codec.None {
 			continue
 		}
-		b := bombEntry(t, f.codec, f.magic, 3, 2)
-		batch := logfmt.Batch{Data: b}
-		if err := batch.Validate(); err != nil {
-			t.Fatalf("%s: %v", f.name, err)
-		}
-		var it logfmt.RecordIter
-		if err := it.Reset(&batch); err != nil {
-			t.Fatalf("%s: %v", f.name, err)
-		}
-		n := 0
-		for ; it.Next(); n++ {
-			r := it.Record()
-			if r.Offset != int64(n) || r.Key != nil || len(r.Value) != 2*mib || !bytes.Equal(r.Value, make([]byte, 2*mib)) {
-				t.Fatalf("%s: record %d: offset %d, %d bytes", f.name, n, r.Offset, len(r.Value))
+		for _, keyed := range []bool{false, true} {
+			b := keyedBombEntry(t, f.codec, f.magic, 3, 2, keyed)
+			batch := logfmt.Batch{Data: b}
+			if err := batch.Validate(); err != nil {
+				t.Fatalf("%s: %v", f.name, err)
 			}
-		}
-		if it.Err() != nil || n != 3 {
-			t.Fatalf("%s: %d records, %v", f.name, n, it.Err())
+			var it logfmt.RecordIter
+			if err := it.Reset(&batch); err != nil {
+				t.Fatalf("%s: %v", f.name, err)
+			}
+			n := 0
+			for ; it.Next(); n++ {
+				r := it.Record()
+				key := []byte(nil)
+				if keyed {
+					key = fmt.Appendf(nil, "key-%06d", n)
+				}
+				if r.Offset != int64(n) || !bytes.Equal(r.Key, key) || (r.Key == nil) != (key == nil) ||
+					len(r.Value) != 2*mib || !bytes.Equal(r.Value, make([]byte, 2*mib)) {
+					t.Fatalf("%s keyed %v: record %d: offset %d, key %q, %d bytes", f.name, keyed, n, r.Offset, r.Key, len(r.Value))
+				}
+			}
+			if it.Err() != nil || n != 3 {
+				t.Fatalf("%s keyed %v: %d records, %v", f.name, keyed, n, it.Err())
+			}
 		}
 	}
 }

@@ -91,11 +91,20 @@ var templates struct {
 	dirs map[string]string
 }
 
+// rssHelperEnv, when set, makes the test binary the helper of the memory
+// tests (memory_linux_test.go), which sets measureChild.
+const rssHelperEnv = "LOGTOOL_RSS_HELPER"
+
+var measureChild func() int
+
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
 }
 
 func testMain(m *testing.M) int {
+	if measureChild != nil && os.Getenv(rssHelperEnv) != "" {
+		return measureChild()
+	}
 	// Every write of the commands is fsynced; on a disk that makes the
 	// campaign several times slower. The crash tests inject their faults
 	// above the file system, so a RAM file system (where fsync is free)

@@ -53,6 +53,16 @@ const hexUpper = "0123456789ABCDEF"
 // non-ASCII included, as is.
 func appendQuoted[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
+	dst = appendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// AppendEscaped appends valid UTF-8 as appendQuoted does, without the
+// quotes: a long string can be written a piece at a time, each escaped on
+// its own, as the escapes are of single bytes.
+func AppendEscaped(dst, b []byte) []byte { return appendEscaped(dst, b) }
+
+func appendEscaped[T string | []byte](dst []byte, s T) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -78,6 +88,5 @@ func appendQuoted[T string | []byte](dst []byte, s T) []byte {
 		}
 		start = i + 1
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }

@@ -190,6 +190,18 @@ func (s *Segment) Batches(pos int64, src logfmt.WindowSource) (*Batches, error) 
 	return &Batches{SegmentFile: f, dr: logfmt.NewDeepReader(f.SegmentReader, 1), base: s.Base}, nil
 }
 
+// headers opens the segment's .log for reading the headers of its batches
+// from byte pos: a large v2 batch is a header view, checksummed a window at
+// a time (logfmt.SegmentReader.HeaderViews), and never held.
+func (s *Segment) headers(pos int64) (*Batches, error) {
+	b, err := s.Batches(pos, logfmt.PlainWindows)
+	if err != nil {
+		return nil, err
+	}
+	b.HeaderViews = func(*logfmt.Batch) bool { return false }
+	return b, nil
+}
+
 // Decode has workers goroutines decompress the batches ahead of Next
 // (logfmt.DeepReader), and returns the reader for its MaxRecordBytes and
 // Skip. It must be called before the first Next.
@@ -239,7 +251,7 @@ func (b *Batches) Close() error {
 // RecordsMaxTimestamp is the maxTimestampSoFar LogSegment.recover finds:
 // the greatest batch max timestamp, -1 when no batch has one.
 func (s *Segment) RecordsMaxTimestamp() (int64, error) {
-	b, err := s.Batches(0, logfmt.PlainWindows)
+	b, err := s.headers(0)
 	if err != nil {
 		return 0, err
 	}
@@ -286,7 +298,7 @@ func (s *Segment) LargestTimestamp() (int64, Source, error) {
 // timestamp of the segment's first batch, or math.MaxInt64 when there is
 // none or it has no timestamp. The batch must be valid.
 func (s *Segment) FirstBatchTimestamp() (int64, error) {
-	b, err := s.Batches(0, logfmt.PlainWindows)
+	b, err := s.headers(0)
 	if err != nil {
 		return 0, err
 	}
@@ -311,7 +323,7 @@ func (s *Segment) NextOffset() (int64, error) {
 	if ok {
 		pos = int64(e.Position)
 	}
-	b, err := s.Batches(pos, logfmt.PlainWindows)
+	b, err := s.headers(pos)
 	if err != nil {
 		return 0, err
 	}

@@ -3,11 +3,11 @@ package logseg
 import (
 	"cmp"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
@@ -252,11 +252,9 @@ func LatestSnapshot(paths []string, logStart, at int64) (SnapshotChoice, error) 
 	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(b.off, a.off) })
 	c := SnapshotChoice{Offset: logStart}
 	for _, s := range cands {
-		b, err := safefile.ReadFile(s.path)
-		if err != nil {
-			return SnapshotChoice{}, err
-		}
-		entries, err := snapshot.Parse(b, s.path)
+		// Read by its header, then its CRC a window at a time: a large
+		// file that is no snapshot is refused without being held.
+		entries, err := snapshot.Read(s.path, math.MaxInt64)
 		if ce, ok := logfmt.AsCorrupt(err); ok {
 			c.Skipped = append(c.Skipped, ce)
 			continue

@@ -20,10 +20,14 @@ package snapshot
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"hash/crc32"
+	"io"
 	"strconv"
 	"strings"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -51,47 +55,120 @@ type Entry struct {
 	CurrentTxnFirstOffset int64 // -1 when no transaction is open
 }
 
+// ErrTooLarge is wrapped by Read's error for a snapshot, sound by its
+// header, that is larger than the caller reads.
+var ErrTooLarge = errors.New("larger than the limit")
+
+// window is how much of a file Read holds at a time.
+const window = 64 << 10
+
 // Parse decodes a snapshot file. It checks, in order, the header length, the
 // version, the CRC and that the count of entries fills the rest of the file
 // exactly, and reports the first failure as a *logfmt.CorruptError.
 func Parse(b []byte, file string) ([]Entry, error) {
-	if len(b) < headerSize {
-		return nil, logfmt.Corruptf(file, 0, "%d bytes, shorter than the %d-byte header", len(b), headerSize)
+	at := func(off, n int64) ([]byte, error) { return b[off : off+n], nil }
+	return parse(at, int64(len(b)), file, int64(len(b)))
+}
+
+// Read reads and decodes the snapshot file path as Parse decodes its bytes,
+// without trusting its size: the header is checked from the first bytes,
+// then the CRC a window at a time, and the entries are allocated and decoded
+// only once both hold. A file that is not a snapshot thus costs a window of
+// memory, however large, and a snapshot its entries. A file of more than
+// limit bytes whose header is sound is not read past it; the error wraps
+// ErrTooLarge.
+func Read(path string, limit int64) ([]Entry, error) {
+	f, size, err := safefile.OpenSized(path)
+	if err != nil {
+		return nil, err
 	}
-	if v := int16(binary.BigEndian.Uint16(b)); v != Version {
+	defer f.Close()
+	var buf []byte
+	at := func(off, n int64) ([]byte, error) {
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		got, err := f.ReadAt(buf[:n], off)
+		if int64(got) < n {
+			// Shorter than when it was opened: another process cut it.
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, fmt.Errorf("%s: reading %d bytes at byte %d of %d: %w", path, n, off, size, err)
+		}
+		return buf[:n], nil
+	}
+	return parse(at, size, path, limit)
+}
+
+// parse is Parse over a file of size bytes that at reads n bytes of at a
+// time, never more than a window.
+func parse(at func(off, n int64) ([]byte, error), size int64, file string, limit int64) ([]Entry, error) {
+	if size < headerSize {
+		return nil, logfmt.Corruptf(file, 0, "%d bytes, shorter than the %d-byte header", size, headerSize)
+	}
+	h, err := at(0, headerSize)
+	if err != nil {
+		return nil, err
+	}
+	if v := int16(binary.BigEndian.Uint16(h)); v != Version {
 		return nil, logfmt.Corruptf(file, 0, "unknown snapshot version %d", v)
 	}
-	stored := binary.BigEndian.Uint32(b[2:])
-	if sum := crc32.Checksum(b[crcStart:], castagnoli); sum != stored {
+	if size > limit {
+		return nil, fmt.Errorf("%s: %d bytes: %w of %d bytes", file, size, ErrTooLarge, limit)
+	}
+	stored := binary.BigEndian.Uint32(h[2:])
+	count := int32(binary.BigEndian.Uint32(h[crcStart:]))
+	var sum uint32
+	for off := int64(crcStart); off < size; {
+		n := min(window, size-off)
+		b, err := at(off, n)
+		if err != nil {
+			return nil, err
+		}
+		sum = crc32.Update(sum, castagnoli, b)
+		off += n
+	}
+	if sum != stored {
 		return nil, logfmt.Corruptf(file, 2, "CRC mismatch: stored %#08x, computed %#08x", stored, sum)
 	}
-	count := int32(binary.BigEndian.Uint32(b[crcStart:]))
 	if count < 0 {
 		return nil, logfmt.Corruptf(file, crcStart, "negative entry count %d", count)
 	}
 	// Checked before allocating, so the count cannot size memory by itself.
-	body := len(b) - headerSize
-	if have := body / entrySize; int(count) != have || body%entrySize != 0 {
+	body := size - headerSize
+	if have := body / entrySize; int64(count) != have || body%entrySize != 0 {
 		// Point at the first byte that does not fit the declared count.
-		pos := headerSize + min(int(count), have)*entrySize
-		return nil, logfmt.Corruptf(file, int64(pos), "%d entries declared, but %d bytes follow the header (%d per entry)",
+		pos := headerSize + min(int64(count), have)*entrySize
+		return nil, logfmt.Corruptf(file, pos, "%d entries declared, but %d bytes follow the header (%d per entry)",
 			count, body, entrySize)
 	}
 	entries := make([]Entry, count)
-	for i := range entries {
-		e := b[headerSize+i*entrySize:]
-		entries[i] = Entry{
-			ProducerID:            int64(binary.BigEndian.Uint64(e[0:])),
-			Epoch:                 int16(binary.BigEndian.Uint16(e[8:])),
-			LastSequence:          int32(binary.BigEndian.Uint32(e[10:])),
-			LastOffset:            int64(binary.BigEndian.Uint64(e[14:])),
-			OffsetDelta:           int32(binary.BigEndian.Uint32(e[22:])),
-			Timestamp:             int64(binary.BigEndian.Uint64(e[26:])),
-			CoordinatorEpoch:      int32(binary.BigEndian.Uint32(e[34:])),
-			CurrentTxnFirstOffset: int64(binary.BigEndian.Uint64(e[38:])),
+	const perWindow = window / entrySize
+	for i := 0; i < len(entries); i += perWindow {
+		k := min(perWindow, len(entries)-i)
+		b, err := at(headerSize+int64(i)*entrySize, int64(k)*entrySize)
+		if err != nil {
+			return nil, err
+		}
+		for j := range k {
+			entries[i+j] = decode(b[j*entrySize:])
 		}
 	}
 	return entries, nil
+}
+
+func decode(e []byte) Entry {
+	return Entry{
+		ProducerID:            int64(binary.BigEndian.Uint64(e[0:])),
+		Epoch:                 int16(binary.BigEndian.Uint16(e[8:])),
+		LastSequence:          int32(binary.BigEndian.Uint32(e[10:])),
+		LastOffset:            int64(binary.BigEndian.Uint64(e[14:])),
+		OffsetDelta:           int32(binary.BigEndian.Uint32(e[22:])),
+		Timestamp:             int64(binary.BigEndian.Uint64(e[26:])),
+		CoordinatorEpoch:      int32(binary.BigEndian.Uint32(e[34:])),
+		CurrentTxnFirstOffset: int64(binary.BigEndian.Uint64(e[38:])),
+	}
 }
 
 // Append appends the snapshot Kafka writes for entries, in their order.

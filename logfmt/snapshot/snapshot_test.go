@@ -3,11 +3,14 @@ package snapshot
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -115,13 +118,76 @@ func TestParseCorrupt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse(tt.in, "snap")
-			ce, ok := logfmt.AsCorrupt(err)
-			if !ok {
-				t.Fatalf("error = %v, want a CorruptError", err)
+			path := filepath.Join(t.TempDir(), "snap")
+			if err := os.WriteFile(path, tt.in, 0o644); err != nil {
+				t.Fatal(err)
 			}
-			if ce.File != "snap" || ce.Pos != tt.pos || !strings.Contains(ce.Msg, tt.err) {
-				t.Fatalf("error = {%q, %d, %q}, want {%q, %d, containing %q}", ce.File, ce.Pos, ce.Msg, "snap", tt.pos, tt.err)
+			_, parseErr := Parse(tt.in, path)
+			_, readErr := Read(path, int64(len(tt.in)))
+			for _, err := range []error{parseErr, readErr} {
+				ce, ok := logfmt.AsCorrupt(err)
+				if !ok {
+					t.Fatalf("error = %v, want a CorruptError", err)
+				}
+				if ce.File != path || ce.Pos != tt.pos || !strings.Contains(ce.Msg, tt.err) {
+					t.Fatalf("error = {%q, %d, %q}, want {%q, %d, containing %q}", ce.File, ce.Pos, ce.Msg, path, tt.pos, tt.err)
+				}
+			}
+		})
+	}
+}
+
+// Read decodes what Parse decodes, across more than one window of entries.
+func TestRead(t *testing.T) {
+	entries := make([]Entry, 3*window/entrySize+7)
+	for i := range entries {
+		entries[i] = inTxn
+		entries[i].ProducerID = int64(i)
+	}
+	data := Append(nil, entries)
+	path := filepath.Join(t.TempDir(), "00000000000000000001.snapshot")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path, int64(len(data)))
+	if err != nil || !reflect.DeepEqual(got, entries) {
+		t.Fatalf("Read: %d entries, %v; want the %d written", len(got), err, len(entries))
+	}
+	if _, err := Read(path, int64(len(data))-1); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Read with a limit a byte short: %v; want ErrTooLarge", err)
+	}
+}
+
+// A large file that is not a snapshot is refused by its header, or by its
+// CRC read a window at a time, without being held in memory: a sparse file
+// of 256 MiB costs Read less than a MiB, whatever the limit.
+func TestReadLargeGarbage(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		header []byte
+		limit  int64
+		err    string
+	}{
+		{"not a version", []byte("garbage!!!"), 1 << 20, "unknown snapshot version"},
+		{"version 1, wrong CRC", []byte{0, 1, 0, 0, 0, 1, 0, 0, 0, 1}, math.MaxInt64, "CRC mismatch"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "00000000000000000001.snapshot")
+			if err := os.WriteFile(path, tt.header, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, 256<<20); err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := Read(path, tt.limit)
+			runtime.ReadMemStats(&after)
+			if ce, ok := logfmt.AsCorrupt(err); !ok || !strings.Contains(ce.Msg, tt.err) {
+				t.Fatalf("Read: %v; want %q", err, tt.err)
+			}
+			if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+				t.Fatalf("Read allocated %d bytes to refuse it", n)
 			}
 		})
 	}
