@@ -282,6 +282,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return onUsage(c, flagWords(err, args, name), sub)
 		}
 	}
+	// A global flag before the command fails in the app's parse.
+	appUsage := app.OnUsageError
+	app.OnUsageError = func(c *cli.Context, err error, sub bool) error {
+		return appUsage(c, flagWords(err, args, ""), sub)
+	}
 	// With no command there is nothing to do: the help goes to stderr, as
 	// for any other usage error, and the exit code says so.
 	app.Action = func(c *cli.Context) error {
@@ -309,7 +314,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 var flagPhrase = regexp.MustCompile(`(not defined: |for flag )-([^\s:=]+)`)
 
 // flagWords names flags in a usage error as the user typed them (--workers,
-// not the flag package's -workers) and points at the command's help.
+// not the flag package's -workers) and points at the command's help, or
+// logtool's when cmd is "".
 func flagWords(err error, args []string, cmd string) error {
 	if !flagPhrase.MatchString(err.Error()) {
 		return err
@@ -318,6 +324,9 @@ func flagWords(err error, args []string, cmd string) error {
 		sub := flagPhrase.FindStringSubmatch(m)
 		return sub[1] + typedFlag(sub[2], args)
 	})
+	if cmd == "" {
+		return fmt.Errorf("%s (see logtool --help)", msg)
+	}
 	return fmt.Errorf("%s (see logtool %s --help)", msg, cmd)
 }
 

@@ -335,6 +335,9 @@ func TestFlagErrorsAsTyped(t *testing.T) {
 		{[]string{"dump", "--workers", "x", s}, `invalid value "x" for flag --workers: parse error (see logtool dump --help)`},
 		{[]string{"dump", "--workers=x", s}, `for flag --workers:`},
 		{[]string{"dump", "-workers", "x", s}, `for flag -workers:`},
+		// A global flag before the command is the app's to parse.
+		{[]string{"--workers", "x", "dump", s}, `invalid value "x" for flag --workers: parse error (see logtool --help)`},
+		{[]string{"--bogus", "dump", s}, "flag provided but not defined: --bogus (see logtool --help)"},
 	} {
 		code, _, stderr := runArgs(tc.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
