@@ -276,7 +276,9 @@ func writeRetentionJSON(w io.Writer, results []*retention.Result, dryRun bool, c
 			BytesRemaining: r.BytesRemaining, SnapshotsDeleted: len(r.SnapshotsDeleted), LeaderEpochsTrimmed: r.EpochsTrimmed,
 			Skipped: r.Skipped, Reason: r.Reason, Config: configJSON(configs[r.Dir], retention.ConfigNames)}
 		if r.Rolled != "" {
-			obj.Rolled = &r.Rolled
+			// A path is in file only: the segment is named by its file name.
+			name := filepath.Base(r.Rolled)
+			obj.Rolled = &name
 		}
 		obj.OldestRemaining, obj.OldestRemainingSource = ts(r.OldestRemaining)
 		if err := enc.Encode(obj); err != nil {

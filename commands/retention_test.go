@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -170,6 +171,34 @@ func TestRetentionJSON(t *testing.T) {
 	ls, err := os.ReadFile(filepath.Join(dir, layout.LogStartOffsetCheckpointFile))
 	if err != nil || !bytes.Contains(ls, []byte("orders 0 ")) {
 		t.Errorf("log-start-offset-checkpoint %q, %v", ls, err)
+	}
+}
+
+// TestRetentionJSONRolledSegment: a path is in file only, so the segment
+// rolled when every segment expired is named by its file name, as segment
+// is everywhere in the JSON.
+func TestRetentionJSONRolledSegment(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kafka-logs")
+	testutil.CopyTree(t, sample, dir)
+	code, out, errOut := runArgs("--no-progress", "--format", "json", "retention", "--dry-run", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rolled := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var obj struct{ File, RolledSegment *string }
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if s := obj.RolledSegment; s != nil {
+			rolled++
+			if *s != filepath.Base(*s) || filepath.Dir(filepath.Join(*obj.File, *s)) != *obj.File {
+				t.Errorf("rolledSegment %q is not a file name in %s", *s, *obj.File)
+			}
+		}
+	}
+	if rolled == 0 {
+		t.Errorf("no partition rolled a segment:\n%s", out)
 	}
 }
 
