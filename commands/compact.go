@@ -121,8 +121,16 @@ func runCompact(c *cli.Context) error {
 	if o.DryRun {
 		desc = "planning"
 	}
-	bar := newProgress(g, desc, int64(len(jobs)), false)
-	results, errs := compact.Run(jobs, o, g.Workers, func() { bar.Add(1) })
+	// The bar counts the .log bytes the passes read, which they announce as
+	// they plan them: one partition of many GiB moves it too.
+	bar := newProgress(g, desc, 0, true)
+	if bar != nil {
+		o.Progress = func(done, todo int64) {
+			bar.More(todo)
+			bar.Add(done)
+		}
+	}
+	results, errs := compact.Run(jobs, o, g.Workers, nil)
 	bar.Finish()
 
 	failed := 0

@@ -140,6 +140,10 @@ type Options struct {
 	// (logfmt.DeepReader); Run shares its workers out. Below 2, the pass's
 	// own goroutine does.
 	BatchWorkers int
+	// Progress, when set, is told of the .log bytes a pass will read (todo)
+	// as it starts, and of those it has read (done) a segment at a time;
+	// workers call it concurrently.
+	Progress func(done, todo int64)
 
 	parseAll  bool // read every batch's records, for tests of the shortcut that skips dead ones
 	rereadAll bool // rebuild every batch from a second read, for tests of what batches too large to hold take

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -997,5 +998,37 @@ func TestLegacyLastRecordKeepsLogEnd(t *testing.T) {
 	sum := digest(t, dir)
 	if r := mustCompact(t, dir, o); r.Passes != 0 || digest(t, dir) != sum {
 		t.Errorf("again: %d passes (%s)", r.Passes, r.Reason)
+	}
+}
+
+// TestProgressAddsUp: the passes announce the bytes they will read and
+// tell them as they go, a MiB at a time within a segment, so that a bar
+// over one large partition moves, and what they tell adds up to what they
+// announced, in a dry run and a real one.
+func TestProgressAddsUp(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := gen.Generate(gen.Options{Out: dir, Topics: []string{"t"}, Magic: 2, Records: 60_000, Keys: 5000,
+		ValueBytes: 100, SegmentBytes: 4 << 20, StartTime: t0, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(dir, "t-0")
+	for _, dry := range []bool{true, false} {
+		o := DefaultOptions(t0 + 30*day)
+		o.MaxLag, o.DryRun = day, dry
+		var mu sync.Mutex
+		var done, todo int64
+		calls := 0
+		o.Progress = func(d, n int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			done, todo, calls = done+d, todo+n, calls+1
+		}
+		results, errs := Run([]Job{{Dir: part, Config: o.Config}}, o, 2, nil)
+		if errs[0] != nil || results[0].Passes == 0 {
+			t.Fatalf("dry run %v: %v, %d passes", dry, errs[0], results[0].Passes)
+		}
+		if todo == 0 || done != todo || calls < 8 {
+			t.Errorf("dry run %v: told %d of %d bytes in %d calls", dry, done, todo, calls)
+		}
 	}
 }

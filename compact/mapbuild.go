@@ -123,6 +123,7 @@ func (ps *pass) readKeys(full chan<- *mapItem, free <-chan *mapItem, quit <-chan
 		if !r.segment(&dirty[k], next) {
 			return
 		}
+		ps.mapRead += ps.segDone(dirty[k].Size)
 	}
 }
 
@@ -187,6 +188,7 @@ func (r *keyReader) segment(s *segment, next int64) bool {
 			return false
 		}
 		b := sc.Batch()
+		ps.tick(int64(b.Size()))
 		last := b.LastOffset()
 		if b.IsControl() {
 			t, _, ok, err := controlType(b, &r.it)

@@ -45,19 +45,23 @@ type passStats struct {
 
 // pass is one Cleaner.doClean over [firstDirty, upper) of p.
 type pass struct {
-	c          *cleaner
-	p          *partition
-	firstDirty int64
-	upper      int64 // the round's first uncleanable offset
-	legacy     legacyRule
-	txn        *txnMeta
-	stats      passStats
-	rewritten  map[int64]bool // bases of segments an earlier pass of this run wrote
-	latest     offsetSet      // which dirty offsets the map holds, when small enough
-	tombs      offsetSet      // which dirty offsets the map pass saw tombstones at
-	irregular  bool           // the map pass saw a record outside its batch's offsets
-	validated  map[int64]bool // segments whose every batch the map pass checked
-	sweep      *segswap.Sweeper
+	c *cleaner
+	p *partition
+	// For the progress bar: the .log bytes of the dirty segments the map
+	// read whole, those told of the segment being read, and those read
+	// since.
+	mapRead, segReported, pending int64
+	firstDirty                    int64
+	upper                         int64 // the round's first uncleanable offset
+	legacy                        legacyRule
+	txn                           *txnMeta
+	stats                         passStats
+	rewritten                     map[int64]bool // bases of segments an earlier pass of this run wrote
+	latest                        offsetSet      // which dirty offsets the map holds, when small enough
+	tombs                         offsetSet      // which dirty offsets the map pass saw tombstones at
+	irregular                     bool           // the map pass saw a record outside its batch's offsets
+	validated                     map[int64]bool // segments whose every batch the map pass checked
+	sweep                         *segswap.Sweeper
 }
 
 // run cleans the partition once. Segments are replaced group by group, as
@@ -68,7 +72,17 @@ func (ps *pass) run() (err error) {
 	ps.sweep = segswap.NewSweeper()
 	defer func() { err = errors.Join(err, ps.sweep.Wait()) }()
 	c, p := ps.c, ps.p
+	// The bar learns the dirty range's bytes (the map's read) and the bytes
+	// up to the first uncleanable offset (the cleaning's), which it reads
+	// a segment at a time; what a full map leaves unread is settled at once.
+	i, j := span(p.segs, ps.firstDirty, ps.upper)
+	mapTodo := sizeOf(p.segs[i:j])
+	i, j = span(p.segs, 0, ps.upper)
+	ps.progress(0, mapTodo+sizeOf(p.segs[i:j]))
+	ps.mapRead = 0
 	full, err := ps.buildOffsetMap()
+	ps.progress(mapTodo-ps.mapRead-ps.segReported, 0)
+	ps.segReported, ps.pending = 0, 0
 	if err != nil {
 		return err
 	}
@@ -80,7 +94,10 @@ func (ps *pass) run() (err error) {
 	ps.stats.end, ps.stats.full = end, full
 	ps.latest = c.m.latestSet(ps.firstDirty, end)
 
-	i, j := span(p.segs, 0, end)
+	i, j = span(p.segs, 0, end)
+	// The segments from end to the first uncleanable offset are not read.
+	k, l := span(p.segs, 0, ps.upper)
+	ps.progress(sizeOf(p.segs[k:l])-sizeOf(p.segs[i:j]), 0)
 	groups := groupBySize(p.segs[i:j], c.o.SegmentBytes, c.o.SegmentIndexBytes, ps.upper)
 	ps.txn = newTxnMeta()
 	for _, g := range groups {
@@ -90,6 +107,32 @@ func (ps *pass) run() (err error) {
 	}
 	ps.stats.groups = len(groups)
 	return nil
+}
+
+// tick counts the bytes of a batch read, told a MiB at a time.
+func (ps *pass) tick(n int64) {
+	if ps.c.o.Progress == nil {
+		return
+	}
+	if ps.pending += n; ps.pending >= 1<<20 {
+		ps.progress(ps.pending, 0)
+		ps.segReported += ps.pending
+		ps.pending = 0
+	}
+}
+
+// segDone tells the rest of a segment read to its end, and returns its
+// size.
+func (ps *pass) segDone(size int64) int64 {
+	ps.progress(size-ps.segReported, 0)
+	ps.segReported, ps.pending = 0, 0
+	return size
+}
+
+func (ps *pass) progress(done, todo int64) {
+	if f := ps.c.o.Progress; f != nil && (done != 0 || todo != 0) {
+		f(done, todo)
+	}
 }
 
 func (ps *pass) onDataBatch(txn *txnMeta, b *logfmt.Batch) bool {
@@ -162,6 +205,7 @@ func (ps *pass) cleanGroup(g []segment) error {
 			return err
 		}
 		ps.stats.sourceBytes += s.Size
+		ps.segDone(s.Size)
 	}
 	ps.txn.index = nil
 	if err := w.Finish(txns, time.UnixMilli(g[len(g)-1].LastModified)); err != nil {
@@ -228,6 +272,7 @@ func (ps *pass) cleanInto(s *segment, w *logseg.Writer, records *int64) error {
 	original := !ps.rewritten[s.Base]
 	for sc.Next() {
 		j := sc.dr.Job().(*cleanJob)
+		ps.tick(int64(j.size))
 		err := j.err
 		if err == nil && j.out != nil {
 			err = w.Append(j.out)
@@ -261,6 +306,7 @@ type cleanJob struct {
 	done              bool // decided without reading the records
 
 	err           error
+	size          int    // the batch's bytes in the segment, for the progress bar
 	read          int    // records read (or, done, in the batch)
 	out           []byte // the batch to write, nil for none
 	records       int    // records in out
@@ -295,7 +341,7 @@ func (ps *pass) prepare(b *logfmt.Batch, s *segment) *cleanJob {
 	} else {
 		j = new(cleanJob)
 	}
-	j.ps, j.s = ps, s
+	j.ps, j.s, j.size = ps, s, b.Size()
 	v2 := b.Magic() >= 2
 	var h logfmt.BatchHeader
 	if v2 {
