@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/target"
@@ -481,5 +482,30 @@ func TestDeepTextMatchesJSON(t *testing.T) {
 	}
 	if errOut.Len() > 0 {
 		t.Fatalf("stderr: %s", errOut.String())
+	}
+}
+
+// TestSummaryFitsWithLongNames: partition names of 80 characters (Confluent
+// Control Center's) are cut in their middle in the narrow table, so that
+// it fits 120 columns; --wide keeps them whole.
+func TestSummaryFitsWithLongNames(t *testing.T) {
+	name := "_confluent-controlcenter-5-1-2-1-MonitoringMessageAggregatorWindows-THREE_HOURS-changelog"
+	rows := []*row{{topic: name, partition: 11, first: 0, last: 99, firstTs: noTs, lastTs: noTs}, {topic: "t", partition: 0, firstTs: noTs, lastTs: noTs}}
+	for _, wide := range []bool{false, true} {
+		var b strings.Builder
+		if err := writeTable(&b, rows, wide); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		longest := 0
+		for line := range strings.Lines(out) {
+			longest = max(longest, utf8.RuneCountInString(strings.TrimSuffix(line, "\n")))
+		}
+		switch {
+		case !wide && (longest > 120 || !strings.Contains(out, "…RS-changelog-11")):
+			t.Errorf("narrow: %d columns\n%s", longest, out)
+		case wide && !strings.Contains(out, name+"-11"):
+			t.Errorf("wide: the name is cut\n%s", out)
+		}
 	}
 }

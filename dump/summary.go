@@ -172,6 +172,10 @@ func writeTable(w io.Writer, rows []*row, wide bool) error {
 		if policy == "" {
 			policy = "-"
 		}
+		if !wide && !r.file {
+			// A file is named by the path the user gave: kept whole.
+			name = shorten(name, maxNameWidth)
+		}
 		add(cells(name, r), policy)
 		total.segments += r.segments
 		total.bytes += r.bytes
@@ -194,6 +198,21 @@ func writeTable(w io.Writer, rows []*row, wide bool) error {
 	}
 	_, err := t.WriteTo(w)
 	return err
+}
+
+// maxNameWidth is the widest partition or file name of a narrow table: the
+// other columns take about 90 of a terminal's 120.
+const maxNameWidth = 30
+
+// shorten cuts a name longer than n characters in its middle, keeping its
+// start and its end (a partition's number, a segment's base offset).
+func shorten(name string, n int) string {
+	r := []rune(name)
+	if len(r) <= n {
+		return name
+	}
+	tail := n / 2
+	return string(r[:n-tail-1]) + "…" + string(r[len(r)-tail:])
 }
 
 func cells(name string, r *row) []string {
