@@ -322,7 +322,8 @@ func TestRetentionTornTail(t *testing.T) {
 }
 
 // TestOwnLeftoversRemoved: the temporary files a killed writer leaves are
-// removed by the next run of any writer, and the broker's are left alone.
+// removed by the next run of any writer, and every other "<name>.tmp" (the
+// broker's, a user's, an earlier logtool's) is left alone.
 func TestOwnLeftoversRemoved(t *testing.T) {
 	for _, args := range [][]string{
 		{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms"},
@@ -335,16 +336,18 @@ func TestOwnLeftoversRemoved(t *testing.T) {
 		part := onlyPartition(t, dir)
 		base := segments(t, part)[0].Base
 		ours := []string{
-			filepath.Join(part, layout.SegmentName(base, layout.LogExt+layout.CleanedSuffix+safefile.TempSuffix)),
-			filepath.Join(part, layout.SegmentName(base, layout.IndexExt+safefile.TempSuffix)),
-			filepath.Join(part, "cleaner-checkpoint.tmp"),
 			filepath.Join(part, "cleaner-checkpoint.logtool.tmp"),
 			filepath.Join(dir, "recovery-point-offset-checkpoint.logtool.tmp"),
 		}
 		// Kafka's temporary names of files these runs do not rewrite (a
 		// file logtool rewrites goes through the same name, as it does
 		// when Kafka rewrites it).
+		// Names an earlier logtool wrote through, which a user's files
+		// may bear as well.
 		brokers := []string{
+			filepath.Join(part, layout.SegmentName(base, layout.LogExt+layout.CleanedSuffix+safefile.TempSuffix)),
+			filepath.Join(part, layout.SegmentName(base, layout.IndexExt+safefile.TempSuffix)),
+			filepath.Join(part, "cleaner-checkpoint.tmp"),
 			filepath.Join(dir, "replication-offset-checkpoint.tmp"),
 			filepath.Join(part, "partition.metadata.tmp"),
 			filepath.Join(part, "leader-epoch-checkpoint.tmp"),
@@ -362,7 +365,7 @@ func TestOwnLeftoversRemoved(t *testing.T) {
 		}
 		for _, p := range brokers {
 			if _, err := os.Stat(p); err != nil {
-				t.Errorf("%s removed the broker's %s", args[0], filepath.Base(p))
+				t.Errorf("%s removed %s, which is not its own", args[0], filepath.Base(p))
 			}
 		}
 	}

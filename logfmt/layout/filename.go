@@ -115,29 +115,12 @@ func (k FileKind) String() string {
 
 // OwnTemp reports whether name is a temporary file only logtool writes, so
 // that a writer may remove it when a crash left it: a name safefile.TempName
-// gives ("<name>.logtool.tmp"), which no broker and no person writes. Names
-// earlier versions wrote through "<name>.tmp" are recognised too where Kafka
-// never writes such a name: a segment file (leftover suffixes such as
-// .cleaned included), a reindex backup of a cut tail
-// ("<segment>.log.truncated-N"), logtool's cleaner-checkpoint and the
-// .migrated root file. Any other "<name>.tmp" (a broker's checkpoint cut by
-// a crash, a user's file) is never logtool's to remove.
+// gives ("<name>.logtool.tmp"), which no broker and no person writes. A
+// "<name>.tmp" is never logtool's to remove, not even one an earlier version
+// wrote through: a broker's checkpoint cut by a crash, a user's copy of a
+// segment, and such a leftover look alike, and a leftover is harmless.
 func OwnTemp(name string) bool {
-	if strings.HasSuffix(name, safefile.OwnTempSuffix) {
-		return true
-	}
-	stem, ok := strings.CutSuffix(name, safefile.TempSuffix)
-	if !ok {
-		return false
-	}
-	if stem == CleanerCheckpointFile || stem == CleanerOffsetCheckpointFile+".migrated" {
-		return true
-	}
-	if log, _, ok := strings.Cut(stem, LogExt+".truncated-"); ok {
-		stem = log + LogExt
-	}
-	fn := ParseFileName(stem)
-	return fn.Kind >= Log && fn.Kind <= TxnIndex
+	return strings.HasSuffix(name, safefile.OwnTempSuffix)
 }
 
 // OwnRootTemp is OwnTemp at the root of a log directory, where logtool's

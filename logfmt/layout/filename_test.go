@@ -125,16 +125,17 @@ func TestFileKindPlace(t *testing.T) {
 }
 
 // TestOwnTemp: logtool's own temporary files, which a writer removes after
-// a crash, and the broker's, which it never touches.
+// a crash, and every other "<name>.tmp" (the broker's, a user's, an earlier
+// logtool's), which it never touches.
 func TestOwnTemp(t *testing.T) {
 	for name, want := range map[string]bool{
-		"00000000000000000000.log.cleaned.tmp":           true,
-		"00000000000000000000.index.tmp":                 true,
-		"00000000000000000100.timeindex.cleaned.tmp":     true,
-		"00000000000000000000.txnindex.swap.tmp":         true,
-		"00000000000000000000.log.truncated-4096.tmp":    true,
-		"cleaner-checkpoint.tmp":                         true,
-		"cleaner-offset-checkpoint.migrated.tmp":         true,
+		"00000000000000000000.log.cleaned.tmp":           false,
+		"00000000000000000000.index.tmp":                 false,
+		"00000000000000000100.timeindex.cleaned.tmp":     false,
+		"00000000000000000000.txnindex.swap.tmp":         false,
+		"00000000000000000000.log.truncated-4096.tmp":    false,
+		"cleaner-checkpoint.tmp":                         false,
+		"cleaner-offset-checkpoint.migrated.tmp":         false,
 		"recovery-point-offset-checkpoint.logtool.tmp":   true,
 		"cleaner-checkpoint.logtool.tmp":                 true,
 		"cleaner-offset-checkpoint.tmp":                  false,
