@@ -12,6 +12,7 @@ import (
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/testkit/txnbatch"
 	"github.com/logtool/logtool/internal/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -142,7 +143,7 @@ func TestTruncateZeroTail(t *testing.T) {
 // TestOffsetOverflow: a batch too far from the base for the index is where
 // Kafka splits the segment; it is reported and never cut.
 func TestOffsetOverflow(t *testing.T) {
-	dir := writeSegments(t, []batchSpec{data(-1, 0, 3, false), data(-1, math.MaxInt32+10, 2, false)})
+	dir := writeSegments(t, []txnbatch.Spec{txnbatch.Data(-1, 0, 3, false), txnbatch.Data(-1, math.MaxInt32+10, 2, false)})
 	log := filepath.Join(dir, layout.SegmentName(0, layout.LogExt))
 	before, _ := os.ReadFile(log)
 	o := all(Write)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/testkit/txnbatch"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -16,9 +17,9 @@ import (
 func FuzzCheck(f *testing.F) {
 	// Seeds are built in memory: gen would fsync in every fuzzing process.
 	var log []byte
-	for _, b := range []batchSpec{data(1, 0, 3, true), data(-1, 3, 40, false), marker(1, 43, logfmt.ControlAbort), data(2, 44, 2, true),
-		data(-1, 46, 60, false), marker(2, 106, logfmt.ControlCommit), data(-1, 107, 5, false)} {
-		log = append(log, b.bytes(f)...)
+	for _, b := range []txnbatch.Spec{txnbatch.Data(1, 0, 3, true), txnbatch.Data(-1, 3, 40, false), txnbatch.Marker(1, 43, logfmt.ControlAbort), txnbatch.Data(2, 44, 2, true),
+		txnbatch.Data(-1, 46, 60, false), txnbatch.Marker(2, 106, logfmt.ControlCommit), txnbatch.Data(-1, 107, 5, false)} {
+		log = append(log, b.Bytes(f)...)
 	}
 	rec := index.NewRecovery(0, 500)
 	seg := logfmt.NewSegmentReader(bytes.NewReader(log), int64(len(log)), "")

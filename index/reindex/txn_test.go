@@ -8,58 +8,16 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/testkit/txnbatch"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
-// batchSpec describes a v2 batch for the hand-built partitions below.
-type batchSpec struct {
-	base     int64
-	n        int   // records; 0 for an empty control batch
-	pid      int64 // -1: no producer
-	txn      bool
-	marker   logfmt.ControlType
-	isMarker bool
-}
-
-func data(pid, base int64, n int, txn bool) batchSpec {
-	return batchSpec{base: base, n: n, pid: pid, txn: txn}
-}
-
-func marker(pid, offset int64, t logfmt.ControlType) batchSpec {
-	return batchSpec{base: offset, n: 1, pid: pid, txn: true, marker: t, isMarker: true}
-}
-
-func (s batchSpec) bytes(t testing.TB) []byte {
-	t.Helper()
-	o := logfmt.DefaultBatchOptions(s.base)
-	o.ProducerID, o.ProducerEpoch, o.Transactional, o.Control = s.pid, 0, s.txn, s.isMarker
-	if s.pid >= 0 {
-		o.BaseSequence = 0
-	}
-	var recs []logfmt.Record
-	for i := range s.n {
-		r := logfmt.Record{Offset: s.base + int64(i), Timestamp: 1_700_000_000_000 + s.base + int64(i), Value: []byte("v")}
-		if s.isMarker {
-			r.Key, r.Value = logfmt.ControlKey(s.marker), logfmt.AppendEndTxnMarker(nil, logfmt.EndTxnMarker{})
-		}
-		recs = append(recs, r)
-	}
-	if s.isMarker && s.n == 0 {
-		o.LastOffsetDelta = 0
-	}
-	b, err := logfmt.AppendBatch(nil, o, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // writeSegments writes a partition t-0 in a new log directory, one segment
 // per group of batches, and returns the partition directory.
-func writeSegments(t *testing.T, segments ...[]batchSpec) string {
+func writeSegments(t *testing.T, segments ...[]txnbatch.Spec) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "t-0")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -68,9 +26,9 @@ func writeSegments(t *testing.T, segments ...[]batchSpec) string {
 	for _, seg := range segments {
 		var log []byte
 		for _, s := range seg {
-			log = append(log, s.bytes(t)...)
+			log = append(log, s.Bytes(t)...)
 		}
-		if err := os.WriteFile(filepath.Join(dir, layout.SegmentName(seg[0].base, layout.LogExt)), log, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, layout.SegmentName(seg[0].Base, layout.LogExt)), log, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,10 +64,10 @@ func txnEntries(t *testing.T, dir string, base int64) []index.AbortedTxn {
 // builds it.
 func TestTxnStateAtSegmentBase(t *testing.T) {
 	const a, b = 7, 8
-	segs := [][]batchSpec{
-		{data(a, 0, 2, true), data(b, 2, 2, true), data(-1, 4, 2, false)},
-		{marker(a, 6, logfmt.ControlAbort), data(b, 7, 1, true)},
-		{marker(b, 8, logfmt.ControlAbort)},
+	segs := [][]txnbatch.Spec{
+		{txnbatch.Data(a, 0, 2, true), txnbatch.Data(b, 2, 2, true), txnbatch.Data(-1, 4, 2, false)},
+		{txnbatch.Marker(a, 6, logfmt.ControlAbort), txnbatch.Data(b, 7, 1, true)},
+		{txnbatch.Marker(b, 8, logfmt.ControlAbort)},
 	}
 	abortA := index.AbortedTxn{ProducerID: a, FirstOffset: 0, LastOffset: 6, LastStableOffset: 2}
 	abortB := index.AbortedTxn{ProducerID: b, FirstOffset: 2, LastOffset: 8, LastStableOffset: 9}
@@ -188,7 +146,7 @@ func TestTxnStateAtSegmentBase(t *testing.T) {
 // TestTxnProblemsReported: a batch Kafka's recovery would fail on is a
 // problem with its position, and the rebuild goes on.
 func TestTxnProblemsReported(t *testing.T) {
-	dir := writeSegments(t, []batchSpec{data(3, 0, 1, true), data(3, 1, 1, false), marker(3, 2, logfmt.ControlAbort)})
+	dir := writeSegments(t, []txnbatch.Spec{txnbatch.Data(3, 0, 1, true), txnbatch.Data(3, 1, 1, false), txnbatch.Marker(3, 2, logfmt.ControlAbort)})
 	rep := mustPartition(t, dir, Options{Txn: true})
 	if rep.Counts[Problem] != 1 || !strings.Contains(findingsText(rep), "InvalidTxnStateException") {
 		t.Fatalf("want one problem about the plain batch:\n%s", findingsText(rep))
@@ -208,9 +166,9 @@ func TestTxnProblemsReported(t *testing.T) {
 func TestTxnCorruptSnapshotSkipped(t *testing.T) {
 	const a, b = 7, 8
 	dir := writeSegments(t,
-		[]batchSpec{data(a, 0, 2, true), data(b, 2, 2, true), data(-1, 4, 2, false)},
-		[]batchSpec{marker(a, 6, logfmt.ControlAbort), data(b, 7, 1, true)},
-		[]batchSpec{marker(b, 8, logfmt.ControlAbort)})
+		[]txnbatch.Spec{txnbatch.Data(a, 0, 2, true), txnbatch.Data(b, 2, 2, true), txnbatch.Data(-1, 4, 2, false)},
+		[]txnbatch.Spec{txnbatch.Marker(a, 6, logfmt.ControlAbort), txnbatch.Data(b, 7, 1, true)},
+		[]txnbatch.Spec{txnbatch.Marker(b, 8, logfmt.ControlAbort)})
 	// The older snapshot contradicts the log, so which one segment 8
 	// starts from is seen in its .txnindex.
 	writeSnapshot(t, dir, 7, snapshot.Entry{ProducerID: a, CurrentTxnFirstOffset: 5})

@@ -9,61 +9,19 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
+	"github.com/logtool/logtool/internal/testkit/txnbatch"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
-// batchSpec describes a v2 batch for the hand-built partitions below.
-type batchSpec struct {
-	base     int64
-	n        int   // records; 0 for an empty control batch
-	pid      int64 // -1: no producer
-	txn      bool
-	marker   logfmt.ControlType
-	isMarker bool
-}
-
-func data(pid, base int64, n int, txn bool) batchSpec {
-	return batchSpec{base: base, n: n, pid: pid, txn: txn}
-}
-
-func marker(pid, offset int64, t logfmt.ControlType) batchSpec {
-	return batchSpec{base: offset, n: 1, pid: pid, txn: true, marker: t, isMarker: true}
-}
-
-func (s batchSpec) bytes(t testing.TB) []byte {
-	t.Helper()
-	o := logfmt.DefaultBatchOptions(s.base)
-	o.ProducerID, o.ProducerEpoch, o.Transactional, o.Control = s.pid, 0, s.txn, s.isMarker
-	if s.pid >= 0 {
-		o.BaseSequence = 0
-	}
-	var recs []logfmt.Record
-	for i := range s.n {
-		r := logfmt.Record{Offset: s.base + int64(i), Timestamp: 1_700_000_000_000 + s.base + int64(i), Value: []byte("v")}
-		if s.isMarker {
-			r.Key, r.Value = logfmt.ControlKey(s.marker), logfmt.AppendEndTxnMarker(nil, logfmt.EndTxnMarker{})
-		}
-		recs = append(recs, r)
-	}
-	if s.isMarker && s.n == 0 {
-		o.LastOffsetDelta = 0
-	}
-	b, err := logfmt.AppendBatch(nil, o, recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func applyAll(t *testing.T, p *ProducerState, specs []batchSpec) ([]index.AbortedTxn, []error) {
+func applyAll(t *testing.T, p *ProducerState, specs []txnbatch.Spec) ([]index.AbortedTxn, []error) {
 	t.Helper()
 	var got []index.AbortedTxn
 	var errs []error
 	it := &logfmt.RecordIter{}
 	for _, s := range specs {
-		b := logfmt.Batch{Data: s.bytes(t)}
+		b := logfmt.Batch{Data: s.Bytes(t)}
 		a, ok, err := p.Apply(&b, it)
 		if err != nil {
 			errs = append(errs, err)
@@ -80,43 +38,43 @@ func TestProducerStateApply(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		load    []snapshot.Entry
-		batches []batchSpec
+		batches []txnbatch.Spec
 		want    []index.AbortedTxn
 		errs    int
 		open    int
 	}{{
 		name: "the last stable offset is the earliest other open transaction",
-		batches: []batchSpec{data(a, 0, 2, true), data(b, 2, 2, true), data(c, 4, 1, false),
-			marker(a, 5, logfmt.ControlAbort), marker(b, 6, logfmt.ControlAbort)},
+		batches: []txnbatch.Spec{txnbatch.Data(a, 0, 2, true), txnbatch.Data(b, 2, 2, true), txnbatch.Data(c, 4, 1, false),
+			txnbatch.Marker(a, 5, logfmt.ControlAbort), txnbatch.Marker(b, 6, logfmt.ControlAbort)},
 		want: []index.AbortedTxn{{ProducerID: a, FirstOffset: 0, LastOffset: 5, LastStableOffset: 2}, {ProducerID: b, FirstOffset: 2, LastOffset: 6, LastStableOffset: 7}},
 	}, {
 		name: "a transaction starts at its first transactional batch",
-		batches: []batchSpec{data(a, 0, 2, true), data(a, 2, 2, true), data(b, 4, 1, true), data(a, 5, 1, true),
-			marker(b, 6, logfmt.ControlAbort), marker(a, 7, logfmt.ControlAbort)},
+		batches: []txnbatch.Spec{txnbatch.Data(a, 0, 2, true), txnbatch.Data(a, 2, 2, true), txnbatch.Data(b, 4, 1, true), txnbatch.Data(a, 5, 1, true),
+			txnbatch.Marker(b, 6, logfmt.ControlAbort), txnbatch.Marker(a, 7, logfmt.ControlAbort)},
 		want: []index.AbortedTxn{{ProducerID: b, FirstOffset: 4, LastOffset: 6, LastStableOffset: 0}, {ProducerID: a, FirstOffset: 0, LastOffset: 7, LastStableOffset: 8}},
 	}, {
 		name:    "commits and markers of closed transactions index nothing",
-		batches: []batchSpec{data(a, 0, 1, true), marker(a, 1, logfmt.ControlCommit), marker(a, 2, logfmt.ControlAbort), marker(b, 3, logfmt.ControlAbort)},
+		batches: []txnbatch.Spec{txnbatch.Data(a, 0, 1, true), txnbatch.Marker(a, 1, logfmt.ControlCommit), txnbatch.Marker(a, 2, logfmt.ControlAbort), txnbatch.Marker(b, 3, logfmt.ControlAbort)},
 	}, {
 		name:    "an empty control batch completes nothing",
-		batches: []batchSpec{data(a, 0, 1, true), {base: 1, n: 0, pid: a, txn: true, isMarker: true}},
+		batches: []txnbatch.Spec{txnbatch.Data(a, 0, 1, true), {Base: 1, N: 0, PID: a, Txn: true, IsMarker: true}},
 		open:    1,
 	}, {
 		name:    "batches without a producer id do not count",
-		batches: []batchSpec{data(-1, 0, 3, false), {base: 3, n: 1, pid: -1, isMarker: true, marker: logfmt.ControlAbort}},
+		batches: []txnbatch.Spec{txnbatch.Data(-1, 0, 3, false), {Base: 3, N: 1, PID: -1, IsMarker: true, Control: logfmt.ControlAbort}},
 	}, {
 		name:    "a snapshot's open transactions",
 		load:    []snapshot.Entry{{ProducerID: a, CurrentTxnFirstOffset: 3}, {ProducerID: b, CurrentTxnFirstOffset: -1}, {ProducerID: c, CurrentTxnFirstOffset: 7}},
-		batches: []batchSpec{marker(a, 10, logfmt.ControlAbort), marker(b, 11, logfmt.ControlAbort), marker(c, 12, logfmt.ControlAbort)},
+		batches: []txnbatch.Spec{txnbatch.Marker(a, 10, logfmt.ControlAbort), txnbatch.Marker(b, 11, logfmt.ControlAbort), txnbatch.Marker(c, 12, logfmt.ControlAbort)},
 		want:    []index.AbortedTxn{{ProducerID: a, FirstOffset: 3, LastOffset: 10, LastStableOffset: 7}, {ProducerID: c, FirstOffset: 7, LastOffset: 12, LastStableOffset: 13}},
 	}, {
 		name:    "a plain batch inside a transaction stops Kafka's recovery",
-		batches: []batchSpec{data(a, 0, 1, true), data(a, 1, 1, false), marker(a, 2, logfmt.ControlAbort)},
+		batches: []txnbatch.Spec{txnbatch.Data(a, 0, 1, true), txnbatch.Data(a, 1, 1, false), txnbatch.Marker(a, 2, logfmt.ControlAbort)},
 		want:    []index.AbortedTxn{{ProducerID: a, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}},
 		errs:    1,
 	}, {
 		name:    "a control record that is no marker stops Kafka's recovery",
-		batches: []batchSpec{data(a, 0, 1, true), {base: 1, n: 1, pid: a, txn: true, isMarker: true, marker: logfmt.ControlLeaderChange}},
+		batches: []txnbatch.Spec{txnbatch.Data(a, 0, 1, true), {Base: 1, N: 1, PID: a, Txn: true, IsMarker: true, Control: logfmt.ControlLeaderChange}},
 		errs:    1,
 		open:    1,
 	}} {
@@ -148,12 +106,12 @@ func TestProducerStateApply(t *testing.T) {
 // an empty control batch only makes the producer known.
 func TestSnapshotEntries(t *testing.T) {
 	p := NewProducerState()
-	specs := []batchSpec{data(7, 0, 3, true), marker(7, 3, logfmt.ControlCommit), data(8, 4, 2, false), data(7, 6, 1, true)}
+	specs := []txnbatch.Spec{txnbatch.Data(7, 0, 3, true), txnbatch.Marker(7, 3, logfmt.ControlCommit), txnbatch.Data(8, 4, 2, false), txnbatch.Data(7, 6, 1, true)}
 	if _, errs := applyAll(t, p, specs); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	empty := batchSpec{base: 7, n: 0, pid: 9, txn: true, isMarker: true}
-	if _, errs := applyAll(t, p, []batchSpec{empty}); len(errs) > 0 {
+	empty := txnbatch.Spec{Base: 7, N: 0, PID: 9, Txn: true, IsMarker: true}
+	if _, errs := applyAll(t, p, []txnbatch.Spec{empty}); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	const ts = 1_700_000_000_000
@@ -166,8 +124,8 @@ func TestSnapshotEntries(t *testing.T) {
 		t.Errorf("snapshot\n got %+v\nwant %+v", got, want)
 	}
 	// A marker of a new epoch forgets the producer's last batch.
-	m := marker(7, 7, logfmt.ControlAbort)
-	b := logfmt.Batch{Data: m.bytes(t)}
+	m := txnbatch.Marker(7, 7, logfmt.ControlAbort)
+	b := logfmt.Batch{Data: m.Bytes(t)}
 	b.Data[51], b.Data[52] = 0, 1 // producer epoch 1; outside the CRC
 	if _, _, err := p.Apply(&b, &logfmt.RecordIter{}); err != nil {
 		t.Fatal(err)
