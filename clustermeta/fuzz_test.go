@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/kraft"
 )
 
 // FuzzLoad replays mutated metadata logs and snapshots: the replay must
@@ -79,7 +79,7 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, value []byte) {
-		r, err := metadata.Decode(value)
+		r, err := kraft.Decode(value)
 		if err != nil {
 			return
 		}
@@ -91,7 +91,7 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		if !ok {
 			return
 		}
-		r, err = metadata.Decode(once)
+		r, err = kraft.Decode(once)
 		if err != nil {
 			t.Fatalf("%s written again does not decode: %v\n%x", name, err, once)
 		}

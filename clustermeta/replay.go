@@ -3,20 +3,20 @@ package clustermeta
 import (
 	"fmt"
 
-	"github.com/logtool/logtool/dump/metadata"
-	p "github.com/logtool/logtool/dump/protocol"
+	"github.com/logtool/logtool/logfmt/kraft"
+	p "github.com/logtool/logtool/logfmt/protocol"
 )
 
 // Record types the replay reads.
 const (
-	typeTopic            = metadata.TypeTopic
-	typePartition        = metadata.TypePartition
-	typeConfig           = metadata.TypeConfig
-	typePartitionChange  = metadata.TypePartitionChange
-	typeRemoveTopic      = metadata.TypeRemoveTopic
-	typeBeginTransaction = metadata.TypeBeginTransaction
-	typeEndTransaction   = metadata.TypeEndTransaction
-	typeAbortTransaction = metadata.TypeAbortTransaction
+	typeTopic            = kraft.TypeTopic
+	typePartition        = kraft.TypePartition
+	typeConfig           = kraft.TypeConfig
+	typePartitionChange  = kraft.TypePartitionChange
+	typeRemoveTopic      = kraft.TypeRemoveTopic
+	typeBeginTransaction = kraft.TypeBeginTransaction
+	typeEndTransaction   = kraft.TypeEndTransaction
+	typeAbortTransaction = kraft.TypeAbortTransaction
 )
 
 // applies tells whether the replay reads records of a type; the others
@@ -31,36 +31,36 @@ func applies(typ uint32) bool {
 
 // Field positions in the decoded records, looked up once.
 var (
-	fTopicName = metadata.FieldIndex(typeTopic, "name")
-	fTopicID   = metadata.FieldIndex(typeTopic, "topicId")
+	fTopicName = kraft.FieldIndex(typeTopic, "name")
+	fTopicID   = kraft.FieldIndex(typeTopic, "topicId")
 
-	fPartID       = metadata.FieldIndex(typePartition, "partitionId")
-	fPartTopic    = metadata.FieldIndex(typePartition, "topicId")
-	fPartReplicas = metadata.FieldIndex(typePartition, "replicas")
-	fPartISR      = metadata.FieldIndex(typePartition, "isr")
-	fPartLeader   = metadata.FieldIndex(typePartition, "leader")
-	fPartDirs     = metadata.FieldIndex(typePartition, "directories")
+	fPartID       = kraft.FieldIndex(typePartition, "partitionId")
+	fPartTopic    = kraft.FieldIndex(typePartition, "topicId")
+	fPartReplicas = kraft.FieldIndex(typePartition, "replicas")
+	fPartISR      = kraft.FieldIndex(typePartition, "isr")
+	fPartLeader   = kraft.FieldIndex(typePartition, "leader")
+	fPartDirs     = kraft.FieldIndex(typePartition, "directories")
 
-	fConfType  = metadata.FieldIndex(typeConfig, "resourceType")
-	fConfRes   = metadata.FieldIndex(typeConfig, "resourceName")
-	fConfName  = metadata.FieldIndex(typeConfig, "name")
-	fConfValue = metadata.FieldIndex(typeConfig, "value")
+	fConfType  = kraft.FieldIndex(typeConfig, "resourceType")
+	fConfRes   = kraft.FieldIndex(typeConfig, "resourceName")
+	fConfName  = kraft.FieldIndex(typeConfig, "name")
+	fConfValue = kraft.FieldIndex(typeConfig, "value")
 
-	fChangeID       = metadata.FieldIndex(typePartitionChange, "partitionId")
-	fChangeTopic    = metadata.FieldIndex(typePartitionChange, "topicId")
-	fChangeISR      = metadata.FieldIndex(typePartitionChange, "isr")
-	fChangeLeader   = metadata.FieldIndex(typePartitionChange, "leader")
-	fChangeReplicas = metadata.FieldIndex(typePartitionChange, "replicas")
-	fChangeDirs     = metadata.FieldIndex(typePartitionChange, "directories")
+	fChangeID       = kraft.FieldIndex(typePartitionChange, "partitionId")
+	fChangeTopic    = kraft.FieldIndex(typePartitionChange, "topicId")
+	fChangeISR      = kraft.FieldIndex(typePartitionChange, "isr")
+	fChangeLeader   = kraft.FieldIndex(typePartitionChange, "leader")
+	fChangeReplicas = kraft.FieldIndex(typePartitionChange, "replicas")
+	fChangeDirs     = kraft.FieldIndex(typePartitionChange, "directories")
 
-	fRemoveTopic = metadata.FieldIndex(typeRemoveTopic, "topicId")
+	fRemoveTopic = kraft.FieldIndex(typeRemoveTopic, "topicId")
 )
 
 // apply changes the image as Kafka's MetadataDelta.replay does for the
 // record. Records that contradict the image (a partition of a topic that
 // does not exist, a removal of an unknown topic) are errors: Kafka's loader
 // reports them as faults, and a state built past one would be a guess.
-func (im *Image) apply(r *metadata.Record) error {
+func (im *Image) apply(r *kraft.Record) error {
 	f := r.Value.Fields
 	switch r.Type {
 	case typeTopic:

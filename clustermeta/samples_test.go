@@ -11,12 +11,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/logtool/logtool/dump/metadata"
-	p "github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
+	p "github.com/logtool/logtool/logfmt/protocol"
 )
 
 var samples = kafkasamples.Dir("logdirs")
@@ -167,7 +167,7 @@ func TestWriterMatchesBrokers(t *testing.T) {
 // records the writer cannot express.
 func rewrite(t *testing.T, value []byte) (string, bool) {
 	t.Helper()
-	r, err := metadata.Decode(value)
+	r, err := kraft.Decode(value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func rewrite(t *testing.T, value []byte) (string, bool) {
 
 // reencode writes a decoded record again with the package's writers; ok is
 // false for records they cannot express.
-func reencode(r *metadata.Record) (again []byte, name string, ok bool) {
+func reencode(r *kraft.Record) (again []byte, name string, ok bool) {
 	field := r.Value.Field
 	switch r.Type {
 	case typeTopic:
@@ -227,9 +227,9 @@ func reencode(r *metadata.Record) (again []byte, name string, ok bool) {
 			s.Directories = uuids(f)
 		}
 		again, name = AppendPartitionChangeRecord(nil, s), "PartitionChangeRecord"
-	case metadata.TypeNoOp:
+	case kraft.TypeNoOp:
 		again, name = AppendNoOpRecord(nil), "NoOpRecord"
-	case metadata.TypeFeatureLevel:
+	case kraft.TypeFeatureLevel:
 		again, name = AppendFeatureLevelRecord(nil, string(field("name").Raw), int16(field("featureLevel").Int)), "FeatureLevelRecord"
 	case typeBeginTransaction:
 		if f := field("name"); !f.Present || f.Null {
@@ -360,7 +360,7 @@ func TestWriterAgainstDecoder(t *testing.T) {
 		{AppendNoOpRecord(nil), `{"type":"NO_OP_RECORD","version":0,"data":{}}`},
 		{AppendFeatureLevelRecord(nil, "metadata.version", 21), `{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":21}}`},
 	} {
-		got, err := metadata.Format(c.value, 0)
+		got, err := kraft.Format(c.value, 0)
 		if err != nil || got != c.want {
 			t.Errorf("got  %s %v\nwant %s", got, err, c.want)
 		}
@@ -374,7 +374,7 @@ func TestWriterAgainstDecoder(t *testing.T) {
 		{logfmt.ControlSnapshotHeader, AppendSnapshotHeader(nil, 77), `{"version":0,"lastContainedLogTimestamp":77}`},
 		{logfmt.ControlSnapshotFooter, AppendSnapshotFooter(nil), `{"version":0}`},
 	} {
-		_, js, err := metadata.FormatControl(c.t, c.value)
+		_, js, err := kraft.FormatControl(c.t, c.value)
 		if err != nil || string(js) != c.want {
 			t.Errorf("%s: got %s %v, want %s", c.t, js, err, c.want)
 		}

@@ -3,14 +3,14 @@ package clustermeta
 import (
 	"encoding/binary"
 
-	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/kraft"
 )
 
 // The writers below append framed metadata records, byte for byte as
 // Kafka's MetadataRecordSerde writes them (frame version 1, record type,
 // record version, then the record in its flexible encoding). They serve
-// logtool gen and the tests; records are checked against dump/metadata and
+// logtool gen and the tests; records are checked against logfmt/kraft and
 // against records written by real brokers.
 
 // AppendTopicRecord appends a TopicRecord (version 0).
@@ -138,7 +138,7 @@ func AppendEndTransactionRecord(dst []byte) []byte {
 
 // AppendFeatureLevelRecord appends a FeatureLevelRecord (version 0).
 func AppendFeatureLevelRecord(dst []byte, name string, level int16) []byte {
-	dst = frame(dst, metadata.TypeFeatureLevel, 0)
+	dst = frame(dst, kraft.TypeFeatureLevel, 0)
 	dst = appendString(dst, name)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(level))
 	return append(dst, 0)

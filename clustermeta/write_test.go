@@ -3,8 +3,8 @@ package clustermeta
 import (
 	"encoding/binary"
 
-	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/kraft"
 )
 
 // Writers only the tests need: records and snapshots no command writes.
@@ -18,7 +18,7 @@ func AppendAbortTransactionRecord(dst []byte) []byte {
 // AppendNoOpRecord appends a NoOpRecord (version 0): a controller writes one
 // every half second, most of a quiet cluster's log.
 func AppendNoOpRecord(dst []byte) []byte {
-	return append(frame(dst, metadata.TypeNoOp, 0), 0)
+	return append(frame(dst, kraft.TypeNoOp, 0), 0)
 }
 
 // AppendSnapshotHeader appends a SnapshotHeaderRecord value.

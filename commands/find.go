@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/dump"
-	"github.com/logtool/logtool/index/lookup"
+	"github.com/logtool/logtool/find"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/target"
@@ -69,20 +69,20 @@ func runFind(c *cli.Context) error {
 	}
 	defer release()
 	dir := set.Partitions()[0].Path
-	var res *lookup.Result
+	var res *find.Result
 	if off != "" {
 		n, perr := strconv.ParseInt(off, 10, 64)
 		if perr != nil || n < 0 {
 			return usageErr("--offset: want an offset >= 0, got %q", off)
 		}
-		res, err = lookup.Offset(dir, n, lookup.Options{MaxRecordBytes: g.MaxRecordBytes})
+		res, err = find.Offset(dir, n, find.Options{MaxRecordBytes: g.MaxRecordBytes})
 	} else {
 		// err must stay the outer one: a shadowed err lost lookup's corruption error (exit 0 on damage).
 		ms, terr := timeArg("timestamp", ts, 0)
 		if terr != nil {
 			return terr
 		}
-		res, err = lookup.Timestamp(dir, ms, lookup.Options{MaxRecordBytes: g.MaxRecordBytes})
+		res, err = find.Timestamp(dir, ms, find.Options{MaxRecordBytes: g.MaxRecordBytes})
 	}
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ type recordDecoders struct {
 	key, value dump.Decoder
 }
 
-func findText(r *lookup.Result, rd recordDecoders) string {
+func findText(r *find.Result, rd recordDecoders) string {
 	var b strings.Builder
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(&b, "%-10s %s\n", label, fmt.Sprintf(format, args...))
@@ -185,7 +185,7 @@ func findText(r *lookup.Result, rd recordDecoders) string {
 
 // recordJSON is the record found as a JSON object: key, value (each left
 // out when its decoder is none) and headers, bytes kept as jsonbytes does.
-func recordJSON(r *lookup.Result, rd recordDecoders) json.RawMessage {
+func recordJSON(r *find.Result, rd recordDecoders) json.RawMessage {
 	b := []byte("{")
 	if rd.key != dump.DecodeNone {
 		b = rd.key.AppendJSON(append(b, `"key":`...), r.Key)
@@ -207,7 +207,7 @@ func recordJSON(r *lookup.Result, rd recordDecoders) json.RawMessage {
 	return append(bytes.TrimSuffix(b, []byte(",")), '}')
 }
 
-func findJSON(r *lookup.Result, rd recordDecoders) any {
+func findJSON(r *find.Result, rd recordDecoders) any {
 	type entry struct {
 		Offset    int64  `json:"offset"`
 		Position  *int32 `json:"position,omitempty"`

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 // progressRuns are runs over the sample of every command that can draw a

@@ -14,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/refuse"
@@ -22,6 +21,7 @@ import (
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/reindex"
 )
 
 func reindexCommand() *cli.Command {

@@ -13,17 +13,17 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/logtool/logtool/dump/groupmeta"
-	"github.com/logtool/logtool/dump/metadata"
-	"github.com/logtool/logtool/dump/protocol"
-	"github.com/logtool/logtool/dump/remotemeta"
-	"github.com/logtool/logtool/dump/sharestate"
-	"github.com/logtool/logtool/dump/txnlog"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
+	"github.com/logtool/logtool/logfmt/protocol"
+	"github.com/logtool/logtool/logfmt/protocol/groupmeta"
+	"github.com/logtool/logtool/logfmt/protocol/remotemeta"
+	"github.com/logtool/logtool/logfmt/protocol/sharestate"
+	"github.com/logtool/logtool/logfmt/protocol/txnlog"
 )
 
 // segState is what a segment dump carries from batch to batch.
@@ -696,8 +696,8 @@ func (d *dumper) controlText(l []byte, r *logfmt.Record) []byte {
 		return strconv.AppendInt(l, int64(m.CoordinatorEpoch), 10)
 	case t == logfmt.ControlLeaderChange && d.o.Release.LeaderChangeType:
 		// Kafka before 4.1 names the type only.
-	case metadata.IsKRaftControl(t):
-		label, js, err := metadata.FormatControl(t, r.Value)
+	case kraft.IsKRaftControl(t):
+		label, js, err := kraft.FormatControl(t, r.Value)
 		if err != nil {
 			d.problem(d.batchPos, fmt.Sprintf("%s record at offset %d: %v", t, r.Offset, err))
 			break
@@ -794,7 +794,7 @@ func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bo
 		}
 		return []byte(f.Key), []byte(f.Value), true, f.HasValue
 	case PayloadMetadata:
-		s, err := metadata.Format(r.Value, r.Offset)
+		s, err := kraft.Format(r.Value, r.Offset)
 		if err != nil {
 			d.problem(d.batchPos, fmt.Sprintf("record at offset %d: %v", r.Offset, err))
 		}
@@ -1002,8 +1002,8 @@ func (d *dumper) controlJSON(l []byte, r *logfmt.Record) []byte {
 			break
 		}
 		l = appendIntField(l, "coordinatorEpoch", int64(m.CoordinatorEpoch))
-	case metadata.IsKRaftControl(t):
-		_, js, err := metadata.FormatControl(t, r.Value)
+	case kraft.IsKRaftControl(t):
+		_, js, err := kraft.FormatControl(t, r.Value)
 		if err != nil {
 			d.problem(d.batchPos, fmt.Sprintf("%s record at offset %d: %v", t, r.Offset, err))
 			break

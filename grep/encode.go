@@ -7,10 +7,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/logtool/logtool/dump"
-	"github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/protocol"
 )
 
 // Format says how matches and findings are written.
