@@ -13,6 +13,7 @@ import (
 
 	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/topicconfig"
 )
@@ -196,21 +197,21 @@ func decoderFlags() []cli.Flag {
 }
 
 // decoders reads decoderFlags.
-func decoders(c *cli.Context) (key, value dump.Decoder, err error) {
+func decoders(c *cli.Context) (key, value textdec.Decoder, err error) {
 	for _, f := range []struct {
 		name string
-		dst  *dump.Decoder
+		dst  *textdec.Decoder
 	}{{"key", &key}, {"value", &value}} {
 		flag, class := f.name+"-decoder", f.name+"-decoder-class"
 		switch {
 		case c.IsSet(flag) && c.IsSet(class):
 			return key, value, usageErr("--%s and --%s name the same thing: give one", flag, class)
 		case c.IsSet(class):
-			if *f.dst, err = dump.DecoderOfClass(c.String(class)); err != nil {
+			if *f.dst, err = textdec.OfClass(c.String(class)); err != nil {
 				return key, value, usageErr("--%s: %v", class, err)
 			}
 		default:
-			if *f.dst, err = dump.ParseDecoder(c.String(flag)); err != nil {
+			if *f.dst, err = textdec.Parse(c.String(flag)); err != nil {
 				return key, value, usageErr("--%s: %v", flag, err)
 			}
 		}

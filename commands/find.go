@@ -10,11 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/find"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/textdec"
 )
 
 func findCommand() *cli.Command {
@@ -110,7 +110,7 @@ func findTime(ms int64) string {
 // recordDecoders say whether and how find prints the record it found.
 type recordDecoders struct {
 	print      bool
-	key, value dump.Decoder
+	key, value textdec.Decoder
 }
 
 func findText(r *find.Result, rd recordDecoders) string {
@@ -157,16 +157,16 @@ func findText(r *find.Result, rd recordDecoders) string {
 	line("batch", "%s", desc)
 	line("answer", "offset %d, timestamp %s", r.Offset, findTime(r.Timestamp))
 	if rd.print {
-		text := func(d dump.Decoder, v []byte) string {
+		text := func(d textdec.Decoder, v []byte) string {
 			if v == nil {
 				return "null"
 			}
 			return string(d.AppendText(nil, v))
 		}
-		if rd.key != dump.DecodeNone {
+		if rd.key != textdec.None {
 			line("key", "%s", text(rd.key, r.Key))
 		}
-		if rd.value != dump.DecodeNone {
+		if rd.value != textdec.None {
 			line("value", "%s", text(rd.value, r.Value))
 			hs := "none"
 			for i, h := range r.Headers {
@@ -175,7 +175,7 @@ func findText(r *find.Result, rd recordDecoders) string {
 				} else {
 					hs += ", "
 				}
-				hs += text(dump.DecodeString, h.Key) + "=" + text(rd.value, h.Value)
+				hs += text(textdec.String, h.Key) + "=" + text(rd.value, h.Value)
 			}
 			line("headers", "%s", hs)
 		}
@@ -187,11 +187,11 @@ func findText(r *find.Result, rd recordDecoders) string {
 // out when its decoder is none) and headers, bytes kept as jsonbytes does.
 func recordJSON(r *find.Result, rd recordDecoders) json.RawMessage {
 	b := []byte("{")
-	if rd.key != dump.DecodeNone {
+	if rd.key != textdec.None {
 		b = rd.key.AppendJSON(append(b, `"key":`...), r.Key)
 		b = append(b, ',')
 	}
-	if rd.value != dump.DecodeNone {
+	if rd.value != textdec.None {
 		b = rd.value.AppendJSON(append(b, `"value":`...), r.Value)
 		b = append(b, `,"headers":[`...)
 		for i, h := range r.Headers {

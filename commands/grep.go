@@ -12,11 +12,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/compact"
-	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/grep"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/topicconfig"
 )
@@ -166,17 +166,17 @@ func runGrep(c *cli.Context) error {
 // grepFormat reads the decoders: dump's, with keys and values in base64 in
 // JSON unless a decoder is named, so that binary data survives.
 func grepFormat(c *cli.Context, f grep.Format) (grep.Format, error) {
-	f.KeyDecoder, f.ValueDecoder = dump.DecodeString, dump.DecodeString
+	f.KeyDecoder, f.ValueDecoder = textdec.String, textdec.String
 	if f.JSON {
-		f.KeyDecoder, f.ValueDecoder = dump.DecodeBase64, dump.DecodeBase64
+		f.KeyDecoder, f.ValueDecoder = textdec.Base64, textdec.Base64
 	}
 	for _, d := range []struct {
 		flag string
-		dst  *dump.Decoder
+		dst  *textdec.Decoder
 	}{{"key-decoder", &f.KeyDecoder}, {"value-decoder", &f.ValueDecoder}} {
 		if s := c.String(d.flag); s != "" {
 			var err error
-			if *d.dst, err = dump.ParseDecoder(s); err != nil {
+			if *d.dst, err = textdec.Parse(s); err != nil {
 				return f, usageErr("--%s: %v", d.flag, err)
 			}
 		}

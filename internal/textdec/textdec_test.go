@@ -1,4 +1,4 @@
-package dump
+package textdec
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestPieceEnd: decoding a key or value in the pieces appendStreamed cuts
+// TestPieceEnd: decoding a key or value in the pieces dump streams a large one in
 // gives the bytes that decoding it whole does, for every decoder, with
 // sequences of every length, valid, cut short and stray, across every cut.
 func TestPieceEnd(t *testing.T) {
@@ -20,20 +20,20 @@ func TestPieceEnd(t *testing.T) {
 		for len(b) < 40 {
 			b = append(b, alphabet[rng.IntN(len(alphabet))]...)
 		}
-		for _, dec := range []Decoder{DecodeString, DecodeHex, DecodeBase64} {
+		for _, dec := range []Decoder{String, Hex, Base64} {
 			for n := 4; n < 12; n++ {
 				var got []byte
 				rest := b
 				for len(rest) > n {
-					k := pieceEnd(rest, n, dec)
+					k := dec.PieceEnd(rest, n)
 					if k <= 0 || k > n {
-						t.Fatalf("pieceEnd(%x, %d) = %d", rest, n, k)
+						t.Fatalf("PieceEnd(%x, %d) = %d", rest, n, k)
 					}
-					got = appendDecoded(got, rest[:k], dec)
+					got = dec.AppendText(got, rest[:k])
 					rest = rest[k:]
 				}
-				got = appendDecoded(got, rest, dec)
-				if want := appendDecoded(nil, b, dec); !bytes.Equal(got, want) {
+				got = dec.AppendText(got, rest)
+				if want := dec.AppendText(nil, b); !bytes.Equal(got, want) {
 					t.Fatalf("decoder %v, pieces of %d of %x: %q, want %q", dec, n, b, got, want)
 				}
 			}
