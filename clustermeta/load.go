@@ -240,18 +240,18 @@ func (l *loader) logRecord(seg int, batchPos int64, r *logfmt.Record, path strin
 		return err
 	}
 	switch typ {
-	case typeBeginTransaction:
+	case kraft.TypeBeginTransaction:
 		if l.txn != nil {
 			return logfmt.Corruptf(path, pos, "BeginTransactionRecord at offset %d inside the transaction begun at offset %d", r.Offset, l.txn.offset)
 		}
 		l.txn = &txnStart{seg: seg, pos: batchPos, offset: r.Offset}
-	case typeEndTransaction, typeAbortTransaction:
+	case kraft.TypeEndTransaction, kraft.TypeAbortTransaction:
 		if l.txn == nil {
 			return logfmt.Corruptf(path, pos, "%s at offset %d without a BeginTransactionRecord", kraft.TypeNames[typ], r.Offset)
 		}
 		t := l.txn
 		l.txn = nil
-		if typ == typeEndTransaction {
+		if typ == kraft.TypeEndTransaction {
 			return l.replayTransaction(t, r.Offset)
 		}
 	default:

@@ -7,23 +7,11 @@ import (
 	p "github.com/logtool/logtool/logfmt/protocol"
 )
 
-// Record types the replay reads.
-const (
-	typeTopic            = kraft.TypeTopic
-	typePartition        = kraft.TypePartition
-	typeConfig           = kraft.TypeConfig
-	typePartitionChange  = kraft.TypePartitionChange
-	typeRemoveTopic      = kraft.TypeRemoveTopic
-	typeBeginTransaction = kraft.TypeBeginTransaction
-	typeEndTransaction   = kraft.TypeEndTransaction
-	typeAbortTransaction = kraft.TypeAbortTransaction
-)
-
 // applies tells whether the replay reads records of a type; the others
 // change nothing it keeps and are not decoded.
 func applies(typ uint32) bool {
 	switch typ {
-	case typeTopic, typePartition, typeConfig, typePartitionChange, typeRemoveTopic:
+	case kraft.TypeTopic, kraft.TypePartition, kraft.TypeConfig, kraft.TypePartitionChange, kraft.TypeRemoveTopic:
 		return true
 	}
 	return false
@@ -31,29 +19,29 @@ func applies(typ uint32) bool {
 
 // Field positions in the decoded records, looked up once.
 var (
-	fTopicName = kraft.FieldIndex(typeTopic, "name")
-	fTopicID   = kraft.FieldIndex(typeTopic, "topicId")
+	fTopicName = kraft.FieldIndex(kraft.TypeTopic, "name")
+	fTopicID   = kraft.FieldIndex(kraft.TypeTopic, "topicId")
 
-	fPartID       = kraft.FieldIndex(typePartition, "partitionId")
-	fPartTopic    = kraft.FieldIndex(typePartition, "topicId")
-	fPartReplicas = kraft.FieldIndex(typePartition, "replicas")
-	fPartISR      = kraft.FieldIndex(typePartition, "isr")
-	fPartLeader   = kraft.FieldIndex(typePartition, "leader")
-	fPartDirs     = kraft.FieldIndex(typePartition, "directories")
+	fPartID       = kraft.FieldIndex(kraft.TypePartition, "partitionId")
+	fPartTopic    = kraft.FieldIndex(kraft.TypePartition, "topicId")
+	fPartReplicas = kraft.FieldIndex(kraft.TypePartition, "replicas")
+	fPartISR      = kraft.FieldIndex(kraft.TypePartition, "isr")
+	fPartLeader   = kraft.FieldIndex(kraft.TypePartition, "leader")
+	fPartDirs     = kraft.FieldIndex(kraft.TypePartition, "directories")
 
-	fConfType  = kraft.FieldIndex(typeConfig, "resourceType")
-	fConfRes   = kraft.FieldIndex(typeConfig, "resourceName")
-	fConfName  = kraft.FieldIndex(typeConfig, "name")
-	fConfValue = kraft.FieldIndex(typeConfig, "value")
+	fConfType  = kraft.FieldIndex(kraft.TypeConfig, "resourceType")
+	fConfRes   = kraft.FieldIndex(kraft.TypeConfig, "resourceName")
+	fConfName  = kraft.FieldIndex(kraft.TypeConfig, "name")
+	fConfValue = kraft.FieldIndex(kraft.TypeConfig, "value")
 
-	fChangeID       = kraft.FieldIndex(typePartitionChange, "partitionId")
-	fChangeTopic    = kraft.FieldIndex(typePartitionChange, "topicId")
-	fChangeISR      = kraft.FieldIndex(typePartitionChange, "isr")
-	fChangeLeader   = kraft.FieldIndex(typePartitionChange, "leader")
-	fChangeReplicas = kraft.FieldIndex(typePartitionChange, "replicas")
-	fChangeDirs     = kraft.FieldIndex(typePartitionChange, "directories")
+	fChangeID       = kraft.FieldIndex(kraft.TypePartitionChange, "partitionId")
+	fChangeTopic    = kraft.FieldIndex(kraft.TypePartitionChange, "topicId")
+	fChangeISR      = kraft.FieldIndex(kraft.TypePartitionChange, "isr")
+	fChangeLeader   = kraft.FieldIndex(kraft.TypePartitionChange, "leader")
+	fChangeReplicas = kraft.FieldIndex(kraft.TypePartitionChange, "replicas")
+	fChangeDirs     = kraft.FieldIndex(kraft.TypePartitionChange, "directories")
 
-	fRemoveTopic = kraft.FieldIndex(typeRemoveTopic, "topicId")
+	fRemoveTopic = kraft.FieldIndex(kraft.TypeRemoveTopic, "topicId")
 )
 
 // apply changes the image as Kafka's MetadataDelta.replay does for the
@@ -63,7 +51,7 @@ var (
 func (im *Image) apply(r *kraft.Record) error {
 	f := r.Value.Fields
 	switch r.Type {
-	case typeTopic:
+	case kraft.TypeTopic:
 		name, id := string(f[fTopicName].Raw), uuid(&f[fTopicID])
 		if t := im.byName[name]; t != nil {
 			return fmt.Errorf("TopicRecord creates topic %s with ID %s, but it exists with ID %s", name, id, t.ID)
@@ -73,7 +61,7 @@ func (im *Image) apply(r *kraft.Record) error {
 		}
 		t := &Topic{Name: name, ID: id}
 		im.topics[id], im.byName[name] = t, t
-	case typePartition:
+	case kraft.TypePartition:
 		t, err := im.topicFor("PartitionRecord", uuid(&f[fPartTopic]))
 		if err != nil {
 			return err
@@ -91,9 +79,9 @@ func (im *Image) apply(r *kraft.Record) error {
 			copy(t.Partitions[i+1:], t.Partitions[i:])
 			t.Partitions[i] = part
 		}
-	case typePartitionChange:
+	case kraft.TypePartitionChange:
 		return im.changePartition(f)
-	case typeConfig:
+	case kraft.TypeConfig:
 		typ := int8(f[fConfType].Int)
 		if typ != ResourceTopic && typ != ResourceBroker {
 			return nil
@@ -113,7 +101,7 @@ func (im *Image) apply(r *kraft.Record) error {
 			im.configs[res] = m
 		}
 		m[name] = string(v.Raw)
-	case typeRemoveTopic:
+	case kraft.TypeRemoveTopic:
 		t, err := im.topicFor("RemoveTopicRecord", uuid(&f[fRemoveTopic]))
 		if err != nil {
 			return err

@@ -1,21 +1,21 @@
-package clustermeta
+package kraft
 
 import (
 	"encoding/binary"
 
 	"github.com/logtool/logtool/logfmt"
-	"github.com/logtool/logtool/logfmt/kraft"
+	"github.com/logtool/logtool/logfmt/checkpoint"
 )
 
 // The writers below append framed metadata records, byte for byte as
 // Kafka's MetadataRecordSerde writes them (frame version 1, record type,
 // record version, then the record in its flexible encoding). They serve
-// logtool gen and the tests; records are checked against logfmt/kraft and
+// logtool gen and the tests; records are checked against this package's decoder and
 // against records written by real brokers.
 
 // AppendTopicRecord appends a TopicRecord (version 0).
-func AppendTopicRecord(dst []byte, name string, id TopicID) []byte {
-	dst = frame(dst, typeTopic, 0)
+func AppendTopicRecord(dst []byte, name string, id checkpoint.TopicID) []byte {
+	dst = AppendFrame(dst, TypeTopic, 0)
 	dst = appendString(dst, name)
 	dst = append(dst, id[:]...)
 	return append(dst, 0) // no tagged fields
@@ -23,7 +23,7 @@ func AppendTopicRecord(dst []byte, name string, id TopicID) []byte {
 
 // PartitionSpec is what AppendPartitionRecord writes.
 type PartitionSpec struct {
-	Topic          TopicID
+	Topic          checkpoint.TopicID
 	Partition      int32
 	Replicas, ISR  []int32
 	Leader         int32
@@ -32,13 +32,13 @@ type PartitionSpec struct {
 	// Directories, one per replica, are written from version 1 on; version 2
 	// adds only tagged fields (eligible leader replicas) this writer leaves
 	// at their defaults.
-	Directories []TopicID
+	Directories []checkpoint.TopicID
 	Version     int16 // 0, 1 or 2
 }
 
 // AppendPartitionRecord appends a PartitionRecord.
 func AppendPartitionRecord(dst []byte, s PartitionSpec) []byte {
-	dst = frame(dst, typePartition, s.Version)
+	dst = AppendFrame(dst, TypePartition, s.Version)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(s.Partition))
 	dst = append(dst, s.Topic[:]...)
 	dst = appendInt32s(dst, s.Replicas)
@@ -57,7 +57,7 @@ func AppendPartitionRecord(dst []byte, s PartitionSpec) []byte {
 // AppendConfigRecord appends a ConfigRecord (version 0): resource type
 // ResourceTopic or ResourceBroker; a nil value deletes the config.
 func AppendConfigRecord(dst []byte, resourceType int8, resourceName, name string, value *string) []byte {
-	dst = frame(dst, typeConfig, 0)
+	dst = AppendFrame(dst, TypeConfig, 0)
 	dst = append(dst, byte(resourceType))
 	dst = appendString(dst, resourceName)
 	dst = appendString(dst, name)
@@ -72,20 +72,20 @@ func AppendConfigRecord(dst []byte, resourceType int8, resourceName, name string
 // ChangeSpec is what AppendPartitionChangeRecord writes; nil lists and
 // leader -2 are "unchanged" and are left out.
 type ChangeSpec struct {
-	Topic     TopicID
+	Topic     checkpoint.TopicID
 	Partition int32
 	Leader    int32
 	ISR       []int32
 	Replicas  []int32
 	// Directories is written from version 1 on.
-	Directories []TopicID
+	Directories []checkpoint.TopicID
 	Version     int16 // 0, 1 or 2
 }
 
 // AppendPartitionChangeRecord appends a PartitionChangeRecord, whose
 // changes all travel as tagged fields, in tag order.
 func AppendPartitionChangeRecord(dst []byte, s ChangeSpec) []byte {
-	dst = frame(dst, typePartitionChange, s.Version)
+	dst = AppendFrame(dst, TypePartitionChange, s.Version)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(s.Partition))
 	dst = append(dst, s.Topic[:]...)
 	type tagged struct {
@@ -115,8 +115,8 @@ func AppendPartitionChangeRecord(dst []byte, s ChangeSpec) []byte {
 }
 
 // AppendRemoveTopicRecord appends a RemoveTopicRecord (version 0).
-func AppendRemoveTopicRecord(dst []byte, id TopicID) []byte {
-	dst = frame(dst, typeRemoveTopic, 0)
+func AppendRemoveTopicRecord(dst []byte, id checkpoint.TopicID) []byte {
+	dst = AppendFrame(dst, TypeRemoveTopic, 0)
 	dst = append(dst, id[:]...)
 	return append(dst, 0)
 }
@@ -124,7 +124,7 @@ func AppendRemoveTopicRecord(dst []byte, id TopicID) []byte {
 // AppendBeginTransactionRecord appends a BeginTransactionRecord (version
 // 0) with its name, a tagged field.
 func AppendBeginTransactionRecord(dst []byte, name string) []byte {
-	dst = frame(dst, typeBeginTransaction, 0)
+	dst = AppendFrame(dst, TypeBeginTransaction, 0)
 	s := appendString(nil, name)
 	dst = append(dst, 1, 0) // one tagged field, tag 0
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
@@ -133,18 +133,20 @@ func AppendBeginTransactionRecord(dst []byte, name string) []byte {
 
 // AppendEndTransactionRecord appends an EndTransactionRecord (version 0).
 func AppendEndTransactionRecord(dst []byte) []byte {
-	return append(frame(dst, typeEndTransaction, 0), 0)
+	return append(AppendFrame(dst, TypeEndTransaction, 0), 0)
 }
 
 // AppendFeatureLevelRecord appends a FeatureLevelRecord (version 0).
 func AppendFeatureLevelRecord(dst []byte, name string, level int16) []byte {
-	dst = frame(dst, kraft.TypeFeatureLevel, 0)
+	dst = AppendFrame(dst, TypeFeatureLevel, 0)
 	dst = appendString(dst, name)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(level))
 	return append(dst, 0)
 }
 
-func frame(dst []byte, typ uint32, version int16) []byte {
+// AppendFrame appends the frame MetadataRecordSerde puts before a record:
+// frame version 1, the record type, the record version.
+func AppendFrame(dst []byte, typ uint32, version int16) []byte {
 	dst = append(dst, 1)
 	dst = binary.AppendUvarint(dst, uint64(typ))
 	return binary.AppendUvarint(dst, uint64(version))
@@ -163,7 +165,7 @@ func appendInt32s(dst []byte, v []int32) []byte {
 	return dst
 }
 
-func appendUuids(dst []byte, v []TopicID) []byte {
+func appendUuids(dst []byte, v []checkpoint.TopicID) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(v))+1)
 	for _, x := range v {
 		dst = append(dst, x[:]...)
