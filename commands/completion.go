@@ -82,17 +82,11 @@ fi
 
 func completionCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "completion",
-		Category:  "tools",
-		Usage:     "print a shell completion script (bash or zsh)",
-		ArgsUsage: "bash|zsh",
-		Description: "The script completes commands, flags, the values of flags that take one of a few words, and file\n" +
-			"names where a path goes, by asking logtool itself. The zsh script needs zsh's completion system\n" +
-			"(autoload -U compinit && compinit) loaded first.\n\n" +
-			"Examples:\n" +
-			"  source <(logtool completion bash)                # in ~/.bashrc\n" +
-			"  logtool completion zsh > \"${fpath[1]}/_logtool\"  # then start a new zsh\n" +
-			"  source <(logtool completion zsh)                 # in ~/.zshrc, after compinit",
+		Name:        "completion",
+		Category:    "tools",
+		Usage:       "print a shell completion script (bash or zsh)",
+		ArgsUsage:   "bash|zsh",
+		Description: description("completion"),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageErr("want one shell, bash or zsh, got %d argument(s)", c.NArg())

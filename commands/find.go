@@ -19,24 +19,11 @@ import (
 
 func findCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "find",
-		Category:  "inspect",
-		Usage:     "look up an offset or a timestamp in a partition the way a broker does",
-		ArgsUsage: "(--offset OFFSET | --timestamp TIME) PARTITION_DIR",
-		Description: "By offset, as a fetch does: the segment with the greatest base offset not above N, the greatest .index\n" +
-			"entry not above N, then a forward scan to the batch holding N (or the first offset after it, when\n" +
-			"compaction removed N). By timestamp, as ListOffsets does: the first segment whose largest timestamp\n" +
-			"reaches the target, the .timeindex entry below it, the .index entry for that offset, then a scan to the\n" +
-			"first record at or after the target. Prints the segment, the index entries used, the byte position, the\n" +
-			"batch holding the answer and the answer; --print-data-log (or a decoder flag) adds the record's key, value\n" +
-			"and headers, decoded as dump decodes them (in JSON a \"record\" object, bytes kept exactly). When an index is missing or inconsistent (entries no broker\n" +
-			"writes, an entry that points at no batch that could hold it) find scans from the segment's first byte\n" +
-			"instead and says so.\n\n" +
-			"Examples:\n" +
-			"  logtool find --offset 1000 testdata/kafka-logs/orders-0\n" +
-			"  logtool find --timestamp 2024-01-01T00:10:00Z testdata/kafka-logs/payments.txn-0\n" +
-			"  logtool find --offset 42 --print-data-log --value-decoder hex testdata/kafka-logs/user-profiles-0\n" +
-			"  logtool --format json find --timestamp 1704067800000 testdata/kafka-logs/clicks-v1-0",
+		Name:        "find",
+		Category:    "inspect",
+		Usage:       "look up an offset or a timestamp in a partition the way a broker does",
+		ArgsUsage:   "(--offset OFFSET | --timestamp TIME) PARTITION_DIR",
+		Description: description("find"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "offset", Usage: "the offset to find, N >= 0 (give this or --timestamp)"},
 			&cli.StringFlag{Name: "timestamp", Usage: "the timestamp to find, milliseconds since the epoch or RFC 3339 (give this or --offset)"},

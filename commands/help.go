@@ -1,11 +1,29 @@
 package commands
 
 import (
+	"embed"
 	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 )
+
+// The long help of each command is prose, kept in help/NAME.txt where it
+// reads and diffs as text; the manual page and --help both show it.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// description is the long help of the command whose file is help/name.txt.
+// Every command's help is rendered by the tests, so a missing file cannot
+// reach a user.
+func description(name string) string {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
 
 // What a flag's value looks like, in --help, the synopsis and the manual
 // page: "--max-lag DURATION". A backquoted word in a flag's usage names it
@@ -185,13 +203,11 @@ func synopsis(cmd *cli.Command, width int) []string {
 // for problems found.
 func helpCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "help",
-		Category:  "tools",
-		Usage:     "show the help of logtool or of a command (as --help does)",
-		ArgsUsage: "[COMMAND]",
-		Description: "Examples:\n" +
-			"  logtool help\n" +
-			"  logtool help dump",
+		Name:        "help",
+		Category:    "tools",
+		Usage:       "show the help of logtool or of a command (as --help does)",
+		ArgsUsage:   "[COMMAND]",
+		Description: description("help"),
 		Action: func(c *cli.Context) error {
 			switch c.NArg() {
 			case 0:

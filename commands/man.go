@@ -9,14 +9,10 @@ import (
 
 func manCommand() *cli.Command {
 	return &cli.Command{
-		Name:     "man",
-		Category: "tools",
-		Usage:    "print the manual page (roff)",
-		Description: "The page has every command with its synopsis, description and flags, the exit status, examples,\n" +
-			"the files of a log directory logtool reads and writes, and where to read more.\n\n" +
-			"Examples:\n" +
-			"  logtool man > /usr/local/share/man/man1/logtool.1 && man logtool\n" +
-			"  logtool man | man -l -      # read it without installing",
+		Name:        "man",
+		Category:    "tools",
+		Usage:       "print the manual page (roff)",
+		Description: description("man"),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("unexpected argument %q", c.Args().First())
