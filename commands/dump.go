@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/dump"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -91,7 +92,7 @@ func runDump(c *cli.Context) error {
 	stderr := g.Stderr
 	if bar := dumpProgress(g, set, o.SummaryOnly); bar != nil {
 		o.Progress = bar.Add
-		stderr = &barWriter{w: g.Stderr, bar: bar}
+		stderr = bar.Writer(g.Stderr)
 		defer bar.Finish()
 	}
 	res, err := dump.Run(set, o, g.Stdout, stderr)
@@ -254,7 +255,7 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 // dumpProgress returns the progress bar over the segment bytes of the
 // targets, or nil when none should be drawn: see newProgress, and not while
 // dump lines go to the same terminal.
-func dumpProgress(g Global, set *target.Set, summaryOnly bool) *progress {
+func dumpProgress(g Global, set *target.Set, summaryOnly bool) *meter.Bar {
 	if isTerminal(g.Stdout) && !summaryOnly {
 		return nil
 	}

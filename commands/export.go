@@ -11,6 +11,7 @@ import (
 	"github.com/logtool/logtool/export"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -182,7 +183,7 @@ func runExport(c *cli.Context) error {
 	if toStdout {
 		sum.w, sum.json = g.Stderr, false
 	}
-	var bar *progress
+	var bar *meter.Bar
 	if !toStdout || !isTerminal(g.Stdout) {
 		bar = newProgress(g, "export", 0, true)
 	}

@@ -113,7 +113,7 @@ func runGrep(c *cli.Context) error {
 	}
 	out := g.Stdout
 	if bar != nil && isTerminal(g.Stdout) {
-		out = &barWriter{w: g.Stdout, bar: bar}
+		out = bar.Writer(g.Stdout)
 	}
 	err = grep.Run(out, jobs, o, sum.add)
 	bar.Finish()
