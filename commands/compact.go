@@ -74,7 +74,7 @@ func runCompact(c *cli.Context) error {
 	var configs []*topicconfig.Config
 	var report *configReport
 	check := func(set *target.Set) (err error) {
-		report, err = topicJobs(c, set, overrides, compact.ConfigNames, "compact",
+		report, err = topicJobs(c, set, overrides, compact.ConfigNames, "compact", compact.Decisive, "compact",
 			func(p *target.Partition, cfg *topicconfig.Config, skip string, _ bool) (bool, error) {
 				job := compact.Job{Dir: p.Path, Config: compact.TopicConfig(cfg), Skip: skip}
 				if err := compactConflict(cfg, job.Config); err != nil {
@@ -131,7 +131,7 @@ func runCompact(c *cli.Context) error {
 	if failed > 0 {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(jobs))}
 	}
-	return nil
+	return report.gapErr()
 }
 
 // compactConflict refuses a run whose flags make a topic's minimum lag

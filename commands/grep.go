@@ -129,7 +129,7 @@ func runGrep(c *cli.Context) error {
 	case sum.findings > 0:
 		return &ExitError{Code: ExitProblems, Err: fmt.Errorf("%d version(s) past their erasure deadline", sum.findings)}
 	}
-	return nil
+	return sum.report.gapErr()
 }
 
 // grepFormat reads the decoders: dump's, with keys and values in base64 in
@@ -163,7 +163,7 @@ type grepAuditRun struct {
 // grepCleaner reads the audit's flags; nil without --max-lag.
 func grepCleaner(c *cli.Context, audit bool) (*grepAuditRun, error) {
 	if !audit {
-		for _, f := range []string{"now", "delete-retention", "topic-config", "cleanup-policy", "unlisted-topics"} {
+		for _, f := range []string{"now", "delete-retention", "topic-config", "cleanup-policy", "unlisted-topics", "server-properties", "kafka-defaults"} {
 			if c.IsSet(f) {
 				return nil, usageErr("--%s is for the audit: give --max-lag too", f)
 			}
@@ -215,7 +215,7 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, sum 
 		}
 		job := grep.Job{Partition: p, Segments: tp.Segments}
 		if run != nil {
-			cfg, skip, err := grepTopic(rt, tp)
+			cfg, skip, err := grepTopic(rt, sum.report, tp)
 			if err != nil {
 				return nil, err
 			}
@@ -254,13 +254,16 @@ func leftoverLogs(p *layout.Partition) int {
 // is not: its topic's configuration is unknown, its topic is known not to
 // be compacted, or (with --max-lag topic) has no max.compaction.lag.ms. A partition of a log dir without a
 // configuration is audited as compact, as the user chose it.
-func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string, error) {
+func grepTopic(rt *runTopics, report *configReport, tp *target.Partition) (*topicconfig.Config, string, error) {
 	r := rt.cat.For(tp.LogDir.Path)
 	cfg, err := r.Topic(tp.Dir.Topic)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
 	}
-	if why := r.Unknown(cfg); why != "" {
+	if why, gap := missing(r, cfg, "compact", compact.Decisive); why != "" {
+		if gap {
+			report.gaps++
+		}
 		return cfg, why + ", so it is not audited", nil
 	}
 	if !r.Known() || tp.Dir.Topic == "" {

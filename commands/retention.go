@@ -68,7 +68,7 @@ func runRetention(c *cli.Context) error {
 	configs := map[string]*topicconfig.Config{}
 	var report *configReport
 	check := func(set *target.Set) (err error) {
-		report, err = topicJobs(c, set, overrides, retention.ConfigNames, "",
+		report, err = topicJobs(c, set, overrides, retention.ConfigNames, "delete", retention.Decisive, "",
 			func(p *target.Partition, cfg *topicconfig.Config, skip string, explicit bool) (bool, error) {
 				if explicit && !p.Named && strings.HasPrefix(p.Dir.Topic, "__") {
 					// Kafka creates its internal topics compacted; without
@@ -147,7 +147,7 @@ func runRetention(c *cli.Context) error {
 	if len(failures) > 0 {
 		return failures[len(failures)-1]
 	}
-	return nil
+	return report.gapErr()
 }
 
 // retentionSkip leaves out the directories a broker applies no retention

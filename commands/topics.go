@@ -22,6 +22,8 @@ func topicConfigFlags(policyUsage string) []cli.Flag {
 		&cli.StringFlag{Name: "topic-config", Usage: "the topic configuration, as kafka-topics.sh --describe or kafka-configs.sh --describe [--all] print it, in place of the log dirs' cluster metadata"},
 		&cli.StringFlag{Name: "cleanup-policy", Usage: policyUsage},
 		&cli.StringFlag{Name: "unlisted-topics", Value: "skip", Usage: "a topic on disk that --topic-config does not name: skip (its configuration is unknown: left alone, with a note) or defaults (Kafka's defaults and the broker-level values of the file)"},
+		&cli.StringFlag{Name: "server-properties", Usage: "the broker's server.properties: its log.* values are the static broker level, under the topic and dynamic broker configs (without it, or --kafka-defaults, a topic whose deciding values no topic or dynamic broker config sets is skipped)"},
+		&cli.BoolFlag{Name: "kafka-defaults", Usage: "values that no topic config, dynamic broker config, --server-properties or flag sets are Kafka's defaults, as on a broker whose server.properties sets none of them"},
 	}
 }
 
@@ -103,12 +105,14 @@ type runTopics struct {
 type topicJob func(p *target.Partition, cfg *topicconfig.Config, skip string, explicit bool) (applied bool, err error)
 
 // topicJobs loads the configuration of the run and hands each partition
-// its topic's to job. A log dir named whole whose configuration is not
+// its topic's to job; a partition whose topic's configuration, or one of
+// the values among decisive that decide what a command of policy deletes
+// or rewrites, is unknown is handed a skip (Resolver.Missing). A log dir named whole whose configuration is not
 // known is refused (exit 2, before anything is written) unless --topic
 // chose its topics: a broker would apply each topic's own policy, which is
 // then not known. explicitPolicy, when not "", is the cleanup.policy of a
 // partition the command line alone chose, unless a flag set one.
-func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, names []string, explicitPolicy string, job topicJob) (*configReport, error) {
+func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, names []string, policy string, decisive []string, explicitPolicy string, job topicJob) (*configReport, error) {
 	rt, err := loadTopics(c, set, overrides)
 	if err != nil {
 		return nil, err
@@ -134,7 +138,10 @@ func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, nam
 		case explicit && explicitPolicy != "":
 			rt.setPolicy(cfg, explicitPolicy)
 		case !explicit:
-			skip = r.Unknown(cfg)
+			var gap bool
+			if skip, gap = missing(r, cfg, policy, decisive); gap {
+				report.gaps++
+			}
 		}
 		applied, err := job(p, cfg, skip, explicit)
 		if err != nil {
@@ -145,10 +152,23 @@ func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, nam
 	return report, nil
 }
 
+// missing is why the configuration of cfg is not known enough for a
+// command of policy to act on (Resolver.Missing), or ""; gap tells that
+// only values under decisive are missing, which --server-properties or
+// --kafka-defaults supply.
+func missing(r *topicconfig.Resolver, cfg *topicconfig.Config, policy string, decisive []string) (why string, gap bool) {
+	why = r.Missing(cfg, policy, decisive)
+	return why, why != "" && r.Unknown(cfg) == ""
+}
+
 // loadTopics loads the topic configuration of the run's log dirs, or of
 // --topic-config, with the flags' overrides.
 func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*runTopics, error) {
-	o := topicconfig.Options{File: c.String("topic-config"), Overrides: overrides}
+	o := topicconfig.Options{File: c.String("topic-config"), Overrides: overrides,
+		ServerProperties: c.String("server-properties"), KafkaDefaults: c.Bool("kafka-defaults")}
+	if o.ServerProperties != "" && o.KafkaDefaults {
+		return nil, usageErr("--server-properties and --kafka-defaults: give one; the file's values are the broker's, the rest Kafka's defaults")
+	}
 	switch u := c.String("unlisted-topics"); {
 	case u == "defaults":
 		o.UnlistedDefaults = true
@@ -156,8 +176,13 @@ func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*
 		return nil, usageErr("--unlisted-topics: %q is neither skip nor defaults", u)
 	}
 	if o.File != "" {
-		if _, err := topicconfig.Load(nil, o); err != nil {
+		if _, err := topicconfig.Load(nil, topicconfig.Options{File: o.File}); err != nil {
 			return nil, usageErr("--topic-config: %v", err)
+		}
+	}
+	if o.ServerProperties != "" {
+		if _, err := topicconfig.Load(nil, topicconfig.Options{ServerProperties: o.ServerProperties}); err != nil {
+			return nil, usageErr("--server-properties: %v", err)
 		}
 	}
 	var dirs []string
@@ -209,6 +234,19 @@ type configReport struct {
 	topics []*reportTopic
 	byKey  map[string]*reportTopic
 	dirs   []string // log dirs, in order of appearance
+	// gaps counts the partitions skipped because a deciding value is
+	// unknown (Resolver.Gaps): the run did not do all it was asked.
+	gaps int
+}
+
+// gapErr is the error of a run that skipped partitions whose deciding
+// values are unknown: exit 2, as the input the run needs was not given.
+func (cr *configReport) gapErr() error {
+	if cr == nil || cr.gaps == 0 {
+		return nil
+	}
+	return usageErr("%d partition(s) skipped: their topic configuration is not fully known; give --server-properties FILE "+
+		"(the broker's), or --kafka-defaults to take Kafka's defaults for what nothing sets", cr.gaps)
 }
 
 // reportTopic is a topic's configuration as the run used it. A topic whose

@@ -127,6 +127,14 @@ var ConfigNames = []string{
 	topicconfig.SegmentIndexBytes, topicconfig.IndexIntervalBytes,
 }
 
+// Decisive are the topic configs that decide what the cleaner removes or
+// rewrites: a run does not guess them (topicconfig.Resolver.Gaps). The
+// segment and index sizes only shape what it writes.
+var Decisive = []string{
+	topicconfig.CleanupPolicy, topicconfig.MaxCompactionLagMs, topicconfig.MinCompactionLagMs,
+	topicconfig.MinCleanableDirtyRatio, topicconfig.DeleteRetentionMs,
+}
+
 // Options are the cleaner settings: the run's, and Config, the topic's.
 type Options struct {
 	Now int64 // the clock for the whole run, ms since the epoch

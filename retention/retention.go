@@ -124,6 +124,11 @@ func TopicConfig(c *topicconfig.Config) Config {
 // settings lists.
 var ConfigNames = []string{topicconfig.CleanupPolicy, topicconfig.RetentionMs, topicconfig.RetentionBytes, topicconfig.RemoteStorageEnable}
 
+// Decisive are the topic configs that decide which segments retention
+// deletes: a run does not guess them (topicconfig.Resolver.Gaps).
+// remote.storage.enable has no broker-level value to miss.
+var Decisive = []string{topicconfig.CleanupPolicy, topicconfig.RetentionMs, topicconfig.RetentionBytes}
+
 // Options configure a run.
 type Options struct {
 	// Config is the configuration of a partition whose Job has none.

@@ -26,6 +26,12 @@ type Options struct {
 	// UnlistedDefaults gives a topic File does not name Kafka's defaults;
 	// without it such a topic's configuration is unknown (Resolver.Unknown).
 	UnlistedDefaults bool
+	// ServerProperties is a broker's server.properties: its values are the
+	// static broker level, below the dynamic broker configs.
+	ServerProperties string
+	// KafkaDefaults states that what no source sets is Kafka's default;
+	// without it, or ServerProperties, such a value is unknown (Gaps).
+	KafkaDefaults bool
 }
 
 // Catalog holds the configuration of a run's log dirs.
@@ -49,7 +55,14 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 			return nil, err
 		}
 	}
-	c := &Catalog{byDir: map[string]*Resolver{}, none: &Resolver{broker: -1, overrides: o.Overrides}}
+	var static level
+	if o.ServerProperties != "" {
+		var err error
+		if static, err = ParseServerProperties(o.ServerProperties); err != nil {
+			return nil, err
+		}
+	}
+	c := &Catalog{byDir: map[string]*Resolver{}, none: &Resolver{broker: -1, overrides: o.Overrides, static: static, kafkaDefaults: o.KafkaDefaults}}
 	var file *FileConfig
 	if o.File != "" {
 		var err error
@@ -82,7 +95,8 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}
-		c.byDir[dir] = &Resolver{broker: d.node, file: file, overrides: o.Overrides, unlistedDefaults: o.UnlistedDefaults}
+		c.byDir[dir] = &Resolver{broker: d.node, file: file, overrides: o.Overrides, unlistedDefaults: o.UnlistedDefaults,
+			static: static, kafkaDefaults: o.KafkaDefaults}
 		infos = append(infos, d)
 	}
 	if file != nil {

@@ -3,6 +3,7 @@ package topicconfig
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/logfmt"
@@ -16,6 +17,9 @@ type Value struct {
 	// From is the config the value was set under when that is not Name:
 	// a broker synonym such as log.retention.hours.
 	From string `json:"from,omitempty"`
+	// assumed: no source set the value; Kafka's default stands in for a
+	// broker's server.properties that was not read (Resolver.Gaps).
+	assumed bool
 }
 
 // Config is the effective configuration of one topic.
@@ -112,7 +116,7 @@ func pick(d *def, topicLevel level, brokers []level, overrides map[string]string
 			return v, pv, nil
 		}
 	}
-	v, pv, err := check(d, Value{Name: d.name, Value: d.def, Source: Default}, d.kind, 1, false)
+	v, pv, err := check(d, Value{Name: d.name, Value: d.def, Source: Default, assumed: true}, d.kind, 1, false)
 	if err != nil {
 		panic(err) // the defaults table is wrong
 	}
@@ -149,6 +153,12 @@ type Resolver struct {
 	// unlistedDefaults: a topic the file does not name gets Kafka's
 	// defaults, as the user opted in to, instead of being unknown.
 	unlistedDefaults bool
+	// static is the broker's server.properties (--server-properties), the
+	// level below the dynamic ones, or nil when not given.
+	static level
+	// kafkaDefaults: the user stated that what no source sets is Kafka's
+	// default (--kafka-defaults).
+	kafkaDefaults bool
 }
 
 // Unknown says why the configuration of c, a topic of the log dir, is not
@@ -172,6 +182,49 @@ func (r *Resolver) Unknown(c *Config) string {
 		return "topic " + c.Topic + " is not in the cluster metadata: a broker sets its log aside as stray; its configuration is unknown"
 	}
 	return ""
+}
+
+// Gaps names the configs among names whose value for c no source set and
+// Kafka's default stood in for, while the broker's server.properties, which
+// may set them, was not read and the user did not state that Kafka's
+// defaults hold: their real values are unknown. A cleanup.policy that is
+// known and lacks policy ("compact", "delete") leaves the command nothing
+// to do, and then nothing is missing. A log dir without any source is not
+// this case (see Known): the user chose its topics' values.
+func (r *Resolver) Gaps(c *Config, policy string, names []string) []string {
+	if !r.Known() || r.static != nil || r.kafkaDefaults {
+		return nil
+	}
+	if v, _ := c.Get(CleanupPolicy); !v.assumed && !(policy == "compact" && c.Compact || policy == "delete" && c.Delete) {
+		return nil
+	}
+	var gaps []string
+	for _, n := range names {
+		if v, ok := c.Get(n); ok && v.assumed {
+			gaps = append(gaps, n)
+		}
+	}
+	return gaps
+}
+
+// Missing is Unknown, else the reason the configs among names, those that
+// decide what a command of policy deletes or rewrites, are not known
+// (Gaps), or "" when both are known.
+func (r *Resolver) Missing(c *Config, policy string, names []string) string {
+	if why := r.Unknown(c); why != "" {
+		return why
+	}
+	gaps := r.Gaps(c, policy, names)
+	if len(gaps) == 0 {
+		return ""
+	}
+	topic := "topic " + c.Topic
+	if c.Topic == "" {
+		topic = "the directory"
+	}
+	return fmt.Sprintf("%s: no topic or dynamic broker config sets %s; the broker's server.properties may, and it was not given: "+
+		"give --server-properties FILE (or --kafka-defaults to take Kafka's defaults)",
+		topic, strings.Join(gaps, ", "))
 }
 
 // Known tells whether a configuration source (metadata or file) is known
@@ -212,6 +265,10 @@ func (r *Resolver) Topic(name string) (*Config, error) {
 			brokers = append(brokers, fromImage(r.image.BrokerConfig(strconv.Itoa(int(r.broker))), DynamicBroker))
 		}
 		brokers = append(brokers, fromImage(r.image.BrokerConfig(""), DynamicDefaultBroker))
+	}
+	// server.properties is below every dynamic level (DynamicBrokerConfig).
+	if r.static != nil {
+		brokers = append(brokers, r.static)
 	}
 	return resolve(name, known, topicLevel, brokers, r.overrides)
 }

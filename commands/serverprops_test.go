@@ -1,0 +1,147 @@
+package commands
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/logtool/logtool/internal/gen"
+)
+
+// kraftDir is a KRaft node's log dir whose metadata gives topic orders the
+// configs topic, and no dynamic broker config; its records are from 2024.
+func kraftDir(t *testing.T, topic map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	o := gen.Options{Out: dir, KRaft: true, Topics: []string{"orders"}, Magic: 2, Records: 600, Keys: 30,
+		SegmentBytes: 8 << 10, TombstoneRatio: 0.3, Seed: 1}
+	if topic != nil {
+		o.TopicConfigs = map[string]map[string]string{"orders": topic}
+	}
+	if _, err := gen.Generate(o); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// serverProperties writes a server.properties holding text.
+func serverProperties(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// sameTree fails when a file of a tree changed, came or went.
+func sameTree(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	if len(after) != len(before) {
+		t.Errorf("%s: %d files, now %d", what, len(before), len(after))
+	}
+	for p, b := range before {
+		if after[p] != b {
+			t.Errorf("%s: %s changed", what, p)
+		}
+	}
+}
+
+// TestRetentionStaticBrokerGap: KRaft metadata does not hold a broker's
+// server.properties, so a topic whose retention no topic or dynamic broker
+// config sets is skipped and named, dry run and real run (exit 2, no byte
+// changed), not cut by Kafka's 7-day default; --server-properties or
+// --kafka-defaults supply the values.
+func TestRetentionStaticBrokerGap(t *testing.T) {
+	const now = "2030-01-01T00:00:00Z"
+	const note = "topic orders: no topic or dynamic broker config sets cleanup.policy, retention.ms, retention.bytes"
+	for _, dry := range []bool{true, false} {
+		dir := kraftDir(t, nil)
+		args := []string{"retention", "--now", now}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		before := treeBytes(t, filepath.Join(dir, "orders-0"))
+		code, out, errOut := runArgs(append(args, dir)...)
+		if code != ExitUsage || !strings.Contains(out, note) || !strings.Contains(errOut, "--server-properties") {
+			t.Errorf("dry run %v: exit %d, stdout %q, stderr %q", dry, code, out, errOut)
+		}
+		sameTree(t, strings.Join(args, " "), before, treeBytes(t, filepath.Join(dir, "orders-0")))
+	}
+
+	// log.retention.hours=-1 keeps everything, and the report says where
+	// the value came from.
+	dir := kraftDir(t, nil)
+	before := treeBytes(t, filepath.Join(dir, "orders-0"))
+	code, out, errOut := runArgs("retention", "--now", now, "--server-properties", serverProperties(t, "log.retention.hours=-1\n"), dir)
+	if code != ExitOK || !strings.Contains(out, "STATIC_BROKER_CONFIG:log.retention.hours") || !strings.Contains(out, "-1 (unlimited)") {
+		t.Errorf("log.retention.hours=-1: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	sameTree(t, "log.retention.hours=-1", before, treeBytes(t, filepath.Join(dir, "orders-0")))
+
+	for _, args := range [][]string{
+		{"--server-properties", serverProperties(t, "log.retention.ms=1000\nlog.retention.hours=-1\n")},
+		{"--kafka-defaults"},
+	} {
+		dir := kraftDir(t, nil)
+		objs := configObjects(t, append(append([]string{"retention", "--now", now}, args...), dir)...)
+		if o := objs["orders-0"]; o == nil || o["segmentsDeleted"].(float64) == 0 {
+			t.Errorf("%v: nothing deleted: %v", args, o)
+		}
+	}
+}
+
+// TestCompactStaticBrokerGap: a compacted topic whose delete.retention.ms
+// (and lags, ratio) no topic or dynamic broker config sets keeps its
+// tombstones: skipped and named, exit 2; with --server-properties or
+// --kafka-defaults it is compacted and the tombstones go.
+func TestCompactStaticBrokerGap(t *testing.T) {
+	const now = "2030-01-01T00:00:00Z"
+	topic := map[string]string{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"}
+	const note = "topic orders: no topic or dynamic broker config sets max.compaction.lag.ms, min.compaction.lag.ms, delete.retention.ms"
+	for _, dry := range []bool{true, false} {
+		dir := kraftDir(t, topic)
+		args := []string{"compact", "--now", now}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		before := treeBytes(t, filepath.Join(dir, "orders-0"))
+		code, out, errOut := runArgs(append(args, dir)...)
+		if code != ExitUsage || !strings.Contains(out+errOut, note) {
+			t.Errorf("dry run %v: exit %d, stdout %q, stderr %q", dry, code, out, errOut)
+		}
+		sameTree(t, strings.Join(args, " "), before, treeBytes(t, filepath.Join(dir, "orders-0")))
+	}
+	for _, args := range [][]string{
+		{"--server-properties", serverProperties(t, "log.cleaner.delete.retention.ms=1000\n")},
+		{"--kafka-defaults"},
+	} {
+		dir := kraftDir(t, topic)
+		objs := configObjects(t, append(append([]string{"compact", "--now", now}, args...), dir)...)
+		if o := objs["orders-0"]; o == nil || o["tombstonesRemoved"].(float64) == 0 {
+			t.Errorf("%v: no tombstone removed: %v", args, o)
+		}
+	}
+}
+
+// TestGrepAuditStaticBrokerGap: grep's audit does not claim a deadline, or
+// its absence, from a default the broker's server.properties may replace.
+func TestGrepAuditStaticBrokerGap(t *testing.T) {
+	const now = "2030-01-01T00:00:00Z"
+	dir := kraftDir(t, map[string]string{"cleanup.policy": "compact"})
+	code, out, errOut := runArgs("grep", "--max-lag", "topic", "--now", now, dir)
+	if code != ExitUsage || !strings.Contains(out+errOut, "no topic or dynamic broker config sets max.compaction.lag.ms") {
+		t.Errorf("no server.properties: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// The broker's own max lag: versions past it are findings.
+	props := serverProperties(t, "log.cleaner.max.compaction.lag.ms=60000\n")
+	code, out, errOut = runArgs("grep", "--max-lag", "topic", "--now", now, "--server-properties", props, dir)
+	if code != ExitProblems {
+		t.Errorf("--server-properties: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = runArgs("grep", "--max-lag", "topic", "--now", now, "--kafka-defaults", dir)
+	if code != ExitOK || !strings.Contains(out+errOut, "max.compaction.lag.ms is unlimited") {
+		t.Errorf("--kafka-defaults: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
