@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,11 +153,54 @@ func TestPrecedence(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := resolver(t, Options{Overrides: c.override}, metaDir(t, 1, append([][]byte{topicRec("t", 1)}, c.records...)...))
 			got, _ := topicConfig(t, r, "t").Get(c.config)
-			want := Value{Name: c.config, Value: c.value, Source: c.source, From: c.from}
+			want := Value{Name: c.config, Value: c.value, Source: c.source, From: c.from, assumed: c.source == Default}
 			if got != want {
 				t.Fatalf("got  %+v\nwant %+v", got, want)
 			}
 		})
+	}
+}
+
+// server.properties is the static broker level: below the topic's config
+// and the dynamic broker configs (this broker's, the cluster's), above
+// Kafka's default, with the broker's ms > minutes > hours within it.
+func TestServerPropertiesPrecedence(t *testing.T) {
+	props := filepath.Join(t.TempDir(), "server.properties")
+	text := "log.retention.hours=-1\nlog.retention.ms=3000\nlog.retention.bytes=5\nlog.cleanup.policy=compact\n" +
+		"log.cleaner.delete.retention.ms=4000\nlog.segment.bytes=2000000\n"
+	if err := os.WriteFile(props, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := metaDir(t, 1, topicRec("t", 1), topicRec("u", 2), topicRec("v", 3),
+		topicConf("t", "retention.ms", "1000"), brokerConf("1", "log.retention.bytes", "6"),
+		clusterConf("log.retention.ms", "2000"), clusterConf("log.retention.bytes", "7"))
+	r := resolver(t, Options{ServerProperties: props}, dir)
+	for _, c := range []struct {
+		topic, config, value string
+		source               Source
+		from                 string
+	}{
+		{"t", RetentionMs, "1000", DynamicTopic, ""},
+		{"u", RetentionMs, "2000", DynamicDefaultBroker, "log.retention.ms"},
+		{"u", RetentionBytes, "6", DynamicBroker, "log.retention.bytes"},
+		{"v", CleanupPolicy, "compact", StaticBroker, "log.cleanup.policy"},
+		{"v", DeleteRetentionMs, "4000", StaticBroker, "log.cleaner.delete.retention.ms"},
+		{"v", SegmentBytes, "2000000", StaticBroker, "log.segment.bytes"},
+		{"v", MinCompactionLagMs, "0", Default, ""},
+	} {
+		got, _ := topicConfig(t, r, c.topic).Get(c.config)
+		if got.Value != c.value || got.Source != c.source || got.From != c.from {
+			t.Errorf("%s %s = %+v, want %s from %s:%s", c.topic, c.config, got, c.value, c.source, c.from)
+		}
+	}
+	// With server.properties read, a value it does not set is Kafka's
+	// default, as on the broker: no gap.
+	if gaps := r.Gaps(topicConfig(t, r, "v"), "compact", []string{MinCompactionLagMs}); gaps != nil {
+		t.Errorf("gaps %v with server.properties", gaps)
+	}
+	r = resolver(t, Options{}, dir)
+	if gaps := r.Gaps(topicConfig(t, r, "v"), "delete", []string{CleanupPolicy, RetentionMs, RetentionBytes}); !slices.Equal(gaps, []string{CleanupPolicy}) {
+		t.Errorf("gaps %v without server.properties, want cleanup.policy", gaps)
 	}
 }
 
