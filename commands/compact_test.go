@@ -67,7 +67,7 @@ func summaryLine(out, prefix string) string {
 func TestCompactText(t *testing.T) {
 	dir := compactSample(t)
 	clicks := compactDigest(t, filepath.Join(dir, "clicks-v1-0"))
-	code, out, errOut := compactRun(t, "compact", "--max-lag", "7d", "--now", compactNow, dir)
+	code, out, errOut := compactRun(t, "compact", "--kafka-defaults", "--max-lag", "7d", "--now", compactNow, dir)
 	if code != ExitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -93,7 +93,7 @@ func TestCompactText(t *testing.T) {
 	}
 	// The same clock again: nothing left to do, not a byte changed.
 	sum := compactDigest(t, dir)
-	code, out, _ = compactRun(t, "compact", "--max-lag", "7d", "--now", compactNow, dir)
+	code, out, _ = compactRun(t, "compact", "--kafka-defaults", "--max-lag", "7d", "--now", compactNow, dir)
 	if code != ExitOK || !strings.Contains(out, "compacted 0 of 7") || compactDigest(t, dir) != sum {
 		t.Errorf("second run: exit %d\n%s", code, out)
 	}
@@ -142,7 +142,7 @@ func TestCompactJSON(t *testing.T) {
 		eligible bool
 		source   string
 	}{{nil, false, "DEFAULT_CONFIG"}, {[]string{"--cleanup-policy", "compact"}, true, "COMMAND_LINE"}} {
-		args := append([]string{"--format", "json", "compact", "--dry-run", "--max-lag", "7d", "--now", compactNow, "--topic", "orders|payments.*"}, tc.policy...)
+		args := append([]string{"--format", "json", "compact", "--kafka-defaults", "--dry-run", "--max-lag", "7d", "--now", compactNow, "--topic", "orders|payments.*"}, tc.policy...)
 		code, out, errOut := compactRun(t, append(args, dir)...)
 		if code != ExitOK || errOut != "" {
 			t.Fatalf("%v: exit %d, stderr %q", tc.policy, code, errOut)
@@ -189,7 +189,7 @@ func TestCompactPartitionDir(t *testing.T) {
 	}{{nil, 4}, {[]string{"--segment-bytes", "1GiB"}, 1}} {
 		dir := compactSample(t)
 		part := filepath.Join(dir, "user-profiles-0")
-		args := append([]string{"--format", "json", "compact", "--max-lag", "1h", "--now", compactNow}, tc.flags...)
+		args := append([]string{"--format", "json", "compact", "--kafka-defaults", "--max-lag", "1h", "--now", compactNow}, tc.flags...)
 		code, out, errOut := compactRun(t, append(args, part)...)
 		if code != ExitOK {
 			t.Fatalf("exit %d, %s", code, errOut)
@@ -215,13 +215,13 @@ func TestCompactUsage(t *testing.T) {
 	dir := compactSample(t)
 	for _, args := range [][]string{
 		{"compact"},
-		{"compact", "--max-lag", "1h", "--min-lag", "2h", dir},
-		{"compact", "--offset-map-memory", "12MB", dir},
-		{"compact", "--max-lag", "soon", dir},
-		{"compact", "--min-cleanable-ratio", "2", dir},
-		{"compact", "--topic", "(", dir},
-		{"compact", filepath.Join(dir, "orders-0", "00000000000000000000.log")},
-		{"compact", filepath.Join(dir, "missing")},
+		{"compact", "--kafka-defaults", "--max-lag", "1h", "--min-lag", "2h", dir},
+		{"compact", "--kafka-defaults", "--offset-map-memory", "12MB", dir},
+		{"compact", "--kafka-defaults", "--max-lag", "soon", dir},
+		{"compact", "--kafka-defaults", "--min-cleanable-ratio", "2", dir},
+		{"compact", "--kafka-defaults", "--topic", "(", dir},
+		{"compact", "--kafka-defaults", filepath.Join(dir, "orders-0", "00000000000000000000.log")},
+		{"compact", "--kafka-defaults", filepath.Join(dir, "missing")},
 	} {
 		if code, _, errOut := compactRun(t, args...); code != ExitUsage || !strings.HasPrefix(errOut, "logtool: compact: ") {
 			t.Errorf("%v: exit %d, stderr %q; want a usage error", args, code, errOut)
@@ -248,7 +248,7 @@ func TestCompactCorruptPartition(t *testing.T) {
 		{[]string{"--dry-run"}, "would compact (first pass) 1 of 7 partition(s): "},
 		{nil, "compacted 1 of 7 partition(s): "},
 	} {
-		args := append(append([]string{"compact", "--max-lag", "7d", "--now", compactNow}, tc.args...), dir)
+		args := append(append([]string{"compact", "--kafka-defaults", "--max-lag", "7d", "--now", compactNow}, tc.args...), dir)
 		code, out, errOut := compactRun(t, args...)
 		if code != ExitFailure || !errLine.MatchString(errOut) || !strings.Contains(errOut, "1 of 7 partition(s) failed") {
 			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, errOut)
@@ -262,7 +262,7 @@ func TestCompactCorruptPartition(t *testing.T) {
 		}
 	}
 
-	code, out, _ := compactRun(t, "--format", "json", "compact", "--dry-run", bad)
+	code, out, _ := compactRun(t, "--format", "json", "compact", "--kafka-defaults", "--dry-run", bad)
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(out), &obj); code != ExitFailure || err != nil {
 		t.Fatalf("exit %d, %v: %q", code, err, out)

@@ -16,7 +16,7 @@ func TestCompactedTransactionsVerifyClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	part := filepath.Join(dir, "payments.txn-0")
-	if code, _, errOut := runLogtool(t, "compact", "--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", part); code != ExitOK {
+	if code, _, errOut := runLogtool(t, "compact", "--kafka-defaults", "--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", part); code != ExitOK {
 		t.Fatalf("compact: exit %d\n%s", code, errOut)
 	}
 	if code, out, _ := runLogtool(t, "verify", part); code != ExitOK {

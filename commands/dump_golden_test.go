@@ -509,8 +509,8 @@ func TestTablesFitATerminal(t *testing.T) {
 	for _, args := range [][]string{
 		{"dump", s}, {"verify", s}, {"reindex", "--check", s}, {"reindex", "--dry-run", s},
 		{"upgrade", "--dry-run", s}, {"migrate-checkpoints", "--dry-run", s},
-		{"compact", "--dry-run", "--max-lag", "1h", "--now", now, s},
-		{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, s},
+		{"compact", "--kafka-defaults", "--dry-run", "--max-lag", "1h", "--now", now, s},
+		{"retention", "--kafka-defaults", "--dry-run", "--retention-ms", "1h", "--now", now, s},
 		{"grep", "--max-lag", "60d", "--now", now, s},
 		{"replay", "--dry-run", s},
 	} {

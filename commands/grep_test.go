@@ -22,12 +22,12 @@ var grepGoldenCases = []goldenCase{
 	{name: "count", args: []string{"grep", "--key-regex", "^key-00001", "--count", sample}},
 	{name: "count-json", args: []string{"--format", "json", "grep", "--header", "source=gen", "--count", "--topic", "orders", sample}},
 	{name: "no-match", args: []string{"grep", "--key", "nobody", sample}},
-	{name: "audit-key", args: []string{"grep", "--key", "key-000003", "--max-lag", "20m", "--now", "2024-01-01T00:40:00Z", "--width", "20", sample + "/user-profiles-0"}},
-	{name: "audit-key-json", args: []string{"--format", "json", "grep", "--key-regex", "^key-00000[0-3]$", "--max-lag", "20m", "--now", "2024-01-01T00:40:00Z", "--delete-retention", "0", "--value-decoder", "none", "--from-offset", "1000", sample + "/user-profiles-0"}},
-	{name: "audit-all", args: []string{"grep", "--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", sample}},
-	{name: "audit-all-json", args: []string{"--format", "json", "grep", "--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", sample + "/user-profiles-0", sample + "/legacy.events-v0-0"}},
-	{name: "audit-topic", args: []string{"grep", "--max-lag", "topic", "--now", "2024-01-02T00:30:00Z", sample}},
-	{name: "audit-within", args: []string{"grep", "--max-lag", "30m", "--now", "2024-01-01T00:30:00Z", "--topic", "user-profiles", sample}},
+	{name: "audit-key", args: []string{"grep", "--key", "key-000003", "--kafka-defaults", "--max-lag", "20m", "--now", "2024-01-01T00:40:00Z", "--width", "20", sample + "/user-profiles-0"}},
+	{name: "audit-key-json", args: []string{"--format", "json", "grep", "--key-regex", "^key-00000[0-3]$", "--kafka-defaults", "--max-lag", "20m", "--now", "2024-01-01T00:40:00Z", "--delete-retention", "0", "--value-decoder", "none", "--from-offset", "1000", sample + "/user-profiles-0"}},
+	{name: "audit-all", args: []string{"grep", "--kafka-defaults", "--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", sample}},
+	{name: "audit-all-json", args: []string{"--format", "json", "grep", "--kafka-defaults", "--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", sample + "/user-profiles-0", sample + "/legacy.events-v0-0"}},
+	{name: "audit-topic", args: []string{"grep", "--kafka-defaults", "--max-lag", "topic", "--now", "2024-01-02T00:30:00Z", sample}},
+	{name: "audit-within", args: []string{"grep", "--kafka-defaults", "--max-lag", "30m", "--now", "2024-01-01T00:30:00Z", "--topic", "user-profiles", sample}},
 	{name: "no-matcher", args: []string{"grep", sample}},
 	{name: "bad-regex", args: []string{"grep", "--key-regex", "(unclosed", sample}},
 }
@@ -60,7 +60,7 @@ func TestGrepAuditCompact(t *testing.T) {
 		"--compression", "lz4", "--segment-bytes", "65536", "--start-time", "2024-03-01T00:00:00Z"); code != 0 {
 		t.Fatalf("gen: exit %d: %s", code, stderr)
 	}
-	audit := []string{"--max-lag", "2h", "--now", "2024-03-01T12:00:00Z"}
+	audit := []string{"--kafka-defaults", "--max-lag", "2h", "--now", "2024-03-01T12:00:00Z"}
 	grep := func(args ...string) (int, string) {
 		t.Helper()
 		code, stdout, stderr := runArgs(append(append([]string{"--no-progress", "grep"}, audit...), append(args, logs)...)...)
@@ -76,7 +76,7 @@ func TestGrepAuditCompact(t *testing.T) {
 	}
 	// gen wrote no topic configuration: compact every topic, as grep
 	// audits every partition of a log dir without one.
-	if code, stdout, stderr := runArgs(append(append([]string{"--no-progress", "compact", "--topic", ".*"}, audit...), logs)...); code != 0 {
+	if code, stdout, stderr := runArgs(append(append([]string{"--no-progress", "compact", "--kafka-defaults", "--topic", ".*"}, audit...), logs)...); code != 0 {
 		t.Fatalf("compact: exit %d: %s%s", code, stdout, stderr)
 	}
 	for _, args := range [][]string{{"--key", "key-000042"}, {"--value-contains", "refund"}, nil} {
@@ -99,7 +99,7 @@ func TestGrepTopicConfig(t *testing.T) {
 		"--start-time", "2024-03-01T00:00:00Z"); code != 0 {
 		t.Fatalf("gen: exit %d: %s", code, stderr)
 	}
-	audit := []string{"--no-progress", "grep", "--max-lag", "1h", "--now", "2024-03-01T02:00:00Z"}
+	audit := []string{"--no-progress", "grep", "--kafka-defaults", "--max-lag", "1h", "--now", "2024-03-01T02:00:00Z"}
 	code, stdout, stderr := runArgs(append(audit, logs)...)
 	if code != ExitProblems || !regexp.MustCompile(`(?m)^user-events-0 +not audited`).MatchString(stdout) ||
 		!strings.Contains(stdout, "13 tombstones past their deadline") || !strings.Contains(stdout, "delete.retention.ms 1m;") ||
@@ -139,7 +139,7 @@ func TestGrepLeftovers(t *testing.T) {
 func TestGrepMaxRecordBytes(t *testing.T) {
 	for _, args := range [][]string{
 		{"--value-contains", "refund", sample + "/orders-0"},
-		{"--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", sample + "/user-profiles-0"},
+		{"--kafka-defaults", "--max-lag", "1h", "--now", "2024-02-01T00:00:00Z", sample + "/user-profiles-0"},
 	} {
 		code, _, stderr := runArgs(append([]string{"--no-progress", "--max-record-bytes", "50", "grep"}, args...)...)
 		if code != ExitFailure || !strings.Contains(stderr, "-0/00000000000000000000.log: ") ||

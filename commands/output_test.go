@@ -23,7 +23,7 @@ func TestTextOutput(t *testing.T) {
 		want  []string
 	}{
 		{
-			args: []string{"compact", "--dry-run", "--max-lag", "1h", "--now", "2024-03-01T00:00:00Z", filepath.Join(s, "user-profiles-0")},
+			args: []string{"compact", "--kafka-defaults", "--dry-run", "--max-lag", "1h", "--now", "2024-03-01T00:00:00Z", filepath.Join(s, "user-profiles-0")},
 			want: []string{
 				"PARTITION        ELIGIBLE  CLEANABLE OFFSETS  SIZE                  PAST MAX LAG  REASON\n",
 				"user-profiles-0  yes       0-1499             103.1 KiB -> 3.6 KiB  59d22h59m55s  dirty ratio 1.00 > 0.50\n",
@@ -49,7 +49,7 @@ func TestTextOutput(t *testing.T) {
 			},
 		},
 		{
-			args: []string{"retention", "--dry-run", "--retention-ms", "1h", "--now", "2024-01-02T00:00:00Z", filepath.Join(s, "orders-1")},
+			args: []string{"retention", "--kafka-defaults", "--dry-run", "--retention-ms", "1h", "--now", "2024-01-02T00:00:00Z", filepath.Join(s, "orders-1")},
 			want: []string{
 				"PARTITION  DELETED  FREED      KEPT     LOG START  OLDEST REMAINING\n",
 				"orders-1   3        129.4 KiB  1 (0 B)  0 -> 1500  -\n",
@@ -168,8 +168,8 @@ func TestQuietDryRunPrintsPlan(t *testing.T) {
 		{"reindex", "--dry-run", s},
 		{"upgrade", "--dry-run", s},
 		{"migrate-checkpoints", "--dry-run", s},
-		{"compact", "--dry-run", "--max-lag", "1h", "--now", "2024-03-01T00:00:00Z", s},
-		{"retention", "--dry-run", "--retention-ms", "1h", "--now", "2024-03-01T00:00:00Z", s},
+		{"compact", "--kafka-defaults", "--dry-run", "--max-lag", "1h", "--now", "2024-03-01T00:00:00Z", s},
+		{"retention", "--kafka-defaults", "--dry-run", "--retention-ms", "1h", "--now", "2024-03-01T00:00:00Z", s},
 	} {
 		want := "orders-0"
 		if args[0] == "migrate-checkpoints" {

@@ -28,9 +28,9 @@ func progressRuns(sample string) []struct {
 		{"reindex", []string{"reindex", "--check", sample}},
 		{"reindex", []string{"reindex", sample}},
 		{"upgrading", []string{"upgrade", "--dry-run", "--to-magic", "2", sample}},
-		{"planning", []string{"compact", "--dry-run", "--max-lag", "1h", "--now", now, sample}},
-		{"retention", []string{"retention", "--dry-run", "--retention-ms", "1h", "--now", now, sample}},
-		{"grep", []string{"grep", "--key", "key-000007", "--max-lag", "60d", "--now", now, sample}},
+		{"planning", []string{"compact", "--kafka-defaults", "--dry-run", "--max-lag", "1h", "--now", now, sample}},
+		{"retention", []string{"retention", "--kafka-defaults", "--dry-run", "--retention-ms", "1h", "--now", now, sample}},
+		{"grep", []string{"grep", "--key", "key-000007", "--kafka-defaults", "--max-lag", "60d", "--now", now, sample}},
 		// $NEW: a new directory each run, since gen never writes a
 		// partition twice.
 		{"gen", []string{"gen", "--out", "$NEW", "--records", "20000", "--partitions", "2"}},

@@ -77,7 +77,7 @@ func treeHash(t *testing.T, dir string) string {
 }
 
 // At 00:08 with 5 minutes of retention, orders' first segments expire.
-var retentionArgs = []string{"retention", "--now", "2024-01-01T00:08:00Z", "--retention-ms", "5m"}
+var retentionArgs = []string{"retention", "--kafka-defaults", "--now", "2024-01-01T00:08:00Z", "--retention-ms", "5m"}
 
 func TestRetentionDryRunText(t *testing.T) {
 	dir := retentionLogDir(t)
@@ -180,7 +180,7 @@ func TestRetentionJSON(t *testing.T) {
 func TestRetentionJSONRolledSegment(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kafka-logs")
 	testutil.CopyTree(t, sample, dir)
-	code, out, errOut := runArgs("--no-progress", "--format", "json", "retention", "--dry-run", dir)
+	code, out, errOut := runArgs("--no-progress", "--format", "json", "retention", "--kafka-defaults", "--dry-run", dir)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -206,7 +206,7 @@ func TestRetentionJSONRolledSegment(t *testing.T) {
 // it.
 func TestRetentionTopicAndQuiet(t *testing.T) {
 	dir := retentionLogDir(t)
-	args := []string{"--quiet", "retention", "--topic", "__consumer_offsets|legacy", "--retention-ms", "0", "--now", "2030-01-01T00:00:00Z"}
+	args := []string{"--quiet", "retention", "--kafka-defaults", "--topic", "__consumer_offsets|legacy", "--retention-ms", "0", "--now", "2030-01-01T00:00:00Z"}
 	code, out, errOut := runRetentionCmd(t, append(args, dir)...)
 	if code != ExitOK || out != "" || errOut != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -239,7 +239,7 @@ func TestRetentionTopicAndQuiet(t *testing.T) {
 func TestRetentionNothingSelected(t *testing.T) {
 	dir := retentionLogDir(t)
 	before := treeHash(t, dir)
-	code, out, errOut := runRetentionCmd(t, "retention", "--topic", "ord", dir)
+	code, out, errOut := runRetentionCmd(t, "retention", "--kafka-defaults", "--topic", "ord", dir)
 	if code != ExitOK || out != "" || !strings.Contains(errOut, "no partition selected") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
@@ -251,7 +251,7 @@ func TestRetentionNothingSelected(t *testing.T) {
 func TestRetentionBySizeOnePartition(t *testing.T) {
 	dir := retentionLogDir(t)
 	part := filepath.Join(dir, "orders-1")
-	code, out, errOut := runRetentionCmd(t, "retention", "--retention-ms", "-1", "--retention-bytes", "20KiB", part)
+	code, out, errOut := runRetentionCmd(t, "retention", "--kafka-defaults", "--retention-ms", "-1", "--retention-bytes", "20KiB", part)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -311,14 +311,14 @@ func TestRetentionUsage(t *testing.T) {
 	seg := filepath.Join(dir, "orders-0", layout.SegmentName(0, layout.LogExt))
 	for _, args := range [][]string{
 		{"retention"},
-		{"retention", "--retention-ms", "-5", dir},
-		{"retention", "--retention-ms", "1week", dir},
-		{"retention", "--retention-bytes", "lots", dir},
-		{"retention", "--now", "yesterday", dir},
-		{"retention", "--topic", "(", dir},
-		{"retention", seg},
-		{"retention", filepath.Join(dir, "missing-0")},
-		{"retention", "--bogus", dir},
+		{"retention", "--kafka-defaults", "--retention-ms", "-5", dir},
+		{"retention", "--kafka-defaults", "--retention-ms", "1week", dir},
+		{"retention", "--kafka-defaults", "--retention-bytes", "lots", dir},
+		{"retention", "--kafka-defaults", "--now", "yesterday", dir},
+		{"retention", "--kafka-defaults", "--topic", "(", dir},
+		{"retention", "--kafka-defaults", seg},
+		{"retention", "--kafka-defaults", filepath.Join(dir, "missing-0")},
+		{"retention", "--kafka-defaults", "--bogus", dir},
 	} {
 		before := treeHash(t, dir)
 		if code, _, errOut := runRetentionCmd(t, args...); code != ExitUsage || !strings.HasPrefix(errOut, "logtool") {

@@ -13,7 +13,7 @@ import (
 func TestRootTempsOfOthersKept(t *testing.T) {
 	for _, args := range [][]string{
 		{"reindex"},
-		{"retention", "--now", "2024-03-01T00:00:00Z", "--retention-ms", "-1", "--topic", "orders"},
+		{"retention", "--kafka-defaults", "--now", "2024-03-01T00:00:00Z", "--retention-ms", "-1", "--topic", "orders"},
 		{"migrate-checkpoints"},
 	} {
 		dir := usageSample(t)

@@ -17,15 +17,15 @@ import (
 // these tables are what an operator reads before and after a run.
 func TestCompactGolden(t *testing.T) {
 	cases := []goldenCase{
-		{name: "log-dir-dry-run", args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample}},
-		{name: "flags-override", args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", "--max-lag", "7d",
+		{name: "log-dir-dry-run", args: []string{"compact", "--kafka-defaults", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample}},
+		{name: "flags-override", args: []string{"compact", "--kafka-defaults", "--dry-run", "--now", "2024-03-01T00:00:00Z", "--max-lag", "7d",
 			"--min-cleanable-ratio", "0.9", "--topic", "user-profiles|legacy.*|orders", sample}},
-		{name: "delete-policy-named", args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample + "/orders-0", sample + "/clicks-v1-0"}},
-		{name: "run", setup: copySample, args: []string{"compact", "--now", "2024-03-01T00:00:00Z", "$DIR/kafka-logs"}},
-		{name: "json", args: []string{"--format", "json", "compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample + "/user-profiles-0", sample + "/orders-1"}},
-		{name: "no-configuration", setup: plainSample, args: []string{"compact", "$DIR/kafka-logs"}},
-		{name: "no-configuration-named", setup: plainSample, args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z", "$DIR/kafka-logs/legacy-0"}},
-		{name: "topic-config-file", setup: topicConfigFile, args: []string{"compact", "--dry-run", "--now", "2024-03-01T00:00:00Z",
+		{name: "delete-policy-named", args: []string{"compact", "--kafka-defaults", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample + "/orders-0", sample + "/clicks-v1-0"}},
+		{name: "run", setup: copySample, args: []string{"compact", "--kafka-defaults", "--now", "2024-03-01T00:00:00Z", "$DIR/kafka-logs"}},
+		{name: "json", args: []string{"--format", "json", "compact", "--kafka-defaults", "--dry-run", "--now", "2024-03-01T00:00:00Z", sample + "/user-profiles-0", sample + "/orders-1"}},
+		{name: "no-configuration", setup: plainSample, args: []string{"compact", "--kafka-defaults", "$DIR/kafka-logs"}},
+		{name: "no-configuration-named", setup: plainSample, args: []string{"compact", "--kafka-defaults", "--dry-run", "--now", "2024-03-01T00:00:00Z", "$DIR/kafka-logs/legacy-0"}},
+		{name: "topic-config-file", setup: topicConfigFile, args: []string{"compact", "--kafka-defaults", "--dry-run", "--now", "2024-03-01T00:00:00Z",
 			"--topic-config", "$DIR/topics.txt", "$DIR/kafka-logs"}},
 	}
 	runGolden(t, "compact", cases)
@@ -34,13 +34,13 @@ func TestCompactGolden(t *testing.T) {
 
 func TestRetentionGolden(t *testing.T) {
 	cases := []goldenCase{
-		{name: "log-dir-dry-run", setup: copySampleDated, args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", "$DIR/kafka-logs"}},
-		{name: "flags-override", args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", "--retention-ms", "1h",
+		{name: "log-dir-dry-run", setup: copySampleDated, args: []string{"retention", "--kafka-defaults", "--dry-run", "--now", "2024-01-02T00:00:00Z", "$DIR/kafka-logs"}},
+		{name: "flags-override", args: []string{"retention", "--kafka-defaults", "--dry-run", "--now", "2024-01-02T00:00:00Z", "--retention-ms", "1h",
 			"--retention-bytes", "64KiB", "--topic", "orders|user-profiles", sample}},
-		{name: "run", setup: copySampleDated, args: []string{"retention", "--now", "2024-01-05T00:00:00Z", "$DIR/kafka-logs"}},
-		{name: "json", args: []string{"--format", "json", "retention", "--dry-run", "--now", "2024-01-02T00:00:00Z", sample + "/payments.txn-0", sample + "/user-profiles-0"}},
-		{name: "no-configuration", setup: plainSample, args: []string{"retention", "--dry-run", "$DIR/kafka-logs"}},
-		{name: "topic-config-file", setup: topicConfigFile, args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z",
+		{name: "run", setup: copySampleDated, args: []string{"retention", "--kafka-defaults", "--now", "2024-01-05T00:00:00Z", "$DIR/kafka-logs"}},
+		{name: "json", args: []string{"--format", "json", "retention", "--kafka-defaults", "--dry-run", "--now", "2024-01-02T00:00:00Z", sample + "/payments.txn-0", sample + "/user-profiles-0"}},
+		{name: "no-configuration", setup: plainSample, args: []string{"retention", "--kafka-defaults", "--dry-run", "$DIR/kafka-logs"}},
+		{name: "topic-config-file", setup: topicConfigFile, args: []string{"retention", "--kafka-defaults", "--dry-run", "--now", "2024-01-02T00:00:00Z",
 			"--topic-config", "$DIR/topics.txt", "$DIR/kafka-logs"}},
 	}
 	runGolden(t, "retention", cases)

@@ -34,10 +34,10 @@ func treeBytes(t *testing.T, dir string) map[string]string {
 // says its configuration is unknown, not that no deadline applies.
 func TestUnlistedTopicLeftAlone(t *testing.T) {
 	for _, args := range [][]string{
-		{"retention", "--dry-run", "--now", "2030-01-01T00:00:00Z"},
-		{"retention", "--now", "2030-01-01T00:00:00Z"},
-		{"compact", "--dry-run", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0"},
-		{"compact", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0"},
+		{"retention", "--kafka-defaults", "--dry-run", "--now", "2030-01-01T00:00:00Z"},
+		{"retention", "--kafka-defaults", "--now", "2030-01-01T00:00:00Z"},
+		{"compact", "--kafka-defaults", "--dry-run", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0"},
+		{"compact", "--kafka-defaults", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0"},
 	} {
 		dir := plainLogDir(t)
 		file := filepath.Join(t.TempDir(), "topics.txt")
@@ -67,7 +67,7 @@ func TestUnlistedTopicLeftAlone(t *testing.T) {
 	if err := os.WriteFile(file, []byte("Topic: orders\tConfigs: cleanup.policy=compact\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, out, errOut := runArgs("grep", "--max-lag", "topic", "--topic-config", file, "--key", "k1", dir)
+	_, out, errOut := runArgs("grep", "--kafka-defaults", "--max-lag", "topic", "--topic-config", file, "--key", "k1", dir)
 	if !strings.Contains(out+errOut, "topic legacy is not in --topic-config "+file+": its configuration is unknown") {
 		t.Errorf("grep audit: stdout %q, stderr %q", out, errOut)
 	}
@@ -79,8 +79,8 @@ func TestUnlistedTopicLeftAlone(t *testing.T) {
 // defaults, unless --unlisted-topics defaults says so.
 func TestUnnamedDirLeftAlone(t *testing.T) {
 	for _, args := range [][]string{
-		{"retention", "--now", "2030-01-01T00:00:00Z"},
-		{"compact", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0", "--cleanup-policy", "compact"},
+		{"retention", "--kafka-defaults", "--now", "2030-01-01T00:00:00Z"},
+		{"compact", "--kafka-defaults", "--now", "2030-01-01T00:00:00Z", "--min-lag", "0", "--cleanup-policy", "compact"},
 	} {
 		dir := plainLogDir(t)
 		bak := filepath.Join(dir, "legacy-0.bak")
@@ -138,11 +138,11 @@ func TestStrayTopicLeftAlone(t *testing.T) {
 		return dir, ghost
 	}
 	for _, args := range [][]string{
-		{"retention", "--dry-run", "--now", now},
-		{"retention", "--now", now},
-		{"retention", "--now", now, "--retention-ms", "1000"},
-		{"compact", "--dry-run", "--now", now, "--min-lag", "0", "--cleanup-policy", "compact"},
-		{"compact", "--now", now, "--min-lag", "0", "--cleanup-policy", "compact"},
+		{"retention", "--kafka-defaults", "--dry-run", "--now", now},
+		{"retention", "--kafka-defaults", "--now", now},
+		{"retention", "--kafka-defaults", "--now", now, "--retention-ms", "1000"},
+		{"compact", "--kafka-defaults", "--dry-run", "--now", now, "--min-lag", "0", "--cleanup-policy", "compact"},
+		{"compact", "--kafka-defaults", "--now", now, "--min-lag", "0", "--cleanup-policy", "compact"},
 	} {
 		dir, ghost := kraft(t)
 		before := treeBytes(t, ghost)
@@ -162,7 +162,7 @@ func TestStrayTopicLeftAlone(t *testing.T) {
 	}
 
 	dir, _ := kraft(t)
-	_, out, errOut := runArgs("grep", "--max-lag", "topic", "--now", now, "--key", "key-000001", dir)
+	_, out, errOut := runArgs("grep", "--kafka-defaults", "--max-lag", "topic", "--now", now, "--key", "key-000001", dir)
 	if !strings.Contains(out+errOut, note) {
 		t.Errorf("grep audit: stdout %q, stderr %q", out, errOut)
 	}

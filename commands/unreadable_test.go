@@ -36,8 +36,8 @@ func TestUnreadablePartition(t *testing.T) {
 		{[]string{"reindex", "--check", dir}, "in 8 partition(s)"},
 		// orders is a delete topic, which compact reads only when told to
 		// compact it.
-		{[]string{"compact", "--dry-run", now, "--max-lag", "1h", "--cleanup-policy", "compact", dir}, "\norders-1 "},
-		{[]string{"retention", "--dry-run", now, "--retention-ms", "1h", dir}, "\norders-1 "},
+		{[]string{"compact", "--kafka-defaults", "--dry-run", now, "--max-lag", "1h", "--cleanup-policy", "compact", "--kafka-defaults", dir}, "\norders-1 "},
+		{[]string{"retention", "--kafka-defaults", "--dry-run", now, "--retention-ms", "1h", dir}, "\norders-1 "},
 		{[]string{"upgrade", "--dry-run", dir}, "\norders-1 "},
 		{[]string{"grep", "--key", "key-000001", dir}, "\norders-1 "},
 		{[]string{"grep", "--max-lag", "1h", now, dir}, "\norders-1 "},
