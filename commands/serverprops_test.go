@@ -55,7 +55,7 @@ func sameTree(t *testing.T, what string, before, after map[string]string) {
 // --kafka-defaults supply the values.
 func TestRetentionStaticBrokerGap(t *testing.T) {
 	const now = "2030-01-01T00:00:00Z"
-	const note = "topic orders: no topic or dynamic broker config sets cleanup.policy, retention.ms, retention.bytes"
+	const note = "orders-0: skipped: cleanup.policy, retention.ms, retention.bytes not set by topic or dynamic config, and no --server-properties"
 	for _, dry := range []bool{true, false} {
 		dir := kraftDir(t, nil)
 		args := []string{"retention", "--now", now}
@@ -99,7 +99,7 @@ func TestRetentionStaticBrokerGap(t *testing.T) {
 func TestCompactStaticBrokerGap(t *testing.T) {
 	const now = "2030-01-01T00:00:00Z"
 	topic := map[string]string{"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"}
-	const note = "topic orders: no topic or dynamic broker config sets max.compaction.lag.ms, min.compaction.lag.ms, delete.retention.ms"
+	const note = "max.compaction.lag.ms, min.compaction.lag.ms, delete.retention.ms not set by topic or dynamic config, and no --server-properties"
 	for _, dry := range []bool{true, false} {
 		dir := kraftDir(t, topic)
 		args := []string{"compact", "--now", now}
@@ -131,7 +131,7 @@ func TestGrepAuditStaticBrokerGap(t *testing.T) {
 	const now = "2030-01-01T00:00:00Z"
 	dir := kraftDir(t, map[string]string{"cleanup.policy": "compact"})
 	code, out, errOut := runArgs("grep", "--max-lag", "topic", "--now", now, dir)
-	if code != ExitUsage || !strings.Contains(out+errOut, "no topic or dynamic broker config sets max.compaction.lag.ms") {
+	if code != ExitUsage || !strings.Contains(out+errOut, "max.compaction.lag.ms, min.compaction.lag.ms, min.cleanable.dirty.ratio, delete.retention.ms not set by topic or dynamic config") {
 		t.Errorf("no server.properties: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// The broker's own max lag: versions past it are findings.

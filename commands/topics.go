@@ -297,6 +297,11 @@ func (cr *configReport) write(w *strings.Builder) {
 		}
 		fmt.Fprintf(w, "Topic configuration: %s.\n", where)
 	}
+	if len(cr.dirs) > 0 {
+		if static := cr.rt.cat.For(cr.dirs[0]).Static(); static != "" {
+			fmt.Fprintf(w, "Broker's static configuration: %s.\n", static)
+		}
+	}
 	t := table.New("TOPIC", "CONFIG", "VALUE", "SOURCE")
 	for _, n := range cr.names {
 		if v, ok := cr.rt.overrides[n]; ok {

@@ -42,6 +42,12 @@ func TestRetentionGolden(t *testing.T) {
 		{name: "no-configuration", setup: plainSample, args: []string{"retention", "--kafka-defaults", "--dry-run", "$DIR/kafka-logs"}},
 		{name: "topic-config-file", setup: topicConfigFile, args: []string{"retention", "--kafka-defaults", "--dry-run", "--now", "2024-01-02T00:00:00Z",
 			"--topic-config", "$DIR/topics.txt", "$DIR/kafka-logs"}},
+		// The sample's metadata sets no retention for most topics: without
+		// the broker's server.properties they are skipped, and named.
+		{name: "server-properties-unknown", setup: copySampleDated, args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z",
+			"--topic", "orders|payments.txn|clicks-v1|user-profiles", "$DIR/kafka-logs"}},
+		{name: "server-properties", setup: serverPropertiesFile, args: []string{"retention", "--dry-run", "--now", "2024-01-02T00:00:00Z",
+			"--server-properties", "$DIR/server.properties", "$DIR/kafka-logs"}},
 	}
 	runGolden(t, "retention", cases)
 	checkWidth(t, "retention", cases)
@@ -113,6 +119,16 @@ func plainSample(t *testing.T, dir string) {
 
 // topicConfigFile is plainSample with the output of kafka-topics.sh
 // --describe for its topics.
+// serverPropertiesFile writes a broker's server.properties keeping data a
+// year, except where a topic or dynamic broker config says otherwise.
+func serverPropertiesFile(t *testing.T, dir string) {
+	copySampleDated(t, dir)
+	text := "# a broker's static configuration\nnode.id=1\nlog.retention.hours=8760\nlog.retention.bytes=-1\n"
+	if err := os.WriteFile(filepath.Join(dir, "server.properties"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func topicConfigFile(t *testing.T, dir string) {
 	plainSample(t, dir)
 	text := "Topic: orders\tTopicId: 8gBP5j5oTBaUOYFzVi-kXA\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: retention.ms=3600000\n" +

@@ -288,7 +288,7 @@ func TestStreamsSampleAsABroker(t *testing.T) {
 
 	// The broker's server.properties is not in the sample: the retention
 	// of the topics that set none is unknown until the run states it.
-	const gap = "topic telemetry: no topic or dynamic broker config sets cleanup.policy, retention.ms, retention.bytes"
+	const gap = "telemetry-0: skipped: cleanup.policy, retention.ms, retention.bytes not set by topic or dynamic config"
 	if code, out, errOut := runArgs(append(append([]string{"retention", "--dry-run"}, now...), dir)...); code != ExitUsage || !strings.Contains(out, gap) {
 		t.Errorf("retention without server.properties: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

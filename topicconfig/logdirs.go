@@ -62,7 +62,7 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 			return nil, err
 		}
 	}
-	c := &Catalog{byDir: map[string]*Resolver{}, none: &Resolver{broker: -1, overrides: o.Overrides, static: static, kafkaDefaults: o.KafkaDefaults}}
+	c := &Catalog{byDir: map[string]*Resolver{}, none: &Resolver{broker: -1, overrides: o.Overrides, static: static, staticPath: o.ServerProperties, kafkaDefaults: o.KafkaDefaults}}
 	var file *FileConfig
 	if o.File != "" {
 		var err error
@@ -96,7 +96,7 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 			return nil, err
 		}
 		c.byDir[dir] = &Resolver{broker: d.node, file: file, overrides: o.Overrides, unlistedDefaults: o.UnlistedDefaults,
-			static: static, kafkaDefaults: o.KafkaDefaults}
+			static: static, staticPath: o.ServerProperties, kafkaDefaults: o.KafkaDefaults}
 		infos = append(infos, d)
 	}
 	if file != nil {
@@ -159,4 +159,17 @@ func (r *Resolver) Describe() string {
 		return fmt.Sprintf("cluster metadata %s up to offset %d", r.image.Dir, r.image.EndOffset)
 	}
 	return "no topic configuration (Kafka's defaults)"
+}
+
+// Static says what stands for the broker's server.properties, for
+// reports: the file, Kafka's defaults as the user stated, or "" when
+// nothing does (and values only it could set are unknown).
+func (r *Resolver) Static() string {
+	switch {
+	case r.static != nil:
+		return "server.properties " + r.staticPath
+	case r.kafkaDefaults:
+		return "Kafka's defaults (--kafka-defaults)"
+	}
+	return ""
 }

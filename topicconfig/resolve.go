@@ -155,7 +155,8 @@ type Resolver struct {
 	unlistedDefaults bool
 	// static is the broker's server.properties (--server-properties), the
 	// level below the dynamic ones, or nil when not given.
-	static level
+	static     level
+	staticPath string
 	// kafkaDefaults: the user stated that what no source sets is Kafka's
 	// default (--kafka-defaults).
 	kafkaDefaults bool
@@ -218,13 +219,9 @@ func (r *Resolver) Missing(c *Config, policy string, names []string) string {
 	if len(gaps) == 0 {
 		return ""
 	}
-	topic := "topic " + c.Topic
-	if c.Topic == "" {
-		topic = "the directory"
-	}
-	return fmt.Sprintf("%s: no topic or dynamic broker config sets %s; the broker's server.properties may, and it was not given: "+
-		"give --server-properties FILE (or --kafka-defaults to take Kafka's defaults)",
-		topic, strings.Join(gaps, ", "))
+	// Short: a report puts the partition's name before it, and the
+	// command's error says what to give.
+	return strings.Join(gaps, ", ") + " not set by topic or dynamic config, and no --server-properties"
 }
 
 // Known tells whether a configuration source (metadata or file) is known
