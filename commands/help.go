@@ -44,7 +44,7 @@ var metavars = map[string]string{
 	"min-cleanable-ratio": "RATIO", "tombstone-ratio": "RATIO", "transactional-ratio": "RATIO", "abort-ratio": "RATIO",
 	"out": "DIR", "output": "DIR", "files": "FILE,...",
 	"config": "TOPIC:NAME=VALUE", "broker-config": "NAME=VALUE",
-	"topic-config": "FILE", "cleanup-policy": "POLICY", "unlisted-topics": "skip|defaults",
+	"topic-config": "FILE", "cleanup-policy": "POLICY", "unlisted-topics": "skip|defaults", "server-properties": "FILE",
 }
 
 // helpCommand is "logtool help [COMMAND]", which urfave/cli's own help

@@ -112,7 +112,7 @@ func TestManPage(t *testing.T) {
 		"logtool gen --out DIR [--topics N]",
 		"logtool help [COMMAND]",
 		"EXIT STATUS",
-		"logtool compact --dry-run --max-lag 7d testdata/kafka-logs",
+		"logtool compact --dry-run --max-lag 7d --kafka-defaults testdata/kafka-logs",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("rendered page lacks %q:\n%s", want, text)
