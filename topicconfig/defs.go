@@ -1,15 +1,18 @@
 // Package topicconfig resolves the configuration of each topic as a Kafka
 // broker does for its logs (LogConfig): the topic's own override, else the
 // broker's dynamic configuration (the broker's own, then the cluster-wide
-// default) under the broker's names for it, else Kafka's default. A value
+// default) under the broker's names for it, else its server.properties,
+// else Kafka's default. A value
 // given on logtool's command line overrides all of them for the run. Each
 // value carries its source, named as Kafka's DescribeConfigs names them.
 //
 // The configuration comes from the KRaft metadata log of the log dirs
 // (package clustermeta) or, for clusters without one, from a file holding the
 // output of kafka-topics.sh --describe or kafka-configs.sh --describe
-// (ParseFile). A broker's static server.properties is not on disk: its
-// values are not known, and Kafka's defaults stand in for them.
+// (ParseFile). A broker's static server.properties is not on disk: it is
+// read when given (ParseServerProperties), below the dynamic levels; else a
+// value only it could set is Kafka's default, marked as assumed, and the
+// commands do not act on it (Resolver.Gaps).
 package topicconfig
 
 import (
