@@ -145,3 +145,27 @@ func TestGrepAuditStaticBrokerGap(t *testing.T) {
 		t.Errorf("--kafka-defaults: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestServerPropertiesFlagErrors: a server.properties that cannot be read,
+// or one given with --kafka-defaults, is a usage error before anything is
+// read or written.
+func TestServerPropertiesFlagErrors(t *testing.T) {
+	dir := kraftDir(t, nil)
+	props := serverProperties(t, "log.retention.hours=-1\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"retention", "--server-properties", filepath.Join(dir, "missing.properties")}, "--server-properties: "},
+		{[]string{"retention", "--server-properties", serverProperties(t, "log.retention.ms=\\u12\n")}, "--server-properties: "},
+		{[]string{"compact", "--server-properties", props, "--kafka-defaults"}, "--server-properties and --kafka-defaults"},
+		{[]string{"grep", "--key", "k", "--kafka-defaults"}, "--kafka-defaults is for the audit"},
+	} {
+		before := treeBytes(t, filepath.Join(dir, "orders-0"))
+		code, out, errOut := runArgs(append(c.args, dir)...)
+		if code != ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", c.args, code, out, errOut)
+		}
+		sameTree(t, strings.Join(c.args, " "), before, treeBytes(t, filepath.Join(dir, "orders-0")))
+	}
+}
