@@ -41,7 +41,9 @@ func reindexCommand() *cli.Command {
 			"index is written: the indexes are right but the log is still damaged. The .log is only cut with\n" +
 			"--truncate-corrupt-tail, which keeps the removed bytes in <segment>.log.truncated-<position> (a tail\n" +
 			"cut that way is repaired: a note, exit 0); a tail of zeros, however long and sparse, is cut without a\n" +
-			"backup and its length reported. A partition holding a symbolic link under a Kafka file name is refused (exit 1).\n\n" +
+			"backup and its length reported. A cut of the last segment first lowers the partition's recovery point and\n" +
+			"high watermark in the log directory's checkpoints to the new log end offset, as a broker's load does, drops\n" +
+			"the leader epochs and producer snapshots past it, and warns of the records cut below the old high watermark. A partition holding a symbolic link under a Kafka file name is refused (exit 1).\n\n" +
 			"--check writes nothing: it judges the existing files against the log and exits 3 on problems (an entry\n" +
 			"off a batch boundary, out of order, past the data, a timestamp the log does not hold, a wrong or missing\n" +
 			"aborted transaction, a corrupt .log). Differences a live broker legitimately makes (exact offsets of\n" +
@@ -260,6 +262,8 @@ func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
 			}
 		}
 	}
+	// So are the checkpoints a cut of the last segment lowered.
+	w.written += len(rep.Checkpoints)
 	w.removed += len(rep.Snapshots)
 	var findings []reindex.Finding
 	for _, f := range rep.Findings {
