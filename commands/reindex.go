@@ -90,7 +90,7 @@ func runReindex(c *cli.Context) error {
 		access = target.Read
 	}
 	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "reindex",
-		Takes: target.Segments | target.Partitions | target.LogDirs, Skip: reindexSkip}, access)
+		Takes: target.Segments | target.Partitions | target.LogDirs, Skip: reindexSkip, Writes: o.Mode != reindex.Check}, access)
 	if err != nil {
 		return err
 	}

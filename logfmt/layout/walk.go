@@ -147,6 +147,43 @@ func ReadPartition(dir string) (*Partition, error) {
 	return p, nil
 }
 
+// Refusal is an entry of a partition directory on which a broker's load of
+// the partition fails, and what the broker does (BrokerRefusal).
+type Refusal struct {
+	Path, Why string
+}
+
+func (r Refusal) String() string { return r.Path + ": " + r.Why }
+
+// Refusals lists the entries of the partition directory dir on which a
+// broker's load fails, in name order: every command that walks partitions
+// asks this before it works on one, so that they all report the same
+// entries. Links and irregular files are not judged: they are never
+// followed or opened (see Partition.Symlinks, Partition.Irregular).
+func Refusals(dir string) ([]Refusal, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	regular := map[string]bool{}
+	for _, e := range entries {
+		if fileKind(e) == regularEntry {
+			regular[e.Name()] = true
+		}
+	}
+	var out []Refusal
+	for _, e := range entries {
+		k := fileKind(e)
+		if k != regularEntry && k != dirEntry {
+			continue
+		}
+		if why := BrokerRefusal(e.Name(), k == dirEntry, func(name string) bool { return regular[name] }); why != "" {
+			out = append(out, Refusal{Path: filepath.Join(dir, e.Name()), Why: why})
+		}
+	}
+	return out, nil
+}
+
 // LogDir is the contents of a log directory. All paths are full paths.
 type LogDir struct {
 	Path string
