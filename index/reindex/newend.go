@@ -27,8 +27,10 @@ var rootMu sync.Mutex
 // (UnifiedLog.updateHighWatermark), the leader epochs starting at or past
 // it are dropped (LeaderEpochFileCache.truncateFromEnd), and the broker
 // writes those values back; the producer snapshots past it are removed
-// (ProducerStateManager.truncateAndReload). Until then verify counts them
-// as damage.
+// (ProducerStateManager.truncateAndReload). The cleaner offset, in the root
+// file or logtool's per-partition one, is lowered as a broker's truncation
+// lowers it (LogCleanerManager.maybeTruncateCheckpoint): what lies below the
+// new end was cleaned. Until then verify counts each as damage.
 //
 // It runs after the backup is durable and before the .log is cut, so a run
 // killed after it leaves checkpoints that are right for the log's valid
@@ -40,7 +42,7 @@ func (r *run) newEnd(end int64) error {
 	p, dry := r.p, r.o.Mode == DryRun
 	if p.Dir.Topic != "" && p.Dir.Kind == layout.Normal {
 		logDir := filepath.Dir(p.Path)
-		for _, name := range []string{layout.RecoveryPointCheckpointFile, layout.ReplicationOffsetCheckpointFile} {
+		for _, name := range []string{layout.RecoveryPointCheckpointFile, layout.ReplicationOffsetCheckpointFile, layout.CleanerOffsetCheckpointFile} {
 			if err := r.lowerRoot(logDir, name, end, dry); err != nil {
 				return err
 			}
@@ -52,6 +54,9 @@ func (r *run) newEnd(end int64) error {
 		}
 	}
 	if err := r.dropEpochs(end, dry); err != nil {
+		return err
+	}
+	if err := r.lowerCleaner(end, dry); err != nil {
 		return err
 	}
 	return r.dropSnapshots(end, dry)
@@ -87,7 +92,10 @@ func (r *run) lowerRoot(logDir, name string, end int64, dry bool) error {
 	if err != nil || !ok || old <= end {
 		return err
 	}
-	what, verb := "recovery point", "would lower"
+	what, verb, as := "recovery point", "would lower", "load"
+	if name == layout.CleanerOffsetCheckpointFile {
+		what, as = "cleaner offset", "truncation"
+	}
 	if name == layout.ReplicationOffsetCheckpointFile {
 		what = "high watermark"
 		gone := "the cut removes them"
@@ -109,7 +117,7 @@ func (r *run) lowerRoot(logDir, name string, end int64, dry bool) error {
 		}
 		verb = "lowered"
 	}
-	r.c.note(path, fmt.Sprintf("%s the %s of %s from %d to the log end offset %d after the cut, as a broker's load does", verb, what, r.p.Dir.Name, old, end))
+	r.c.note(path, fmt.Sprintf("%s the %s of %s from %d to the log end offset %d after the cut, as a broker's %s does", verb, what, r.p.Dir.Name, old, end, as))
 	r.c.rep.Checkpoints = append(r.c.rep.Checkpoints, path)
 	return nil
 }
@@ -146,6 +154,38 @@ func (r *run) dropEpochs(end int64, dry bool) error {
 		verb = "removed"
 	}
 	r.c.note(path, fmt.Sprintf("%s the %d leader epoch(s) starting at or past the log end offset %d after the cut, as a broker's load does", verb, len(entries)-len(kept), end))
+	r.c.rep.Checkpoints = append(r.c.rep.Checkpoints, path)
+	return nil
+}
+
+// lowerCleaner lowers the first dirty offset of logtool's per-partition
+// cleaner-checkpoint to end, keeping its clean time.
+func (r *run) lowerCleaner(end int64, dry bool) error {
+	path := filepath.Join(r.p.Path, layout.CleanerCheckpointFile)
+	b, err := safefile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cc, err := checkpoint.ReadCleaner(bytes.NewReader(b), path)
+	if err != nil {
+		r.c.note(path, fmt.Sprintf("not read (%s): its first dirty offset is left, whatever the log end offset %d after the cut", message(err), end))
+		return nil
+	}
+	if cc.FirstDirtyOffset <= end {
+		return nil
+	}
+	old, verb := cc.FirstDirtyOffset, "would lower"
+	if !dry {
+		cc.FirstDirtyOffset = end
+		if err := safefile.WriteFile(path, checkpoint.AppendCleaner(nil, cc), 0o644); err != nil {
+			return err
+		}
+		verb = "lowered"
+	}
+	r.c.note(path, fmt.Sprintf("%s the first dirty offset from %d to the log end offset %d after the cut, as a broker's truncation does", verb, old, end))
 	r.c.rep.Checkpoints = append(r.c.rep.Checkpoints, path)
 	return nil
 }

@@ -1,6 +1,7 @@
 package reindex
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,8 @@ import (
 // segment rewrites the log directory's recovery point checkpoint only under
 // the directory's lock; without it the run fails before the .log is
 // touched. With it, the leader epochs starting at or past the new log end
-// are dropped too, as LeaderEpochFileCache.truncateFromEnd drops them.
+// are dropped too, as LeaderEpochFileCache.truncateFromEnd drops them, and
+// the per-partition cleaner checkpoint is lowered to it.
 func TestNewEndNeedsLockAndDropsEpochs(t *testing.T) {
 	dir := genPartition(t, gen.Options{Magic: 2, Records: 300, BatchRecords: 5, Seed: 36})
 	logDir := filepath.Dir(dir)
@@ -28,6 +30,10 @@ func TestNewEndNeedsLockAndDropsEpochs(t *testing.T) {
 	end := bad.base // the log end offset after the cut
 	epochs := filepath.Join(dir, layout.LeaderEpochCheckpointFile)
 	if err := os.WriteFile(epochs, checkpoint.AppendLeaderEpochs(nil, []checkpoint.EpochEntry{{Epoch: 0, StartOffset: 0}, {Epoch: 1, StartOffset: end}}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cleaner := filepath.Join(dir, layout.CleanerCheckpointFile)
+	if err := os.WriteFile(cleaner, checkpoint.AppendCleaner(nil, checkpoint.CleanerCheckpoint{FirstDirtyOffset: end + 7, LastCleanTimeMs: 42}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before, err := os.ReadFile(log)
@@ -49,8 +55,11 @@ func TestNewEndNeedsLockAndDropsEpochs(t *testing.T) {
 	}
 	defer l.Release()
 	rep := mustPartition(t, dir, o)
-	if len(rep.Checkpoints) != 3 {
-		t.Errorf("checkpoints %v, want the recovery point, the high watermark and the leader epochs\n%s", rep.Checkpoints, findingsText(rep))
+	if len(rep.Checkpoints) != 4 {
+		t.Errorf("checkpoints %v, want the recovery point, the high watermark, the leader epochs and the cleaner checkpoint\n%s", rep.Checkpoints, findingsText(rep))
+	}
+	if b, err := os.ReadFile(cleaner); err != nil || string(b) != fmt.Sprintf("1\n%d 42\n", end) {
+		t.Errorf("cleaner-checkpoint %q, %v; want its first dirty offset at %d", b, err, end)
 	}
 	f, err := os.Open(epochs)
 	if err != nil {
