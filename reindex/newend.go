@@ -47,10 +47,12 @@ func (r *run) newEnd(end int64) error {
 				return err
 			}
 		}
-		if start, ok, err := logseg.RootOffset(p, layout.LogStartOffsetCheckpointFile); err == nil && ok && start > end {
+		// r.logStart is 0 when the file could not be read, which
+		// Partition has said already.
+		if r.logStart > end {
 			r.c.note(filepath.Join(logDir, layout.LogStartOffsetCheckpointFile), fmt.Sprintf(
 				"warning: the log start offset %d of %s is past the log end offset %d after the cut: a broker deletes every segment of the partition when it loads it and starts it empty at %d",
-				start, p.Dir.Name, end, start))
+				r.logStart, p.Dir.Name, end, r.logStart))
 		}
 	}
 	if err := r.dropEpochs(end, dry); err != nil {

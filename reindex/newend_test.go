@@ -19,7 +19,8 @@ import (
 // the directory's lock; without it the run fails before the .log is
 // touched. With it, the leader epochs starting at or past the new log end
 // are dropped too, as LeaderEpochFileCache.truncateFromEnd drops them, and
-// the per-partition cleaner checkpoint is lowered to it.
+// the per-partition cleaner checkpoint is lowered to it. A log start offset
+// past the new end, which makes a broker delete every segment, is warned of.
 func TestNewEndNeedsLockAndDropsEpochs(t *testing.T) {
 	dir := genPartition(t, gen.Options{Magic: 2, Records: 300, BatchRecords: 5, Seed: 36})
 	logDir := filepath.Dir(dir)
@@ -34,6 +35,11 @@ func TestNewEndNeedsLockAndDropsEpochs(t *testing.T) {
 	}
 	cleaner := filepath.Join(dir, layout.CleanerCheckpointFile)
 	if err := os.WriteFile(cleaner, checkpoint.AppendCleaner(nil, checkpoint.CleanerCheckpoint{FirstDirtyOffset: end + 7, LastCleanTimeMs: 42}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// DeleteRecords moved the log start into the records the cut removes.
+	logStart := filepath.Join(logDir, layout.LogStartOffsetCheckpointFile)
+	if err := os.WriteFile(logStart, checkpoint.AppendOffsets(nil, []checkpoint.OffsetEntry{{Topic: "t", Partition: 0, Offset: end + 1}}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before, err := os.ReadFile(log)
@@ -57,6 +63,9 @@ func TestNewEndNeedsLockAndDropsEpochs(t *testing.T) {
 	rep := mustPartition(t, dir, o)
 	if len(rep.Checkpoints) != 4 {
 		t.Errorf("checkpoints %v, want the recovery point, the high watermark, the leader epochs and the cleaner checkpoint\n%s", rep.Checkpoints, findingsText(rep))
+	}
+	if !strings.Contains(findingsText(rep), fmt.Sprintf("warning: the log start offset %d of t-0 is past the log end offset %d after the cut: a broker deletes every segment", end+1, end)) {
+		t.Errorf("no warning about the log start offset\n%s", findingsText(rep))
 	}
 	if b, err := os.ReadFile(cleaner); err != nil || string(b) != fmt.Sprintf("1\n%d 42\n", end) {
 		t.Errorf("cleaner-checkpoint %q, %v; want its first dirty offset at %d", b, err, end)
