@@ -135,12 +135,12 @@ func runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	parts, release, err := readTargets(c, g, "export", c.String("output"))
+	path := c.String("output")
+	parts, release, err := readTargets(c, g, "export", path)
 	if err != nil {
 		return err
 	}
 	defer release()
-	path := c.String("output")
 	toStdout := path == "" || path == "-"
 	out, err := export.Create(path, g.Stdout)
 	if err != nil {
@@ -163,9 +163,13 @@ func runExport(c *cli.Context) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	// The summary goes where the lines do not, a table unless --format json
-	// is given: json is the records' default, not a request for JSON
-	// summaries.
+	return exportSummary(c, g, toStdout, &rep)
+}
+
+// exportSummary writes the summary where the lines do not go, a table
+// unless --format json is given: json is the records' default, not a
+// request for JSON summaries.
+func exportSummary(c *cli.Context, g Global, toStdout bool, rep *export.Report) error {
 	switch {
 	case !toStdout && g.JSON() && formatGiven(c):
 		return rep.WriteJSON(g.Stdout)

@@ -71,13 +71,7 @@ func runGrep(c *cli.Context) error {
 	}
 	defer release()
 	rep := &grep.Report{Audit: cleaner != nil, All: o.Match == nil, Count: o.Count, Wide: g.Wide}
-	add := func(r *grep.Result) {
-		warnAll(g, r.Warnings())
-		if r.Err != nil {
-			fmt.Fprintf(g.Stderr, "logtool: grep: %s\n", oneLine(r.Err))
-		}
-		rep.Add(r)
-	}
+	add := grepAdd(g, rep)
 	jobs, err := grepJobs(c, g, set, cleaner, rep, add)
 	if err != nil {
 		return err
@@ -92,6 +86,18 @@ func runGrep(c *cli.Context) error {
 		return &ExitError{Code: ExitProblems, Err: fmt.Errorf("%d version(s) past their erasure deadline", rep.Findings)}
 	}
 	return nil
+}
+
+// grepAdd takes each partition's result: its warnings and failure go to
+// stderr as they come, the rest to rep.
+func grepAdd(g Global, rep *grep.Report) func(*grep.Result) {
+	return func(r *grep.Result) {
+		warnAll(g, r.Warnings())
+		if r.Err != nil {
+			fmt.Fprintf(g.Stderr, "logtool: grep: %s\n", oneLine(r.Err))
+		}
+		rep.Add(r)
+	}
 }
 
 // grepOptions reads the flags of the search, those of an audit aside.

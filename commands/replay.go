@@ -155,16 +155,8 @@ func runReplay(c *cli.Context) error {
 	if _, ok := errors.AsType[*fielderr.Error](err); ok {
 		return optionErr(err, replayFlags) // refused before anything was produced
 	}
-	rep := replay.Report{Results: res, DryRun: o.DryRun}
-	var rerr error
-	switch {
-	case g.JSON():
-		rerr = rep.WriteJSON(g.Stdout)
-	case !g.Quiet:
-		rerr = rep.WriteText(g.Stdout)
-	}
 	// A failed summary fails the run too, with the same resume hint.
-	if err = cmp.Or(err, rerr); err == nil {
+	if err = cmp.Or(err, replaySummary(g, replay.Report{Results: res, DryRun: o.DryRun})); err == nil {
 		return nil
 	}
 	for _, r := range res {
@@ -173,6 +165,16 @@ func runReplay(c *cli.Context) error {
 		}
 	}
 	return fmt.Errorf("%w%s", err, resumeHint(o))
+}
+
+func replaySummary(g Global, rep replay.Report) error {
+	switch {
+	case g.JSON():
+		return rep.WriteJSON(g.Stdout)
+	case g.Quiet:
+		return nil
+	}
+	return rep.WriteText(g.Stdout)
 }
 
 // replayBar is partsBar, telling the records sent as well.
