@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/dump"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -69,7 +70,7 @@ func runDump(c *cli.Context) error {
 	stderr := g.Stderr
 	if bar := dumpProgress(g, set, o.SummaryOnly); bar != nil {
 		o.Progress = bar.Add
-		stderr = &barWriter{w: g.Stderr, bar: bar}
+		stderr = bar.Writer(g.Stderr)
 		defer bar.Finish()
 	}
 	res, err := dump.Run(set, o, g.Stdout, stderr)
@@ -236,7 +237,7 @@ func dumpOptions(c *cli.Context, g Global) ([]string, dump.Options, error) {
 // dumpProgress returns the progress bar over the segment bytes of the
 // targets, or nil when none should be drawn: see newProgress, and not while
 // dump lines go to the same terminal.
-func dumpProgress(g Global, set *target.Set, summaryOnly bool) *progress {
+func dumpProgress(g Global, set *target.Set, summaryOnly bool) *meter.Bar {
 	if isTerminal(g.Stdout) && !summaryOnly {
 		return nil
 	}

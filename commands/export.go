@@ -7,6 +7,7 @@ import (
 
 	"github.com/logtool/logtool/export"
 	"github.com/logtool/logtool/fetch"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -146,7 +147,7 @@ func runExport(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var bar *progress
+	var bar *meter.Bar
 	if !toStdout || !isTerminal(g.Stdout) {
 		bar = partsBar(g, "export", parts, &o.Fetch)
 	}
@@ -206,7 +207,7 @@ func exportOptions(c *cli.Context, g Global) (export.Options, error) {
 
 // partsBar is a reading command's bar over the segment bytes of parts,
 // told of the bytes o reads; nil when none is drawn (see newProgress).
-func partsBar(g Global, cmd string, parts []*layout.Partition, o *fetch.Options) *progress {
+func partsBar(g Global, cmd string, parts []*layout.Partition, o *fetch.Options) *meter.Bar {
 	bar := newProgress(g, cmd, 0, true)
 	if bar != nil {
 		var n int64

@@ -137,7 +137,7 @@ func runGen(c *cli.Context) error {
 	}
 	bar := newProgress(g, "gen", int64(o.Records)*int64(o.Partitions)*int64(topics), false)
 	if bar != nil {
-		bar.items = "records"
+		bar.Items("records")
 		o.Progress = func(n int) { bar.Add(int64(n)) }
 	}
 	parts, err := gen.Generate(o)

@@ -139,7 +139,7 @@ func grepRun(g Global, jobs []grep.Job, o grep.Options, rep *grep.Report, add fu
 			bar.Add(done)
 		}
 		if isTerminal(g.Stdout) {
-			out = &barWriter{w: g.Stdout, bar: bar}
+			out = bar.Writer(g.Stdout)
 		}
 	}
 	err := grep.Run(out, jobs, o, add)

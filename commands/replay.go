@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/fielderr"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/replay"
 )
@@ -178,7 +179,7 @@ func replaySummary(g Global, rep replay.Report) error {
 }
 
 // replayBar is partsBar, telling the records sent as well.
-func replayBar(g Global, parts []*layout.Partition, o *replay.Options) *progress {
+func replayBar(g Global, parts []*layout.Partition, o *replay.Options) *meter.Bar {
 	bar := partsBar(g, "replay", parts, &o.Fetch)
 	if bar != nil {
 		var recs atomic.Int64

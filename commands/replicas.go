@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/replicas"
@@ -49,7 +50,7 @@ func runReplicas(c *cli.Context) error {
 	out := replicasOutput{g: g, enc: json.NewEncoder(g.Stdout)}
 	stdout := g.Stdout
 	if bar != nil && isTerminal(g.Stdout) {
-		out.g.Stdout = &barWriter{w: g.Stdout, bar: bar}
+		out.g.Stdout = bar.Writer(g.Stdout)
 		out.enc = json.NewEncoder(out.g.Stdout)
 	}
 	sum, err := replicas.Run(srcs, replicas.RunOptions{Leader: c.String("leader")}, out.verdict)
@@ -72,7 +73,7 @@ func runReplicas(c *cli.Context) error {
 
 // replicaSources opens each path as one broker's: a digest file, or log
 // directories read under the lock policy of a reader.
-func replicaSources(g Global, paths []string, o replicas.Options, bar *progress) ([]replicas.Source, func(), error) {
+func replicaSources(g Global, paths []string, o replicas.Options, bar *meter.Bar) ([]replicas.Source, func(), error) {
 	var srcs []replicas.Source
 	var releases []func() error
 	release := func() {
