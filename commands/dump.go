@@ -2,10 +2,7 @@ package commands
 
 import (
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -176,19 +173,8 @@ func dumpOptions(c *cli.Context, g Global) ([]string, dump.Options, error) {
 	if o.KeyDecoder, o.ValueDecoder, err = decoders(c); err != nil {
 		return paths, o, err
 	}
-	// Kafka's precedence when several decoders are named.
-	switch {
-	case c.Bool("offsets-decoder"):
-		o.Payload = dump.PayloadOffsets
-	case c.Bool("transaction-log-decoder"):
-		o.Payload = dump.PayloadTxnLog
-	case c.Bool("cluster-metadata-decoder"):
-		o.Payload = dump.PayloadMetadata
-	case c.Bool("remote-log-metadata-decoder"):
-		o.Payload = dump.PayloadRemoteMeta
-	case c.Bool("share-group-state-decoder"):
-		o.Payload = dump.PayloadShareState
-	}
+	o.Payload = dump.PayloadOf(c.Bool("offsets-decoder"), c.Bool("transaction-log-decoder"), c.Bool("cluster-metadata-decoder"),
+		c.Bool("remote-log-metadata-decoder"), c.Bool("share-group-state-decoder"))
 	// As in Kafka, naming any decoder prints the data, which needs the records.
 	o.PrintData = c.Bool("print-data-log") || c.Bool("print-headers") || o.Payload != dump.PayloadPlain || c.IsSet("key-decoder") || c.IsSet("value-decoder") ||
 		c.IsSet("key-decoder-class") || c.IsSet("value-decoder-class")
@@ -247,37 +233,14 @@ func dumpProgress(g Global, set *target.Set, summaryOnly bool) *meter.Bar {
 		for _, it := range set.Items {
 			switch {
 			case it.Partition != nil:
-				total += segmentBytes(it.Partition.Path)
+				total += layout.SegmentBytes(it.Partition.Path)
 			case it.Root != nil:
-				total += segmentBytes(it.Root.Path)
+				total += layout.SegmentBytes(it.Root.Path)
 			case it.File != nil:
-				total += segmentBytes(it.File.Path)
+				total += layout.SegmentBytes(it.File.Path)
 			}
 		}
 		bar.Set(0, total)
 	}
 	return bar
-}
-
-// segmentBytes adds up the sizes of the segment files at path: in a
-// partition directory or log directory (not below), or a file.
-func segmentBytes(path string) int64 {
-	var n int64
-	add := func(name string, info func() (fs.FileInfo, error)) {
-		switch layout.ParseFileName(name).Kind {
-		case layout.Log, layout.KRaftSnapshot, layout.BootstrapCheckpoint:
-			if fi, err := info(); err == nil && fi.Mode().IsRegular() {
-				n += fi.Size()
-			}
-		}
-	}
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		add(filepath.Base(path), func() (fs.FileInfo, error) { return os.Stat(path) })
-		return n
-	}
-	for _, e := range entries {
-		add(e.Name(), e.Info)
-	}
-	return n
 }

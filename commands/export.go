@@ -89,7 +89,7 @@ func rangeOptions(c *cli.Context) (fetch.Options, error) {
 func setLogBytes(set *target.Set) int64 {
 	var n int64
 	for _, p := range set.Partitions() {
-		n += segmentBytes(p.Path)
+		n += layout.SegmentBytes(p.Path)
 	}
 	return n
 }
@@ -212,7 +212,7 @@ func partsBar(g Global, cmd string, parts []*layout.Partition, o *fetch.Options)
 	if bar != nil {
 		var n int64
 		for _, p := range parts {
-			n += segmentBytes(p.Path)
+			n += layout.SegmentBytes(p.Path)
 		}
 		bar.Set(0, n)
 		o.Progress = bar.Add
