@@ -102,7 +102,7 @@ func grepAdd(g Global, rep *grep.Report) func(*grep.Result) {
 
 // grepOptions reads the flags of the search, those of an audit aside.
 func grepOptions(c *cli.Context, g Global) (grep.Options, error) {
-	o := grep.Options{Workers: g.Workers, Count: c.Bool("count"), Format: grep.Format{JSON: g.JSON(), Width: c.Int("width")}}
+	o := grep.Options{Workers: g.Workers, Count: c.Bool("count"), Format: grep.NewFormat(g.JSON(), c.Int("width"))}
 	var err error
 	switch spec := grepSpec(c); {
 	case !spec.Empty():
@@ -119,7 +119,7 @@ func grepOptions(c *cli.Context, g Global) (grep.Options, error) {
 	if o.Match == nil && (o.Range.FromOffset != -1 || o.Range.ToOffset != -1 || c.IsSet("from-time") || c.IsSet("to-time")) {
 		return o, usageErr("an audit of every key reads whole logs: give a matcher to search a range")
 	}
-	if o.Format, err = grepFormat(c, o.Format); err != nil {
+	if o.Format, err = grepDecoders(c, o.Format); err != nil {
 		return o, err
 	}
 	if o.Format.Width < 0 {
@@ -153,13 +153,8 @@ func grepRun(g Global, jobs []grep.Job, o grep.Options, rep *grep.Report, add fu
 	return rep.WriteText(g.Stdout)
 }
 
-// grepFormat reads the decoders: dump's, with keys and values in base64 in
-// JSON unless a decoder is named, so that binary data survives.
-func grepFormat(c *cli.Context, f grep.Format) (grep.Format, error) {
-	f.KeyDecoder, f.ValueDecoder = textdec.String, textdec.String
-	if f.JSON {
-		f.KeyDecoder, f.ValueDecoder = textdec.Base64, textdec.Base64
-	}
+// grepDecoders reads the decoders given over f's.
+func grepDecoders(c *cli.Context, f grep.Format) (grep.Format, error) {
 	for _, d := range []struct {
 		flag string
 		dst  *textdec.Decoder
@@ -225,18 +220,12 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep 
 	}
 	var jobs []grep.Job
 	for _, tp := range set.Partitions() {
-		p, err := layout.ReadPartition(tp.Path)
+		job, warnings, err := grep.NewJob(tp.Path, tp.Segments)
 		if err != nil {
 			add(&grep.Result{Partition: &layout.Partition{Path: tp.Path, Dir: tp.Dir}, Err: err})
 			continue
 		}
-		for _, n := range p.Unread() {
-			g.Warnf("%s", n)
-		}
-		if n := grep.LeftoverLogs(p); n > 0 {
-			g.Warnf("%s: %d leftover segment file(s) (.deleted, .cleaned, .swap) still hold records, which grep does not search: dump them, or let a broker or compact recover the partition first", tp.Path, n)
-		}
-		job := grep.Job{Partition: p, Segments: tp.Segments}
+		warnAll(g, warnings)
 		if run != nil {
 			cfg, skip, err := grepTopic(rt, tp)
 			if err != nil {
@@ -249,9 +238,7 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep 
 				}
 				rep.Skips[tp.Path] = skip
 			} else {
-				o := compact.DefaultOptions(run.now)
-				o.Config, o.MaxRecordBytes = compact.TopicConfig(cfg), g.MaxRecordBytes
-				job.Audit = &grep.Audit{Cleaner: o}
+				job.Audit = grep.NewAudit(run.now, cfg, g.MaxRecordBytes)
 			}
 			cr.add(tp.LogDir.Path, cfg, skip == "")
 			rep.Configs[tp.Path] = configJSON(cfg, compact.ConfigNames)

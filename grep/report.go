@@ -12,6 +12,7 @@ import (
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/topicconfig"
 )
@@ -28,9 +29,24 @@ func Unaudited(c compact.Config) string {
 	return ""
 }
 
-// LeftoverLogs counts the .log files an interrupted swap or deletion left
-// in p: still on disk, but no segment of the log, so not searched.
-func LeftoverLogs(p *layout.Partition) int {
+// NewJob reads the partition directory at path for a job that searches
+// segments (nil: all of them), with what an operator must be told of it:
+// the files it cannot read, and the leftover segments it does not search.
+func NewJob(path string, segments []int64) (Job, []string, error) {
+	p, err := layout.ReadPartition(path)
+	if err != nil {
+		return Job{}, nil, err
+	}
+	warnings := p.Unread()
+	if n := leftoverLogs(p); n > 0 {
+		warnings = append(warnings, fmt.Sprintf("%s: %d leftover segment file(s) (.deleted, .cleaned, .swap) still hold records, which grep does not search: dump them, or let a broker or compact recover the partition first", path, n))
+	}
+	return Job{Partition: p, Segments: segments}, warnings, nil
+}
+
+// leftoverLogs counts the .log files an interrupted swap or deletion left
+// in p: still on disk, but no segment of the log.
+func leftoverLogs(p *layout.Partition) int {
 	n := 0
 	for _, f := range p.Leftovers {
 		if layout.ParseFileName(filepath.Base(f)).Kind == layout.Log {
@@ -38,6 +54,24 @@ func LeftoverLogs(p *layout.Partition) int {
 		}
 	}
 	return n
+}
+
+// NewAudit is the audit of a partition of a topic configured as cfg, at
+// the clock now, records read up to maxRecordBytes (0: the default).
+func NewAudit(now int64, cfg *topicconfig.Config, maxRecordBytes int) *Audit {
+	o := compact.DefaultOptions(now)
+	o.Config, o.MaxRecordBytes = compact.TopicConfig(cfg), maxRecordBytes
+	return &Audit{Cleaner: o}
+}
+
+// NewFormat is the format of lines: keys and values as text, but in JSON
+// in base64, so that binary data survives, unless a decoder is set after.
+func NewFormat(json bool, width int) Format {
+	f := Format{JSON: json, Width: width, KeyDecoder: textdec.String, ValueDecoder: textdec.String}
+	if json {
+		f.KeyDecoder, f.ValueDecoder = textdec.Base64, textdec.Base64
+	}
+	return f
 }
 
 // Warnings are what an operator must be told of a partition's search: the
