@@ -491,3 +491,29 @@ func LogDirOf(path string, kind PathKind) string {
 	}
 	return filepath.Join(path, "..", "..")
 }
+
+// SegmentBytes adds up the sizes of the files at path that hold records
+// (segments, leftover ones too, KRaft snapshots, the bootstrap checkpoint):
+// those of a partition or log directory (not below it), or path itself
+// when it is a file. What cannot be read counts nothing: it is a progress
+// bar's total.
+func SegmentBytes(path string) int64 {
+	var n int64
+	add := func(name string, info func() (fs.FileInfo, error)) {
+		switch ParseFileName(name).Kind {
+		case Log, KRaftSnapshot, BootstrapCheckpoint:
+			if fi, err := info(); err == nil && fi.Mode().IsRegular() {
+				n += fi.Size()
+			}
+		}
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		add(filepath.Base(path), func() (fs.FileInfo, error) { return os.Stat(path) })
+		return n
+	}
+	for _, e := range entries {
+		add(e.Name(), e.Info)
+	}
+	return n
+}
