@@ -10,7 +10,7 @@
 // (package clustermeta) or, for clusters without one, from a file holding the
 // output of kafka-topics.sh --describe or kafka-configs.sh --describe
 // (ParseFile). A broker's static server.properties is not on disk: it is
-// read when given (ParseServerProperties), below the dynamic levels; else a
+// read when given (parseServerProperties), below the dynamic levels; else a
 // value only it could set is Kafka's default, marked as assumed, and the
 // commands do not act on it (Resolver.Gaps).
 package topicconfig

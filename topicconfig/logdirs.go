@@ -58,7 +58,7 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 	var static level
 	if o.ServerProperties != "" {
 		var err error
-		if static, err = ParseServerProperties(o.ServerProperties); err != nil {
+		if static, err = parseServerProperties(o.ServerProperties); err != nil {
 			return nil, err
 		}
 	}

@@ -8,12 +8,12 @@ import (
 	"github.com/logtool/logtool/internal/safefile"
 )
 
-// ParseServerProperties reads a broker's server.properties as the static
+// parseServerProperties reads a broker's server.properties as the static
 // broker level: its keys are broker config names (log.retention.hours),
 // which pick maps to topic configs by their synonyms, and a value is
 // checked only when a topic's config comes from it, as the broker parses
 // only the names it defines.
-func ParseServerProperties(path string) (level, error) {
+func parseServerProperties(path string) (level, error) {
 	// Reached through a link as often as not; safefile.Open follows none.
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
