@@ -107,10 +107,10 @@ type topicJob func(p *target.Partition, cfg *topicconfig.Config, skip string, ex
 // topicJobs loads the configuration of the run and hands each partition
 // its topic's to job; a partition whose topic's configuration, or one of
 // the values among decisive that decide what a command of policy deletes
-// or rewrites, is unknown is handed a skip (Resolver.Missing). A log dir named whole whose configuration is not
-// known is refused (exit 2, before anything is written) unless --topic
-// chose its topics: a broker would apply each topic's own policy, which is
-// then not known. explicitPolicy, when not "", is the cleanup.policy of a
+// or rewrites, is unknown is handed a skip (Resolver.Missing). A log dir
+// named whole whose configuration is not known is refused (exit 2, before
+// anything is written) unless --topic chose its topics: a broker would
+// apply each topic's own policy, which is then not known. explicitPolicy, when not "", is the cleanup.policy of a
 // partition the command line alone chose, unless a flag set one.
 func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, names []string, policy string, decisive []string, explicitPolicy string, job topicJob) (*configReport, error) {
 	rt, err := loadTopics(c, set, overrides)

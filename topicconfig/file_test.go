@@ -3,6 +3,7 @@ package topicconfig
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,20 @@ func TestFile(t *testing.T) {
 	}
 	if cfg := topicConfig(t, r, "unlisted"); cfg.Known || cfg.RetentionBytes != 1000000 {
 		t.Errorf("a topic not in the file: %+v", cfg)
+	}
+	// A kafka-topics.sh line may list overrides only: what it does not set
+	// is unknown, unless the user asks for Kafka's defaults for the topics
+	// the file leaves out.
+	retention := []string{CleanupPolicy, RetentionMs, RetentionBytes}
+	if gaps := r.Gaps(topicConfig(t, r, "zk-empty"), "delete", retention); !slices.Equal(gaps, []string{CleanupPolicy, RetentionMs}) {
+		t.Errorf("zk-empty: gaps %v, want cleanup.policy and retention.ms, retention.bytes being the broker section's", gaps)
+	}
+	r = resolver(t, Options{File: writeFile(t, topicsDescribe+configsDescribe), UnlistedDefaults: true}, dir)
+	if gaps := r.Gaps(topicConfig(t, r, "unlisted"), "delete", retention); gaps != nil {
+		t.Errorf("unlisted, --unlisted-topics defaults: gaps %v", gaps)
+	}
+	if gaps := r.Gaps(topicConfig(t, r, "zk-empty"), "delete", retention); len(gaps) != 2 {
+		t.Errorf("zk-empty, --unlisted-topics defaults: gaps %v", gaps)
 	}
 	if n := len(r.File().Topics()); n != 7 {
 		t.Errorf("%d topics in the file, want 7", n)

@@ -191,9 +191,11 @@ func (r *Resolver) Unknown(c *Config) string {
 // defaults hold: their real values are unknown. A cleanup.policy that is
 // known and lacks policy ("compact", "delete") leaves the command nothing
 // to do, and then nothing is missing. A log dir without any source is not
-// this case (see Known): the user chose its topics' values.
+// this case (see Known): the user chose its topics' values; nor is a topic
+// the file does not name under --unlisted-topics defaults, which asks for
+// Kafka's defaults.
 func (r *Resolver) Gaps(c *Config, policy string, names []string) []string {
-	if !r.Known() || r.static != nil || r.kafkaDefaults {
+	if !r.Known() || r.static != nil || r.kafkaDefaults || r.file != nil && r.unlistedDefaults && !c.Known {
 		return nil
 	}
 	if v, _ := c.Get(CleanupPolicy); !v.assumed && !(policy == "compact" && c.Compact || policy == "delete" && c.Delete) {
