@@ -292,7 +292,7 @@ func TestMemorySparseLength(t *testing.T) {
 // with four workers compact then took 113-139 MiB and export 80-117, as a
 // reader's window held a large entry's spare buffer and compact's batch
 // workers kept a record's in their pool, so that the next partition
-// allocated its own: 75-79 and 80-87 MiB since.
+// allocated its own: 75-79 and 74-87 MiB since.
 func TestMemoryLargeRecords(t *testing.T) {
 	const recordBytes = 20 << 20
 	value := make([]byte, recordBytes)
