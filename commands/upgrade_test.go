@@ -217,9 +217,14 @@ func TestUpgradeCommandCorruptPartitionSkipped(t *testing.T) {
 	if code != ExitFailure || !errLine.MatchString(errOut) || strings.Count(errOut, "\n") != 2 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	objs := map[string]upgradePartitionJSON{}
+	// The fields of an "upgrade" object this test reads.
+	type partition struct {
+		Type, File, Error                    string
+		SegmentsRewritten, MessagesConverted int64
+	}
+	objs := map[string]partition{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var o upgradePartitionJSON
+		var o partition
 		if err := json.Unmarshal([]byte(line), &o); err != nil {
 			t.Fatal(err)
 		}
