@@ -192,13 +192,13 @@ func grepCleaner(c *cli.Context, audit bool) (*grepAuditRun, error) {
 // it), else Kafka's defaults and the flags. A partition that cannot be
 // listed fails alone, in sum.
 func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, sum *grepSummary) ([]grep.Job, error) {
-	var rt *runTopics
+	var rt *topicconfig.Run
 	if run != nil {
 		var err error
 		if rt, err = loadTopics(c, set, run.overrides); err != nil {
 			return nil, err
 		}
-		sum.report, sum.configs, sum.skips = newConfigReport(rt, compact.ConfigNames), map[string]*topicconfig.Config{}, map[string]string{}
+		sum.report, sum.configs, sum.skips = rt.NewReport(compact.ConfigNames), map[string]*topicconfig.Config{}, map[string]string{}
 	}
 	var jobs []grep.Job
 	for _, tp := range set.Partitions() {
@@ -230,7 +230,7 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, sum 
 				o.Config, o.MaxRecordBytes = compact.TopicConfig(cfg), g.MaxRecordBytes
 				job.Audit = &grep.Audit{Cleaner: o}
 			}
-			sum.report.add(tp.LogDir.Path, cfg, skip == "")
+			sum.report.Add(tp.LogDir.Path, cfg, skip == "")
 			sum.configs[tp.Path] = cfg
 		}
 		jobs = append(jobs, job)
@@ -254,8 +254,8 @@ func leftoverLogs(p *layout.Partition) int {
 // is not: its topic's configuration is unknown, its topic is known not to
 // be compacted, or (with --max-lag topic) has no max.compaction.lag.ms. A partition of a log dir without a
 // configuration is audited as compact, as the user chose it.
-func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string, error) {
-	r := rt.cat.For(tp.LogDir.Path)
+func grepTopic(rt *topicconfig.Run, tp *target.Partition) (*topicconfig.Config, string, error) {
+	r := rt.Catalog.For(tp.LogDir.Path)
 	cfg, err := r.Topic(tp.Dir.Topic)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
@@ -264,11 +264,11 @@ func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string
 		return cfg, why + ", so it is not audited", nil
 	}
 	if !r.Known() || tp.Dir.Topic == "" {
-		rt.setPolicy(cfg, "compact")
+		rt.SetPolicy(cfg, "compact")
 	}
 	cc := compact.TopicConfig(cfg)
-	if err := compactConflict(cfg, cc); err != nil {
-		return nil, "", err
+	if err := compact.Conflict(cfg, cc); err != nil {
+		return nil, "", usageOf(err)
 	}
 	switch {
 	case !cc.Compact:
@@ -289,7 +289,7 @@ type grepSummary struct {
 	failed  int
 	// In an audit: the topic configuration the run used, each partition's,
 	// and why a partition is not audited, by path.
-	report   *configReport
+	report   *topicconfig.Report
 	configs  map[string]*topicconfig.Config
 	skips    map[string]string
 	findings int64
@@ -335,7 +335,7 @@ func (s *grepSummary) flush(w io.Writer) error {
 	s.skipNotes(&b)
 	if s.report != nil {
 		b.WriteString("\n")
-		s.report.write(&b)
+		s.report.WriteText(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -519,7 +519,7 @@ func (s *grepSummary) json(w io.Writer) error {
 			}
 		}
 		if s.audit {
-			obj.Audit, obj.Config = auditJSON(r, s.all, s.skips[p.Path]), configJSON(s.configs[p.Path], compact.ConfigNames)
+			obj.Audit, obj.Config = auditJSON(r, s.all, s.skips[p.Path]), s.configs[p.Path].Map(compact.ConfigNames)
 		}
 		if err := enc.Encode(obj); err != nil {
 			return err
