@@ -51,43 +51,28 @@ func runCompact(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.NArg() == 0 {
-		return usageErr("no PATH given")
-	}
-	o, err := compactOptions(c)
+	o, overrides, err := compactOptions(c, g)
 	if err != nil {
 		return err
 	}
-	o.MaxRecordBytes = g.MaxRecordBytes
-	overrides, err := topicOverrides(c, compactFlags)
-	if err != nil {
-		return err
-	}
-	var jobs []compact.Job
 	rep := &compact.Report{DryRun: o.DryRun}
-	check := func(set *target.Set) (err error) {
-		rep.Config, err = topicJobs(c, set, overrides, compact.ConfigNames, "compact",
-			func(p *target.Partition, cfg *topicconfig.Config, skip string, _ bool) (bool, error) {
-				job := compact.Job{Dir: p.Path, Config: compact.TopicConfig(cfg), Skip: skip}
-				jobs, rep.Configs = append(jobs, job), append(rep.Configs, cfg)
-				return skip == "" && job.Config.Compact, compact.Conflict(cfg, job.Config)
-			})
-		return err
-	}
 	_, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "compact", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: compact.Skip}, writeAccess(o.DryRun), check)
+		Topic: c.String("topic"), Skip: compact.Skip}, writeAccess(o.DryRun), func(set *target.Set) (err error) {
+		rep.Config, err = topicJobs(c, set, overrides, compact.ConfigNames, "compact", rep.Add)
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	defer release()
 	var failed int
-	if rep.Results, failed = compactJobs(g, jobs, o); !g.Quiet || o.DryRun {
+	if rep.Results, failed = compactJobs(g, rep.Jobs, o); !g.Quiet || o.DryRun {
 		if err := render(g, rep); err != nil {
 			return err
 		}
 	}
 	if failed > 0 {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(jobs))}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(rep.Jobs))}
 	}
 	return nil
 }
@@ -123,26 +108,32 @@ func compactJobs(g Global, jobs []compact.Job, o compact.Options) ([]*compact.Re
 	return results, failed
 }
 
-func compactOptions(c *cli.Context) (compact.Options, error) {
+// compactOptions reads the flags, the topic configs they set apart.
+func compactOptions(c *cli.Context, g Global) (o compact.Options, overrides map[string]string, err error) {
+	if c.NArg() == 0 {
+		return o, nil, usageErr("no PATH given")
+	}
 	now := time.Now().UnixMilli()
 	if s := c.String("now"); s != "" {
-		t, err := timeArg("now", s, 0)
-		if err != nil {
-			return compact.Options{}, err
+		if now, err = timeArg("now", s, 0); err != nil {
+			return o, nil, err
 		}
-		now = t
 	}
-	o := compact.DefaultOptions(now)
+	o = compact.DefaultOptions(now)
 	o.DryRun = c.Bool("dry-run")
-	var err error
 	warnBareMillis(c, "producer-id-expiration", c.String("producer-id-expiration"))
 	if o.ProducerIDExpiration, err = durationArg("producer-id-expiration", c.String("producer-id-expiration"), 1, noMax); err != nil {
-		return o, err
+		return o, nil, err
 	}
 	if o.OffsetMapMemory, err = sizeArg("offset-map-memory", c.String("offset-map-memory"), 1, noMax); err != nil {
-		return o, err
+		return o, nil, err
 	}
-	return o, optionErr(o.Check(), compactOptionFlags)
+	if err := optionErr(o.Check(), compactOptionFlags); err != nil {
+		return o, nil, err
+	}
+	o.MaxRecordBytes = g.MaxRecordBytes
+	overrides, err = topicOverrides(c, compactFlags)
+	return o, overrides, err
 }
 
 // compactOptionFlags name the compact.Options fields that flags set and

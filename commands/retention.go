@@ -45,22 +45,12 @@ func runRetention(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep := &retention.Report{DryRun: o.DryRun, NowMs: o.NowMs, Configs: map[string]*topicconfig.Config{}}
-	jobs := map[*target.Partition]retention.Job{}
-	check := func(set *target.Set) (err error) {
-		rep.Config, err = topicJobs(c, set, overrides, retention.ConfigNames, "",
-			func(p *target.Partition, cfg *topicconfig.Config, skip string, explicit bool) (bool, error) {
-				if why := retention.Unconfigured(p); explicit && why != "" {
-					skip = why
-				}
-				rc := retention.TopicConfig(cfg)
-				jobs[p], rep.Configs[p.Path] = retention.Job{Dir: p.Path, Config: &rc, Skip: skip}, cfg
-				return skip == "" && !rc.RemoteStorage && rc.Delete, nil
-			})
-		return err
-	}
+	rep := &retention.Report{DryRun: o.DryRun, NowMs: o.NowMs}
 	set, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "retention", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: retention.Skip}, writeAccess(o.DryRun), check)
+		Topic: c.String("topic"), Skip: retention.Skip}, writeAccess(o.DryRun), func(set *target.Set) (err error) {
+		rep.Config, err = topicJobs(c, set, overrides, retention.ConfigNames, "", rep.Add)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -69,7 +59,7 @@ func runRetention(c *cli.Context) error {
 		g.Warnf("no partition selected")
 		return nil
 	}
-	failures := retentionJobs(g, set, jobs, o, rep)
+	failures := retentionJobs(g, set, o, rep)
 	if !g.Quiet || o.DryRun { // a dry run's plan is its only output
 		if err := render(g, rep); err != nil {
 			return err
@@ -105,13 +95,12 @@ func retentionOptions(c *cli.Context, g Global) (o retention.Options, overrides 
 
 // retentionJobs runs the jobs under a progress bar, into rep, with their
 // warnings on stderr, and returns the failures.
-func retentionJobs(g Global, set *target.Set, jobs map[*target.Partition]retention.Job, o retention.Options, rep *retention.Report) []error {
+func retentionJobs(g Global, set *target.Set, o retention.Options, rep *retention.Report) []error {
 	bar := newProgress(g, "retention", int64(len(set.Partitions())), false)
 	if bar != nil {
 		o.Done = func(*retention.Result) { bar.Add(1) }
 	}
-	var failures []error
-	rep.Results, failures = retention.RunSet(set, jobs, o)
+	failures := rep.Run(set, o)
 	bar.Finish()
 	for _, r := range rep.Results {
 		for _, a := range r.Recovered {

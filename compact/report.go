@@ -43,12 +43,23 @@ func Conflict(cfg *topicconfig.Config, cc Config) error {
 		topicconfig.MinCompactionLagMs, minV.Value, minV.Source, topicconfig.MaxCompactionLagMs, maxV.Value, maxV.Source)}
 }
 
-// Report is the outcome of a run, for its output.
+// Report is a run: its jobs, planned from each partition's topic
+// configuration (Add), and their results, for its output.
 type Report struct {
-	Results []*Result
-	Configs []*topicconfig.Config // each result's topic configuration
 	DryRun  bool
+	Jobs    []Job
+	Configs []*topicconfig.Config // each job's topic configuration
+	Results []*Result             // each job's
 	Config  *topicconfig.Report
+}
+
+// Add plans the job of partition p, as a topicconfig.Job, and tells
+// whether the cleaner applies cfg; a conflict the command line makes is
+// refused (Conflict).
+func (rep *Report) Add(p *target.Partition, cfg *topicconfig.Config, skip string, _ bool) (bool, error) {
+	job := Job{Dir: p.Path, Config: TopicConfig(cfg), Skip: skip}
+	rep.Jobs, rep.Configs = append(rep.Jobs, job), append(rep.Configs, cfg)
+	return skip == "" && job.Config.Compact, Conflict(cfg, job.Config)
 }
 
 // WriteJSON writes an object per partition, with the configuration it

@@ -29,50 +29,56 @@ func Skip(p *target.Partition) (bool, string) {
 	return false, ""
 }
 
-// Unconfigured is why a partition whose topic configuration no source
-// gives is left alone, "" when the command line's configuration applies to
-// it: Kafka creates its internal topics compacted, so that, found in a log
-// dir, they are not guessed at.
-func Unconfigured(p *target.Partition) string {
-	if !p.Named && strings.HasPrefix(p.Dir.Topic, "__") {
-		return "an internal topic, and its configuration is not known: name its partition directory to apply retention to it"
-	}
-	return ""
+// Report is a run: its jobs, planned from each partition's topic
+// configuration (Add), and their results (Run), for its output.
+type Report struct {
+	DryRun  bool
+	NowMs   int64 // the clock ages are measured by
+	Results []*Result
+	Configs map[string]*topicconfig.Config // by Job.Dir
+	Config  *topicconfig.Report
+	jobs    map[*target.Partition]Job
 }
 
-// RunSet runs each log dir's jobs of set (Run), and returns every result
-// and the failures, each once: a root checkpoint failure is both Run's
+// Add plans the job of partition p, as a topicconfig.Job: a partition
+// whose topic configuration no source gives (explicit) is left alone when
+// found in a log dir with an internal topic's name, since Kafka creates
+// its internal topics compacted and they are not guessed at. It tells
+// whether retention applies cfg.
+func (rep *Report) Add(p *target.Partition, cfg *topicconfig.Config, skip string, explicit bool) (bool, error) {
+	if explicit && !p.Named && strings.HasPrefix(p.Dir.Topic, "__") {
+		skip = "an internal topic, and its configuration is not known: name its partition directory to apply retention to it"
+	}
+	if rep.jobs == nil {
+		rep.jobs, rep.Configs = map[*target.Partition]Job{}, map[string]*topicconfig.Config{}
+	}
+	rc := TopicConfig(cfg)
+	rep.jobs[p], rep.Configs[p.Path] = Job{Dir: p.Path, Config: &rc, Skip: skip}, cfg
+	return skip == "" && !rc.RemoteStorage && rc.Delete, nil
+}
+
+// Run runs the jobs of each log dir of set (the package's Run), and
+// returns the failures, each once: a root checkpoint failure is both Run's
 // error and its partitions'.
-func RunSet(set *target.Set, jobs map[*target.Partition]Job, o Options) ([]*Result, []error) {
-	var results []*Result
+func (rep *Report) Run(set *target.Set, o Options) []error {
 	var failures []error
 	for _, grp := range set.Groups() {
 		var js []Job
 		for _, p := range grp.Partitions {
-			js = append(js, jobs[p])
+			js = append(js, rep.jobs[p])
 		}
 		res, err := Run(grp.LogDir.Path, js, o)
 		if err != nil {
 			failures = append(failures, err)
 		}
-		results = append(results, res...)
+		rep.Results = append(rep.Results, res...)
 	}
-	for _, r := range results {
+	for _, r := range rep.Results {
 		if r.Err != nil && !slices.ContainsFunc(failures, func(e error) bool { return errors.Is(r.Err, e) }) {
 			failures = append(failures, r.Err)
 		}
 	}
-	return results, failures
-}
-
-// Report is the outcome of a run, for its output: the results that did
-// not fail.
-type Report struct {
-	Results []*Result
-	DryRun  bool
-	NowMs   int64                          // the clock ages are measured by
-	Configs map[string]*topicconfig.Config // by Job.Dir
-	Config  *topicconfig.Report
+	return failures
 }
 
 // done are the results that did not fail.
