@@ -67,7 +67,7 @@ func runCompact(c *cli.Context) error {
 	defer release()
 	var failed int
 	if rep.Results, failed = compactJobs(g, rep.Jobs, o); !g.Quiet || o.DryRun {
-		if err := render(g, rep); err != nil {
+		if err := render(g, g.Stdout, rep); err != nil {
 			return err
 		}
 	}

@@ -48,5 +48,5 @@ func runDigest(c *cli.Context) error {
 	if g.Quiet && !g.JSON() {
 		return nil
 	}
-	return render(g, rep)
+	return render(g, g.Stdout, rep)
 }

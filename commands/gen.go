@@ -63,11 +63,7 @@ func runGen(c *cli.Context) error {
 	}
 	defer release()
 	o.Out = set.Output.Path
-	topics := o.TopicCount
-	if len(o.Topics) > 0 {
-		topics = len(o.Topics)
-	}
-	bar := newProgress(g, "gen", int64(o.Records)*int64(o.Partitions)*int64(topics), false)
+	bar := newProgress(g, "gen", o.RecordTotal(), false)
 	if bar != nil {
 		bar.Items("records")
 		o.Progress = func(n int) { bar.Add(int64(n)) }
@@ -82,7 +78,7 @@ func runGen(c *cli.Context) error {
 	case g.Quiet:
 		return nil
 	}
-	return render(g, &gen.Report{Out: o.Out, Partitions: parts})
+	return render(g, g.Stdout, &gen.Report{Out: o.Out, Partitions: parts})
 }
 
 // genOptions reads the flags, each refused value named by its flag.

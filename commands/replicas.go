@@ -42,17 +42,11 @@ func runReplicas(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// Verdicts go out as they come, above the bar.
 	out := g.Stdout
 	if bar != nil && isTerminal(g.Stdout) {
 		out = bar.Writer(g.Stdout)
 	}
-	sum, err := replicas.Run(srcs, replicas.RunOptions{Leader: c.String("leader")}, func(v *replicas.Verdict) error {
-		if g.JSON() {
-			return v.WriteJSON(out)
-		}
-		return v.WriteText(out)
-	})
+	sum, err := replicas.Run(srcs, replicas.RunOptions{Leader: c.String("leader")}, func(v *replicas.Verdict) error { return render(g, out, v) })
 	bar.Finish()
 	if err != nil {
 		return replicasErr(err)

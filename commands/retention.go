@@ -61,7 +61,7 @@ func runRetention(c *cli.Context) error {
 	}
 	failures := retentionJobs(g, set, o, rep)
 	if !g.Quiet || o.DryRun { // a dry run's plan is its only output
-		if err := render(g, rep); err != nil {
+		if err := render(g, g.Stdout, rep); err != nil {
 			return err
 		}
 	}
@@ -103,10 +103,7 @@ func retentionJobs(g Global, set *target.Set, o retention.Options, rep *retentio
 	failures := rep.Run(set, o)
 	bar.Finish()
 	for _, r := range rep.Results {
-		for _, a := range r.Recovered {
-			g.Warnf("%s: finished an interrupted operation first: %s", r.Dir, a)
-		}
-		for _, w := range r.Warnings {
+		for _, w := range r.AllWarnings() {
 			g.Warnf("%s", w)
 		}
 	}

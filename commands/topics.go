@@ -110,11 +110,7 @@ func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*
 			return nil, usageErr("--topic-config: %v", err)
 		}
 	}
-	var dirs []string
-	for _, d := range set.LogDirs {
-		dirs = append(dirs, d.Path)
-	}
-	return topicconfig.LoadRun(dirs, o)
+	return topicconfig.LoadRun(set, o)
 }
 
 // report is a feature's report of a run, which renders itself.
@@ -123,12 +119,12 @@ type report interface {
 	WriteJSON(w io.Writer) error
 }
 
-// render writes r to stdout in the format of --format.
-func render(g Global, r report) error {
+// render writes r to w in the format of --format.
+func render(g Global, w io.Writer, r report) error {
 	if g.JSON() {
-		return r.WriteJSON(g.Stdout)
+		return r.WriteJSON(w)
 	}
-	return r.WriteText(g.Stdout)
+	return r.WriteText(w)
 }
 
 // usageOf makes a path or option a library cannot take a usage error

@@ -81,6 +81,16 @@ func (rep *Report) Run(set *target.Set, o Options) []error {
 	return failures
 }
 
+// AllWarnings are the warnings of r for stderr: the interrupted
+// operations it finished first, then its Warnings.
+func (r *Result) AllWarnings() []string {
+	var ws []string
+	for _, a := range r.Recovered {
+		ws = append(ws, fmt.Sprintf("%s: finished an interrupted operation first: %s", r.Dir, a))
+	}
+	return append(ws, r.Warnings...)
+}
+
 // done are the results that did not fail.
 func (rep *Report) done() []*Result {
 	var done []*Result

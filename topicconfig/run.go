@@ -22,10 +22,14 @@ type Run struct {
 	Overrides map[string]string
 }
 
-// LoadRun loads the configuration of a run's log dirs, with o's sources
-// and overrides.
-func LoadRun(logDirs []string, o Options) (*Run, error) {
-	cat, err := Load(logDirs, o)
+// LoadRun loads the configuration of the log dirs of set, with o's
+// sources and overrides.
+func LoadRun(set *target.Set, o Options) (*Run, error) {
+	var dirs []string
+	for _, d := range set.LogDirs {
+		dirs = append(dirs, d.Path)
+	}
+	cat, err := Load(dirs, o)
 	if err != nil {
 		return nil, err
 	}
