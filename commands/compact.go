@@ -57,7 +57,7 @@ func runCompact(c *cli.Context) error {
 	}
 	rep := &compact.Report{DryRun: o.DryRun}
 	_, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "compact", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: compact.Skip}, writeAccess(o.DryRun), func(set *target.Set) (err error) {
+		Topic: c.String("topic"), Skip: compact.Skip, Writes: true}, writeAccess(o.DryRun), func(set *target.Set) (err error) {
 		rep.Config, err = topicJobs(c, set, overrides, compact.ConfigNames, "compact", rep.Add)
 		return err
 	})

@@ -47,7 +47,7 @@ func runRetention(c *cli.Context) error {
 	}
 	rep := &retention.Report{DryRun: o.DryRun, NowMs: o.NowMs}
 	set, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "retention", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: retention.Skip}, writeAccess(o.DryRun), func(set *target.Set) (err error) {
+		Topic: c.String("topic"), Skip: retention.Skip, Writes: true}, writeAccess(o.DryRun), func(set *target.Set) (err error) {
 		rep.Config, err = topicJobs(c, set, overrides, retention.ConfigNames, "", rep.Add)
 		return err
 	})
