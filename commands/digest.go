@@ -58,7 +58,7 @@ func runDigest(c *cli.Context) error {
 	defer release()
 	bar := newProgress(g, "digest", setLogBytes(set), true)
 	defer bar.Finish()
-	srcs, err := replicas.OpenLogDirs(set, replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add})
+	srcs, err := replicas.OpenLogDirs(set, replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add, Workers: g.Workers})
 	if err != nil {
 		return replicasErr(err)
 	}

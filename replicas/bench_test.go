@@ -2,6 +2,7 @@ package replicas_test
 
 import (
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func BenchmarkDigest(b *testing.B) {
 		start := time.Now()
 		testutil.Cat(b, p, buf)
 		cat += time.Since(start)
-		srcs, err := replicas.OpenLogDirs(set, replicas.Options{})
+		srcs, err := replicas.OpenLogDirs(set, replicas.Options{Workers: runtime.GOMAXPROCS(0)})
 		if err != nil {
 			b.Fatal(err)
 		}
