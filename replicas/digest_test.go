@@ -14,7 +14,6 @@ import (
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/target"
-	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/replicas"
 )
@@ -73,21 +72,11 @@ func dumpVerdicts(vs []*replicas.Verdict) string {
 }
 
 func TestDigestGivesTheSameVerdict(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{TombstoneRatio: 0.1, TransactionalRatio: 0.2})
-	dirs := brokers(t, base, 3)
+	dirs := newBrokers(t, gen.Options{TombstoneRatio: 0.1, TransactionalRatio: 0.2}, 3)
 	n := batchesOf(t, dirs[0])[12].Base
-	truncate(t, dirs[1], n)
-	appendBatches(t, dirs[1], 1, 4, "new-leader")
-	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
+	electedAt(t, dirs[1], n, 4)
 	setRoot(t, dirs[0], layout.ReplicationOffsetCheckpointFile, n+30)
-	bs := batchesOf(t, dirs[2])
-	f, err := os.OpenFile(bs[3].Segment, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteAt([]byte{0xba, 0xd0}, bs[3].Pos+65)
-	f.Close()
+	damageBatch(t, batchesOf(t, dirs[2])[3])
 	genBase(t, dirs[2], gen.Options{Topics: []string{"solo"}})
 
 	vs := sameBoth(t, replicas.Options{}, replicas.RunOptions{}, dirs...)
@@ -99,9 +88,7 @@ func TestDigestGivesTheSameVerdict(t *testing.T) {
 }
 
 func TestDigestOfCompactedReplicas(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{TombstoneRatio: 0.1}, 2)
 	compactFixture(t, dirs[0])
 	vs := sameBoth(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
 	if vs[0].Status != replicas.Agree || !replicaOf(t, vs[0], "1").Hashed {
@@ -112,9 +99,7 @@ func TestDigestOfCompactedReplicas(t *testing.T) {
 // Digests that cannot be read are refused, naming the file: another
 // format version, a digest cut short, a damaged one.
 func TestDigestFaults(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{}, 2)
 	good := digestOf(t, dirs[0], replicas.Options{})
 	other := digestOf(t, dirs[1], replicas.Options{})
 	b, err := os.ReadFile(good)
