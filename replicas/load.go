@@ -402,9 +402,9 @@ func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
 	})
 }
 
-// each reads the valid batches of every segment in order: with headers,
-// header views (control batches whole) read in ranges on the workers, which
-// frame and checksum them, else whole batches. Damage is given
+// each reads the valid batches of every segment in order: with headers and
+// workers, header views (control batches whole) read in ranges on the
+// workers, which frame and checksum them, else whole batches. Damage is given
 // to damaged (when not nil) and passed over as far as the next entry that
 // frames and checksums (the segment reader's Resync, as salvage and dump use
 // it); what lies between is unknown, not missing. A torn or zero-filled end
@@ -454,7 +454,8 @@ type segmentFile struct{ *logfmt.SegmentFile }
 func (s segmentFile) Close() { s.SegmentFile.Close() }
 
 func (rr *replicaReader) open(seg layout.Segment, headers bool) (batchSource, error) {
-	if !headers {
+	if !headers || rr.o.Workers < 2 {
+		// One goroutine framing and checksumming, and one reading ahead.
 		src, err := logfmt.OpenSegment(seg.Log, logfmt.ReadAheadWindows)
 		if err != nil {
 			return nil, err
