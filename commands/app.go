@@ -16,6 +16,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/logtool/logtool/internal/clidoc"
+
 	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/logfmt"
@@ -31,18 +33,15 @@ const (
 )
 
 // exitStatus says what each exit code means, for the manual page.
-var exitStatus = []struct {
-	code    int
-	meaning string
-}{
-	{ExitOK, "Success."},
-	{ExitFailure, "Failure: an I/O error, or unreadable or corrupt input that stops the operation (of a partition: the " +
+var exitStatus = []clidoc.Entry{
+	{Term: "0", Text: "Success."},
+	{Term: "1", Text: "Failure: an I/O error, or unreadable or corrupt input that stops the operation (of a partition: the " +
 		"others go on, and each failure is named on stderr). Nothing half-written is left behind."},
-	{ExitUsage, "Usage error: an unknown flag, a bad value, missing or contradictory arguments, a path that is not what " +
+	{Term: "2", Text: "Usage error: an unknown flag, a bad value, missing or contradictory arguments, a path that is not what " +
 		"the command needs."},
-	{ExitProblems, "A check found problems (verify, reindex --check, dump --verify-index-only or --index-sanity-check, replicas); " +
+	{Term: "3", Text: "A check found problems (verify, reindex --check, dump --verify-index-only or --index-sanity-check, replicas); " +
 		"the data is untouched."},
-	{ExitRefused, "Refused for safety: a running broker holds the log directory's .lock, or the operation would " +
+	{Term: "4", Text: "Refused for safety: a running broker holds the log directory's .lock, or the operation would " +
 		"overwrite something it must not."},
 }
 

@@ -12,51 +12,20 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/dump"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/topicconfig"
 )
 
 func dumpCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "dump",
-		Category:  "inspect",
-		Usage:     "print any file of a log directory, Kafka DumpLogSegments-compatible (text) or as JSON Lines",
-		ArgsUsage: "PATH...",
-		Description: "Prints segments (.log, any message format, compressed or not), KRaft snapshots (.checkpoint),\n" +
-			".index, .timeindex, .txnindex, producer .snapshot files, leader-epoch-checkpoint, partition.metadata,\n" +
-			"meta.properties, quorum-state, the root offset checkpoints and the per-partition cleaner-checkpoint.\n" +
-			"PATH may be a file, a partition directory or a whole log directory.\n\n" +
-			"Text output repeats kafka-dump-log.sh's lines (\"Dumping <file>\", \"baseOffset: ... isvalid: true\",\n" +
-			"\"| offset: ...\", index mismatch and non-consecutive offset reports on stderr), so scripts written for\n" +
-			"it keep working. Damage does not stop the dump: it is reported on stderr with its byte position and the\n" +
-			"dump goes on at the next valid batch. A partition directory ends with a summary table, which shows\n" +
-			"each topic's cleanup.policy (POLICY) when the KRaft cluster metadata of the log directory knows it.\n\n" +
-			"A whole log directory: in text, only the summary table (one row per partition) unless --summary=false\n" +
-			"or a flag about content (--deep-iteration, --print-data-log, a decoder, an offset or time range, an\n" +
-			"index check) is given; in JSON (--format json), every object (each batch, record, index entry, ...),\n" +
-			"then one summary object per partition, unless --summary, which gives only the summary objects.\n" +
-			"JSON objects of a file in a partition directory carry its \"topic\" and \"partition\".\n\n" +
-			"kafka-dump-log.sh's spellings work too: --files F1,F2 (the same as naming F1 F2 as PATHs),\n" +
-			"--key-decoder-class and --value-decoder-class with Kafka's StringDecoder (string) or DefaultDecoder\n" +
-			"(hex). As in Kafka, --max-bytes smaller than a segment's first batch shows none of it (a note says the\n" +
-			"batch's size) and is no failure.\n\n" +
-			"Text lines follow kafka-dump-log.sh of Kafka 4.1; --kafka-version 3.7, 3.8, 3.9 or 4.0 prints them as\n" +
-			"that release does where releases differ: --offsets-decoder (3.7: offset_commit::... text),\n" +
-			"--transaction-log-decoder (3.7 to 3.9: transaction_metadata::... text) and the LeaderChange control\n" +
-			"record (before 4.1: controlType: LEADER_CHANGE(2)). JSON output is the same for every release.\n\n" +
-			"Exit status: 0 when everything could be read (damage is reported, not fatal), 1 when a file or\n" +
-			"directory could not be read (the others are still dumped), 2 for a bad path or flag, 3 when\n" +
-			"--verify-index-only or --index-sanity-check found a bad index.\n\n" +
-			"Examples:\n" +
-			"  logtool dump testdata/kafka-logs\n" +
-			"  logtool dump --deep-iteration --print-data-log testdata/kafka-logs/payments.txn-0/00000000000000000000.log\n" +
-			"  logtool dump --from-offset 700 --to-offset 720 --deep-iteration testdata/kafka-logs/orders-0\n" +
-			"  logtool dump --verify-index-only testdata/kafka-logs/orders-0\n" +
-			"  logtool dump --kafka-version 3.9 --transaction-log-decoder LOGDIR/__transaction_state-0/00000000000000000000.log\n" +
-			"  logtool dump --files testdata/kafka-logs/orders-0/00000000000000000712.index,testdata/kafka-logs/orders-0/00000000000000000712.log\n" +
-			"  logtool --format json dump --summary testdata/kafka-logs\n" +
-			"  logtool --format json dump --deep-iteration --key-decoder hex testdata/kafka-logs/user-profiles-0",
+		Name:        "dump",
+		Category:    "inspect",
+		Usage:       "print any file of a log directory, Kafka DumpLogSegments-compatible (text) or as JSON Lines",
+		ArgsUsage:   "PATH...",
+		Description: description("dump"),
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "deep-iteration", Usage: "one line per record after each batch line (implied by --print-data-log and every decoder flag)"},
 			&cli.BoolFlag{Name: "print-data-log", Usage: "print record keys and values too"},
@@ -123,7 +92,7 @@ func runDump(c *cli.Context) error {
 	stderr := g.Stderr
 	if bar := dumpProgress(g, set, o.SummaryOnly); bar != nil {
 		o.Progress = bar.Add
-		stderr = &barWriter{w: g.Stderr, bar: bar}
+		stderr = bar.Writer(g.Stderr)
 		defer bar.Finish()
 	}
 	res, err := dump.Run(set, o, g.Stdout, stderr)
@@ -196,21 +165,21 @@ func decoderFlags() []cli.Flag {
 }
 
 // decoders reads decoderFlags.
-func decoders(c *cli.Context) (key, value dump.Decoder, err error) {
+func decoders(c *cli.Context) (key, value textdec.Decoder, err error) {
 	for _, f := range []struct {
 		name string
-		dst  *dump.Decoder
+		dst  *textdec.Decoder
 	}{{"key", &key}, {"value", &value}} {
 		flag, class := f.name+"-decoder", f.name+"-decoder-class"
 		switch {
 		case c.IsSet(flag) && c.IsSet(class):
 			return key, value, usageErr("--%s and --%s name the same thing: give one", flag, class)
 		case c.IsSet(class):
-			if *f.dst, err = dump.DecoderOfClass(c.String(class)); err != nil {
+			if *f.dst, err = textdec.OfClass(c.String(class)); err != nil {
 				return key, value, usageErr("--%s: %v", class, err)
 			}
 		default:
-			if *f.dst, err = dump.ParseDecoder(c.String(flag)); err != nil {
+			if *f.dst, err = textdec.Parse(c.String(flag)); err != nil {
 				return key, value, usageErr("--%s: %v", flag, err)
 			}
 		}
@@ -286,7 +255,7 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 // dumpProgress returns the progress bar over the segment bytes of the
 // targets, or nil when none should be drawn: see newProgress, and not while
 // dump lines go to the same terminal.
-func dumpProgress(g Global, set *target.Set, summaryOnly bool) *progress {
+func dumpProgress(g Global, set *target.Set, summaryOnly bool) *meter.Bar {
 	if isTerminal(g.Stdout) && !summaryOnly {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/logtool/logtool/export"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -18,33 +19,11 @@ import (
 
 func exportCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "export",
-		Category:  "rescue",
-		Usage:     "write every record as JSON Lines, losslessly, as a read_committed consumer sees them",
-		ArgsUsage: "PATH...",
-		Description: "Writes one JSON object per record: topic, partition, offset, timestamp, timestampType, key, value,\n" +
-			"headers, producerId, producerEpoch, sequence, isTransactional, leaderEpoch. Keys, values and header values\n" +
-			"are base64 (--encoding utf8: text when valid UTF-8, else {\"base64\": ...}); null stays null.\n\n" +
-			"read_committed (the default) leaves out control records and aborted transactions, and stops at the last\n" +
-			"stable offset: the first offset of a transaction with no COMMIT or ABORT marker in the log, as a broker\n" +
-			"stops a read_committed fetch. --isolation read_uncommitted exports everything, each transactional record\n" +
-			"with \"transaction\": committed, aborted or ongoing, and control records with \"control\": {type,\n" +
-			"coordinatorEpoch}. Reading starts at the log start offset.\n\n" +
-			"--format kcat writes what kcat -J prints of each record: topic, partition, offset, tstype (create or\n" +
-			"logappend) and ts when the record has a timestamp, broker (-1), headers as a flat [name, value, ...] list\n" +
-			"when it has some, key and payload; text as --encoding utf8 writes it, so bytes that are not UTF-8 are\n" +
-			"{\"base64\": ...} where kcat would print an invalid line. The summary is a table, or export objects with\n" +
-			"--format json given.\n\n" +
-			"-o FILE is written crash-safely (renamed into place when complete); a name ending in .zst is zstd-compressed.\n" +
-			"Without -o (or with -o -) the lines go to stdout and the summary to stderr. Partitions are written in the\n" +
-			"order given, large ones read by several workers at once. A damaged batch stops the export (exit 1): run\n" +
-			"logtool salvage first.\n\n" +
-			"Examples:\n" +
-			"  logtool export testdata/kafka-logs/payments.txn-0 | head\n" +
-			"  logtool export -o orders.jsonl.zst --topic 'orders.*' /var/lib/kafka/logs\n" +
-			"  logtool export --encoding utf8 --from-time 2024-01-01T00:05:00Z --to-offset 900 testdata/kafka-logs/orders-0\n" +
-			"  logtool export --format kcat testdata/kafka-logs/orders-0 | jq -r .payload\n" +
-			"  logtool export --isolation read_uncommitted testdata/kafka-logs/payments.txn-0 | jq 'select(.transaction == \"aborted\")'",
+		Name:        "export",
+		Category:    "rescue",
+		Usage:       "write every record as JSON Lines, losslessly, as a read_committed consumer sees them",
+		ArgsUsage:   "PATH...",
+		Description: description("export"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (crash-safely; .zst compresses); - is stdout"},
 			&cli.StringFlag{Name: "format", Value: "json", Usage: "one line per record as `json|kcat`: json, every field as above; kcat, kcat -J's objects"},
@@ -204,7 +183,7 @@ func runExport(c *cli.Context) error {
 	if toStdout {
 		sum.w, sum.json = g.Stderr, false
 	}
-	var bar *progress
+	var bar *meter.Bar
 	if !toStdout || !isTerminal(g.Stdout) {
 		bar = newProgress(g, "export", 0, true)
 	}

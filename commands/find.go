@@ -10,33 +10,20 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/logtool/logtool/dump"
-	"github.com/logtool/logtool/index/lookup"
+	"github.com/logtool/logtool/find"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/textdec"
 )
 
 func findCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "find",
-		Category:  "inspect",
-		Usage:     "look up an offset or a timestamp in a partition the way a broker does",
-		ArgsUsage: "(--offset OFFSET | --timestamp TIME) PARTITION_DIR",
-		Description: "By offset, as a fetch does: the segment with the greatest base offset not above N, the greatest .index\n" +
-			"entry not above N, then a forward scan to the batch holding N (or the first offset after it, when\n" +
-			"compaction removed N). By timestamp, as ListOffsets does: the first segment whose largest timestamp\n" +
-			"reaches the target, the .timeindex entry below it, the .index entry for that offset, then a scan to the\n" +
-			"first record at or after the target. Prints the segment, the index entries used, the byte position, the\n" +
-			"batch holding the answer and the answer; --print-data-log (or a decoder flag) adds the record's key, value\n" +
-			"and headers, decoded as dump decodes them (in JSON a \"record\" object, bytes kept exactly). When an index is missing or inconsistent (entries no broker\n" +
-			"writes, an entry that points at no batch that could hold it) find scans from the segment's first byte\n" +
-			"instead and says so.\n\n" +
-			"Examples:\n" +
-			"  logtool find --offset 1000 testdata/kafka-logs/orders-0\n" +
-			"  logtool find --timestamp 2024-01-01T00:10:00Z testdata/kafka-logs/payments.txn-0\n" +
-			"  logtool find --offset 42 --print-data-log --value-decoder hex testdata/kafka-logs/user-profiles-0\n" +
-			"  logtool --format json find --timestamp 1704067800000 testdata/kafka-logs/clicks-v1-0",
+		Name:        "find",
+		Category:    "inspect",
+		Usage:       "look up an offset or a timestamp in a partition the way a broker does",
+		ArgsUsage:   "(--offset OFFSET | --timestamp TIME) PARTITION_DIR",
+		Description: description("find"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "offset", Usage: "the offset to find, N >= 0 (give this or --timestamp)"},
 			&cli.StringFlag{Name: "timestamp", Usage: "the timestamp to find, milliseconds since the epoch or RFC 3339 (give this or --offset)"},
@@ -69,20 +56,20 @@ func runFind(c *cli.Context) error {
 	}
 	defer release()
 	dir := set.Partitions()[0].Path
-	var res *lookup.Result
+	var res *find.Result
 	if off != "" {
 		n, perr := strconv.ParseInt(off, 10, 64)
 		if perr != nil || n < 0 {
 			return usageErr("--offset: want an offset >= 0, got %q", off)
 		}
-		res, err = lookup.Offset(dir, n, lookup.Options{MaxRecordBytes: g.MaxRecordBytes})
+		res, err = find.Offset(dir, n, find.Options{MaxRecordBytes: g.MaxRecordBytes})
 	} else {
 		// err must stay the outer one: a shadowed err lost lookup's corruption error (exit 0 on damage).
 		ms, terr := timeArg("timestamp", ts, 0)
 		if terr != nil {
 			return terr
 		}
-		res, err = lookup.Timestamp(dir, ms, lookup.Options{MaxRecordBytes: g.MaxRecordBytes})
+		res, err = find.Timestamp(dir, ms, find.Options{MaxRecordBytes: g.MaxRecordBytes})
 	}
 	if err != nil {
 		return err
@@ -110,10 +97,10 @@ func findTime(ms int64) string {
 // recordDecoders say whether and how find prints the record it found.
 type recordDecoders struct {
 	print      bool
-	key, value dump.Decoder
+	key, value textdec.Decoder
 }
 
-func findText(r *lookup.Result, rd recordDecoders) string {
+func findText(r *find.Result, rd recordDecoders) string {
 	var b strings.Builder
 	line := func(label, format string, args ...any) {
 		fmt.Fprintf(&b, "%-10s %s\n", label, fmt.Sprintf(format, args...))
@@ -157,16 +144,16 @@ func findText(r *lookup.Result, rd recordDecoders) string {
 	line("batch", "%s", desc)
 	line("answer", "offset %d, timestamp %s", r.Offset, findTime(r.Timestamp))
 	if rd.print {
-		text := func(d dump.Decoder, v []byte) string {
+		text := func(d textdec.Decoder, v []byte) string {
 			if v == nil {
 				return "null"
 			}
 			return string(d.AppendText(nil, v))
 		}
-		if rd.key != dump.DecodeNone {
+		if rd.key != textdec.None {
 			line("key", "%s", text(rd.key, r.Key))
 		}
-		if rd.value != dump.DecodeNone {
+		if rd.value != textdec.None {
 			line("value", "%s", text(rd.value, r.Value))
 			hs := "none"
 			for i, h := range r.Headers {
@@ -175,7 +162,7 @@ func findText(r *lookup.Result, rd recordDecoders) string {
 				} else {
 					hs += ", "
 				}
-				hs += text(dump.DecodeString, h.Key) + "=" + text(rd.value, h.Value)
+				hs += text(textdec.String, h.Key) + "=" + text(rd.value, h.Value)
 			}
 			line("headers", "%s", hs)
 		}
@@ -185,13 +172,13 @@ func findText(r *lookup.Result, rd recordDecoders) string {
 
 // recordJSON is the record found as a JSON object: key, value (each left
 // out when its decoder is none) and headers, bytes kept as jsonbytes does.
-func recordJSON(r *lookup.Result, rd recordDecoders) json.RawMessage {
+func recordJSON(r *find.Result, rd recordDecoders) json.RawMessage {
 	b := []byte("{")
-	if rd.key != dump.DecodeNone {
+	if rd.key != textdec.None {
 		b = rd.key.AppendJSON(append(b, `"key":`...), r.Key)
 		b = append(b, ',')
 	}
-	if rd.value != dump.DecodeNone {
+	if rd.value != textdec.None {
 		b = rd.value.AppendJSON(append(b, `"value":`...), r.Value)
 		b = append(b, `,"headers":[`...)
 		for i, h := range r.Headers {
@@ -207,7 +194,7 @@ func recordJSON(r *lookup.Result, rd recordDecoders) json.RawMessage {
 	return append(bytes.TrimSuffix(b, []byte(",")), '}')
 }
 
-func findJSON(r *lookup.Result, rd recordDecoders) any {
+func findJSON(r *find.Result, rd recordDecoders) any {
 	type entry struct {
 		Offset    int64  `json:"offset"`
 		Position  *int32 `json:"position,omitempty"`

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/index/lookup"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/find"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -149,7 +149,7 @@ func TestFindGolden(t *testing.T) {
 // TestFindRecordJSONLossless: the record find prints in JSON keeps bytes
 // that are not UTF-8 (as {"base64": ...}) and null apart from empty.
 func TestFindRecordJSONLossless(t *testing.T) {
-	r := &lookup.Result{Found: true, Key: []byte{0xff, 0, 'a'}, Value: nil,
+	r := &find.Result{Found: true, Key: []byte{0xff, 0, 'a'}, Value: nil,
 		Headers: []logfmt.Header{{Key: []byte("h"), Value: nil}, {Key: []byte{0xc3}, Value: []byte{}}}}
 	b, err := json.Marshal(findJSON(r, recordDecoders{print: true}))
 	if err != nil {

@@ -12,53 +12,22 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/compact"
-	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/grep"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/topicconfig"
 )
 
 func grepCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "grep",
-		Category:  "inspect",
-		Usage:     "find every stored version of a key, and audit erasure deadlines (max.compaction.lag.ms)",
-		ArgsUsage: "PATH...",
-		Description: "Prints one line per stored record that matches: topic, partition, offset, timestamp, status, key and a\n" +
-			"preview of the value; then a summary table of matches per partition and status. Matchers of one part of\n" +
-			"a record are alternatives (--key a --key-regex b: either), the parts given must all match (--key a\n" +
-			"--header h: both); at least one is needed. Regular expressions are Go's (RE2: linear time, never a\n" +
-			"hang), unanchored, and read keys and values as UTF-8; binary keys are for --key-hex. Control records\n" +
-			"never match. Every message format and codec is read, and records below the log start offset too: they\n" +
-			"are still on disk.\n\n" +
-			"The status of a match is its partition's, decided by a pass over the keys of the whole log: latest (the\n" +
-			"newest version of its key; also every keyless record), superseded (a newer version exists), tombstone\n" +
-			"(a null value that is the newest version), deleted (an older version of a key whose newest version is a\n" +
-			"tombstone), aborted (its transaction aborted: it supersedes nothing) or ongoing (its transaction has no\n" +
-			"marker in the log yet). Versions are records that are committed or outside transactions, as the log\n" +
-			"cleaner counts them.\n\n" +
-			"--max-lag audits KIP-354's promise, for the max.compaction.lag.ms given (--max-lag 7d) or each topic's\n" +
-			"own (--max-lag topic): a superseded or deleted version whose first newer version was written more than\n" +
-			"the max lag before --now, or a tombstone written more than the max lag + delete.retention.ms before,\n" +
-			"should be gone. Each one still on disk is a problem line (offset, what superseded it, how far past its\n" +
-			"deadline, and where the cleaner's plan for the partition stands) and the exit status is 3. Without\n" +
-			"matchers it audits every key: per partition, how many old versions and tombstones are past their\n" +
-			"deadline, and the oldest. The settings are each topic's, as compact takes them (the log dir's KRaft\n" +
-			"metadata, or --topic-config FILE; else Kafka's defaults), the flags over them; a topic that is not\n" +
-			"compacted, or has no max lag, has no deadline and is not audited.\n\n" +
-			"Exit status: 0 whether or not anything matched, 1 when a partition could not be read, 2 for a bad\n" +
-			"flag or path or no matcher, 3 when the audit found versions past their deadline.\n\n" +
-			"Examples:\n" +
-			"  logtool grep --key key-000007 testdata/kafka-logs/user-profiles-0\n" +
-			"  logtool grep --key-regex '^key-00001' --count testdata/kafka-logs\n" +
-			"  logtool grep --value-contains refund --header trace-id --from-time 2024-01-01T00:05:00Z testdata/kafka-logs/orders-0\n" +
-			"  logtool --format json grep --key-hex 6b65792d303030303037 --value-decoder string testdata/kafka-logs/user-profiles-0\n" +
-			"  logtool grep --key key-000033 --max-lag topic --now 2024-01-02T12:00:00Z testdata/kafka-logs/user-profiles-0\n" +
-			"  logtool grep --max-lag topic --now 2024-01-02T12:00:00Z testdata/kafka-logs\n" +
-			"  logtool grep --max-lag 7d --delete-retention 1d /var/lib/kafka/logs",
+		Name:        "grep",
+		Category:    "inspect",
+		Usage:       "find every stored version of a key, and audit erasure deadlines (max.compaction.lag.ms)",
+		ArgsUsage:   "PATH...",
+		Description: description("grep"),
 		Flags: append([]cli.Flag{
 			&cli.GenericFlag{Name: "key", Value: &wholeValues{}, Usage: "records whose key is exactly `K` (repeatable)"},
 			&cli.GenericFlag{Name: "key-hex", Value: &wholeValues{}, Usage: "records whose key is exactly these bytes, in `HEX`: 6b6579, 6b:65:79 or 0x6B 65 79 (repeatable)"},
@@ -144,7 +113,7 @@ func runGrep(c *cli.Context) error {
 	}
 	out := g.Stdout
 	if bar != nil && isTerminal(g.Stdout) {
-		out = &barWriter{w: g.Stdout, bar: bar}
+		out = bar.Writer(g.Stdout)
 	}
 	err = grep.Run(out, jobs, o, sum.add)
 	bar.Finish()
@@ -166,17 +135,17 @@ func runGrep(c *cli.Context) error {
 // grepFormat reads the decoders: dump's, with keys and values in base64 in
 // JSON unless a decoder is named, so that binary data survives.
 func grepFormat(c *cli.Context, f grep.Format) (grep.Format, error) {
-	f.KeyDecoder, f.ValueDecoder = dump.DecodeString, dump.DecodeString
+	f.KeyDecoder, f.ValueDecoder = textdec.String, textdec.String
 	if f.JSON {
-		f.KeyDecoder, f.ValueDecoder = dump.DecodeBase64, dump.DecodeBase64
+		f.KeyDecoder, f.ValueDecoder = textdec.Base64, textdec.Base64
 	}
 	for _, d := range []struct {
 		flag string
-		dst  *dump.Decoder
+		dst  *textdec.Decoder
 	}{{"key-decoder", &f.KeyDecoder}, {"value-decoder", &f.ValueDecoder}} {
 		if s := c.String(d.flag); s != "" {
 			var err error
-			if *d.dst, err = dump.ParseDecoder(s); err != nil {
+			if *d.dst, err = textdec.Parse(s); err != nil {
 				return f, usageErr("--%s: %v", d.flag, err)
 			}
 		}

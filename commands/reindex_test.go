@@ -10,12 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/lockfile/locktest"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/locktest"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/reindex"
 )
 
 const reindexSample = "../testdata/kafka-logs"

@@ -20,34 +20,11 @@ import (
 
 func replayCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "replay",
-		Category:  "rescue",
-		Usage:     "produce the records of log directories to a live cluster, resumably",
-		ArgsUsage: "PATH...",
-		Description: "Produces every record a read_committed consumer would see (or, with --isolation read_uncommitted, every\n" +
-			"record but the control records) to the cluster at --bootstrap-server, with franz-go's client: idempotent,\n" +
-			"acks=all, keys, values, headers and timestamps kept (as CreateTime), order kept within each partition. Each\n" +
-			"partition goes to the partition of the same number of its topic, or of the topic --topic-map names\n" +
-			"(--partition key-hash: the partition Kafka's default partitioner gives the key). Destination topics must\n" +
-			"exist, with enough partitions.\n\n" +
-			"--resume FILE keeps, for each source partition, the offset below which every record was acknowledged,\n" +
-			"rewritten crash-safely as acknowledgements come. Run again with the same FILE after a failure, a crash or a\n" +
-			"kill: nothing is skipped, and only records that were in flight or acknowledged after the file's last write\n" +
-			"are sent again (at most --max-in-flight per run, as duplicates). --dry-run counts what would be sent.\n\n" +
-			"--command-config FILE takes the client.properties Kafka's tools take (security.protocol, sasl.mechanism,\n" +
-			"sasl.jaas.config for PLAIN and SCRAM, PEM stores in ssl.truststore.* and ssl.keystore.*,\n" +
-			"ssl.endpoint.identification.algorithm, bootstrap.servers); a JKS or PKCS12 store is refused with how to convert\n" +
-			"it, properties replay does not use are named in a warning, and the flags below override the file.\n\n" +
-			"TLS: --tls, --tls-ca, --tls-cert/--tls-key, --tls-server-name, --tls-insecure-skip-verify. SASL:\n" +
-			"--sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 with --sasl-user and the password in an environment\n" +
-			"variable (--sasl-password-env) or a file (--sasl-password-file); it is never printed. Exit 1 when a record\n" +
-			"cannot be produced after retries, naming the partition and the offset reached.\n\n" +
-			"Examples:\n" +
-			"  logtool replay --dry-run --bootstrap-server localhost:9092 testdata/kafka-logs\n" +
-			"  logtool replay --bootstrap-server localhost:9092 --resume orders.resume testdata/kafka-logs/orders-0\n" +
-			"  logtool replay --bootstrap-server b1:9093 --tls --tls-ca ca.pem --sasl-mechanism SCRAM-SHA-512 --sasl-user ops \\\n" +
-			"      --sasl-password-env KAFKA_PASSWORD --topic-map orders=orders-restored --rate 20MiB /var/lib/kafka/logs\n" +
-			"  logtool replay --bootstrap-server b1:9093 --command-config client.properties /var/lib/kafka/logs/orders-0",
+		Name:        "replay",
+		Category:    "rescue",
+		Usage:       "produce the records of log directories to a live cluster, resumably",
+		ArgsUsage:   "PATH...",
+		Description: description("replay"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "bootstrap-server", Usage: "HOST:PORT[,HOST:PORT...] of the destination cluster"},
 			&cli.StringFlag{Name: "command-config", Usage: "`FILE` of Kafka client properties (security.protocol, sasl.*, ssl.* PEM stores, bootstrap.servers); flags override it"},
