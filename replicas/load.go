@@ -32,7 +32,8 @@ type Options struct {
 	// every batch.
 	AllRecords bool
 	// Progress, when set, is told the bytes of each batch as its header
-	// is read. It may be called from several goroutines.
+	// is read (for a digest's partitions read on workers, once a partition
+	// is written), on the goroutine that reads the Source or writes the digest.
 	Progress func(n int64)
 	// Workers bounds the goroutines that read: the ranges of a large
 	// segment (logfmt.HeaderReader), and a digest's partitions. Below 2,
