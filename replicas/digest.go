@@ -153,6 +153,7 @@ var errJobFrames = errors.New("a partition's frames outgrow a job's")
 // digestJob digests the i-th partition on a worker, when it is small.
 func (s *logDirSource) digestJob(i int) partDigest {
 	if len(s.parts) < 2 {
+		// Alone, it gets every worker for its ranges.
 		return partDigest{}
 	}
 	var d partDigest
