@@ -59,20 +59,7 @@ type killWriter struct {
 // LOGTOOL_KILL_TRIALS (default 20) is the number of kills per writer and
 // LOGTOOL_KILL_SEED (default: the clock) seeds the delays.
 func TestKillCampaign(t *testing.T) {
-	if !long() {
-		t.Skip("the external kill -9 campaign takes minutes; LOGTOOL_LONG=1 runs it")
-	}
-	mb := envInt(t, "LOGTOOL_KILL_MB", 300)
-	trials := envInt(t, "LOGTOOL_KILL_TRIALS", 20)
-	seed := envInt(t, "LOGTOOL_KILL_SEED", int(time.Now().UnixNano()%1e9))
-	t.Logf("LOGTOOL_KILL_MB=%d LOGTOOL_KILL_TRIALS=%d LOGTOOL_KILL_SEED=%d", mb, trials, seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 15))
-
-	root := t.TempDir()
-	bin := filepath.Join(root, "logtool")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/logtool/logtool").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	mb, trials, rng, root, bin := startKills(t, 15)
 	exe := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command(bin, append([]string{"--no-progress"}, args...)...).CombinedOutput(); err != nil {
@@ -421,6 +408,28 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
+// startKills is how a kill test starts: skipped unless LOGTOOL_LONG=1, its
+// settings from the environment (LOGTOOL_KILL_MB, LOGTOOL_KILL_TRIALS,
+// LOGTOOL_KILL_SEED), the delays' random source (stream, one per test, so
+// that tests sharing a seed draw apart), and logtool built into root.
+func startKills(t *testing.T, stream uint64) (mb, trials int, rng *rand.Rand, root, bin string) {
+	t.Helper()
+	if !long() {
+		t.Skip("the external kill -9 campaign takes minutes; LOGTOOL_LONG=1 runs it")
+	}
+	mb = envInt(t, "LOGTOOL_KILL_MB", 300)
+	trials = envInt(t, "LOGTOOL_KILL_TRIALS", 20)
+	seed := envInt(t, "LOGTOOL_KILL_SEED", int(time.Now().UnixNano()%1e9))
+	t.Logf("LOGTOOL_KILL_MB=%d LOGTOOL_KILL_TRIALS=%d LOGTOOL_KILL_SEED=%d", mb, trials, seed)
+	rng = rand.New(rand.NewPCG(uint64(seed), stream))
+	root = t.TempDir()
+	bin = filepath.Join(root, "logtool")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/logtool/logtool").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return mb, trials, rng, root, bin
+}
+
 // TestKillDigest (LOGTOOL_LONG=1) is the kill campaign's row for digest,
 // which writes one file and no log directory: killed with SIGKILL at a
 // random moment, it leaves at --out nothing, the file that was there before
@@ -433,20 +442,7 @@ func envInt(t *testing.T, name string, def int) int {
 // LOGTOOL_KILL_TRIALS (default 20) is the number of kills and
 // LOGTOOL_KILL_SEED (default: the clock) seeds the delays.
 func TestKillDigest(t *testing.T) {
-	if !long() {
-		t.Skip("the external kill -9 campaign takes minutes; LOGTOOL_LONG=1 runs it")
-	}
-	mb := envInt(t, "LOGTOOL_KILL_MB", 300)
-	trials := envInt(t, "LOGTOOL_KILL_TRIALS", 20)
-	seed := envInt(t, "LOGTOOL_KILL_SEED", int(time.Now().UnixNano()%1e9))
-	t.Logf("LOGTOOL_KILL_MB=%d LOGTOOL_KILL_TRIALS=%d LOGTOOL_KILL_SEED=%d", mb, trials, seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 16))
-
-	root := t.TempDir()
-	bin := filepath.Join(root, "logtool")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/logtool/logtool").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	mb, trials, rng, root, bin := startKills(t, 16)
 	// One large partition, read in ranges, and small ones, read a whole
 	// partition per worker; transactions and tombstones.
 	dir := filepath.Join(root, "kafka-logs")
