@@ -86,7 +86,7 @@ func runCompact(c *cli.Context) error {
 		return err
 	}
 	_, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "compact", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: compactSkip}, writeAccess(o.DryRun), check)
+		Topic: c.String("topic"), Skip: compactSkip, Writes: true}, writeAccess(o.DryRun), check)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,7 @@ package commands
 
 import (
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -16,7 +13,6 @@ import (
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
-	"github.com/logtool/logtool/topicconfig"
 )
 
 func dumpCommand() *cli.Command {
@@ -57,12 +53,7 @@ func runDump(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// kafka-dump-log.sh's --files names the same paths.
-	paths := append(slices.Clone(c.StringSlice("files")), c.Args().Slice()...)
-	if len(paths) == 0 {
-		return usageErr("no PATH given (a file, a partition directory or a log directory)")
-	}
-	o, err := dumpOptions(c, g)
+	paths, o, err := dumpOptions(c, g)
 	if err != nil {
 		return err
 	}
@@ -72,23 +63,7 @@ func runDump(c *cli.Context) error {
 		return err
 	}
 	defer release()
-	anyDir, anyLogDir := false, false
-	for _, it := range set.Items {
-		anyDir = anyDir || it.File == nil
-		anyLogDir = anyLogDir || it.Root != nil
-	}
-	if c.IsSet("summary") {
-		o.SummaryOnly = c.Bool("summary")
-	} else {
-		o.SummaryOnly = !g.JSON() && anyLogDir && !contentFlags(c)
-	}
-	// Kafka's index checks print only their findings; a table would add
-	// nothing.
-	o.Summary = (o.SummaryOnly || anyDir) && !o.VerifyIndexOnly && !o.IndexSanityCheck
-	if o.Summary && anyDir {
-		o.Policy = dumpPolicies(g, set)
-	}
-
+	dumpMode(c, g, set, &o)
 	stderr := g.Stderr
 	if bar := dumpProgress(g, set, o.SummaryOnly); bar != nil {
 		o.Progress = bar.Add
@@ -113,30 +88,28 @@ func runDump(c *cli.Context) error {
 	return nil
 }
 
-// dumpPolicies gives the cleanup.policy of each partition's topic, from
-// the cluster metadata of the log dirs, for the summary. Metadata that
-// cannot be read is a warning: the dump goes on without policies.
-func dumpPolicies(g Global, set *target.Set) func(*target.Partition) string {
-	var dirs []string
-	for _, d := range set.LogDirs {
-		dirs = append(dirs, d.Path)
+// dumpMode decides between the summary and the content, and gives the
+// summary of directories their topics' cleanup policies.
+func dumpMode(c *cli.Context, g Global, set *target.Set, o *dump.Options) {
+	anyDir, anyLogDir := false, false
+	for _, it := range set.Items {
+		anyDir = anyDir || it.File == nil
+		anyLogDir = anyLogDir || it.Root != nil
 	}
-	cat, err := topicconfig.Load(dirs, topicconfig.Options{})
-	if err != nil {
-		g.Warnf("no cleanup policies in the summary: %s", oneLine(err))
-		return nil
+	if c.IsSet("summary") {
+		o.SummaryOnly = c.Bool("summary")
+	} else {
+		o.SummaryOnly = !g.JSON() && anyLogDir && !contentFlags(c)
 	}
-	return func(p *target.Partition) string {
-		r := cat.For(p.LogDir.Path)
-		if !r.Known() {
-			return ""
+	// Kafka's index checks print only their findings; a table would add
+	// nothing.
+	o.Summary = (o.SummaryOnly || anyDir) && !o.VerifyIndexOnly && !o.IndexSanityCheck
+	if o.Summary && anyDir {
+		var err error
+		if o.Policy, err = dump.Policies(set); err != nil {
+			// The dump goes on without policies.
+			g.Warnf("no cleanup policies in the summary: %s", oneLine(err))
 		}
-		cfg, err := r.Topic(p.Dir.Topic)
-		if err != nil || !cfg.Known {
-			return ""
-		}
-		v, _ := cfg.Get(topicconfig.CleanupPolicy)
-		return v.Value
 	}
 }
 
@@ -187,26 +160,21 @@ func decoders(c *cli.Context) (key, value textdec.Decoder, err error) {
 	return key, value, nil
 }
 
-func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
+// dumpOptions reads the paths and the flags.
+func dumpOptions(c *cli.Context, g Global) ([]string, dump.Options, error) {
 	o := dump.DefaultOptions()
+	// kafka-dump-log.sh's --files names the same paths.
+	paths := append(slices.Clone(c.StringSlice("files")), c.Args().Slice()...)
+	if len(paths) == 0 {
+		return nil, o, usageErr("no PATH given (a file, a partition directory or a log directory)")
+	}
 	o.JSON, o.Workers, o.Quiet, o.MaxRecordBytes, o.Wide = g.JSON(), g.Workers, g.Quiet, g.MaxRecordBytes, g.Wide
 	var err error
 	if o.KeyDecoder, o.ValueDecoder, err = decoders(c); err != nil {
-		return o, err
+		return paths, o, err
 	}
-	// Kafka's precedence when several decoders are named.
-	switch {
-	case c.Bool("offsets-decoder"):
-		o.Payload = dump.PayloadOffsets
-	case c.Bool("transaction-log-decoder"):
-		o.Payload = dump.PayloadTxnLog
-	case c.Bool("cluster-metadata-decoder"):
-		o.Payload = dump.PayloadMetadata
-	case c.Bool("remote-log-metadata-decoder"):
-		o.Payload = dump.PayloadRemoteMeta
-	case c.Bool("share-group-state-decoder"):
-		o.Payload = dump.PayloadShareState
-	}
+	o.Payload = dump.PayloadOf(c.Bool("offsets-decoder"), c.Bool("transaction-log-decoder"), c.Bool("cluster-metadata-decoder"),
+		c.Bool("remote-log-metadata-decoder"), c.Bool("share-group-state-decoder"))
 	// As in Kafka, naming any decoder prints the data, which needs the records.
 	o.PrintData = c.Bool("print-data-log") || c.Bool("print-headers") || o.Payload != dump.PayloadPlain || c.IsSet("key-decoder") || c.IsSet("value-decoder") ||
 		c.IsSet("key-decoder-class") || c.IsSet("value-decoder-class")
@@ -214,16 +182,16 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 	o.SkipRecordMetadata = c.Bool("skip-record-metadata")
 	o.PrintHeaders = c.Bool("print-headers")
 	if o.Release, err = dump.ParseRelease(c.String("kafka-version")); err != nil {
-		return o, usageErr("--kafka-version: %v", err)
+		return paths, o, usageErr("--kafka-version: %v", err)
 	}
 	o.IndexSanityCheck, o.VerifyIndexOnly = c.Bool("index-sanity-check"), c.Bool("verify-index-only")
 	size, err := sizeArg("max-message-size", c.String("max-message-size"), 1, math.MaxInt32)
 	if err != nil {
-		return o, err
+		return paths, o, err
 	}
 	o.MaxMessageSize = int(size)
 	if o.MaxBytes, err = sizeArg("max-bytes", c.String("max-bytes"), 0, noMax); err != nil {
-		return o, err
+		return paths, o, err
 	}
 	if o.MaxBytes == 0 {
 		o.MaxBytes = dump.NoLimit
@@ -233,23 +201,23 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 		dst  *int64
 	}{{"from-offset", &o.FromOffset}, {"to-offset", &o.ToOffset}} {
 		if v := c.Int64(f.name); v < -1 {
-			return o, usageErr("--%s: want an offset (or -1 for none), got %d", f.name, v)
+			return paths, o, usageErr("--%s: want an offset (or -1 for none), got %d", f.name, v)
 		} else if v >= 0 {
 			*f.dst = v
 		}
 	}
 	if o.FromOffset != dump.NoLimit && o.ToOffset != dump.NoLimit && o.ToOffset < o.FromOffset {
-		return o, usageErr("--to-offset %d is below --from-offset %d", o.ToOffset, o.FromOffset)
+		return paths, o, usageErr("--to-offset %d is below --from-offset %d", o.ToOffset, o.FromOffset)
 	}
 	if s := c.String("from-time"); s != "" {
 		if o.FromTime, err = timeArg("from-time", s, math.MinInt64); err != nil {
-			return o, err
+			return paths, o, err
 		}
 	}
 	if o.IndexSanityCheck && o.VerifyIndexOnly {
-		return o, usageErr("--index-sanity-check and --verify-index-only exclude each other")
+		return paths, o, usageErr("--index-sanity-check and --verify-index-only exclude each other")
 	}
-	return o, nil
+	return paths, o, nil
 }
 
 // dumpProgress returns the progress bar over the segment bytes of the
@@ -265,37 +233,14 @@ func dumpProgress(g Global, set *target.Set, summaryOnly bool) *meter.Bar {
 		for _, it := range set.Items {
 			switch {
 			case it.Partition != nil:
-				total += segmentBytes(it.Partition.Path)
+				total += layout.SegmentBytes(it.Partition.Path)
 			case it.Root != nil:
-				total += segmentBytes(it.Root.Path)
+				total += layout.SegmentBytes(it.Root.Path)
 			case it.File != nil:
-				total += segmentBytes(it.File.Path)
+				total += layout.SegmentBytes(it.File.Path)
 			}
 		}
 		bar.Set(0, total)
 	}
 	return bar
-}
-
-// segmentBytes adds up the sizes of the segment files at path: in a
-// partition directory or log directory (not below), or a file.
-func segmentBytes(path string) int64 {
-	var n int64
-	add := func(name string, info func() (fs.FileInfo, error)) {
-		switch layout.ParseFileName(name).Kind {
-		case layout.Log, layout.KRaftSnapshot, layout.BootstrapCheckpoint:
-			if fi, err := info(); err == nil && fi.Mode().IsRegular() {
-				n += fi.Size()
-			}
-		}
-	}
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		add(filepath.Base(path), func() (fs.FileInfo, error) { return os.Stat(path) })
-		return n
-	}
-	for _, e := range entries {
-		add(e.Name(), e.Info)
-	}
-	return n
 }

@@ -64,15 +64,26 @@ func runMigrate(c *cli.Context) error {
 	if opts.DryRun {
 		access = target.Stable
 	}
-	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "migrate-checkpoints", Takes: target.LogDirs}, access)
+	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "migrate-checkpoints", Takes: target.LogDirs, Writes: true}, access)
 	if err != nil {
 		return err
 	}
 	defer release()
+	// A log directory's files are migrated all at once, so one holding a
+	// partition a broker cannot load is left unchanged whole.
+	refused := map[*target.LogDir]bool{}
+	for _, rp := range set.Refused {
+		refused[rp.Partition.LogDir] = true
+	}
 	for _, it := range set.Items {
-		if it.Root != nil {
+		if it.Root != nil && refused[it.Root] {
+			fmt.Fprintf(g.Stderr, "logtool: migrate-checkpoints: %s: left unchanged: it holds a partition a broker cannot load\n", it.Root.Path)
+		} else if it.Root != nil {
 			opts.LogDirs = append(opts.LogDirs, it.Root.Path)
 		}
+	}
+	if len(opts.LogDirs) == 0 && len(refused) > 0 {
+		return nil // the run's exit says what was left unchanged
 	}
 
 	rep, err := checkpoints.Migrate(opts)

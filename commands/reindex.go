@@ -64,7 +64,7 @@ func runReindex(c *cli.Context) error {
 		access = target.Read
 	}
 	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "reindex",
-		Takes: target.Segments | target.Partitions | target.LogDirs, Skip: reindexSkip}, access)
+		Takes: target.Segments | target.Partitions | target.LogDirs, Skip: reindexSkip, Writes: o.Mode != reindex.Check}, access)
 	if err != nil {
 		return err
 	}
@@ -236,6 +236,8 @@ func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
 			}
 		}
 	}
+	// So are the checkpoints a cut of the last segment lowered.
+	w.written += len(rep.Checkpoints)
 	w.removed += len(rep.Snapshots)
 	var findings []reindex.Finding
 	for _, f := range rep.Findings {

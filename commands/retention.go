@@ -83,7 +83,7 @@ func runRetention(c *cli.Context) error {
 		return err
 	}
 	set, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "retention", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: retentionSkip}, writeAccess(o.DryRun), check)
+		Topic: c.String("topic"), Skip: retentionSkip, Writes: true}, writeAccess(o.DryRun), check)
 	if err != nil {
 		return err
 	}

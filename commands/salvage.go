@@ -80,7 +80,7 @@ func runSalvage(c *cli.Context) error {
 		return usageErr("%s: want one partition directory", src)
 	}
 	so := salvage.Options{MaxRecordBytes: g.MaxRecordBytes}
-	bar := newProgress(g, "salvage", segmentBytes(parts[0].Path), true)
+	bar := newProgress(g, "salvage", layout.SegmentBytes(parts[0].Path), true)
 	so.Progress = bar.Add
 	rep, err := salvage.Partition(parts[0].Path, out, so)
 	bar.Finish()

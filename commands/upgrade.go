@@ -55,7 +55,7 @@ func runUpgrade(c *cli.Context) error {
 		access = target.Stable
 	}
 	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "upgrade", Takes: target.Partitions | target.LogDirs,
-		Output: opts.Output}, access)
+		Output: opts.Output, Writes: true}, access)
 	if err != nil {
 		return err
 	}

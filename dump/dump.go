@@ -46,6 +46,24 @@ const (
 	PayloadRemoteMeta                // __remote_log_metadata records
 )
 
+// PayloadOf is the payload when the decoders given are named, in Kafka's
+// precedence; PayloadPlain when none is.
+func PayloadOf(offsets, txnLog, metadata, remoteMeta, shareState bool) Payload {
+	switch {
+	case offsets:
+		return PayloadOffsets
+	case txnLog:
+		return PayloadTxnLog
+	case metadata:
+		return PayloadMetadata
+	case remoteMeta:
+		return PayloadRemoteMeta
+	case shareState:
+		return PayloadShareState
+	}
+	return PayloadPlain
+}
+
 // Options control a dump. The zero value is a shallow text dump of
 // everything; use NoLimit for the offset and byte limits.
 type Options struct {

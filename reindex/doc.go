@@ -48,7 +48,10 @@
 // the valid batches are first copied, durably, to BackupName (the .log's
 // name plus ".truncated-<position>", which no Kafka loader touches), then
 // the .log is truncated in place as recovery truncates it. A backup of that
-// name with other bytes stops the run (ErrBackupExists). An offset overflow
+// name with other bytes stops the run (ErrBackupExists). A cut of the last
+// segment lowers the log end offset; before it, what says the partition
+// goes further is brought down as a broker's load does (see run.newEnd).
+// An offset overflow
 // is not corruption: Kafka splits that segment, so nothing is truncated.
 //
 // # Checking

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/logtool/logtool/index"
@@ -14,7 +13,6 @@ import (
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
-	"github.com/logtool/logtool/logfmt/snapshot"
 )
 
 // Mode is what a run does with the indexes it rebuilds.
@@ -154,35 +152,7 @@ func Partition(dir string, o Options) (*PartitionReport, error) {
 			return rep, err
 		}
 	}
-	return rep, r.dropSnapshots(rep)
-}
-
-// dropSnapshots removes the producer snapshots past the log end that a cut
-// of the last segment left: a broker's recovery does the same after it
-// truncates (ProducerStateManager.truncateAndReload), and verify counts
-// them as damage. Only names the listing parsed as snapshots are removed.
-func (r *run) dropSnapshots(rep *PartitionReport) error {
-	n := len(rep.Segments)
-	if n == 0 || !rep.Segments[n-1].Cut || rep.Segments[n-1].Base != r.p.Segments[len(r.p.Segments)-1].Base {
-		return nil
-	}
-	end := rep.Segments[n-1].NextOffset
-	for _, path := range r.p.Snapshots {
-		off, ok := snapshot.OffsetFromName(filepath.Base(path))
-		if !ok || off <= end {
-			continue
-		}
-		if r.o.Mode == DryRun {
-			r.c.note(path, fmt.Sprintf("would remove: a producer snapshot at offset %d, past the log end offset %d after the cut", off, end))
-		} else {
-			if err := safefile.Remove(path); err != nil {
-				return err
-			}
-			r.c.note(path, fmt.Sprintf("removed: a producer snapshot at offset %d, past the log end offset %d after the cut, as a broker's recovery removes it", off, end))
-		}
-		rep.Snapshots = append(rep.Snapshots, path)
-	}
-	return nil
+	return rep, nil
 }
 
 // run is the state of one Partition call.
@@ -256,7 +226,7 @@ func (r *run) segment(i int) (*SegmentReport, error) {
 	if r.o.Mode == Check {
 		return sr, r.check(s, sr, res)
 	}
-	if err := r.truncate(sr); err != nil {
+	if err := r.truncate(sr, i == len(r.p.Segments)-1); err != nil {
 		return sr, err
 	}
 	return sr, r.write(s, sr, res)

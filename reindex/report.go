@@ -175,6 +175,10 @@ type PartitionReport struct {
 	// left, removed (DryRun: that would be removed) as a broker's
 	// ProducerStateManager.truncateAndReload removes them.
 	Snapshots []string
+	// Checkpoints are the checkpoint files rewritten (DryRun: that would
+	// be) because a cut of the last segment lowered the log end offset
+	// below what they said of the partition.
+	Checkpoints []string
 }
 
 // Count returns the number of findings of severity s, shown or not.

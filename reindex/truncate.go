@@ -27,8 +27,10 @@ func BackupName(logPath string, pos int64) string {
 // truncate cuts the .log after its valid batches when asked to, keeping the
 // bytes removed in a backup file. The backup is complete and durable before
 // the .log is touched, so a crash leaves either the old .log or the cut one
-// with its backup; running again with the backup in place is harmless.
-func (r *run) truncate(sr *SegmentReport) error {
+// with its backup; running again with the backup in place is harmless. The
+// cut of the partition's last segment (last) moves its log end offset, and
+// what says the partition goes further is brought down first (newEnd).
+func (r *run) truncate(sr *SegmentReport, last bool) error {
 	if !r.o.TruncateCorruptTail || sr.Overflow || sr.Tail() <= 0 {
 		return nil
 	}
@@ -45,6 +47,11 @@ func (r *run) truncate(sr *SegmentReport) error {
 		// A backup would be a file of zeros as long as the tail, which may
 		// be gigabytes of a sparse file: its length says it all.
 		sr.Cut = true
+		if last {
+			if err := r.newEnd(sr.NextOffset); err != nil {
+				return err
+			}
+		}
 		if r.o.Mode == DryRun {
 			r.c.note(sr.Log, fmt.Sprintf("would cut the %d bytes from byte %d; all zeros, so no backup is needed", sr.Tail(), sr.ValidBytes))
 			return nil
@@ -68,11 +75,21 @@ func (r *run) truncate(sr *SegmentReport) error {
 	sr.Cut = true
 	if r.o.Mode == DryRun {
 		sr.Backup = backup
+		if last {
+			if err := r.newEnd(sr.NextOffset); err != nil {
+				return err
+			}
+		}
 		r.c.note(sr.Log, fmt.Sprintf("would cut the %d bytes from byte %d, keeping them in %s", sr.Tail(), sr.ValidBytes, backup))
 		return nil
 	}
 	if !same {
 		if err := copyTail(backup, sr.Log, sr.ValidBytes, sr.Size); err != nil {
+			return err
+		}
+	}
+	if last {
+		if err := r.newEnd(sr.NextOffset); err != nil {
 			return err
 		}
 	}

@@ -335,6 +335,7 @@ func roffWord(w string) string {
 	// Unpaddable spaces keep "[--to-offset OFFSET]" on one line.
 	return strings.Join(out, `\ `)
 }
+
 // The shells ask logtool itself for candidates: the scripts pass the words
 // typed so far to the hidden command __complete, which knows the commands,
 // their flags and the values of a few of them from the app itself, so the
@@ -516,4 +517,3 @@ func takesValue(f cli.Flag) bool {
 	g, ok := f.(cli.DocGenerationFlag)
 	return ok && g.TakesValue()
 }
-

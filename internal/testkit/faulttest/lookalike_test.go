@@ -2,12 +2,14 @@ package faulttest
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/testkit/testutil"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // TestCrashLookalikes: every writing command of the crash matrix leaves
@@ -19,7 +21,7 @@ func TestCrashLookalikes(t *testing.T) {
 	plant := func(t *testing.T, c crashCase) (string, testutil.Lookalikes) {
 		dir := c.setup(t)
 		parts := testutil.PartitionDirs(t, dir)
-		return dir, testutil.PlantLookalikes(t, slices.Concat([]string{filepath.Dir(dir), dir}, parts)...)
+		return dir, plantLookalikes(t, []string{filepath.Dir(dir), dir}, parts)
 	}
 	for _, c := range crashCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,7 +107,7 @@ func TestTruncateLookalikes(t *testing.T) {
 		replaceFile(t, log, b)
 		// On the log directory: a partition directory holding directories
 		// is ambiguous as a path, and refused (exit 2).
-		return dir, testutil.PlantLookalikes(t, filepath.Dir(dir), dir, part)
+		return dir, plantLookalikes(t, []string{filepath.Dir(dir), dir}, []string{part})
 	}
 	args := func(dir string) []string { return []string{"reindex", "--truncate-corrupt-tail", dir} }
 	dir, planted := setup(t)
@@ -135,4 +137,24 @@ func TestTruncateLookalikes(t *testing.T) {
 		}
 		planted.Check(t)
 	}
+}
+
+// plantLookalikes plants the look-alike names in dirs, and in the partition
+// directories parts those a broker loads past: "notes.cleaned" and
+// "notes.swap" in a partition stop a broker's load (layout.BrokerRefusal),
+// so every writer leaves such a partition alone whole (TestUnloadableNamed),
+// which would test nothing here.
+func plantLookalikes(t *testing.T, dirs, parts []string) testutil.Lookalikes {
+	t.Helper()
+	planted := testutil.PlantLookalikes(t, dirs...)
+	for path, l := range testutil.PlantLookalikes(t, parts...) {
+		if layout.BrokerRefusalAt(path) != "" {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		planted[path] = l
+	}
+	return planted
 }
