@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/target"
@@ -85,22 +84,4 @@ func writeAccess(dryRun bool) target.Access {
 		return target.Read
 	}
 	return target.Write
-}
-
-// partJSON is the pair every per-partition JSON object carries: "topic" and
-// "partition" as Kafka names them, the path being in "file" or "dir". A
-// directory whose name is not a partition's has topic "" and partition -1,
-// as layout.ReadPartition leaves them.
-type partJSON struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-}
-
-// partOf is the partJSON of a partition directory's path.
-func partOf(dir string) partJSON {
-	pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Clean(dir)))
-	if err != nil {
-		return partJSON{Partition: -1}
-	}
-	return partJSON{pd.Topic, pd.Partition}
 }
