@@ -47,9 +47,9 @@ var exitStatus = []clidoc.Entry{
 		"overwrite something it must not."},
 }
 
-const appDescription = "logtool reads a Kafka log directory (the folder named in a broker's log.dirs), a partition\n" +
-	"directory or single files, without a broker or JVM. It never writes unless a command is asked to,\n" +
-	"and refuses (exit 4) to write into a log directory that a running broker has locked."
+// appDescription is the first paragraph of logtool's help, which the
+// manual page's description is.
+var appDescription, _, _ = strings.Cut(description("logtool"), "\n\n")
 
 // ExitError carries an exit code; the message is printed as
 // "logtool: <command>: <message>".
@@ -236,13 +236,7 @@ func NewApp() *cli.App {
 		Name:    "logtool",
 		Version: buildInfo().Version,
 		Usage:   "inspect, repair and convert Apache Kafka log directories offline",
-		Description: appDescription + "\n\n" +
-			"Exit codes: 0 success, 1 failure (I/O, corrupt input), 2 usage, 3 a check found problems,\n" +
-			"4 refused for safety.\n\n" +
-			"Examples:\n" +
-			"  logtool dump testdata/kafka-logs\n" +
-			"  logtool verify testdata/kafka-logs\n" +
-			"  logtool help dump",
+		Description: description("logtool"),
 		// urfave/cli adds --help only when it adds its own help command,
 		// which helpCommand replaces.
 		Flags:                append(globalFlags(), cli.HelpFlag),
