@@ -89,14 +89,6 @@ func runDump(c *cli.Context) error {
 	return nil
 }
 
-// givenBool is the value of a bool flag the user gave, nil when not given.
-func givenBool(c *cli.Context, name string) *bool {
-	if !c.IsSet(name) {
-		return nil
-	}
-	return new(c.Bool(name))
-}
-
 // contentFlags tells whether a flag asks for the content of files, which a
 // summary table would not show.
 func contentFlags(c *cli.Context) bool {
