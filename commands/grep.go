@@ -143,13 +143,10 @@ func grepRun(g Global, jobs []grep.Job, o grep.Options, rep *grep.Report, add fu
 	}
 	err := grep.Run(out, jobs, o, add)
 	bar.Finish()
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case g.JSON():
-		return rep.WriteJSON(g.Stdout)
 	}
-	return rep.WriteText(g.Stdout)
+	return render(g, g.Stdout, rep)
 }
 
 // grepDecoders reads the decoders given over f's.

@@ -142,13 +142,10 @@ func runReplay(c *cli.Context) error {
 }
 
 func replaySummary(g Global, rep replay.Report) error {
-	switch {
-	case g.JSON():
-		return rep.WriteJSON(g.Stdout)
-	case g.Quiet:
+	if g.Quiet && !g.JSON() {
 		return nil
 	}
-	return rep.WriteText(g.Stdout)
+	return render(g, g.Stdout, &rep)
 }
 
 // replayBar is partsBar, telling the records sent as well.
