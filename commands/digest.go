@@ -41,7 +41,7 @@ func runDigest(c *cli.Context) error {
 	defer release()
 	bar := newProgress(g, "digest", setLogBytes(set), true)
 	defer bar.Finish()
-	rep, err := replicas.Digest(out, set, replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add})
+	rep, err := replicas.Digest(out, set, replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add, Workers: g.Workers})
 	if err != nil {
 		return replicasErr(err)
 	}

@@ -36,7 +36,7 @@ func runReplicas(c *cli.Context) error {
 		return usageErr("no PATH given")
 	}
 	bar := newProgress(g, "replicas", 0, true)
-	o := replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add}
+	o := replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add, Workers: g.Workers}
 	srcs, release, err := replicaSources(g, c.Args().Slice(), o, bar)
 	defer release()
 	if err != nil {

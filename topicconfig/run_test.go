@@ -34,4 +34,3 @@ func TestConfigReportPerBroker(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", w.String(), want)
 	}
 }
-
