@@ -233,7 +233,7 @@ func (w *BatchBuilder) Finish() ([]byte, error) {
 // length. Extending a CRC by n zero bytes is linear in the CRC, so the
 // register a leaves behind, carried through b's length in zeros, is what
 // separates b's CRC from the concatenation's; the zeros are run through the
-// hardware CRC, about a millisecond for 10 MiB.
+// hardware CRC, a few milliseconds for 10 MiB.
 func crc32Concat(a, b uint32, n int64) uint32 {
 	var zeros [32 << 10]byte
 	za, z0 := a, uint32(0)
