@@ -653,6 +653,13 @@ func upgradeCopyRootFiles(src, dst string, dryRun bool) ([]string, error) {
 	return copied, nil
 }
 
+// upgradeDiscard is a dry run's destination: an io.WriterAt, so that a
+// large batch is measured a piece at a time as it would be written.
+type upgradeDiscard struct{}
+
+func (upgradeDiscard) Write(p []byte) (int, error)            { return len(p), nil }
+func (upgradeDiscard) WriteAt(p []byte, _ int64) (int, error) { return len(p), nil }
+
 // segment converts one segment. dst names the new files by extension; nil
 // means a dry run. The report tells whether a rewrite was started, also on
 // error, so that the caller knows what to clean up.
@@ -693,7 +700,7 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 	conv.open = func() (io.Writer, error) {
 		rep.Rewritten = true
 		if dst == nil {
-			return io.Discard, nil
+			return upgradeDiscard{}, nil
 		}
 		if out, err = logseg.CreateSegment(dst, s.Base, index.DefaultIntervalBytes); err != nil {
 			return nil, err
