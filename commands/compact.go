@@ -14,6 +14,7 @@ import (
 
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -227,11 +228,11 @@ func writeCompactJSON(w io.Writer, results []*compact.Result, configs []*topicco
 	enc.SetEscapeHTML(false)
 	for i, r := range results {
 		obj := struct {
-			Type string `json:"type"`
-			File string `json:"file"`
+			Type string         `json:"type"`
+			File jsonbytes.Text `json:"file"`
 			*compact.Result
 			Config map[string]topicconfig.Value `json:"config"`
-		}{"compaction", r.Dir, r, configJSON(configs[i], compact.ConfigNames)}
+		}{"compaction", jsonbytes.Text(r.Dir), r, configJSON(configs[i], compact.ConfigNames)}
 		if err := enc.Encode(obj); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/replicas"
 )
@@ -76,11 +77,11 @@ func runDigest(c *cli.Context) error {
 	switch {
 	case g.JSON():
 		return json.NewEncoder(g.Stdout).Encode(struct {
-			Type       string `json:"type"`
-			File       string `json:"file"`
-			Broker     string `json:"broker"`
-			Partitions int    `json:"partitions"`
-		}{"digest", out, srcs[0].Broker().Name, n})
+			Type       string         `json:"type"`
+			File       jsonbytes.Text `json:"file"`
+			Broker     string         `json:"broker"`
+			Partitions int            `json:"partitions"`
+		}{"digest", jsonbytes.Text(out), srcs[0].Broker().Name, n})
 	case !g.Quiet:
 		_, err = fmt.Fprintf(g.Stdout, "%s: broker %s, %d partition(s)\n", out, srcs[0].Broker().Name, n)
 	}

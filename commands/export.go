@@ -11,6 +11,7 @@ import (
 	"github.com/logtool/logtool/export"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -257,8 +258,8 @@ func (s *exportSummary) flush() error {
 				lso = &st.LastStableOffset
 			}
 			if err := enc.Encode(struct {
-				Type string `json:"type"`
-				File string `json:"file"`
+				Type string         `json:"type"`
+				File jsonbytes.Text `json:"file"`
 				partJSON
 				Records          int64  `json:"records"`
 				AbortedRecords   int64  `json:"abortedRecords"`
@@ -268,7 +269,7 @@ func (s *exportSummary) flush() error {
 				LogEndOffset     int64  `json:"logEndOffset"`
 				LastStableOffset *int64 `json:"lastStableOffset"`
 				StoppedAtLSO     bool   `json:"stoppedAtLastStableOffset"`
-			}{"export", r.Partition.Path, partJSON{r.Partition.Dir.Topic, r.Partition.Dir.Partition}, st.Records, st.AbortedRecords, st.ControlRecords, st.Bytes,
+			}{"export", jsonbytes.Text(r.Partition.Path), partJSON{r.Partition.Dir.Topic, r.Partition.Dir.Partition}, st.Records, st.AbortedRecords, st.ControlRecords, st.Bytes,
 				st.LogStartOffset, st.LogEndOffset, lso, st.StoppedAtLSO}); err != nil {
 				return err
 			}

@@ -231,9 +231,9 @@ func findJSON(r *lookup.Result, rd recordDecoders) any {
 		IsControl            *bool  `json:"isControl,omitempty"`
 	}
 	type result struct {
-		Type string `json:"type"`
-		File string `json:"file"`
-		Dir  string `json:"dir"`
+		Type string         `json:"type"`
+		File jsonbytes.Text `json:"file"`
+		Dir  jsonbytes.Text `json:"dir"`
 		partJSON
 		By           string          `json:"by"`
 		Target       int64           `json:"target"`
@@ -251,7 +251,7 @@ func findJSON(r *lookup.Result, rd recordDecoders) any {
 		Timestamp    *int64          `json:"timestamp"`
 		Record       json.RawMessage `json:"record,omitempty"`
 	}
-	out := result{Type: "find", File: r.Segment, Dir: r.Dir, partJSON: partOf(r.Dir), By: "offset", Target: r.Target, Found: r.Found,
+	out := result{Type: "find", File: jsonbytes.Text(r.Segment), Dir: jsonbytes.Text(r.Dir), partJSON: partOf(r.Dir), By: "offset", Target: r.Target, Found: r.Found,
 		Reason: r.Reason, Start: r.Start, Scanned: r.Scanned, ScannedBytes: r.ScannedBytes, Fallbacks: r.Fallbacks}
 	if out.Fallbacks == nil {
 		out.Fallbacks = []string{}
@@ -260,7 +260,7 @@ func findJSON(r *lookup.Result, rd recordDecoders) any {
 		out.By = "timestamp"
 	}
 	if out.File == "" {
-		out.File = r.Dir
+		out.File = jsonbytes.Text(r.Dir)
 	}
 	if r.IndexEntry != nil {
 		out.IndexEntry = &entry{Offset: r.IndexEntry.Offset, Position: &r.IndexEntry.Position}

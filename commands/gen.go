@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -169,8 +170,13 @@ func runGen(c *cli.Context) error {
 	}
 	if g.JSON() {
 		for _, p := range parts {
-			fmt.Fprintf(g.Stdout, `{"type":"generated","file":%q,"topic":%q,"partition":%d,"segments":%d,"records":%d,"logEndOffset":%d}`+"\n",
-				p.Dir, p.Topic, p.Partition, p.Segments, p.Records, p.LogEndOffset)
+			b := jsonbytes.AppendString(append([]byte(nil), `{"type":"generated","file":`...), p.Dir)
+			b = jsonbytes.AppendString(append(b, `,"topic":`...), p.Topic)
+			b = fmt.Appendf(b, `,"partition":%d,"segments":%d,"records":%d,"logEndOffset":%d}`+"\n",
+				p.Partition, p.Segments, p.Records, p.LogEndOffset)
+			if _, err := g.Stdout.Write(b); err != nil {
+				return err
+			}
 		}
 		return nil
 	}

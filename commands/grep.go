@@ -15,6 +15,7 @@ import (
 	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/grep"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -494,7 +495,7 @@ func oldestCell(f grep.Finding) string {
 // grepSummaryJSON is a partition's summary object.
 type grepSummaryJSON struct {
 	Type      string           `json:"type"`
-	File      string           `json:"file"`
+	File      jsonbytes.Text   `json:"file"`
 	Topic     string           `json:"topic"`
 	Partition int32            `json:"partition"`
 	Matches   *int64           `json:"matches,omitempty"`
@@ -538,7 +539,7 @@ func (s *grepSummary) json(w io.Writer) error {
 	enc.SetEscapeHTML(false)
 	for _, r := range s.results {
 		p := r.Partition
-		obj := grepSummaryJSON{Type: "summary", File: p.Path, Topic: p.Dir.Topic, Partition: p.Dir.Partition, Keys: r.Keys}
+		obj := grepSummaryJSON{Type: "summary", File: jsonbytes.Text(p.Path), Topic: p.Dir.Topic, Partition: p.Dir.Partition, Keys: r.Keys}
 		if obj.Topic == "" {
 			obj.Topic = p.Dir.Name
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/replay"
 )
@@ -222,8 +223,8 @@ func replaySummary(g Global, o replay.Options, res []replay.Result) error {
 				failed = &r.FailedAtOffset
 			}
 			if err := enc.Encode(struct {
-				Type string `json:"type"`
-				File string `json:"file"`
+				Type string         `json:"type"`
+				File jsonbytes.Text `json:"file"`
 				partJSON
 				DestTopic      string `json:"destinationTopic"`
 				DestPartition  *int32 `json:"destinationPartition"`
@@ -235,7 +236,7 @@ func replaySummary(g Global, o replay.Options, res []replay.Result) error {
 				DryRun         bool   `json:"dryRun"`
 				FailedAtOffset *int64 `json:"failedAtOffset"`
 				Error          string `json:"error,omitempty"`
-			}{"replay", r.Partition.Path, partJSON{r.Partition.Dir.Topic, r.Partition.Dir.Partition}, r.Topic, ptrIf(dest, dest >= 0), r.From, r.Resumed, r.Next,
+			}{"replay", jsonbytes.Text(r.Partition.Path), partJSON{r.Partition.Dir.Topic, r.Partition.Dir.Partition}, r.Topic, ptrIf(dest, dest >= 0), r.From, r.Resumed, r.Next,
 				r.Records, r.Bytes, o.DryRun, failed, errString(r.Err)}); err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/replicas"
@@ -148,18 +149,18 @@ type replicasOutput struct {
 }
 
 type replicaJSON struct {
-	Broker             string    `json:"broker"`
-	Dir                string    `json:"dir,omitempty"`
-	Digest             string    `json:"digest,omitempty"`
-	TopicID            *string   `json:"topicId"`
-	LogStartOffset     int64     `json:"logStartOffset"`
-	LogEndOffset       int64     `json:"logEndOffset"`
-	HighWatermark      int64     `json:"highWatermark"`
-	HighWatermarkKnown bool      `json:"highWatermarkKnown"`
-	LatestEpoch        int32     `json:"latestEpoch"`
-	WouldTruncateTo    *int64    `json:"wouldTruncateTo"`
-	RecordsLost        *lostJSON `json:"recordsLost"`
-	Damage             []string  `json:"damage,omitempty"`
+	Broker             string         `json:"broker"`
+	Dir                jsonbytes.Text `json:"dir,omitempty"`
+	Digest             string         `json:"digest,omitempty"`
+	TopicID            *string        `json:"topicId"`
+	LogStartOffset     int64          `json:"logStartOffset"`
+	LogEndOffset       int64          `json:"logEndOffset"`
+	HighWatermark      int64          `json:"highWatermark"`
+	HighWatermarkKnown bool           `json:"highWatermarkKnown"`
+	LatestEpoch        int32          `json:"latestEpoch"`
+	WouldTruncateTo    *int64         `json:"wouldTruncateTo"`
+	RecordsLost        *lostJSON      `json:"recordsLost"`
+	Damage             []string       `json:"damage,omitempty"`
 }
 
 type lostJSON struct {
@@ -172,16 +173,16 @@ type lostJSON struct {
 }
 
 type verdictJSON struct {
-	Type               string        `json:"type"`
-	File               string        `json:"file"`
-	Topic              string        `json:"topic"`
-	Partition          int32         `json:"partition"`
-	Status             string        `json:"status"`
-	DivergentOffset    *int64        `json:"divergentOffset"`
-	BelowHighWatermark bool          `json:"belowHighWatermark"`
-	Leader             *string       `json:"leader"`
-	Replicas           []replicaJSON `json:"replicas"`
-	Notes              []string      `json:"notes"`
+	Type               string         `json:"type"`
+	File               jsonbytes.Text `json:"file"`
+	Topic              string         `json:"topic"`
+	Partition          int32          `json:"partition"`
+	Status             string         `json:"status"`
+	DivergentOffset    *int64         `json:"divergentOffset"`
+	BelowHighWatermark bool           `json:"belowHighWatermark"`
+	Leader             *string        `json:"leader"`
+	Replicas           []replicaJSON  `json:"replicas"`
+	Notes              []string       `json:"notes"`
 }
 
 func optInt(v int64) *int64 {
@@ -256,7 +257,7 @@ func verdictToJSON(v *replicas.Verdict) verdictJSON {
 	if d := v.Replicas[0].Digest; d != "" {
 		file = d
 	}
-	j := verdictJSON{Type: "replicas", File: file, Topic: v.Topic, Partition: v.Partition, Status: string(v.Status),
+	j := verdictJSON{Type: "replicas", File: jsonbytes.Text(file), Topic: v.Topic, Partition: v.Partition, Status: string(v.Status),
 		DivergentOffset: optInt(v.DivergentOffset), BelowHighWatermark: v.BelowHighWatermark, Notes: v.Notes}
 	if v.Leader != "" {
 		j.Leader = &v.Leader
@@ -265,7 +266,7 @@ func verdictToJSON(v *replicas.Verdict) verdictJSON {
 		j.Notes = []string{}
 	}
 	for _, r := range v.Replicas {
-		rj := replicaJSON{Broker: r.Broker, Dir: r.Source, Digest: r.Digest, LogStartOffset: r.LogStartOffset, LogEndOffset: r.LogEndOffset,
+		rj := replicaJSON{Broker: r.Broker, Dir: jsonbytes.Text(r.Source), Digest: r.Digest, LogStartOffset: r.LogStartOffset, LogEndOffset: r.LogEndOffset,
 			HighWatermark: r.HighWatermark, HighWatermarkKnown: r.HighWatermarkKnown, LatestEpoch: r.LatestEpoch(),
 			WouldTruncateTo: optInt(r.WouldTruncateTo)}
 		if r.HasTopicID {
