@@ -290,7 +290,10 @@ func writeUpgradeText(w io.Writer, rep *upgrade.Report, output string) error {
 		verb = "would upgrade"
 	}
 	where := ""
-	if output != "" {
+	switch {
+	case len(rep.Removed) > 0:
+		where = " into " + output + ", then removed again, as the run failed"
+	case output != "":
 		where = " into " + output
 	}
 	failures := ""

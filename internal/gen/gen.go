@@ -204,22 +204,53 @@ func Generate(o Options) ([]Partition, error) {
 		}
 	}
 	var parts []Partition
-	for _, topic := range o.topicNames() {
-		id := topicID(o.Seed, topic)
-		for p := int32(0); p < int32(o.Partitions); p++ {
-			res, err := writePartition(&o, topic, p, id)
-			if err != nil {
-				return nil, err
+	err := func() error {
+		for _, topic := range o.topicNames() {
+			id := topicID(o.Seed, topic)
+			for p := int32(0); p < int32(o.Partitions); p++ {
+				res, err := writePartition(&o, topic, p, id)
+				if err != nil {
+					return err
+				}
+				parts = append(parts, res)
 			}
-			parts = append(parts, res)
+		}
+		if o.KRaft {
+			if err := writeMetadata(&o, tail); err != nil {
+				return err
+			}
+		}
+		return writeRoot(&o, parts)
+	}()
+	if err != nil {
+		return nil, removeGenerated(o.Out, parts, err)
+	}
+	return parts, nil
+}
+
+// removeGenerated removes the partitions a failed run installed, each by its
+// exact name and only when it holds nothing but the files gen writes
+// (safefile.RemoveStage), so that a full disk or any other write error
+// leaves no partition that looks whole beside the missing ones, and a rerun
+// after the cause is fixed writes them all again. The error says what was
+// removed and what is left.
+func removeGenerated(out string, parts []Partition, err error) error {
+	var left []string
+	for _, p := range parts {
+		if rerr := safefile.RemoveStage(p.Dir, layout.StageFile); rerr != nil {
+			err = errors.Join(err, rerr)
+			left = append(left, p.Dir)
 		}
 	}
-	if o.KRaft {
-		if err := writeMetadata(&o, tail); err != nil {
-			return nil, err
-		}
+	switch {
+	case len(left) > 0:
+		return errors.Join(err, fmt.Errorf("%s: gen did not finish; left partially written, remove them by hand before a rerun: %s",
+			out, strings.Join(left, ", ")))
+	case len(parts) > 0:
+		return errors.Join(err, fmt.Errorf("%s: gen did not finish; removed the %d partition(s) it had written: rerun it once the cause is fixed",
+			out, len(parts)))
 	}
-	return parts, writeRoot(&o, parts)
+	return err
 }
 
 func topicID(seed int64, topic string) checkpoint.TopicID {
@@ -259,15 +290,29 @@ type partitionWriter struct {
 	recs     []logfmt.Record
 }
 
-func writePartition(o *Options, topic string, p int32, id checkpoint.TopicID) (Partition, error) {
+// writePartition writes a partition in a staging directory
+// (layout.StageDirName) renamed into place when whole, so that a write
+// error or a crash never leaves a partition with fewer records than asked
+// under its name; a stage left by a crash is removed by the next run.
+func writePartition(o *Options, topic string, p int32, id checkpoint.TopicID) (_ Partition, err error) {
 	dir := filepath.Join(o.Out, layout.PartitionDirName(topic, p))
-	if err := safefile.MkdirAllDurable(dir, 0o755); err != nil {
+	name := layout.StageDirName(filepath.Base(dir), genStageID)
+	if err := safefile.RemoveStage(filepath.Join(o.Out, name), layout.StageFile); err != nil {
 		return Partition{}, err
 	}
+	st, err := safefile.CreateStage(o.Out, name, layout.StageFile)
+	if err != nil {
+		return Partition{}, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, st.Remove())
+		}
+	}()
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s-%d", topic, p)
 	w := &partitionWriter{
-		o: o, dir: dir, rng: rand.New(rand.NewPCG(uint64(o.Seed), h.Sum64())), ts: o.StartTime,
+		o: o, dir: st.Dir, rng: rand.New(rand.NewPCG(uint64(o.Seed), h.Sum64())), ts: o.StartTime,
 		keys: partitionKeys(o.Keys, o.Partitions, p),
 		idem: producer{id: 1000 + int64(p), txnFirst: -1, lastOffset: -1},
 		txn:  producer{id: 5000 + int64(p), txnFirst: -1, lastOffset: -1},
@@ -276,11 +321,17 @@ func writePartition(o *Options, topic string, p int32, id checkpoint.TopicID) (P
 		w.abort()
 		return Partition{}, err
 	}
-	if err := writePartitionFiles(dir, id); err != nil {
+	if err := writePartitionFiles(st.Dir, id); err != nil {
+		return Partition{}, err
+	}
+	if err := st.Install(dir); err != nil {
 		return Partition{}, err
 	}
 	return Partition{Topic: topic, Partition: p, Dir: dir, Segments: w.segments, Records: o.Records, LogEndOffset: w.offset}, nil
 }
+
+// genStageID names gen's staging directories (layout.StageDirName).
+const genStageID = "logtoolgen"
 
 func writePartitionFiles(dir string, id checkpoint.TopicID) error {
 	epochs := checkpoint.AppendLeaderEpochs(nil, []checkpoint.EpochEntry{{Epoch: 0, StartOffset: 0}})
