@@ -203,6 +203,16 @@ func Generate(o Options) ([]Partition, error) {
 			return nil, &fs.PathError{Op: "gen", Path: dir, Err: ErrPartitionExists}
 		}
 	}
+	// The root files a failed run made are removed with its partitions;
+	// those of an earlier run it extends keep their new entries, which
+	// a rerun writes again.
+	var fresh []string
+	for _, name := range []string{layout.MetaPropertiesFile, layout.RecoveryPointCheckpointFile, layout.ReplicationOffsetCheckpointFile,
+		layout.LogStartOffsetCheckpointFile, layout.CleanerOffsetCheckpointFile, layout.CleanShutdownFile} {
+		if _, err := os.Lstat(filepath.Join(o.Out, name)); errors.Is(err, fs.ErrNotExist) {
+			fresh = append(fresh, filepath.Join(o.Out, name))
+		}
+	}
 	var parts []Partition
 	err := func() error {
 		for _, topic := range o.topicNames() {
@@ -223,23 +233,29 @@ func Generate(o Options) ([]Partition, error) {
 		return writeRoot(&o, parts)
 	}()
 	if err != nil {
-		return nil, removeGenerated(o.Out, parts, err)
+		return nil, removeGenerated(o.Out, parts, fresh, err)
 	}
 	return parts, nil
 }
 
 // removeGenerated removes the partitions a failed run installed, each by its
 // exact name and only when it holds nothing but the files gen writes
-// (safefile.RemoveStage), so that a full disk or any other write error
-// leaves no partition that looks whole beside the missing ones, and a rerun
-// after the cause is fixed writes them all again. The error says what was
-// removed and what is left.
-func removeGenerated(out string, parts []Partition, err error) error {
+// (safefile.RemoveStage), and the root files in fresh, which it made, so
+// that a full disk or any other write error leaves no partition that looks
+// whole beside the missing ones, and a rerun after the cause is fixed
+// writes them all again. The error says what was removed and what is left.
+func removeGenerated(out string, parts []Partition, fresh []string, err error) error {
 	var left []string
 	for _, p := range parts {
 		if rerr := safefile.RemoveStage(p.Dir, layout.StageFile); rerr != nil {
 			err = errors.Join(err, rerr)
 			left = append(left, p.Dir)
+		}
+	}
+	for _, f := range fresh {
+		if rerr := safefile.Remove(f); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+			left = append(left, f)
 		}
 	}
 	switch {
