@@ -103,7 +103,8 @@ type Report struct {
 	// RootFiles are the log-dir root files copied into Output.
 	RootFiles []string
 	// Removed are the partition directories and root files of Output that
-	// a failed run wrote and removed again (removeOutput).
+	// a failed run wrote and removed again (removeOutput); their partitions
+	// then have no Output, and RootFiles lists none of them.
 	Removed []string
 }
 
@@ -223,15 +224,18 @@ func removeOutput(rep *Report, output string) error {
 			errs = append(errs, fmt.Errorf("%w; remove it by hand before a rerun", err))
 			continue
 		}
-		rep.Removed = append(rep.Removed, p.Output)
+		rep.Removed, p.Output = append(rep.Removed, p.Output), ""
 	}
+	var kept []string
 	for _, f := range rep.RootFiles {
 		if err := safefile.Remove(f); err != nil {
 			errs = append(errs, fmt.Errorf("%w; remove it by hand before a rerun", err))
+			kept = append(kept, f)
 			continue
 		}
 		rep.Removed = append(rep.Removed, f)
 	}
+	rep.RootFiles = kept
 	return errors.Join(append(errs, fmt.Errorf("%s: upgrade did not finish; removed the %d partition director(ies) and root file(s) it had written there: rerun it once the cause is fixed",
 		output, len(rep.Removed)))...)
 }
