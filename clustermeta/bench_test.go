@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -19,8 +20,8 @@ import (
 func writeLargeLog(dir string, n int) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	w := &segWriter{dir: dir, epoch: 5, ts: 1_700_000_000_000}
-	w.add(true, AppendBeginTransactionRecord(nil, "Bootstrap records"), AppendFeatureLevelRecord(nil, "metadata.version", 21),
-		AppendConfigRecord(nil, ResourceBroker, "", "min.insync.replicas", ptr("2")), AppendEndTransactionRecord(nil))
+	w.add(true, kraft.AppendBeginTransactionRecord(nil, "Bootstrap records"), kraft.AppendFeatureLevelRecord(nil, "metadata.version", 21),
+		kraft.AppendConfigRecord(nil, ResourceBroker, "", "min.insync.replicas", ptr("2")), kraft.AppendEndTransactionRecord(nil))
 	const topics, parts = 10000, 10
 	dirs := [6]TopicID{}
 	for i := range dirs {
@@ -34,13 +35,13 @@ func writeLargeLog(dir string, n int) error {
 	topic := func(t, gen int) {
 		ids[t] = idOf(t*100 + gen)
 		name := fmt.Sprintf("topic-%05d", t)
-		recs := [][]byte{AppendTopicRecord(nil, name, ids[t]),
-			AppendConfigRecord(nil, ResourceTopic, name, "cleanup.policy", ptr([]string{"delete", "compact", "compact,delete"}[t%3])),
-			AppendConfigRecord(nil, ResourceTopic, name, "retention.ms", ptr(fmt.Sprint(3600000*(1+t%168)))),
-			AppendConfigRecord(nil, ResourceTopic, name, "segment.bytes", ptr("104857600"))}
+		recs := [][]byte{kraft.AppendTopicRecord(nil, name, ids[t]),
+			kraft.AppendConfigRecord(nil, ResourceTopic, name, "cleanup.policy", ptr([]string{"delete", "compact", "compact,delete"}[t%3])),
+			kraft.AppendConfigRecord(nil, ResourceTopic, name, "retention.ms", ptr(fmt.Sprint(3600000*(1+t%168)))),
+			kraft.AppendConfigRecord(nil, ResourceTopic, name, "segment.bytes", ptr("104857600"))}
 		for p := 0; p < parts; p++ {
 			r := replicas(t, p)
-			recs = append(recs, AppendPartitionRecord(nil, PartitionSpec{Topic: ids[t], Partition: int32(p), Replicas: r, ISR: r, Leader: r[0],
+			recs = append(recs, kraft.AppendPartitionRecord(nil, kraft.PartitionSpec{Topic: ids[t], Partition: int32(p), Replicas: r, ISR: r, Leader: r[0],
 				Directories: []TopicID{dirs[r[0]-1], dirs[r[1]-1], dirs[r[2]-1]}, Version: 2}))
 		}
 		w.add(true, recs...)
@@ -58,15 +59,15 @@ func writeLargeLog(dir string, n int) error {
 				t, p := rng.IntN(topics), rng.IntN(parts)
 				r := replicas(t, p)
 				isr := r[:1+rng.IntN(3)]
-				recs = append(recs, AppendPartitionChangeRecord(nil, ChangeSpec{Topic: ids[t], Partition: int32(p), Leader: isr[0], ISR: isr, Version: 2}))
+				recs = append(recs, kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: ids[t], Partition: int32(p), Leader: isr[0], ISR: isr, Version: 2}))
 			}
 			w.add(false, recs...)
 		case k < 99:
 			t := rng.IntN(topics)
-			w.add(false, AppendConfigRecord(nil, ResourceTopic, fmt.Sprintf("topic-%05d", t), "retention.ms", ptr(fmt.Sprint(rng.IntN(1<<30)))))
+			w.add(false, kraft.AppendConfigRecord(nil, ResourceTopic, fmt.Sprintf("topic-%05d", t), "retention.ms", ptr(fmt.Sprint(rng.IntN(1<<30)))))
 		default:
 			t := rng.IntN(topics)
-			w.add(false, AppendRemoveTopicRecord(nil, ids[t]))
+			w.add(false, kraft.AppendRemoveTopicRecord(nil, ids[t]))
 			topic(t, 1+rng.IntN(99))
 		}
 	}
@@ -100,7 +101,7 @@ func (w *segWriter) add(oneBatch bool, recs ...[]byte) {
 			n = min(n, 10)
 		}
 		var err error
-		if w.buf, err = AppendBatch(w.buf, w.next, w.epoch, w.ts, false, 0, recs[:n]...); err != nil {
+		if w.buf, err = kraft.AppendBatch(w.buf, w.next, w.epoch, w.ts, false, 0, recs[:n]...); err != nil {
 			panic(err)
 		}
 		w.next += int64(n)

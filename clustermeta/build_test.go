@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -33,7 +34,7 @@ func newLog(t testing.TB) *logBuilder {
 func (l *logBuilder) batch(values ...[]byte) *logBuilder {
 	l.t.Helper()
 	var err error
-	if l.buf, err = AppendBatch(l.buf, l.next, l.epoch, l.ts, false, 0, values...); err != nil {
+	if l.buf, err = kraft.AppendBatch(l.buf, l.next, l.epoch, l.ts, false, 0, values...); err != nil {
 		l.t.Fatal(err)
 	}
 	l.next += int64(len(values))
@@ -52,7 +53,7 @@ func (l *logBuilder) each(values ...[]byte) *logBuilder {
 func (l *logBuilder) leaderChange() *logBuilder {
 	l.t.Helper()
 	var err error
-	if l.buf, err = AppendBatch(l.buf, l.next, l.epoch, l.ts, true, logfmt.ControlLeaderChange, AppendLeaderChange(nil, 1, []int32{1})); err != nil {
+	if l.buf, err = kraft.AppendBatch(l.buf, l.next, l.epoch, l.ts, true, logfmt.ControlLeaderChange, kraft.AppendLeaderChange(nil, 1, []int32{1})); err != nil {
 		l.t.Fatal(err)
 	}
 	l.next++
@@ -125,20 +126,20 @@ func id(c byte) TopicID {
 	return u
 }
 
-func topicRec(name string, c byte) []byte { return AppendTopicRecord(nil, name, id(c)) }
+func topicRec(name string, c byte) []byte { return kraft.AppendTopicRecord(nil, name, id(c)) }
 
 func partRec(c byte, p int32, replicas ...int32) []byte {
-	return AppendPartitionRecord(nil, PartitionSpec{Topic: id(c), Partition: p, Replicas: replicas, ISR: replicas, Leader: replicas[0]})
+	return kraft.AppendPartitionRecord(nil, kraft.PartitionSpec{Topic: id(c), Partition: p, Replicas: replicas, ISR: replicas, Leader: replicas[0]})
 }
 
 func topicConf(topic, name, value string) []byte {
-	return AppendConfigRecord(nil, ResourceTopic, topic, name, &value)
+	return kraft.AppendConfigRecord(nil, ResourceTopic, topic, name, &value)
 }
 
 func brokerConf(broker, name, value string) []byte {
-	return AppendConfigRecord(nil, ResourceBroker, broker, name, &value)
+	return kraft.AppendConfigRecord(nil, ResourceBroker, broker, name, &value)
 }
 
 func deleteConf(typ int8, res, name string) []byte {
-	return AppendConfigRecord(nil, typ, res, name, nil)
+	return kraft.AppendConfigRecord(nil, typ, res, name, nil)
 }

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/kraft"
 )
 
 // FuzzLoad replays mutated metadata logs and snapshots: the replay must
@@ -17,9 +17,9 @@ import (
 func FuzzLoad(f *testing.F) {
 	l := newLog(f)
 	l.leaderChange().
-		batch(AppendBeginTransactionRecord(nil, "b"), topicRec("t", 'a'), topicConf("t", "cleanup.policy", "compact"), partRec('a', 0, 1, 2), AppendEndTransactionRecord(nil)).
-		batch(AppendPartitionChangeRecord(nil, ChangeSpec{Topic: id('a'), Leader: 2, ISR: []int32{2}, Replicas: []int32{2, 3}, Version: 1})).
-		batch(brokerConf("", "log.retention.ms", "5"), deleteConf(ResourceTopic, "t", "cleanup.policy"), AppendRemoveTopicRecord(nil, id('a')), topicRec("t", 'b'))
+		batch(kraft.AppendBeginTransactionRecord(nil, "b"), topicRec("t", 'a'), topicConf("t", "cleanup.policy", "compact"), partRec('a', 0, 1, 2), kraft.AppendEndTransactionRecord(nil)).
+		batch(kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id('a'), Leader: 2, ISR: []int32{2}, Replicas: []int32{2, 3}, Version: 1})).
+		batch(brokerConf("", "log.retention.ms", "5"), deleteConf(ResourceTopic, "t", "cleanup.policy"), kraft.AppendRemoveTopicRecord(nil, id('a')), topicRec("t", 'b'))
 	seg := l.buf
 	snap, err := AppendSnapshot(nil, 1, 1, 2, [][]byte{topicRec("s", 'c'), partRec('c', 0, 1), topicConf("s", "retention.ms", "1")})
 	if err != nil {
@@ -72,14 +72,14 @@ func FuzzLoad(f *testing.F) {
 func FuzzRecordRoundTrip(f *testing.F) {
 	for _, v := range [][]byte{
 		topicRec("t", 'a'), partRec('a', 0, 1, 2), topicConf("t", "cleanup.policy", "compact"), deleteConf(ResourceTopic, "t", "retention.ms"),
-		AppendPartitionChangeRecord(nil, ChangeSpec{Topic: id('a'), Leader: 2, ISR: []int32{2}, Replicas: []int32{2, 3}, Version: 1}),
-		AppendRemoveTopicRecord(nil, id('a')), AppendBeginTransactionRecord(nil, "b"), AppendEndTransactionRecord(nil),
-		AppendNoOpRecord(nil), AppendFeatureLevelRecord(nil, "metadata.version", 21),
+		kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id('a'), Leader: 2, ISR: []int32{2}, Replicas: []int32{2, 3}, Version: 1}),
+		kraft.AppendRemoveTopicRecord(nil, id('a')), kraft.AppendBeginTransactionRecord(nil, "b"), kraft.AppendEndTransactionRecord(nil),
+		AppendNoOpRecord(nil), kraft.AppendFeatureLevelRecord(nil, "metadata.version", 21),
 	} {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, value []byte) {
-		r, err := metadata.Decode(value)
+		r, err := kraft.Decode(value)
 		if err != nil {
 			return
 		}
@@ -91,7 +91,7 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		if !ok {
 			return
 		}
-		r, err = metadata.Decode(once)
+		r, err = kraft.Decode(once)
 		if err != nil {
 			t.Fatalf("%s written again does not decode: %v\n%x", name, err, once)
 		}

@@ -5,7 +5,7 @@
 // what logtool's commands use is kept; the rest of the image (brokers, ACLs,
 // quotas, features, producer IDs) is read past.
 //
-// Records are decoded by dump/metadata, the decoder behind
+// Records are decoded by logfmt/kraft, the decoder behind
 // dump --cluster-metadata-decoder, so both read them the same way.
 package clustermeta
 

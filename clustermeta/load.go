@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -93,7 +93,7 @@ func newestSnapshot(others []string) (path string, end int64) {
 
 type loader struct {
 	im      *Image
-	dec     metadata.Decoder
+	dec     kraft.Decoder
 	it      logfmt.RecordIter
 	txn     *txnStart
 	unknown map[uint32]int   // record types not known, with counts
@@ -240,18 +240,18 @@ func (l *loader) logRecord(seg int, batchPos int64, r *logfmt.Record, path strin
 		return err
 	}
 	switch typ {
-	case typeBeginTransaction:
+	case kraft.TypeBeginTransaction:
 		if l.txn != nil {
 			return logfmt.Corruptf(path, pos, "BeginTransactionRecord at offset %d inside the transaction begun at offset %d", r.Offset, l.txn.offset)
 		}
 		l.txn = &txnStart{seg: seg, pos: batchPos, offset: r.Offset}
-	case typeEndTransaction, typeAbortTransaction:
+	case kraft.TypeEndTransaction, kraft.TypeAbortTransaction:
 		if l.txn == nil {
-			return logfmt.Corruptf(path, pos, "%s at offset %d without a BeginTransactionRecord", metadata.TypeNames[typ], r.Offset)
+			return logfmt.Corruptf(path, pos, "%s at offset %d without a BeginTransactionRecord", kraft.TypeNames[typ], r.Offset)
 		}
 		t := l.txn
 		l.txn = nil
-		if typ == typeEndTransaction {
+		if typ == kraft.TypeEndTransaction {
 			return l.replayTransaction(t, r.Offset)
 		}
 	default:
@@ -424,7 +424,7 @@ func recordType(r *logfmt.Record, path string, pos int64) (uint32, error) {
 	if r.Value == nil {
 		return 0, logfmt.Corruptf(path, pos, "metadata record at offset %d has no value", r.Offset)
 	}
-	typ, _, _, err := metadata.ParseFrame(r.Value)
+	typ, _, _, err := kraft.ParseFrame(r.Value)
 	if err != nil {
 		return 0, &logfmt.CorruptError{File: path, Pos: pos, Msg: fmt.Sprintf("metadata record at offset %d", r.Offset), Err: err}
 	}
@@ -435,7 +435,7 @@ func recordType(r *logfmt.Record, path string, pos int64) (uint32, error) {
 // image does not keep are not decoded, only counted when unknown.
 func (l *loader) applyRecord(r *logfmt.Record, typ uint32, path string, pos int64) error {
 	if !applies(typ) {
-		if _, ok := metadata.TypeNames[typ]; !ok {
+		if _, ok := kraft.TypeNames[typ]; !ok {
 			l.unknown[typ]++
 		}
 		return nil

@@ -3,27 +3,15 @@ package clustermeta
 import (
 	"fmt"
 
-	"github.com/logtool/logtool/dump/metadata"
-	p "github.com/logtool/logtool/dump/protocol"
-)
-
-// Record types the replay reads.
-const (
-	typeTopic            = metadata.TypeTopic
-	typePartition        = metadata.TypePartition
-	typeConfig           = metadata.TypeConfig
-	typePartitionChange  = metadata.TypePartitionChange
-	typeRemoveTopic      = metadata.TypeRemoveTopic
-	typeBeginTransaction = metadata.TypeBeginTransaction
-	typeEndTransaction   = metadata.TypeEndTransaction
-	typeAbortTransaction = metadata.TypeAbortTransaction
+	"github.com/logtool/logtool/logfmt/kraft"
+	p "github.com/logtool/logtool/logfmt/protocol"
 )
 
 // applies tells whether the replay reads records of a type; the others
 // change nothing it keeps and are not decoded.
 func applies(typ uint32) bool {
 	switch typ {
-	case typeTopic, typePartition, typeConfig, typePartitionChange, typeRemoveTopic:
+	case kraft.TypeTopic, kraft.TypePartition, kraft.TypeConfig, kraft.TypePartitionChange, kraft.TypeRemoveTopic:
 		return true
 	}
 	return false
@@ -31,39 +19,39 @@ func applies(typ uint32) bool {
 
 // Field positions in the decoded records, looked up once.
 var (
-	fTopicName = metadata.FieldIndex(typeTopic, "name")
-	fTopicID   = metadata.FieldIndex(typeTopic, "topicId")
+	fTopicName = kraft.FieldIndex(kraft.TypeTopic, "name")
+	fTopicID   = kraft.FieldIndex(kraft.TypeTopic, "topicId")
 
-	fPartID       = metadata.FieldIndex(typePartition, "partitionId")
-	fPartTopic    = metadata.FieldIndex(typePartition, "topicId")
-	fPartReplicas = metadata.FieldIndex(typePartition, "replicas")
-	fPartISR      = metadata.FieldIndex(typePartition, "isr")
-	fPartLeader   = metadata.FieldIndex(typePartition, "leader")
-	fPartDirs     = metadata.FieldIndex(typePartition, "directories")
+	fPartID       = kraft.FieldIndex(kraft.TypePartition, "partitionId")
+	fPartTopic    = kraft.FieldIndex(kraft.TypePartition, "topicId")
+	fPartReplicas = kraft.FieldIndex(kraft.TypePartition, "replicas")
+	fPartISR      = kraft.FieldIndex(kraft.TypePartition, "isr")
+	fPartLeader   = kraft.FieldIndex(kraft.TypePartition, "leader")
+	fPartDirs     = kraft.FieldIndex(kraft.TypePartition, "directories")
 
-	fConfType  = metadata.FieldIndex(typeConfig, "resourceType")
-	fConfRes   = metadata.FieldIndex(typeConfig, "resourceName")
-	fConfName  = metadata.FieldIndex(typeConfig, "name")
-	fConfValue = metadata.FieldIndex(typeConfig, "value")
+	fConfType  = kraft.FieldIndex(kraft.TypeConfig, "resourceType")
+	fConfRes   = kraft.FieldIndex(kraft.TypeConfig, "resourceName")
+	fConfName  = kraft.FieldIndex(kraft.TypeConfig, "name")
+	fConfValue = kraft.FieldIndex(kraft.TypeConfig, "value")
 
-	fChangeID       = metadata.FieldIndex(typePartitionChange, "partitionId")
-	fChangeTopic    = metadata.FieldIndex(typePartitionChange, "topicId")
-	fChangeISR      = metadata.FieldIndex(typePartitionChange, "isr")
-	fChangeLeader   = metadata.FieldIndex(typePartitionChange, "leader")
-	fChangeReplicas = metadata.FieldIndex(typePartitionChange, "replicas")
-	fChangeDirs     = metadata.FieldIndex(typePartitionChange, "directories")
+	fChangeID       = kraft.FieldIndex(kraft.TypePartitionChange, "partitionId")
+	fChangeTopic    = kraft.FieldIndex(kraft.TypePartitionChange, "topicId")
+	fChangeISR      = kraft.FieldIndex(kraft.TypePartitionChange, "isr")
+	fChangeLeader   = kraft.FieldIndex(kraft.TypePartitionChange, "leader")
+	fChangeReplicas = kraft.FieldIndex(kraft.TypePartitionChange, "replicas")
+	fChangeDirs     = kraft.FieldIndex(kraft.TypePartitionChange, "directories")
 
-	fRemoveTopic = metadata.FieldIndex(typeRemoveTopic, "topicId")
+	fRemoveTopic = kraft.FieldIndex(kraft.TypeRemoveTopic, "topicId")
 )
 
 // apply changes the image as Kafka's MetadataDelta.replay does for the
 // record. Records that contradict the image (a partition of a topic that
 // does not exist, a removal of an unknown topic) are errors: Kafka's loader
 // reports them as faults, and a state built past one would be a guess.
-func (im *Image) apply(r *metadata.Record) error {
+func (im *Image) apply(r *kraft.Record) error {
 	f := r.Value.Fields
 	switch r.Type {
-	case typeTopic:
+	case kraft.TypeTopic:
 		name, id := string(f[fTopicName].Raw), uuid(&f[fTopicID])
 		if t := im.byName[name]; t != nil {
 			return fmt.Errorf("TopicRecord creates topic %s with ID %s, but it exists with ID %s", name, id, t.ID)
@@ -73,7 +61,7 @@ func (im *Image) apply(r *metadata.Record) error {
 		}
 		t := &Topic{Name: name, ID: id}
 		im.topics[id], im.byName[name] = t, t
-	case typePartition:
+	case kraft.TypePartition:
 		t, err := im.topicFor("PartitionRecord", uuid(&f[fPartTopic]))
 		if err != nil {
 			return err
@@ -91,9 +79,9 @@ func (im *Image) apply(r *metadata.Record) error {
 			copy(t.Partitions[i+1:], t.Partitions[i:])
 			t.Partitions[i] = part
 		}
-	case typePartitionChange:
+	case kraft.TypePartitionChange:
 		return im.changePartition(f)
-	case typeConfig:
+	case kraft.TypeConfig:
 		typ := int8(f[fConfType].Int)
 		if typ != ResourceTopic && typ != ResourceBroker {
 			return nil
@@ -113,7 +101,7 @@ func (im *Image) apply(r *metadata.Record) error {
 			im.configs[res] = m
 		}
 		m[name] = string(v.Raw)
-	case typeRemoveTopic:
+	case kraft.TypeRemoveTopic:
 		t, err := im.topicFor("RemoveTopicRecord", uuid(&f[fRemoveTopic]))
 		if err != nil {
 			return err

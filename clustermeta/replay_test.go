@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/kraft"
 )
 
 func TestReplayTopicsAndConfigs(t *testing.T) {
@@ -60,7 +61,7 @@ func TestReplayConfigDeletion(t *testing.T) {
 func TestReplayDeleteAndRecreate(t *testing.T) {
 	im := newLog(t).
 		batch(topicRec("t", 'a'), topicConf("t", "cleanup.policy", "compact"), topicConf("t", "retention.ms", "1"), partRec('a', 0, 1)).
-		batch(AppendRemoveTopicRecord(nil, id('a'))).
+		batch(kraft.AppendRemoveTopicRecord(nil, id('a'))).
 		batch(topicRec("t", 'b'), topicConf("t", "segment.bytes", "2000000"), partRec('b', 0, 1), partRec('b', 1, 1)).
 		mustLoad()
 	tp := im.Topic("t")
@@ -77,7 +78,7 @@ func TestReplayDeleteAndRecreate(t *testing.T) {
 		t.Error("the live topic counts as removed")
 	}
 
-	im = newLog(t).batch(topicRec("gone", 'a'), topicConf("gone", "retention.ms", "1")).batch(AppendRemoveTopicRecord(nil, id('a'))).mustLoad()
+	im = newLog(t).batch(topicRec("gone", 'a'), topicConf("gone", "retention.ms", "1")).batch(kraft.AppendRemoveTopicRecord(nil, id('a'))).mustLoad()
 	if im.Topic("gone") != nil || im.TopicConfig("gone") != nil || len(im.Topics()) != 0 {
 		t.Error("a removed topic remains")
 	}
@@ -86,11 +87,11 @@ func TestReplayDeleteAndRecreate(t *testing.T) {
 func TestReplayPartitionChange(t *testing.T) {
 	d1, d2, d3 := id(1), id(2), id(3)
 	im := newLog(t).
-		batch(topicRec("t", 'a'), AppendPartitionRecord(nil, PartitionSpec{Topic: id('a'), Partition: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 1, Directories: []TopicID{d1, d2}, Version: 1})).
-		batch(AppendPartitionChangeRecord(nil, ChangeSpec{Topic: id('a'), Leader: -2, ISR: []int32{2}})).
-		batch(AppendPartitionChangeRecord(nil, ChangeSpec{Topic: id('a'), Leader: 2})).
+		batch(topicRec("t", 'a'), kraft.AppendPartitionRecord(nil, kraft.PartitionSpec{Topic: id('a'), Partition: 0, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Leader: 1, Directories: []TopicID{d1, d2}, Version: 1})).
+		batch(kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id('a'), Leader: -2, ISR: []int32{2}})).
+		batch(kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id('a'), Leader: 2})).
 		// a reassignment without directories keeps those of the replicas that stay
-		batch(AppendPartitionChangeRecord(nil, ChangeSpec{Topic: id('a'), Leader: -2, Replicas: []int32{2, 3}, Version: 1})).
+		batch(kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id('a'), Leader: -2, Replicas: []int32{2, 3}, Version: 1})).
 		mustLoad()
 	p := im.Topic("t").Partition(0)
 	want := Partition{ID: 0, Leader: 2, Replicas: []int32{2, 3}, ISR: []int32{2}, Directories: []TopicID{d2, {}}}
@@ -98,8 +99,8 @@ func TestReplayPartitionChange(t *testing.T) {
 		t.Fatalf("partition %+v\nwant      %+v", *p, want)
 	}
 	im = newLog(t).
-		batch(topicRec("t", 'a'), AppendPartitionRecord(nil, PartitionSpec{Topic: id('a'), Partition: 0, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1, Directories: []TopicID{d1}, Version: 2})).
-		batch(AppendPartitionChangeRecord(nil, ChangeSpec{Topic: id('a'), Leader: -2, Directories: []TopicID{d3}, Version: 2})).
+		batch(topicRec("t", 'a'), kraft.AppendPartitionRecord(nil, kraft.PartitionSpec{Topic: id('a'), Partition: 0, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1, Directories: []TopicID{d1}, Version: 2})).
+		batch(kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id('a'), Leader: -2, Directories: []TopicID{d3}, Version: 2})).
 		mustLoad()
 	if got := im.Topic("t").Partition(0).Directories; !reflect.DeepEqual(got, []TopicID{d3}) {
 		t.Fatalf("directories %v", got)
@@ -168,12 +169,12 @@ func TestReplaySnapshotAlone(t *testing.T) {
 
 func TestReplayTransactions(t *testing.T) {
 	im := newLog(t).
-		batch(topicRec("before", 'b'), AppendBeginTransactionRecord(nil, "create"), topicRec("t", 'a')).
+		batch(topicRec("before", 'b'), kraft.AppendBeginTransactionRecord(nil, "create"), topicRec("t", 'a')).
 		batch(topicConf("t", "retention.ms", "1")).roll().
-		batch(AppendEndTransactionRecord(nil), topicConf("t", "segment.bytes", "2000000")).
-		batch(AppendBeginTransactionRecord(nil, "aborted"), topicRec("u", 'u')).
+		batch(kraft.AppendEndTransactionRecord(nil), topicConf("t", "segment.bytes", "2000000")).
+		batch(kraft.AppendBeginTransactionRecord(nil, "aborted"), topicRec("u", 'u')).
 		batch(topicConf("t", "retention.ms", "2"), AppendAbortTransactionRecord(nil)).
-		batch(AppendBeginTransactionRecord(nil, "open"), topicRec("v", 'v')).
+		batch(kraft.AppendBeginTransactionRecord(nil, "open"), topicRec("v", 'v')).
 		mustLoad()
 	if im.Topic("before") == nil || im.Topic("t") == nil {
 		t.Fatal("a committed transaction, or the record before it, was not applied")
@@ -193,8 +194,8 @@ func TestReplayTransactions(t *testing.T) {
 }
 
 func TestReplayUnknownRecordType(t *testing.T) {
-	unknown := append(frame(nil, 999, 0), 1, 2, 3)
-	im := newLog(t).batch(topicRec("t", 'a'), unknown, unknown, AppendFeatureLevelRecord(nil, "metadata.version", 21)).mustLoad()
+	unknown := append(kraft.AppendFrame(nil, 999, 0), 1, 2, 3)
+	im := newLog(t).batch(topicRec("t", 'a'), unknown, unknown, kraft.AppendFeatureLevelRecord(nil, "metadata.version", 21)).mustLoad()
 	if im.Topic("t") == nil || len(im.Notes) != 1 || !strings.Contains(im.Notes[0], "999 (2)") {
 		t.Fatalf("notes %q", im.Notes)
 	}
@@ -222,25 +223,25 @@ func TestReplayErrors(t *testing.T) {
 	}{
 		{"partition of unknown topic", func(l *logBuilder) { l.batch(topicRec("t", 'a'), partRec('b', 0, 1)) },
 			"00000000000000000000.log", rec(topicRec("t", 'a')), "PartitionRecord for unknown topic ID"},
-		{"removal of unknown topic", func(l *logBuilder) { l.batch(AppendRemoveTopicRecord(nil, id('x'))) },
+		{"removal of unknown topic", func(l *logBuilder) { l.batch(kraft.AppendRemoveTopicRecord(nil, id('x'))) },
 			"00000000000000000000.log", rec(), "RemoveTopicRecord for unknown topic ID"},
 		{"change of a removed topic", func(l *logBuilder) {
-			l.batch(topicRec("t", 'a'), partRec('a', 0, 1), AppendRemoveTopicRecord(nil, id('a')), AppendPartitionChangeRecord(nil, ChangeSpec{Topic: id('a'), Leader: 1}))
-		}, "00000000000000000000.log", rec(topicRec("t", 'a'), partRec('a', 0, 1), AppendRemoveTopicRecord(nil, id('a'))), "which was removed (topic t)"},
+			l.batch(topicRec("t", 'a'), partRec('a', 0, 1), kraft.AppendRemoveTopicRecord(nil, id('a')), kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id('a'), Leader: 1}))
+		}, "00000000000000000000.log", rec(topicRec("t", 'a'), partRec('a', 0, 1), kraft.AppendRemoveTopicRecord(nil, id('a'))), "which was removed (topic t)"},
 		{"change of unknown partition", func(l *logBuilder) {
-			l.batch(topicRec("t", 'a'), AppendPartitionChangeRecord(nil, ChangeSpec{Topic: id('a'), Partition: 3, Leader: 1}))
+			l.batch(topicRec("t", 'a'), kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id('a'), Partition: 3, Leader: 1}))
 		}, "00000000000000000000.log", rec(topicRec("t", 'a')), "no such partition"},
 		{"topic name taken", func(l *logBuilder) { l.batch(topicRec("t", 'a'), topicRec("t", 'b')) },
 			"00000000000000000000.log", rec(topicRec("t", 'a')), "exists with ID"},
-		{"unsupported version", func(l *logBuilder) { l.batch(append(frame(nil, typeTopic, 9), 0)) },
+		{"unsupported version", func(l *logBuilder) { l.batch(append(kraft.AppendFrame(nil, kraft.TypeTopic, 9), 0)) },
 			"00000000000000000000.log", rec(), "Can't read version 9 of TopicRecord"},
 		{"bad frame", func(l *logBuilder) { l.batch([]byte{7, 2, 0}) }, "00000000000000000000.log", rec(), "unknown frame version 7"},
 		{"garbage after a record", func(l *logBuilder) { l.batch(append(topicRec("t", 'a'), 0)) }, "00000000000000000000.log", rec(), "garbage"},
 		{"null value", func(l *logBuilder) { l.batch(nil) }, "00000000000000000000.log", rec(), "has no value"},
 		{"nested transaction", func(l *logBuilder) {
-			l.batch(AppendBeginTransactionRecord(nil, "a"), AppendBeginTransactionRecord(nil, "b"))
-		}, "00000000000000000000.log", rec(AppendBeginTransactionRecord(nil, "a")), "inside the transaction begun at offset 0"},
-		{"end without begin", func(l *logBuilder) { l.batch(AppendEndTransactionRecord(nil)) }, "00000000000000000000.log", rec(), "without a BeginTransactionRecord"},
+			l.batch(kraft.AppendBeginTransactionRecord(nil, "a"), kraft.AppendBeginTransactionRecord(nil, "b"))
+		}, "00000000000000000000.log", rec(kraft.AppendBeginTransactionRecord(nil, "a")), "inside the transaction begun at offset 0"},
+		{"end without begin", func(l *logBuilder) { l.batch(kraft.AppendEndTransactionRecord(nil)) }, "00000000000000000000.log", rec(), "without a BeginTransactionRecord"},
 		{"offset gap", func(l *logBuilder) { l.batch(topicRec("t", 'a')); l.next++; l.batch(topicRec("u", 'b')) },
 			"00000000000000000000.log", rec(topicRec("t", 'a')), "batch at offset 2 where offset 1 was expected"},
 		{"log after a gap from the snapshot", func(l *logBuilder) { l.snapshot(5, 1, topicRec("t", 'a')); l.skipTo(7).batch(topicRec("u", 'b')) },

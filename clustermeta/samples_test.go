@@ -11,12 +11,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/logtool/logtool/dump/metadata"
-	p "github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
+	p "github.com/logtool/logtool/logfmt/protocol"
 )
 
 var samples = kafkasamples.Dir("logdirs")
@@ -144,7 +144,7 @@ func TestWriterMatchesBrokers(t *testing.T) {
 			}
 			// The whole batch, header and all, as KRaft writes it.
 			h := b.Header()
-			again, err := AppendBatch(nil, h.BaseOffset(), h.PartitionLeaderEpoch(), h.MaxTimestamp(), b.IsControl(), ct, values...)
+			again, err := kraft.AppendBatch(nil, h.BaseOffset(), h.PartitionLeaderEpoch(), h.MaxTimestamp(), b.IsControl(), ct, values...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +167,7 @@ func TestWriterMatchesBrokers(t *testing.T) {
 // records the writer cannot express.
 func rewrite(t *testing.T, value []byte) (string, bool) {
 	t.Helper()
-	r, err := metadata.Decode(value)
+	r, err := kraft.Decode(value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,24 +180,24 @@ func rewrite(t *testing.T, value []byte) (string, bool) {
 
 // reencode writes a decoded record again with the package's writers; ok is
 // false for records they cannot express.
-func reencode(r *metadata.Record) (again []byte, name string, ok bool) {
+func reencode(r *kraft.Record) (again []byte, name string, ok bool) {
 	field := r.Value.Field
 	switch r.Type {
-	case typeTopic:
-		again, name = AppendTopicRecord(nil, string(field("name").Raw), uuid(field("topicId"))), "TopicRecord"
-	case typeConfig:
+	case kraft.TypeTopic:
+		again, name = kraft.AppendTopicRecord(nil, string(field("name").Raw), uuid(field("topicId"))), "TopicRecord"
+	case kraft.TypeConfig:
 		v := field("value")
 		var s *string
 		if !v.Null {
 			str := string(v.Raw)
 			s = &str
 		}
-		again, name = AppendConfigRecord(nil, int8(field("resourceType").Int), string(field("resourceName").Raw), string(field("name").Raw), s), "ConfigRecord"
-	case typePartition:
+		again, name = kraft.AppendConfigRecord(nil, int8(field("resourceType").Int), string(field("resourceName").Raw), string(field("name").Raw), s), "ConfigRecord"
+	case kraft.TypePartition:
 		if field("leaderRecoveryState").Present || r.Version > 2 || (r.Version == 2 && (field("eligibleLeaderReplicas").Present || field("lastKnownElr").Present)) {
 			return nil, "", false
 		}
-		s := PartitionSpec{Topic: uuid(field("topicId")), Partition: int32(field("partitionId").Int), Replicas: int32s(field("replicas")),
+		s := kraft.PartitionSpec{Topic: uuid(field("topicId")), Partition: int32(field("partitionId").Int), Replicas: int32s(field("replicas")),
 			ISR: int32s(field("isr")), Leader: int32(field("leader").Int), LeaderEpoch: int32(field("leaderEpoch").Int),
 			PartitionEpoch: int32(field("partitionEpoch").Int), Version: r.Version}
 		if len(field("removingReplicas").Items)+len(field("addingReplicas").Items) > 0 {
@@ -206,14 +206,14 @@ func reencode(r *metadata.Record) (again []byte, name string, ok bool) {
 		if r.Version >= 1 {
 			s.Directories = uuids(field("directories"))
 		}
-		again, name = AppendPartitionRecord(nil, s), "PartitionRecord v"+string('0'+byte(r.Version))
-	case typePartitionChange:
+		again, name = kraft.AppendPartitionRecord(nil, s), "PartitionRecord v"+string('0'+byte(r.Version))
+	case kraft.TypePartitionChange:
 		for _, n := range []string{"removingReplicas", "addingReplicas", "leaderRecoveryState", "eligibleLeaderReplicas", "lastKnownElr"} {
 			if f := field(n); f != nil && f.Present {
 				return nil, "", false
 			}
 		}
-		s := ChangeSpec{Topic: uuid(field("topicId")), Partition: int32(field("partitionId").Int), Leader: -2, Version: r.Version}
+		s := kraft.ChangeSpec{Topic: uuid(field("topicId")), Partition: int32(field("partitionId").Int), Leader: -2, Version: r.Version}
 		if f := field("leader"); f.Present {
 			s.Leader = int32(f.Int)
 		}
@@ -226,18 +226,18 @@ func reencode(r *metadata.Record) (again []byte, name string, ok bool) {
 		if f := field("directories"); f != nil && f.Present {
 			s.Directories = uuids(f)
 		}
-		again, name = AppendPartitionChangeRecord(nil, s), "PartitionChangeRecord"
-	case metadata.TypeNoOp:
+		again, name = kraft.AppendPartitionChangeRecord(nil, s), "PartitionChangeRecord"
+	case kraft.TypeNoOp:
 		again, name = AppendNoOpRecord(nil), "NoOpRecord"
-	case metadata.TypeFeatureLevel:
-		again, name = AppendFeatureLevelRecord(nil, string(field("name").Raw), int16(field("featureLevel").Int)), "FeatureLevelRecord"
-	case typeBeginTransaction:
+	case kraft.TypeFeatureLevel:
+		again, name = kraft.AppendFeatureLevelRecord(nil, string(field("name").Raw), int16(field("featureLevel").Int)), "FeatureLevelRecord"
+	case kraft.TypeBeginTransaction:
 		if f := field("name"); !f.Present || f.Null {
 			return nil, "", false // the writer always names the transaction
 		}
-		again, name = AppendBeginTransactionRecord(nil, string(field("name").Raw)), "BeginTransactionRecord"
-	case typeEndTransaction:
-		again, name = AppendEndTransactionRecord(nil), "EndTransactionRecord"
+		again, name = kraft.AppendBeginTransactionRecord(nil, string(field("name").Raw)), "BeginTransactionRecord"
+	case kraft.TypeEndTransaction:
+		again, name = kraft.AppendEndTransactionRecord(nil), "EndTransactionRecord"
 	default:
 		return nil, "", false
 	}
@@ -256,7 +256,7 @@ func compareLeaderChange(t *testing.T, value []byte) {
 	for _, v := range m.Voters {
 		voters = append(voters, v.VoterID)
 	}
-	if again := AppendLeaderChange(nil, m.LeaderID, voters); !bytes.Equal(again, value) {
+	if again := kraft.AppendLeaderChange(nil, m.LeaderID, voters); !bytes.Equal(again, value) {
 		t.Fatalf("LeaderChange written again:\n%x\nbroker wrote:\n%x", again, value)
 	}
 }
@@ -302,7 +302,7 @@ func TestWriterSnapshotMatchesBroker(t *testing.T) {
 
 // franz-go reads the batches and the LeaderChange value the writer writes.
 func TestWriterAgainstKmsg(t *testing.T) {
-	value := AppendLeaderChange(nil, 3, []int32{1, 2, 3})
+	value := kraft.AppendLeaderChange(nil, 3, []int32{1, 2, 3})
 	var m kmsg.LeaderChangeMessage
 	if err := m.ReadFrom(value); err != nil {
 		t.Fatal(err)
@@ -310,7 +310,7 @@ func TestWriterAgainstKmsg(t *testing.T) {
 	if m.LeaderID != 3 || len(m.Voters) != 3 || len(m.GrantingVoters) != 3 || m.Voters[2].VoterID != 3 {
 		t.Fatalf("kmsg read %+v", m)
 	}
-	b, err := AppendBatch(nil, 42, 7, 1234, false, 0, AppendNoOpRecord(nil), AppendTopicRecord(nil, "t", id(1)))
+	b, err := kraft.AppendBatch(nil, 42, 7, 1234, false, 0, AppendNoOpRecord(nil), kraft.AppendTopicRecord(nil, "t", id(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestWriterAgainstKmsg(t *testing.T) {
 		raw = raw[n+int(r.Length):]
 		recs = append(recs, r)
 	}
-	if len(recs) != 2 || !bytes.Equal(recs[1].Value, AppendTopicRecord(nil, "t", id(1))) || recs[0].Key != nil || recs[1].OffsetDelta != 1 {
+	if len(recs) != 2 || !bytes.Equal(recs[1].Value, kraft.AppendTopicRecord(nil, "t", id(1))) || recs[0].Key != nil || recs[1].OffsetDelta != 1 {
 		t.Fatalf("kmsg records %+v", recs)
 	}
 }
@@ -344,23 +344,23 @@ func TestWriterAgainstDecoder(t *testing.T) {
 		value []byte
 		want  string
 	}{
-		{AppendTopicRecord(nil, "t", id(1)), `{"type":"TOPIC_RECORD","version":0,"data":{"name":"t","topicId":"AQEBAQEBAQEBAQEBAQEBAQ"}}`},
-		{AppendPartitionRecord(nil, PartitionSpec{Topic: id(1), Partition: 2, Replicas: []int32{1, 2}, ISR: []int32{2}, Leader: 2, LeaderEpoch: 3, PartitionEpoch: 4}),
+		{kraft.AppendTopicRecord(nil, "t", id(1)), `{"type":"TOPIC_RECORD","version":0,"data":{"name":"t","topicId":"AQEBAQEBAQEBAQEBAQEBAQ"}}`},
+		{kraft.AppendPartitionRecord(nil, kraft.PartitionSpec{Topic: id(1), Partition: 2, Replicas: []int32{1, 2}, ISR: []int32{2}, Leader: 2, LeaderEpoch: 3, PartitionEpoch: 4}),
 			`{"type":"PARTITION_RECORD","version":0,"data":{"partitionId":2,"topicId":"AQEBAQEBAQEBAQEBAQEBAQ","replicas":[1,2],"isr":[2],"removingReplicas":[],"addingReplicas":[],"leader":2,"leaderEpoch":3,"partitionEpoch":4}}`},
-		{AppendPartitionRecord(nil, PartitionSpec{Topic: id(1), Replicas: []int32{1}, ISR: []int32{1}, Leader: 1, Directories: []TopicID{id(2)}, Version: 2}),
+		{kraft.AppendPartitionRecord(nil, kraft.PartitionSpec{Topic: id(1), Replicas: []int32{1}, ISR: []int32{1}, Leader: 1, Directories: []TopicID{id(2)}, Version: 2}),
 			`{"type":"PARTITION_RECORD","version":2,"data":{"partitionId":0,"topicId":"AQEBAQEBAQEBAQEBAQEBAQ","replicas":[1],"isr":[1],"removingReplicas":[],"addingReplicas":[],"leader":1,"leaderEpoch":0,"partitionEpoch":0,"directories":["AgICAgICAgICAgICAgICAg"]}}`},
-		{AppendConfigRecord(nil, ResourceBroker, "", "log.retention.ms", &retention), `{"type":"CONFIG_RECORD","version":0,"data":{"resourceType":4,"resourceName":"","name":"log.retention.ms","value":"1000"}}`},
-		{AppendConfigRecord(nil, ResourceTopic, "t", "retention.ms", nil), `{"type":"CONFIG_RECORD","version":0,"data":{"resourceType":2,"resourceName":"t","name":"retention.ms","value":null}}`},
-		{AppendPartitionChangeRecord(nil, ChangeSpec{Topic: id(1), Partition: 1, Leader: 3, ISR: []int32{3}, Replicas: []int32{3, 4}, Directories: []TopicID{id(2), id(3)}, Version: 1}),
+		{kraft.AppendConfigRecord(nil, ResourceBroker, "", "log.retention.ms", &retention), `{"type":"CONFIG_RECORD","version":0,"data":{"resourceType":4,"resourceName":"","name":"log.retention.ms","value":"1000"}}`},
+		{kraft.AppendConfigRecord(nil, ResourceTopic, "t", "retention.ms", nil), `{"type":"CONFIG_RECORD","version":0,"data":{"resourceType":2,"resourceName":"t","name":"retention.ms","value":null}}`},
+		{kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id(1), Partition: 1, Leader: 3, ISR: []int32{3}, Replicas: []int32{3, 4}, Directories: []TopicID{id(2), id(3)}, Version: 1}),
 			`{"type":"PARTITION_CHANGE_RECORD","version":1,"data":{"partitionId":1,"topicId":"AQEBAQEBAQEBAQEBAQEBAQ","isr":[3],"leader":3,"replicas":[3,4],"directories":["AgICAgICAgICAgICAgICAg","AwMDAwMDAwMDAwMDAwMDAw"]}}`},
-		{AppendRemoveTopicRecord(nil, id(1)), `{"type":"REMOVE_TOPIC_RECORD","version":0,"data":{"topicId":"AQEBAQEBAQEBAQEBAQEBAQ"}}`},
-		{AppendBeginTransactionRecord(nil, "x"), `{"type":"BEGIN_TRANSACTION_RECORD","version":0,"data":{"name":"x"}}`},
-		{AppendEndTransactionRecord(nil), `{"type":"END_TRANSACTION_RECORD","version":0,"data":{}}`},
+		{kraft.AppendRemoveTopicRecord(nil, id(1)), `{"type":"REMOVE_TOPIC_RECORD","version":0,"data":{"topicId":"AQEBAQEBAQEBAQEBAQEBAQ"}}`},
+		{kraft.AppendBeginTransactionRecord(nil, "x"), `{"type":"BEGIN_TRANSACTION_RECORD","version":0,"data":{"name":"x"}}`},
+		{kraft.AppendEndTransactionRecord(nil), `{"type":"END_TRANSACTION_RECORD","version":0,"data":{}}`},
 		{AppendAbortTransactionRecord(nil), `{"type":"ABORT_TRANSACTION_RECORD","version":0,"data":{}}`},
 		{AppendNoOpRecord(nil), `{"type":"NO_OP_RECORD","version":0,"data":{}}`},
-		{AppendFeatureLevelRecord(nil, "metadata.version", 21), `{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":21}}`},
+		{kraft.AppendFeatureLevelRecord(nil, "metadata.version", 21), `{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":21}}`},
 	} {
-		got, err := metadata.Format(c.value, 0)
+		got, err := kraft.Format(c.value, 0)
 		if err != nil || got != c.want {
 			t.Errorf("got  %s %v\nwant %s", got, err, c.want)
 		}
@@ -370,11 +370,11 @@ func TestWriterAgainstDecoder(t *testing.T) {
 		value []byte
 		want  string
 	}{
-		{logfmt.ControlLeaderChange, AppendLeaderChange(nil, 1, []int32{1, 2}), `{"version":0,"leaderId":1,"voters":[{"voterId":1},{"voterId":2}],"grantingVoters":[{"voterId":1},{"voterId":2}]}`},
+		{logfmt.ControlLeaderChange, kraft.AppendLeaderChange(nil, 1, []int32{1, 2}), `{"version":0,"leaderId":1,"voters":[{"voterId":1},{"voterId":2}],"grantingVoters":[{"voterId":1},{"voterId":2}]}`},
 		{logfmt.ControlSnapshotHeader, AppendSnapshotHeader(nil, 77), `{"version":0,"lastContainedLogTimestamp":77}`},
 		{logfmt.ControlSnapshotFooter, AppendSnapshotFooter(nil), `{"version":0}`},
 	} {
-		_, js, err := metadata.FormatControl(c.t, c.value)
+		_, js, err := kraft.FormatControl(c.t, c.value)
 		if err != nil || string(js) != c.want {
 			t.Errorf("%s: got %s %v, want %s", c.t, js, err, c.want)
 		}

@@ -3,8 +3,8 @@ package clustermeta
 import (
 	"encoding/binary"
 
-	"github.com/logtool/logtool/dump/metadata"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/kraft"
 )
 
 // Writers only the tests need: records and snapshots no command writes.
@@ -12,13 +12,13 @@ import (
 // AppendAbortTransactionRecord appends an AbortTransactionRecord (version
 // 0) without a reason.
 func AppendAbortTransactionRecord(dst []byte) []byte {
-	return append(frame(dst, typeAbortTransaction, 0), 0)
+	return append(kraft.AppendFrame(dst, kraft.TypeAbortTransaction, 0), 0)
 }
 
 // AppendNoOpRecord appends a NoOpRecord (version 0): a controller writes one
 // every half second, most of a quiet cluster's log.
 func AppendNoOpRecord(dst []byte) []byte {
-	return append(frame(dst, metadata.TypeNoOp, 0), 0)
+	return append(kraft.AppendFrame(dst, kraft.TypeNoOp, 0), 0)
 }
 
 // AppendSnapshotHeader appends a SnapshotHeaderRecord value.
@@ -38,17 +38,17 @@ func AppendSnapshotFooter(dst []byte) []byte {
 // batch. Offsets inside a snapshot count from 0.
 func AppendSnapshot(dst []byte, epoch int32, lastContainedLogTimestamp int64, batchRecords int, records [][]byte) ([]byte, error) {
 	var err error
-	if dst, err = AppendBatch(dst, 0, epoch, lastContainedLogTimestamp, true, logfmt.ControlSnapshotHeader, AppendSnapshotHeader(nil, lastContainedLogTimestamp)); err != nil {
+	if dst, err = kraft.AppendBatch(dst, 0, epoch, lastContainedLogTimestamp, true, logfmt.ControlSnapshotHeader, AppendSnapshotHeader(nil, lastContainedLogTimestamp)); err != nil {
 		return dst, err
 	}
 	off := int64(1)
 	for len(records) > 0 {
 		n := min(batchRecords, len(records))
-		if dst, err = AppendBatch(dst, off, epoch, lastContainedLogTimestamp, false, 0, records[:n]...); err != nil {
+		if dst, err = kraft.AppendBatch(dst, off, epoch, lastContainedLogTimestamp, false, 0, records[:n]...); err != nil {
 			return dst, err
 		}
 		off += int64(n)
 		records = records[n:]
 	}
-	return AppendBatch(dst, off, epoch, lastContainedLogTimestamp, true, logfmt.ControlSnapshotFooter, AppendSnapshotFooter(nil))
+	return kraft.AppendBatch(dst, off, epoch, lastContainedLogTimestamp, true, logfmt.ControlSnapshotFooter, AppendSnapshotFooter(nil))
 }

@@ -4,6 +4,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/logtool/logtool/internal/clidoc"
 
 	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/refuse"
@@ -31,18 +34,16 @@ const (
 )
 
 // exitStatus says what each exit code means, for the manual page.
-var exitStatus = []struct {
-	code    int
-	meaning string
-}{
-	{ExitOK, "Success."},
-	{ExitFailure, "Failure: an I/O error, or unreadable or corrupt input that stops the operation (of a partition: the " +
-		"others go on, and each failure is named on stderr). Nothing half-written is left behind."},
-	{ExitUsage, "Usage error: an unknown flag, a bad value, missing or contradictory arguments, a path that is not what " +
+var exitStatus = []clidoc.Entry{
+	{Term: "0", Text: "Success."},
+	{Term: "1", Text: "Failure: an I/O error, or unreadable or corrupt input that stops the operation (of a partition: the " +
+		"others go on, and each failure is named on stderr). Nothing half-written is left behind. Also a writing command " +
+		"that left a partition a broker cannot load unchanged."},
+	{Term: "2", Text: "Usage error: an unknown flag, a bad value, missing or contradictory arguments, a path that is not what " +
 		"the command needs."},
-	{ExitProblems, "A check found problems (verify, reindex --check, dump --verify-index-only or --index-sanity-check, replicas); " +
-		"the data is untouched."},
-	{ExitRefused, "Refused for safety: a running broker holds the log directory's .lock, or the operation would " +
+	{Term: "3", Text: "A check found problems (verify, reindex --check, dump --verify-index-only or --index-sanity-check, replicas), " +
+		"or a reading command read a partition a broker cannot load; the data is untouched."},
+	{Term: "4", Text: "Refused for safety: a running broker holds the log directory's .lock, or the operation would " +
 		"overwrite something it must not."},
 }
 
@@ -125,6 +126,39 @@ type Global struct {
 	MaxRecordBytes int
 	Stdout         io.Writer
 	Stderr         io.Writer
+	// unloadable is the run's count of partitions a broker cannot load;
+	// nil outside Run.
+	unloadable *unloadable
+}
+
+// unloadable counts the partitions holding an entry on which a broker's
+// load fails (target.Set.Refused), which the step every command shares
+// reports, so that the run's exit code says so whatever the command did
+// with the rest: 3 for a reader, as for damage it reports, 1 for a writer,
+// which left them unchanged.
+type unloadable struct {
+	n      int
+	writer bool
+}
+
+type unloadableKey struct{}
+
+// exit is the error of a run whose command returned err.
+func (u *unloadable) exit(err error) error {
+	if u.n == 0 {
+		return err
+	}
+	code, msg := ExitProblems, fmt.Sprintf("%d partition(s) hold an entry a broker cannot load", u.n)
+	if u.writer {
+		code, msg = ExitFailure, fmt.Sprintf("%d partition(s) left unchanged: a broker cannot load them", u.n)
+	}
+	switch exitCode(err) {
+	case ExitOK:
+		return &ExitError{Code: code, Err: errors.New(msg)}
+	case ExitProblems:
+		return &ExitError{Code: code, Err: fmt.Errorf("%s; %w", msg, err)}
+	}
+	return err
 }
 
 // JSON reports whether JSON Lines output was asked for.
@@ -162,6 +196,7 @@ func globalArgs(c *cli.Context, args []string) (Global, error) {
 		Stdout:     c.App.Writer,
 		Stderr:     c.App.ErrWriter,
 	}
+	g.unloadable, _ = c.Context.Value(unloadableKey{}).(*unloadable)
 	if formats := commandFormats(c.Command.Name); !slices.Contains(formats, g.Format) {
 		return g, usageErr("--format: want %s, got %q", strings.Join(formats, " or "), g.Format)
 	}
@@ -275,7 +310,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		name, action, onUsage := cmd.Name, cmd.Action, cmd.OnUsageError
 		cmd.Action = func(c *cli.Context) error {
 			prefix = name + ": "
-			return action(c)
+			u := &unloadable{}
+			c.Context = context.WithValue(c.Context, unloadableKey{}, u)
+			return u.exit(action(c))
 		}
 		cmd.OnUsageError = func(c *cli.Context, err error, sub bool) error {
 			prefix = name + ": "

@@ -23,36 +23,11 @@ import (
 
 func compactCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "compact",
-		Category:  "repair and convert",
-		Usage:     "one-shot offline log compaction with Kafka's cleaner semantics and the max lag as a hard deadline",
-		ArgsUsage: "PATH...",
-		Description: "Compacts the partitions of a stopped broker's log directory (or single partition directories) the way\n" +
-			"Kafka's log cleaner does: same cleanable range (checkpoint, active segment, last stable offset, min lag),\n" +
-			"same dirty-ratio and max-lag eligibility, same survivors (latest record per key, tombstones until their\n" +
-			"delete horizon, aborted transactions removed, each active producer's last batch kept), same segment\n" +
-			"grouping, indexes as recovery builds them, and Kafka's .cleaned -> .swap swap, so a crash at any point\n" +
-			"leaves the old or the new segments for both a broker and the next run. Unlike Kafka it also cleans an\n" +
-			"idle active segment older than the max lag (keeping the log end offset), runs as many passes as a full\n" +
-			"offset map needs, and removes tombstones and markers whose delete horizon passed even when the partition\n" +
-			"is not otherwise eligible. The first dirty offset comes from <partition>/cleaner-checkpoint, else the\n" +
-			"log directory's cleaner-offset-checkpoint, else the log start; both files are updated.\n\n" +
-			"Each topic is compacted with its own configuration, as a broker would: read from the KRaft cluster\n" +
-			"metadata (__cluster_metadata-0) of the log directory, or from --topic-config FILE for a cluster without\n" +
-			"one. Only topics whose cleanup.policy contains compact are compacted; the others are listed as not\n" +
-			"eligible (--cleanup-policy overrides the policy of every topic of the run). The flags below that set a\n" +
-			"topic config override it for the run; those not given leave the topic's value. Without configuration a\n" +
-			"whole log directory is refused (exit 2) unless --topic chooses its topics; partitions chosen that way or\n" +
-			"named on the command line are compacted with Kafka's defaults and the flags.\n" +
-			"__cluster_metadata and -delete/-future/-stray directories are skipped. --dry-run plans and simulates the\n" +
-			"first pass without writing: the audit of which partitions are past their max lag.\n\n" +
-			"Durations: milliseconds, or Go syntax with days (90s, 36h, 7d). Sizes: bytes, or K, M, G (binary: KiB, MiB, GiB).\n\n" +
-			"Examples:\n" +
-			"  logtool compact --dry-run testdata/kafka-logs\n" +
-			"  logtool compact --dry-run --max-lag 7d testdata/kafka-logs\n" +
-			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && logtool compact /tmp/kafka-logs\n" +
-			"  logtool --format json compact --max-lag 1h --now 2024-03-01T00:00:00Z /tmp/kafka-logs/user-profiles-0\n" +
-			"  logtool compact --topic-config topics.txt --min-lag 10m --delete-retention 0 /tmp/old-kafka-logs",
+		Name:        "compact",
+		Category:    "repair and convert",
+		Usage:       "one-shot offline log compaction with Kafka's cleaner semantics and the max lag as a hard deadline",
+		ArgsUsage:   "PATH...",
+		Description: description("compact"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "max-lag", Usage: "max.compaction.lag.ms: a partition whose oldest dirty record is older is compacted, idle active segment included (default: the topic's configuration, else Kafka's default, unlimited)"},
 			&cli.StringFlag{Name: "min-lag", Usage: "min.compaction.lag.ms: segments with a record younger than this are not cleaned (default: the topic's configuration, else Kafka's default, 0)"},
@@ -112,7 +87,7 @@ func runCompact(c *cli.Context) error {
 		return err
 	}
 	_, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "compact", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: compactSkip}, writeAccess(o.DryRun), check)
+		Topic: c.String("topic"), Skip: compactSkip, Writes: true}, writeAccess(o.DryRun), check)
 	if err != nil {
 		return err
 	}

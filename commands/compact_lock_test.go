@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/lockfile/locktest"
+	"github.com/logtool/logtool/internal/testkit/locktest"
 )
 
 func TestCompactLocked(t *testing.T) {

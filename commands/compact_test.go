@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/compact"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 // compactSample copies the shipped sample log directory, which the test

@@ -257,10 +257,10 @@ func FuzzCompletions(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		words := strings.Split(s, "\x00")
 		cur := words[len(words)-1]
-		cands, _ := completions(app, words)
+		cands, _ := doc().Completions(app, words)
 		for _, c := range cands {
-			if !strings.HasPrefix(c.word, cur) {
-				t.Fatalf("%q: candidate %q does not extend %q", words, c.word, cur)
+			if !strings.HasPrefix(c.Word, cur) {
+				t.Fatalf("%q: candidate %q does not extend %q", words, c.Word, cur)
 			}
 		}
 	})

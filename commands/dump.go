@@ -2,61 +2,26 @@ package commands
 
 import (
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/dump"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
-	"github.com/logtool/logtool/topicconfig"
 )
 
 func dumpCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "dump",
-		Category:  "inspect",
-		Usage:     "print any file of a log directory, Kafka DumpLogSegments-compatible (text) or as JSON Lines",
-		ArgsUsage: "PATH...",
-		Description: "Prints segments (.log, any message format, compressed or not), KRaft snapshots (.checkpoint),\n" +
-			".index, .timeindex, .txnindex, producer .snapshot files, leader-epoch-checkpoint, partition.metadata,\n" +
-			"meta.properties, quorum-state, the root offset checkpoints and the per-partition cleaner-checkpoint.\n" +
-			"PATH may be a file, a partition directory or a whole log directory.\n\n" +
-			"Text output repeats kafka-dump-log.sh's lines (\"Dumping <file>\", \"baseOffset: ... isvalid: true\",\n" +
-			"\"| offset: ...\", index mismatch and non-consecutive offset reports on stderr), so scripts written for\n" +
-			"it keep working. Damage does not stop the dump: it is reported on stderr with its byte position and the\n" +
-			"dump goes on at the next valid batch. A partition directory ends with a summary table, which shows\n" +
-			"each topic's cleanup.policy (POLICY) when the KRaft cluster metadata of the log directory knows it.\n\n" +
-			"A whole log directory: in text, only the summary table (one row per partition) unless --summary=false\n" +
-			"or a flag about content (--deep-iteration, --print-data-log, a decoder, an offset or time range, an\n" +
-			"index check) is given; in JSON (--format json), every object (each batch, record, index entry, ...),\n" +
-			"then one summary object per partition, unless --summary, which gives only the summary objects.\n" +
-			"JSON objects of a file in a partition directory carry its \"topic\" and \"partition\".\n\n" +
-			"kafka-dump-log.sh's spellings work too: --files F1,F2 (the same as naming F1 F2 as PATHs),\n" +
-			"--key-decoder-class and --value-decoder-class with Kafka's StringDecoder (string) or DefaultDecoder\n" +
-			"(hex). As in Kafka, --max-bytes smaller than a segment's first batch shows none of it (a note says the\n" +
-			"batch's size) and is no failure.\n\n" +
-			"Text lines follow kafka-dump-log.sh of Kafka 4.1; --kafka-version 3.7, 3.8, 3.9 or 4.0 prints them as\n" +
-			"that release does where releases differ: --offsets-decoder (3.7: offset_commit::... text),\n" +
-			"--transaction-log-decoder (3.7 to 3.9: transaction_metadata::... text) and the LeaderChange control\n" +
-			"record (before 4.1: controlType: LEADER_CHANGE(2)). JSON output is the same for every release.\n\n" +
-			"Exit status: 0 when everything could be read (damage is reported, not fatal), 1 when a file or\n" +
-			"directory could not be read (the others are still dumped), 2 for a bad path or flag, 3 when\n" +
-			"--verify-index-only or --index-sanity-check found a bad index.\n\n" +
-			"Examples:\n" +
-			"  logtool dump testdata/kafka-logs\n" +
-			"  logtool dump --deep-iteration --print-data-log testdata/kafka-logs/payments.txn-0/00000000000000000000.log\n" +
-			"  logtool dump --from-offset 700 --to-offset 720 --deep-iteration testdata/kafka-logs/orders-0\n" +
-			"  logtool dump --verify-index-only testdata/kafka-logs/orders-0\n" +
-			"  logtool dump --kafka-version 3.9 --transaction-log-decoder LOGDIR/__transaction_state-0/00000000000000000000.log\n" +
-			"  logtool dump --files testdata/kafka-logs/orders-0/00000000000000000712.index,testdata/kafka-logs/orders-0/00000000000000000712.log\n" +
-			"  logtool --format json dump --summary testdata/kafka-logs\n" +
-			"  logtool --format json dump --deep-iteration --key-decoder hex testdata/kafka-logs/user-profiles-0",
+		Name:        "dump",
+		Category:    "inspect",
+		Usage:       "print any file of a log directory, Kafka DumpLogSegments-compatible (text) or as JSON Lines",
+		ArgsUsage:   "PATH...",
+		Description: description("dump"),
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "deep-iteration", Usage: "one line per record after each batch line (implied by --print-data-log and every decoder flag)"},
 			&cli.BoolFlag{Name: "print-data-log", Usage: "print record keys and values too"},
@@ -88,12 +53,7 @@ func runDump(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// kafka-dump-log.sh's --files names the same paths.
-	paths := append(slices.Clone(c.StringSlice("files")), c.Args().Slice()...)
-	if len(paths) == 0 {
-		return usageErr("no PATH given (a file, a partition directory or a log directory)")
-	}
-	o, err := dumpOptions(c, g)
+	paths, o, err := dumpOptions(c, g)
 	if err != nil {
 		return err
 	}
@@ -103,27 +63,11 @@ func runDump(c *cli.Context) error {
 		return err
 	}
 	defer release()
-	anyDir, anyLogDir := false, false
-	for _, it := range set.Items {
-		anyDir = anyDir || it.File == nil
-		anyLogDir = anyLogDir || it.Root != nil
-	}
-	if c.IsSet("summary") {
-		o.SummaryOnly = c.Bool("summary")
-	} else {
-		o.SummaryOnly = !g.JSON() && anyLogDir && !contentFlags(c)
-	}
-	// Kafka's index checks print only their findings; a table would add
-	// nothing.
-	o.Summary = (o.SummaryOnly || anyDir) && !o.VerifyIndexOnly && !o.IndexSanityCheck
-	if o.Summary && anyDir {
-		o.Policy = dumpPolicies(g, set)
-	}
-
+	dumpMode(c, g, set, &o)
 	stderr := g.Stderr
 	if bar := dumpProgress(g, set, o.SummaryOnly); bar != nil {
 		o.Progress = bar.Add
-		stderr = &barWriter{w: g.Stderr, bar: bar}
+		stderr = bar.Writer(g.Stderr)
 		defer bar.Finish()
 	}
 	res, err := dump.Run(set, o, g.Stdout, stderr)
@@ -144,30 +88,28 @@ func runDump(c *cli.Context) error {
 	return nil
 }
 
-// dumpPolicies gives the cleanup.policy of each partition's topic, from
-// the cluster metadata of the log dirs, for the summary. Metadata that
-// cannot be read is a warning: the dump goes on without policies.
-func dumpPolicies(g Global, set *target.Set) func(*target.Partition) string {
-	var dirs []string
-	for _, d := range set.LogDirs {
-		dirs = append(dirs, d.Path)
+// dumpMode decides between the summary and the content, and gives the
+// summary of directories their topics' cleanup policies.
+func dumpMode(c *cli.Context, g Global, set *target.Set, o *dump.Options) {
+	anyDir, anyLogDir := false, false
+	for _, it := range set.Items {
+		anyDir = anyDir || it.File == nil
+		anyLogDir = anyLogDir || it.Root != nil
 	}
-	cat, err := topicconfig.Load(dirs, topicconfig.Options{})
-	if err != nil {
-		g.Warnf("no cleanup policies in the summary: %s", oneLine(err))
-		return nil
+	if c.IsSet("summary") {
+		o.SummaryOnly = c.Bool("summary")
+	} else {
+		o.SummaryOnly = !g.JSON() && anyLogDir && !contentFlags(c)
 	}
-	return func(p *target.Partition) string {
-		r := cat.For(p.LogDir.Path)
-		if !r.Known() {
-			return ""
+	// Kafka's index checks print only their findings; a table would add
+	// nothing.
+	o.Summary = (o.SummaryOnly || anyDir) && !o.VerifyIndexOnly && !o.IndexSanityCheck
+	if o.Summary && anyDir {
+		var err error
+		if o.Policy, err = dump.Policies(set); err != nil {
+			// The dump goes on without policies.
+			g.Warnf("no cleanup policies in the summary: %s", oneLine(err))
 		}
-		cfg, err := r.Topic(p.Dir.Topic)
-		if err != nil || !cfg.Known {
-			return ""
-		}
-		v, _ := cfg.Get(topicconfig.CleanupPolicy)
-		return v.Value
 	}
 }
 
@@ -196,21 +138,21 @@ func decoderFlags() []cli.Flag {
 }
 
 // decoders reads decoderFlags.
-func decoders(c *cli.Context) (key, value dump.Decoder, err error) {
+func decoders(c *cli.Context) (key, value textdec.Decoder, err error) {
 	for _, f := range []struct {
 		name string
-		dst  *dump.Decoder
+		dst  *textdec.Decoder
 	}{{"key", &key}, {"value", &value}} {
 		flag, class := f.name+"-decoder", f.name+"-decoder-class"
 		switch {
 		case c.IsSet(flag) && c.IsSet(class):
 			return key, value, usageErr("--%s and --%s name the same thing: give one", flag, class)
 		case c.IsSet(class):
-			if *f.dst, err = dump.DecoderOfClass(c.String(class)); err != nil {
+			if *f.dst, err = textdec.OfClass(c.String(class)); err != nil {
 				return key, value, usageErr("--%s: %v", class, err)
 			}
 		default:
-			if *f.dst, err = dump.ParseDecoder(c.String(flag)); err != nil {
+			if *f.dst, err = textdec.Parse(c.String(flag)); err != nil {
 				return key, value, usageErr("--%s: %v", flag, err)
 			}
 		}
@@ -218,26 +160,21 @@ func decoders(c *cli.Context) (key, value dump.Decoder, err error) {
 	return key, value, nil
 }
 
-func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
+// dumpOptions reads the paths and the flags.
+func dumpOptions(c *cli.Context, g Global) ([]string, dump.Options, error) {
 	o := dump.DefaultOptions()
+	// kafka-dump-log.sh's --files names the same paths.
+	paths := append(slices.Clone(c.StringSlice("files")), c.Args().Slice()...)
+	if len(paths) == 0 {
+		return nil, o, usageErr("no PATH given (a file, a partition directory or a log directory)")
+	}
 	o.JSON, o.Workers, o.Quiet, o.MaxRecordBytes, o.Wide = g.JSON(), g.Workers, g.Quiet, g.MaxRecordBytes, g.Wide
 	var err error
 	if o.KeyDecoder, o.ValueDecoder, err = decoders(c); err != nil {
-		return o, err
+		return paths, o, err
 	}
-	// Kafka's precedence when several decoders are named.
-	switch {
-	case c.Bool("offsets-decoder"):
-		o.Payload = dump.PayloadOffsets
-	case c.Bool("transaction-log-decoder"):
-		o.Payload = dump.PayloadTxnLog
-	case c.Bool("cluster-metadata-decoder"):
-		o.Payload = dump.PayloadMetadata
-	case c.Bool("remote-log-metadata-decoder"):
-		o.Payload = dump.PayloadRemoteMeta
-	case c.Bool("share-group-state-decoder"):
-		o.Payload = dump.PayloadShareState
-	}
+	o.Payload = dump.PayloadOf(c.Bool("offsets-decoder"), c.Bool("transaction-log-decoder"), c.Bool("cluster-metadata-decoder"),
+		c.Bool("remote-log-metadata-decoder"), c.Bool("share-group-state-decoder"))
 	// As in Kafka, naming any decoder prints the data, which needs the records.
 	o.PrintData = c.Bool("print-data-log") || c.Bool("print-headers") || o.Payload != dump.PayloadPlain || c.IsSet("key-decoder") || c.IsSet("value-decoder") ||
 		c.IsSet("key-decoder-class") || c.IsSet("value-decoder-class")
@@ -245,16 +182,16 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 	o.SkipRecordMetadata = c.Bool("skip-record-metadata")
 	o.PrintHeaders = c.Bool("print-headers")
 	if o.Release, err = dump.ParseRelease(c.String("kafka-version")); err != nil {
-		return o, usageErr("--kafka-version: %v", err)
+		return paths, o, usageErr("--kafka-version: %v", err)
 	}
 	o.IndexSanityCheck, o.VerifyIndexOnly = c.Bool("index-sanity-check"), c.Bool("verify-index-only")
 	size, err := sizeArg("max-message-size", c.String("max-message-size"), 1, math.MaxInt32)
 	if err != nil {
-		return o, err
+		return paths, o, err
 	}
 	o.MaxMessageSize = int(size)
 	if o.MaxBytes, err = sizeArg("max-bytes", c.String("max-bytes"), 0, noMax); err != nil {
-		return o, err
+		return paths, o, err
 	}
 	if o.MaxBytes == 0 {
 		o.MaxBytes = dump.NoLimit
@@ -264,29 +201,29 @@ func dumpOptions(c *cli.Context, g Global) (dump.Options, error) {
 		dst  *int64
 	}{{"from-offset", &o.FromOffset}, {"to-offset", &o.ToOffset}} {
 		if v := c.Int64(f.name); v < -1 {
-			return o, usageErr("--%s: want an offset (or -1 for none), got %d", f.name, v)
+			return paths, o, usageErr("--%s: want an offset (or -1 for none), got %d", f.name, v)
 		} else if v >= 0 {
 			*f.dst = v
 		}
 	}
 	if o.FromOffset != dump.NoLimit && o.ToOffset != dump.NoLimit && o.ToOffset < o.FromOffset {
-		return o, usageErr("--to-offset %d is below --from-offset %d", o.ToOffset, o.FromOffset)
+		return paths, o, usageErr("--to-offset %d is below --from-offset %d", o.ToOffset, o.FromOffset)
 	}
 	if s := c.String("from-time"); s != "" {
 		if o.FromTime, err = timeArg("from-time", s, math.MinInt64); err != nil {
-			return o, err
+			return paths, o, err
 		}
 	}
 	if o.IndexSanityCheck && o.VerifyIndexOnly {
-		return o, usageErr("--index-sanity-check and --verify-index-only exclude each other")
+		return paths, o, usageErr("--index-sanity-check and --verify-index-only exclude each other")
 	}
-	return o, nil
+	return paths, o, nil
 }
 
 // dumpProgress returns the progress bar over the segment bytes of the
 // targets, or nil when none should be drawn: see newProgress, and not while
 // dump lines go to the same terminal.
-func dumpProgress(g Global, set *target.Set, summaryOnly bool) *progress {
+func dumpProgress(g Global, set *target.Set, summaryOnly bool) *meter.Bar {
 	if isTerminal(g.Stdout) && !summaryOnly {
 		return nil
 	}
@@ -296,37 +233,14 @@ func dumpProgress(g Global, set *target.Set, summaryOnly bool) *progress {
 		for _, it := range set.Items {
 			switch {
 			case it.Partition != nil:
-				total += segmentBytes(it.Partition.Path)
+				total += layout.SegmentBytes(it.Partition.Path)
 			case it.Root != nil:
-				total += segmentBytes(it.Root.Path)
+				total += layout.SegmentBytes(it.Root.Path)
 			case it.File != nil:
-				total += segmentBytes(it.File.Path)
+				total += layout.SegmentBytes(it.File.Path)
 			}
 		}
 		bar.Set(0, total)
 	}
 	return bar
-}
-
-// segmentBytes adds up the sizes of the segment files at path: in a
-// partition directory or log directory (not below), or a file.
-func segmentBytes(path string) int64 {
-	var n int64
-	add := func(name string, info func() (fs.FileInfo, error)) {
-		switch layout.ParseFileName(name).Kind {
-		case layout.Log, layout.KRaftSnapshot, layout.BootstrapCheckpoint:
-			if fi, err := info(); err == nil && fi.Mode().IsRegular() {
-				n += fi.Size()
-			}
-		}
-	}
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		add(filepath.Base(path), func() (fs.FileInfo, error) { return os.Stat(path) })
-		return n
-	}
-	for _, e := range entries {
-		add(e.Name(), e.Info)
-	}
-	return n
 }

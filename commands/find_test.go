@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/index/lookup"
-	"github.com/logtool/logtool/internal/testutil"
-	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -144,23 +142,4 @@ func TestFindGolden(t *testing.T) {
 		{name: "json-record", args: []string{"--format=json", "find", "--timestamp", "2024-01-01T00:00:06Z", "--print-data-log", sample + "/user-profiles-0"}},
 		{name: "json-record-hex", args: []string{"--format=json", "find", "--offset", "1190", "--value-decoder", "hex", sample + "/payments.txn-0"}},
 	})
-}
-
-// TestFindRecordJSONLossless: the record find prints in JSON keeps bytes
-// that are not UTF-8 (as {"base64": ...}) and null apart from empty.
-func TestFindRecordJSONLossless(t *testing.T) {
-	r := &lookup.Result{Found: true, Key: []byte{0xff, 0, 'a'}, Value: nil,
-		Headers: []logfmt.Header{{Key: []byte("h"), Value: nil}, {Key: []byte{0xc3}, Value: []byte{}}}}
-	b, err := json.Marshal(findJSON(r, recordDecoders{print: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const want = `"record":{"key":{"base64":"/wBh"},"value":null,"headers":[{"key":"h","value":null},{"key":{"base64":"ww=="},"value":""}]}`
-	if !strings.Contains(string(b), want) {
-		t.Errorf("got %s\nwant %s", b, want)
-	}
-	b, _ = json.Marshal(findJSON(r, recordDecoders{}))
-	if strings.Contains(string(b), `"record"`) {
-		t.Errorf("a record without --print-data-log: %s", b)
-	}
 }

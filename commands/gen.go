@@ -20,26 +20,11 @@ import (
 
 func genCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "gen",
-		Category:  "tools",
-		Usage:     "write a realistic synthetic log directory (deterministic for a seed)",
-		ArgsUsage: "--out DIR",
-		Description: "Writes what a broker leaves after producing and a clean shutdown: meta.properties, the four root\n" +
-			"checkpoints, partition directories with segments rolled at --segment-bytes, .index/.timeindex as recovery\n" +
-			"builds them, .txnindex for aborted transactions, producer snapshots, leader-epoch-checkpoint and\n" +
-			"partition.metadata. Running it again on the same directory adds topics; a partition directory that\n" +
-			"already exists is refused (exit 4) before anything is written.\n\n" +
-			"With --kraft the log dir is a KRaft node's (meta.properties version 1, node.id 1) and holds\n" +
-			"__cluster_metadata-0: the metadata log that creates the topics, with the dynamic configs of\n" +
-			"--config (per topic) and --broker-config (the cluster-wide broker default). Run again with --kraft on\n" +
-			"such a log dir, gen adds the new topics to its metadata log.\n\n" +
-			"Examples:\n" +
-			"  logtool gen --out /tmp/gen-logs --topics 2 --partitions 3 --records 10000\n" +
-			"  logtool gen --out /tmp/old --magic 0 --compression snappy --topic legacy-events\n" +
-			"  logtool gen --out /tmp/txn --transactional-ratio 0.3 --abort-ratio 0.5 --tombstone-ratio 0.05\n" +
-			"  logtool gen --out /tmp/kraft --kraft --topic orders --topic clicks \\\n" +
-			"      --config orders:cleanup.policy=compact --config orders:max.compaction.lag.ms=3600000 \\\n" +
-			"      --broker-config log.retention.hours=48",
+		Name:        "gen",
+		Category:    "tools",
+		Usage:       "write a realistic synthetic log directory (deterministic for a seed)",
+		ArgsUsage:   "--out DIR",
+		Description: description("gen"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "log directory to write (required; created if missing)"},
 			&cli.IntFlag{Name: "topics", Value: 1, Usage: "number of topics (default names: orders, user-events, payments.v1, ...)"},
@@ -153,7 +138,7 @@ func runGen(c *cli.Context) error {
 	}
 	bar := newProgress(g, "gen", int64(o.Records)*int64(o.Partitions)*int64(topics), false)
 	if bar != nil {
-		bar.items = "records"
+		bar.Items("records")
 		o.Progress = func(n int) { bar.Add(int64(n)) }
 	}
 	parts, err := gen.Generate(o)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/lockfile"
-	"github.com/logtool/logtool/internal/lockfile/locktest"
+	"github.com/logtool/logtool/internal/testkit/locktest"
 )
 
 // gen adds topics to an existing log directory, so it must refuse one a

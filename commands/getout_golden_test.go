@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 // damagedOrders copies the sample's orders-0 into dir/logs and damages a

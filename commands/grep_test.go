@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 var grepGoldenCases = []goldenCase{

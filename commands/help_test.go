@@ -80,7 +80,7 @@ func TestManPage(t *testing.T) {
 		at += i + 1
 	}
 	for _, name := range commandNames(NewApp()) {
-		if !strings.Contains(page, "\n.SY \"logtool "+name+"\"\n") || !strings.Contains(page, "\n.SS "+roffText(name)+"\n") {
+		if !strings.Contains(page, "\n.SY \"logtool "+name+"\"\n") || !strings.Contains(page, "\n.SS "+strings.ReplaceAll(name, "-", `\-`)+"\n") {
 			t.Errorf("no synopsis or section for %s", name)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 // The JSON schema of every command is docs/json.md: a "## `command`"

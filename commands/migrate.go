@@ -21,38 +21,11 @@ import (
 
 func migrateCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "migrate-checkpoints",
-		Category:  "repair and convert",
-		Usage:     "move cleaner checkpoints from the per-disk file to per-partition files with a clean time, and back",
-		ArgsUsage: "LOGDIR...",
-		Description: "Kafka keeps one cleaner-offset-checkpoint per log directory and no record of when a partition was\n" +
-			"cleaned. This writes each of its entries to <partition dir>/cleaner-checkpoint (\"1\", then\n" +
-			"\"<firstDirtyOffset> <lastCleanTimeMs>\"), and only when all of them are on disk renames the root file\n" +
-			"cleaner-offset-checkpoint.migrated (--keep-old leaves it). Several LOGDIRs (JBOD) each have their own\n" +
-			"root file. Entries whose partition is not in that log directory stay in the .migrated file; -delete,\n" +
-			"-future and -stray directories are never written into.\n\n" +
-			"Stock Kafka reads only the per-disk file: the per-partition file is the format of the seed proposal\n" +
-			"(a cleaner checkpoint per partition, with its last clean time), which logtool compact reads and writes.\n" +
-			"A stock broker started on a migrated log directory finds no cleaner-offset-checkpoint and cleans every\n" +
-			"compacted partition again from its log start. --reverse is the way back: it rebuilds the root file from\n" +
-			"the per-partition files (then removes them), before a stock broker runs on the log directory again.\n\n" +
-			"--clean-time sets the clean time of migrated entries:\n" +
-			"  unknown     -1 (default): compaction uses Kafka's legacy delete horizon, the last cleaned segment's mtime\n" +
-			"  file-mtime  the root file's modification time. RISKY: tombstones may expire too early. The horizon is\n" +
-			"              the clean time minus delete.retention.ms, so a clean time later than the real one removes\n" +
-			"              tombstones that consumers reading from the start still need (KAFKA-4545). The cleaner\n" +
-			"              rewrites the root file after a pass over ANY partition of the disk, so its mtime is at or\n" +
-			"              after each partition's real last pass, days after it for an idle partition on a busy disk.\n" +
-			"  MS          this time, in ms since the epoch or RFC 3339, for every entry\n\n" +
-			"Safe to interrupt: run it again with the same flags and it finishes the job; a completed run changes\n" +
-			"nothing. A per-partition file (or, with --reverse, a root entry) holding a different offset than the\n" +
-			"source is not replaced without --overwrite (exit 4). Nothing is written if any root file is malformed\n" +
-			"(exit 1) or a broker has locked a LOGDIR (exit 4).\n\n" +
-			"Examples:\n" +
-			"  logtool migrate-checkpoints --dry-run testdata/kafka-logs\n" +
-			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && logtool migrate-checkpoints /tmp/kafka-logs\n" +
-			"  logtool --format json migrate-checkpoints --reverse /tmp/kafka-logs\n" +
-			"  logtool migrate-checkpoints --clean-time 2024-06-01T00:00:00Z --keep-old /data/kafka-1 /data/kafka-2",
+		Name:        "migrate-checkpoints",
+		Category:    "repair and convert",
+		Usage:       "move cleaner checkpoints from the per-disk file to per-partition files with a clean time, and back",
+		ArgsUsage:   "LOGDIR...",
+		Description: description("migrate-checkpoints"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "reverse", Usage: "rebuild cleaner-offset-checkpoint from the per-partition files, for a stock broker, which reads only that file"},
 			&cli.StringFlag{Name: "clean-time", Value: "unknown", Usage: "clean time of migrated entries: unknown, file-mtime (risky: it can expire tombstones early, see --help) or MS"},
@@ -92,15 +65,26 @@ func runMigrate(c *cli.Context) error {
 	if opts.DryRun {
 		access = target.Stable
 	}
-	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "migrate-checkpoints", Takes: target.LogDirs}, access)
+	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "migrate-checkpoints", Takes: target.LogDirs, Writes: true}, access)
 	if err != nil {
 		return err
 	}
 	defer release()
+	// A log directory's files are migrated all at once, so one holding a
+	// partition a broker cannot load is left unchanged whole.
+	refused := map[*target.LogDir]bool{}
+	for _, rp := range set.Refused {
+		refused[rp.Partition.LogDir] = true
+	}
 	for _, it := range set.Items {
-		if it.Root != nil {
+		if it.Root != nil && refused[it.Root] {
+			fmt.Fprintf(g.Stderr, "logtool: migrate-checkpoints: %s: left unchanged: it holds a partition a broker cannot load\n", it.Root.Path)
+		} else if it.Root != nil {
 			opts.LogDirs = append(opts.LogDirs, it.Root.Path)
 		}
+	}
+	if len(opts.LogDirs) == 0 && len(refused) > 0 {
+		return nil // the run's exit says what was left unchanged
 	}
 
 	rep, err := checkpoints.Migrate(opts)

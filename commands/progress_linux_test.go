@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtool/logtool/internal/meter"
 	"golang.org/x/sys/unix"
 )
 
@@ -76,7 +77,7 @@ func TestProgressOnTerminal(t *testing.T) {
 					t.Errorf("%s: exit %d, terminal got %q", flag, code, got)
 				}
 			}
-			progressDelay = time.Hour
+			meter.Delay = time.Hour
 			if code, got := onTerminal(t, r.args...); code != ExitOK || got != "" {
 				t.Errorf("work shorter than the delay: exit %d, terminal got %q", code, got)
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/parallel"
@@ -23,39 +22,16 @@ import (
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/reindex"
 )
 
 func reindexCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "reindex",
-		Category:  "repair and convert",
-		Usage:     "rebuild or check .index, .timeindex and .txnindex files as Kafka's segment recovery builds them",
-		ArgsUsage: "PATH...",
-		Description: "Rebuilds the indexes of every segment under the paths given (log directories, partition directories or\n" +
-			"single segment files) byte for byte as Kafka's LogSegment.recover writes them: an .index entry (last offset,\n" +
-			"position) for the first batch after every --interval-bytes of log, a .timeindex entry beside it when the\n" +
-			"largest timestamp so far grew, one more at the end; .txnindex from the transaction markers, with the\n" +
-			"producer state of the latest snapshot at or below the segment's base replayed up to it. No selector\n" +
-			"flag means all three. Only files whose bytes change are written, each crash-safely; a broker holding the\n" +
-			"log directory's lock makes reindex refuse (exit 4). A corrupt or torn segment is indexed up to its last\n" +
-			"valid batch and reported as a problem, with its file and byte position, and reindex exits 3 once every\n" +
-			"index is written: the indexes are right but the log is still damaged. The .log is only cut with\n" +
-			"--truncate-corrupt-tail, which keeps the removed bytes in <segment>.log.truncated-<position> (a tail\n" +
-			"cut that way is repaired: a note, exit 0); a tail of zeros, however long and sparse, is cut without a\n" +
-			"backup and its length reported. A partition holding a symbolic link under a Kafka file name is refused (exit 1).\n\n" +
-			"--check writes nothing: it judges the existing files against the log and exits 3 on problems (an entry\n" +
-			"off a batch boundary, out of order, past the data, a timestamp the log does not hold, a wrong or missing\n" +
-			"aborted transaction, a corrupt .log). Differences a live broker legitimately makes (exact offsets of\n" +
-			"the largest timestamp, entries where its interval counting put them, a zero-filled preallocated tail)\n" +
-			"are reported as differences and fail only with --strict.\n\n" +
-			"--granularity writes the coarse time index of the original timestamp proposal instead: one entry per\n" +
-			"bucket of that width (bucket start, first offset reaching it) and the final largest-timestamp entry.\n\n" +
-			"Examples:\n" +
-			"  logtool reindex --check testdata/kafka-logs\n" +
-			"  logtool reindex --dry-run testdata/kafka-logs/payments.txn-0\n" +
-			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && logtool reindex /tmp/kafka-logs\n" +
-			"  logtool reindex --time --granularity 1m /tmp/kafka-logs/orders-0\n" +
-			"  logtool --format json reindex --check --strict testdata/kafka-logs/clicks-v1-0/00000000000000000000.log",
+		Name:        "reindex",
+		Category:    "repair and convert",
+		Usage:       "rebuild or check .index, .timeindex and .txnindex files as Kafka's segment recovery builds them",
+		ArgsUsage:   "PATH...",
+		Description: description("reindex"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "offset", Usage: "rebuild (or check) .index files; no selector means all three kinds"},
 			&cli.BoolFlag{Name: "time", Usage: "rebuild (or check) .timeindex files; no selector means all three kinds"},
@@ -89,7 +65,7 @@ func runReindex(c *cli.Context) error {
 		access = target.Read
 	}
 	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "reindex",
-		Takes: target.Segments | target.Partitions | target.LogDirs, Skip: reindexSkip}, access)
+		Takes: target.Segments | target.Partitions | target.LogDirs, Skip: reindexSkip, Writes: o.Mode != reindex.Check}, access)
 	if err != nil {
 		return err
 	}
@@ -261,6 +237,8 @@ func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
 			}
 		}
 	}
+	// So are the checkpoints a cut of the last segment lowered.
+	w.written += len(rep.Checkpoints)
 	w.removed += len(rep.Snapshots)
 	var findings []reindex.Finding
 	for _, f := range rep.Findings {

@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/lockfile/locktest"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/locktest"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/reindex"
 )
 
 const reindexSample = "../testdata/kafka-logs"
@@ -443,5 +444,63 @@ func TestReindexTruncateDropsSnapshots(t *testing.T) {
 	}
 	if code, out, errOut := reindexCLI(t, "verify", part); code != ExitOK {
 		t.Errorf("verify after the repair: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestReindexTruncateLowersCheckpoints (issue 36, C): a cut of the active
+// segment moves the log end offset below the partition's recovery point and
+// high watermark in the log directory's checkpoints. reindex brings both
+// down to it, as a broker's load does, names each file it rewrote and counts
+// it among the files written, warns of the records below the old high
+// watermark that consumers may have read, and verify of the whole log
+// directory then passes. The other partitions' entries are untouched.
+func TestReindexTruncateLowersCheckpoints(t *testing.T) {
+	dir := reindexCopy(t)
+	part := filepath.Join(dir, "orders-0")
+	log := filepath.Join(part, layout.SegmentName(1458, layout.LogExt))
+	fi, err := os.Stat(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.FlipByte(t, log, int(fi.Size()/2))
+	rp, hw := filepath.Join(dir, "recovery-point-offset-checkpoint"), filepath.Join(dir, "replication-offset-checkpoint")
+	before, err := os.ReadFile(rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := reindexCLI(t, "reindex", "--dry-run", "--truncate-corrupt-tail", part)
+	if code != ExitOK || !strings.Contains(out, "note: "+rp+": would lower the recovery point of orders-0 from 1500 to the log end offset") {
+		t.Errorf("--dry-run: exit %d\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(rp); !bytes.Equal(got, before) {
+		t.Errorf("--dry-run changed %s", rp)
+	}
+
+	code, out, errOut = reindexCLI(t, "reindex", "--truncate-corrupt-tail", part)
+	m := regexp.MustCompile(`note: ` + regexp.QuoteMeta(rp) + `: lowered the recovery point of orders-0 from 1500 to the log end offset (\d+) after the cut`).FindStringSubmatch(out)
+	if code != ExitOK || m == nil || !strings.Contains(out, "note: "+hw+": lowered the high watermark of orders-0 from 1500 to the log end offset "+m[1]) {
+		t.Fatalf("exit %d, want 0 and both checkpoints named\n%s%s", code, out, errOut)
+	}
+	end := m[1]
+	warning := "note: " + hw + ": warning: the records at offsets " + end + " to 1499 of orders-0 were below its high watermark 1500, so consumers may have read them"
+	if !strings.Contains(out, warning) {
+		t.Errorf("no warning %q\n%s", warning, out)
+	}
+	// The cut .log, its backup, its .timeindex and the two checkpoints.
+	if !strings.Contains(out, "wrote 5 file(s)") {
+		t.Errorf("want wrote 5 file(s)\n%s", out)
+	}
+	for _, f := range []string{rp, hw} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "\norders 0 "+end+"\n") || !strings.Contains(string(b), "\norders 1 1500\n") {
+			t.Errorf("%s:\n%s", f, b)
+		}
+	}
+	if code, out, errOut := reindexCLI(t, "verify", dir); code != ExitOK {
+		t.Errorf("verify of the log directory after the cut: exit %d\n%s%s", code, out, errOut)
 	}
 }

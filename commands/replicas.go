@@ -12,6 +12,7 @@ import (
 
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/jsonbytes"
+	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/replicas"
@@ -19,35 +20,11 @@ import (
 
 func replicasCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "replicas",
-		Category:  "inspect",
-		Usage:     "compare a partition's replicas across brokers, and say what Kafka's truncation would make each lose",
-		ArgsUsage: "PATH...",
-		Description: "Each PATH is one broker: its log directory, a folder of its log directories, or a digest that\n" +
-			"logtool digest wrote on its machine (several brokers' log directories in one folder are told apart by the\n" +
-			"node id in their meta.properties). Partitions are matched by topic and partition number; the same name\n" +
-			"with different topic IDs (partition.metadata) is a recreated topic, not a replica. For each partition:\n\n" +
-			"  agree     every offset two replicas both hold, they hold alike (base and last offset, leader epoch,\n" +
-			"            CRC); a replica behind the others (a lagging follower, an older copy) or starting later\n" +
-			"            (retention) is said, not flagged. Where a cleaner rewrote a batch on one broker, the records\n" +
-			"            are compared instead: compaction is not divergence.\n" +
-			"  diverge   the first offset at which two replicas hold different data, with the leader epochs there.\n" +
-			"  single    held by one broker only: listed.\n" +
-			"  topic-id  same name, different topic IDs.\n\n" +
-			"With the replica that leads next (--leader, default the highest leader epoch, then the longest log, then\n" +
-			"the first named), Kafka's follower truncation (OffsetsForLeaderEpoch against the leader's epoch cache,\n" +
-			"truncation to the end of the largest common epoch) is applied to every other replica: the offset it\n" +
-			"would truncate to, the records it would lose (count, offsets, timestamps) and whether any are below its\n" +
-			"high watermark (replication-offset-checkpoint): records consumers may have read.\n\n" +
-			"Damaged segments are reported and passed over as salvage does; the offsets there are not compared.\n" +
-			"Exit 0 when every partition agrees, 3 when one diverges, has different topic IDs or damage, 2 when the\n" +
-			"paths are not two brokers or more (the same broker twice is refused). Nothing is written.\n\n" +
-			"Examples:\n" +
-			"  logtool replicas testdata/kafka-logs /mnt/broker2-snapshot/kafka-logs\n" +
-			"  logtool replicas --leader 0 testdata/kafka-logs /mnt/broker2-snapshot/kafka-logs\n" +
-			"  logtool replicas /incident            # a folder holding the three brokers' log directories\n" +
-			"  logtool replicas --leader 2 b1.digest b2.digest b3.digest\n" +
-			"  logtool --format json replicas b1.digest b2.digest | jq 'select(.status == \"diverge\")'",
+		Name:        "replicas",
+		Category:    "inspect",
+		Usage:       "compare a partition's replicas across brokers, and say what Kafka's truncation would make each lose",
+		ArgsUsage:   "PATH...",
+		Description: description("replicas"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "leader", Usage: "the broker (node id) that leads next, whose log the others truncate to; default: per partition, the replica with the highest leader epoch"},
 			&cli.BoolFlag{Name: "all-records", Usage: "hash the records of every batch read from a log directory, not only of compacted replicas, so that a batch cleaned on one broker is checked record by record against one that never cleaned (decompresses every batch)"},
@@ -74,7 +51,7 @@ func runReplicas(c *cli.Context) error {
 	out := replicasOutput{g: g, enc: json.NewEncoder(g.Stdout)}
 	stdout := g.Stdout
 	if bar != nil && isTerminal(g.Stdout) {
-		out.g.Stdout = &barWriter{w: g.Stdout, bar: bar}
+		out.g.Stdout = bar.Writer(g.Stdout)
 		out.enc = json.NewEncoder(out.g.Stdout)
 	}
 	sum, err := replicas.Run(srcs, replicas.RunOptions{Leader: c.String("leader")}, out.verdict)
@@ -97,7 +74,7 @@ func runReplicas(c *cli.Context) error {
 
 // replicaSources opens each path as one broker's: a digest file, or log
 // directories read under the lock policy of a reader.
-func replicaSources(g Global, paths []string, o replicas.Options, bar *progress) ([]replicas.Source, func(), error) {
+func replicaSources(g Global, paths []string, o replicas.Options, bar *meter.Bar) ([]replicas.Source, func(), error) {
 	var srcs []replicas.Source
 	var releases []func() error
 	release := func() {

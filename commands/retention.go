@@ -23,39 +23,11 @@ import (
 
 func retentionCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "retention",
-		Category:  "repair and convert",
-		Usage:     "delete expired segments by record timestamps, with Kafka's retention rules",
-		ArgsUsage: "PATH...",
-		Description: "Applies a broker's delete rules offline to partition directories or whole log directories: segments\n" +
-			"entirely below the log start offset (log-start-offset-checkpoint), then the oldest segments while the\n" +
-			"partition stays at or above --retention-bytes without them, then the oldest segments whose largest record\n" +
-			"timestamp is more than --retention-ms before --now. A segment's age comes from its records' timestamps\n" +
-			"(time index, checked against the batches), and from the .log modification time only when no record has\n" +
-			"one (magic 0), so data that was copied or restored is not kept for another full retention period.\n\n" +
-			"Like Kafka it stops at the first segment it keeps, never deletes past the high watermark\n" +
-			"(replication-offset-checkpoint; the log end offset when it has no entry), and when every segment\n" +
-			"expired it first rolls an empty segment at the log end offset. Deleted segments take their indexes and\n" +
-			"the producer snapshots below the new start (the newest at or below it stays); log-start-offset-checkpoint,\n" +
-			"recovery-point-offset-checkpoint and leader-epoch-checkpoint are updated. Files are renamed .deleted and\n" +
-			"then removed, so a crash leaves what a broker loads, and running again finishes the job.\n\n" +
-			"Each topic gets its own configuration, as on a broker: read from the KRaft cluster metadata\n" +
-			"(__cluster_metadata-0) of the log directory, or from --topic-config FILE for a cluster without one.\n" +
-			"The size and time rules apply to topics whose cleanup.policy contains delete; on the others (compact)\n" +
-			"only the log start rule does, as a broker's. Topics with remote.storage.enable are left alone: which\n" +
-			"segments remote storage holds is not on disk. --retention-ms, --retention-bytes and --cleanup-policy\n" +
-			"override the topics' values for the run; flags not given leave them. Without configuration a whole log\n" +
-			"directory is refused (exit 2) unless --topic chooses its topics, and internal topics (names starting\n" +
-			"with __) in it are then left alone; partitions chosen that way or named on the command line get Kafka's\n" +
-			"defaults and the flags. A segment whose batches cannot be read stops its partition (exit 1) with nothing\n" +
-			"deleted there, and so does a last segment ending in a torn batch: where the log ends is for a broker's\n" +
-			"recovery to say. Exit 4 when a broker holds the lock.\n\n" +
-			"Examples:\n" +
-			"  logtool retention --dry-run --now 2024-01-02T00:00:00Z testdata/kafka-logs\n" +
-			"  logtool retention --dry-run --now 2024-01-02T00:00:00Z --retention-ms 1h testdata/kafka-logs\n" +
-			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && \\\n" +
-			"    logtool retention --retention-bytes 64KiB --retention-ms -1 /tmp/kafka-logs/orders-0\n" +
-			"  logtool --format json retention --dry-run --topic-config topics.txt --topic 'legacy\\..*' /tmp/old-kafka-logs",
+		Name:        "retention",
+		Category:    "repair and convert",
+		Usage:       "delete expired segments by record timestamps, with Kafka's retention rules",
+		ArgsUsage:   "PATH...",
+		Description: description("retention"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "retention-ms", Usage: "retention.ms: a duration (7d, 168h, 90m) or milliseconds; -1 keeps segments forever (default: the topic's configuration, else Kafka's default, 168h)"},
 			&cli.StringFlag{Name: "retention-bytes", Usage: "retention.bytes per partition: bytes, or with K, M, G, T (binary: 50GiB); -1 sets no limit (default: the topic's configuration, else Kafka's default, -1)"},
@@ -112,7 +84,7 @@ func runRetention(c *cli.Context) error {
 		return err
 	}
 	set, release, err := checkedTargets(g, c.Args().Slice(), target.Options{Command: "retention", Takes: target.Partitions | target.LogDirs,
-		Topic: c.String("topic"), Skip: retentionSkip}, writeAccess(o.DryRun), check)
+		Topic: c.String("topic"), Skip: retentionSkip, Writes: true}, writeAccess(o.DryRun), check)
 	if err != nil {
 		return err
 	}

@@ -18,25 +18,11 @@ import (
 
 func salvageCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "salvage",
-		Category:  "rescue",
-		Usage:     "copy every sound batch of a damaged partition into a new partition directory a broker loads cleanly",
-		ArgsUsage: "PARTITION_DIR --out DIR",
-		Description: "Writes DIR, a new partition directory, with every batch of PARTITION_DIR that passes verify --deep's\n" +
-			"checks, copied byte for byte into a segment of the same base offset. Damaged bytes are skipped to the next\n" +
-			"batch whose framing and checksum hold; a batch whose offsets would go back, or that jumped ahead of the\n" +
-			"batches after it, is left out: offsets are never reused or invented, and when the end of the log was lost\n" +
-			"an empty segment at the high watermark keeps those offsets from being given again. .index, .timeindex,\n" +
-			".txnindex and the producer snapshot are rebuilt as Kafka's recovery builds them; leader-epoch-checkpoint\n" +
-			"and partition.metadata are carried over when they read. verify --deep --strict passes on DIR.\n\n" +
-			"The report lists what was lost: each byte range of each segment, why, and the offsets no kept batch holds\n" +
-			"around it (lost, or removed before by compaction). DIR must not exist; it appears whole or not at all\n" +
-			"(written next to it under a name a broker deletes, then renamed). The source is only read, and must not be\n" +
-			"a running broker's (exit 4).\n\n" +
-			"Examples:\n" +
-			"  logtool salvage testdata/kafka-logs/orders-0 --out /tmp/rescued/orders-0\n" +
-			"  logtool --format json salvage testdata/kafka-logs/payments.txn-0 --out /tmp/rescued/payments.txn-0\n" +
-			"  logtool verify --deep --strict /tmp/rescued/orders-0",
+		Name:        "salvage",
+		Category:    "rescue",
+		Usage:       "copy every sound batch of a damaged partition into a new partition directory a broker loads cleanly",
+		ArgsUsage:   "PARTITION_DIR --out DIR",
+		Description: description("salvage"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "the new partition directory to write; must not exist"},
 		},
@@ -95,7 +81,7 @@ func runSalvage(c *cli.Context) error {
 		return usageErr("%s: want one partition directory", src)
 	}
 	so := salvage.Options{MaxRecordBytes: g.MaxRecordBytes}
-	bar := newProgress(g, "salvage", segmentBytes(parts[0].Path), true)
+	bar := newProgress(g, "salvage", layout.SegmentBytes(parts[0].Path), true)
 	so.Progress = bar.Add
 	rep, err := salvage.Partition(parts[0].Path, out, so)
 	bar.Finish()

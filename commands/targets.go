@@ -2,6 +2,7 @@ package commands
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 
@@ -32,6 +33,19 @@ func checkedTargets(g Global, paths []string, o target.Options, a target.Access,
 	}
 	for _, n := range set.Notes {
 		g.Warnf("%s", n)
+	}
+	// Not warnings: the run fails on them, so they are said under --quiet.
+	for _, rp := range set.Refused {
+		for _, f := range rp.Refusals {
+			fmt.Fprintf(g.Stderr, "logtool: %s: %s\n", o.Command, f)
+		}
+		if o.Writes {
+			fmt.Fprintf(g.Stderr, "logtool: %s: %s: left unchanged: a broker cannot load the partition\n", o.Command, rp.Partition.Path)
+		}
+	}
+	if g.unloadable != nil && len(set.Refused) > 0 {
+		g.unloadable.n += len(set.Refused)
+		g.unloadable.writer = o.Writes
 	}
 	if release, err = set.Lock(a); err != nil {
 		return nil, nil, err

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/logtool/logtool/internal/gen"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 // The sample's topics have their own configurations (scripts/make-sample.sh):

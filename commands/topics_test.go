@@ -10,7 +10,7 @@ import (
 	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/retention"

@@ -22,43 +22,11 @@ import (
 
 func upgradeCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "upgrade",
-		Category:  "repair and convert",
-		Usage:     "rewrite old message sets (magic 0, 1) to a newer magic with every offset, key and value kept",
-		ArgsUsage: "PATH...",
-		Description: "Rewrites the segments of partitions written in message format v0 (Kafka 0.8/0.9) or v1 (0.10) the way a\n" +
-			"broker up-converts on produce, but keeping every offset: an uncompressed v0 message becomes a v1 message;\n" +
-			"a compressed v0 wrapper becomes a v1 wrapper of the same codec whose relative inner offsets keep the holes\n" +
-			"compaction left, with lz4 rewritten with the correct frame header checksum. With --to-magic 2 each legacy\n" +
-			"wrapper becomes one record batch and each run of uncompressed messages batches of up to 500 records and\n" +
-			"16 KiB, with no producer id and partition leader epoch -1 (as Kafka's cleaner writes when it converts).\n" +
-			"Entries already at the target are copied byte for byte; segments with nothing to convert are not touched.\n\n" +
-			"v0 messages have no timestamp. --timestamp-type create gives them -1 with CreateTime, as a broker does for\n" +
-			"a CreateTime topic; log-append gives them --append-time with the LogAppendTime flag, by default each\n" +
-			"segment file's modification time (the best estimate of when the broker wrote it). v1 messages keep their\n" +
-			"own timestamp and type. --compression picks the codec of every rewritten set (none unpacks wrappers; a\n" +
-			"codec groups uncompressed runs into wrappers or batches); zstd needs --to-magic 2.\n\n" +
-			"Every rewritten segment is read back and compared record by record with the original (offset, key, value,\n" +
-			"headers, timestamp) before it replaces anything; its .index and .timeindex are rebuilt as recovery builds\n" +
-			"them and the .log keeps its modification time. In place, the new segments are written as .cleaned files\n" +
-			"and installed with Kafka's .cleaned -> .swap -> rename swap, all segments of a partition at once: a crash\n" +
-			"at any moment leaves the old or the new partition, for a broker and for a re-run, which completes it. The\n" +
-			"disk needs room for a copy of the segments being rewritten. With --output DIR each partition is built\n" +
-			"in DIR/<topic>-<partition>.logtoolupgrade<hash>-delete (a name a broker takes for a deleted topic's and\n" +
-			"deletes, where it would refuse to start on another; the next run removes it) and renamed to\n" +
-			"DIR/<partition dir name> when complete, with copies of every other file\n" +
-			"(checkpoints, snapshots, leader-epoch-checkpoint, partition.metadata); the source is not modified and an\n" +
-			"existing DIR/<partition> is never overwritten (exit 4). When PATH is a log directory and DIR has no\n" +
-			"meta.properties, its meta.properties, four offset checkpoints and .kafka_cleanshutdown are copied too.\n" +
-			"Corrupt input stops that partition with the file and byte position (exit 1) and leaves it as it was; so\n" +
-			"does a segment ending in a torn entry or zero-filled tail, which only a broker's recovery may drop. The\n" +
-			"other partitions go on. --dry-run prints its plan even with --quiet.\n\n" +
-			"Examples:\n" +
-			"  logtool upgrade --dry-run testdata/kafka-logs\n" +
-			"  rm -rf /tmp/kafka-logs && cp -r testdata/kafka-logs /tmp/kafka-logs && logtool upgrade /tmp/kafka-logs/legacy.events-v0-0\n" +
-			"  logtool upgrade --to-magic 2 --output /tmp/converted testdata/kafka-logs\n" +
-			"  logtool --format json upgrade --timestamp-type log-append --append-time 2017-03-01T00:00:00Z \\\n" +
-			"      --compression lz4 /tmp/kafka-logs/legacy.events-v0-snappy-0 /tmp/kafka-logs/clicks-v1-0",
+		Name:        "upgrade",
+		Category:    "repair and convert",
+		Usage:       "rewrite old message sets (magic 0, 1) to a newer magic with every offset, key and value kept",
+		ArgsUsage:   "PATH...",
+		Description: description("upgrade"),
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "to-magic", Value: 1, Usage: "message format to reach: 1 or 2"},
 			&cli.StringFlag{Name: "timestamp-type", Value: "create", Usage: "what v0 messages get: create (timestamp -1, CreateTime) or log-append (--append-time, LogAppendTime)"},
@@ -88,7 +56,7 @@ func runUpgrade(c *cli.Context) error {
 		access = target.Stable
 	}
 	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "upgrade", Takes: target.Partitions | target.LogDirs,
-		Output: opts.Output}, access)
+		Output: opts.Output, Writes: true}, access)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/lockfile/locktest"
+	"github.com/logtool/logtool/internal/testkit/locktest"
 )
 
 func TestUpgradeLocked(t *testing.T) {

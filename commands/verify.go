@@ -16,38 +16,11 @@ import (
 
 func verifyCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "verify",
-		Category:  "inspect",
-		Usage:     "check log directories, partitions or files for damage and disagreement, without changing them",
-		ArgsUsage: "PATH...",
-		Description: "Reads everything under the paths given (log directories, partition directories, single files) and\n" +
-			"prints one problem line per finding, with the file and byte position, then a summary line. Exit 0 when\n" +
-			"nothing is wrong, 3 when something is.\n\n" +
-			"Checked: every batch checksum and length, past damage too: each damaged range of a segment is reported\n" +
-			"(cause first) and the batches after it are checked; offsets (each batch at or above its segment's base offset,\n" +
-			"above the batch before it, below the next segment's base offset); a torn last batch and a zero-filled\n" +
-			".log tail, which a clean shutdown never leaves (reported as information only in the active segment of a\n" +
-			"log directory a running broker holds); .index, .timeindex and .txnindex entry by entry against the log\n" +
-			"(as reindex --check judges them) and Kafka's index sanity checks; producer snapshots, leader-epoch-checkpoint\n" +
-			"(also against the leader epoch of every batch), partition.metadata, meta.properties, quorum-state; the\n" +
-			"offset checkpoints and cleaner-checkpoint against each partition's log start and end; leftover\n" +
-			".cleaned/.swap/.deleted files; in a KRaft log directory, each partition's topic ID (partition.metadata)\n" +
-			"against the cluster metadata: an unknown topic ID, one of another topic, one of a deleted topic outside a\n" +
-			"-delete directory, and a partition the topic does not have are problems, a partition assigned to other\n" +
-			"brokers is information. --deep also parses every record: inner legacy messages and their\n" +
-			"checksums, record fields, offsets within their batch, control records. A file whose name Kafka does not\n" +
-			"give (a record set) is checked as a .log.\n\n" +
-			"Index files a broker rebuilds when absent, index entries a live broker writes differently from\n" +
-			"recovery, and checkpoint entries for partitions stored elsewhere are information, listed with --verbose;\n" +
-			"past 20 problems about one file the rest are counted on one line, which --verbose lists too. Damage in a\n" +
-			".log comes with the salvage command line that keeps the sound batches after it;\n" +
-			"--strict makes any index that differs from a recovery rebuild a problem.\n" +
-			"verify never writes; when a running broker holds the log directory it warns and goes on.\n\n" +
-			"Examples:\n" +
-			"  logtool verify testdata/kafka-logs\n" +
-			"  logtool verify --deep testdata/kafka-logs/payments.txn-0 testdata/kafka-logs/clicks-v1-0\n" +
-			"  logtool verify testdata/kafka-logs/orders-0/00000000000000000712.log\n" +
-			"  logtool --format json verify --verbose testdata/kafka-logs/legacy.events-v0-0",
+		Name:        "verify",
+		Category:    "inspect",
+		Usage:       "check log directories, partitions or files for damage and disagreement, without changing them",
+		ArgsUsage:   "PATH...",
+		Description: description("verify"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "deep", Usage: "also parse every record of every batch, not only the framing and checksums of batches"},
 			&cli.BoolFlag{Name: "strict", Usage: "index files must be byte-identical to what Kafka's recovery builds (as logtool gen and reindex write them), not only serve lookups correctly as a live broker's do"},

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 // damagedMiddleAndTail copies the sample's orders-0 into dir/orders-0 with

@@ -10,7 +10,7 @@ import (
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/segswap"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -107,7 +107,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 }
 
 // brokerOffsets is view.offsets of what a broker serves from the partition
-// after loading it with Kafka's rules (internal/kafkaloader).
+// after loading it with Kafka's rules (internal/testkit/kafkaloader).
 func brokerOffsets(t *testing.T, dir string, unflushed bool) []int64 {
 	t.Helper()
 	var out []int64

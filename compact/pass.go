@@ -392,6 +392,11 @@ func (j *cleanJob) Run(b *logfmt.Batch, out []byte) []byte {
 	}
 	f := filters.Get().(*filter)
 	j.err = j.filter(b, f)
+	// The iterator keeps its bytes (KeepBytes) past the batch's end: a
+	// large record's buffer goes back for the next large batch rather than
+	// stay in the pool with the filter, which leaves the next reader to
+	// allocate another.
+	f.it.Release()
 	filters.Put(f)
 	return out
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 // TestNamesABrokerCannotLoad: a .log whose name is no 64-bit offset and a

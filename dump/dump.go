@@ -16,74 +16,20 @@
 package dump
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
 )
-
-// Decoder turns a record key or value into text.
-type Decoder int
-
-const (
-	DecodeString Decoder = iota // UTF-8, as Kafka's StringDecoder (bad bytes become U+FFFD)
-	DecodeHex                   // lower-case hex
-	DecodeBase64                // standard base64 with padding
-	DecodeNone                  // not printed
-)
-
-var decoderNames = [...]string{"string", "hex", "base64", "none"}
-
-func (d Decoder) String() string { return decoderNames[d] }
-
-// AppendText appends b as text output shows it: UTF-8 as Java decodes it
-// (bad bytes become U+FFFD), hex or base64. Null and DecodeNone are the
-// caller's to show.
-func (d Decoder) AppendText(dst, b []byte) []byte { return appendDecoded(dst, b, d) }
-
-// AppendJSON appends b as a JSON string decoded the same way, or null.
-func (d Decoder) AppendJSON(dst, b []byte) []byte { return appendDecodedJSON(dst, b, d) }
-
-// ParseDecoder parses "string", "hex", "base64" or "none".
-func ParseDecoder(s string) (Decoder, error) {
-	for i, n := range decoderNames {
-		if s == n {
-			return Decoder(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown decoder %q (want string, hex, base64 or none)", s)
-}
-
-// DecoderOfClass maps the decoder classes kafka-dump-log.sh takes
-// (--key-decoder-class, --value-decoder-class) to logtool's decoders: the
-// StringDecoder of org.apache.kafka.tools.api or of the older
-// kafka.serializer is string; DefaultDecoder, which Kafka prints as a Java
-// array reference ("[B@1b6d3586"), is hex, the bytes themselves.
-func DecoderOfClass(class string) (Decoder, error) {
-	name := class
-	for _, pkg := range []string{"org.apache.kafka.tools.api.", "kafka.serializer."} {
-		name = strings.TrimPrefix(name, pkg)
-	}
-	switch name {
-	case "StringDecoder":
-		return DecodeString, nil
-	case "DefaultDecoder":
-		return DecodeHex, nil
-	case "IntegerDecoder", "LongDecoder":
-		return 0, fmt.Errorf("%s: logtool has no integer decoders; the hex decoder shows the bytes", class)
-	}
-	return 0, fmt.Errorf("unknown decoder class %q: logtool knows Kafka's StringDecoder and DefaultDecoder, and its own decoders by name", class)
-}
 
 // Payload selects how record keys and values are interpreted with
 // PrintData; Kafka's precedence applies when several decoder flags are
@@ -100,14 +46,32 @@ const (
 	PayloadRemoteMeta                // __remote_log_metadata records
 )
 
+// PayloadOf is the payload when the decoders given are named, in Kafka's
+// precedence; PayloadPlain when none is.
+func PayloadOf(offsets, txnLog, metadata, remoteMeta, shareState bool) Payload {
+	switch {
+	case offsets:
+		return PayloadOffsets
+	case txnLog:
+		return PayloadTxnLog
+	case metadata:
+		return PayloadMetadata
+	case remoteMeta:
+		return PayloadRemoteMeta
+	case shareState:
+		return PayloadShareState
+	}
+	return PayloadPlain
+}
+
 // Options control a dump. The zero value is a shallow text dump of
 // everything; use NoLimit for the offset and byte limits.
 type Options struct {
 	JSON               bool
 	Deep               bool // one line per record (Kafka's --deep-iteration)
 	PrintData          bool // keys and values too; implies Deep
-	KeyDecoder         Decoder
-	ValueDecoder       Decoder
+	KeyDecoder         textdec.Decoder
+	ValueDecoder       textdec.Decoder
 	Payload            Payload
 	SkipRecordMetadata bool
 	// PrintHeaders adds header values to text record lines with

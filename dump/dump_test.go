@@ -17,6 +17,7 @@ import (
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -373,33 +374,33 @@ func TestMemoryFlat(t *testing.T) {
 func TestDecoders(t *testing.T) {
 	for _, c := range []struct {
 		in   []byte
-		dec  Decoder
+		dec  textdec.Decoder
 		text string
 		json string
 	}{
-		{[]byte("héllo"), DecodeString, "héllo", `"héllo"`},
+		{[]byte("héllo"), textdec.String, "héllo", `"héllo"`},
 		// Text as Kafka prints it; JSON keeps the bytes, marked.
-		{[]byte{'a', 0xff, '"'}, DecodeString, "a\uFFFD\"", `{"base64":"Yf8i"}`},
-		{[]byte{0, 0xab}, DecodeHex, "00ab", `"00ab"`},
-		{[]byte("hi"), DecodeBase64, "aGk=", `"aGk="`},
-		{nil, DecodeHex, "", "null"},
+		{[]byte{'a', 0xff, '"'}, textdec.String, "a\uFFFD\"", `{"base64":"Yf8i"}`},
+		{[]byte{0, 0xab}, textdec.Hex, "00ab", `"00ab"`},
+		{[]byte("hi"), textdec.Base64, "aGk=", `"aGk="`},
+		{nil, textdec.Hex, "", "null"},
 	} {
 		if c.in != nil {
-			if got := string(appendDecoded(nil, c.in, c.dec)); got != c.text {
+			if got := string(c.dec.AppendText(nil, c.in)); got != c.text {
 				t.Errorf("%v %q: text %q, want %q", c.dec, c.in, got, c.text)
 			}
 		}
-		if got := string(appendDecodedJSON(nil, c.in, c.dec)); got != c.json {
+		if got := string(c.dec.AppendJSON(nil, c.in)); got != c.json {
 			t.Errorf("%v %q: JSON %s, want %s", c.dec, c.in, got, c.json)
 		}
 	}
 	for _, n := range []string{"string", "hex", "base64", "none"} {
-		if d, err := ParseDecoder(n); err != nil || d.String() != n {
-			t.Errorf("ParseDecoder(%q) = %v, %v", n, d, err)
+		if d, err := textdec.Parse(n); err != nil || d.String() != n {
+			t.Errorf("textdec.Parse(%q) = %v, %v", n, d, err)
 		}
 	}
-	if _, err := ParseDecoder("avro"); err == nil {
-		t.Error("ParseDecoder(avro): want an error")
+	if _, err := textdec.Parse("avro"); err == nil {
+		t.Error("textdec.Parse(avro): want an error")
 	}
 }
 

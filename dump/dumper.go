@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/protocol"
 )
 
 // dumper runs one job. It is not shared between goroutines.

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
+	"github.com/logtool/logtool/logfmt/protocol"
 	"github.com/logtool/logtool/logfmt/snapshot"
 )
 

@@ -1,9 +1,7 @@
 package dump
 
 import (
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,19 +9,19 @@ import (
 	"iter"
 	"path/filepath"
 	"strconv"
-	"unicode/utf8"
 
-	"github.com/logtool/logtool/dump/groupmeta"
-	"github.com/logtool/logtool/dump/metadata"
-	"github.com/logtool/logtool/dump/protocol"
-	"github.com/logtool/logtool/dump/remotemeta"
-	"github.com/logtool/logtool/dump/sharestate"
-	"github.com/logtool/logtool/dump/txnlog"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
+	"github.com/logtool/logtool/logfmt/protocol"
+	"github.com/logtool/logtool/logfmt/protocol/groupmeta"
+	"github.com/logtool/logtool/logfmt/protocol/remotemeta"
+	"github.com/logtool/logtool/logfmt/protocol/sharestate"
+	"github.com/logtool/logtool/logfmt/protocol/txnlog"
 )
 
 // segState is what a segment dump carries from batch to batch.
@@ -633,7 +631,7 @@ func appendHeaderKeys(l []byte, r *logfmt.Record) []byte {
 		if i > 0 {
 			l = append(l, ',')
 		}
-		l = appendUTF8(l, h.Key)
+		l = textdec.String.AppendText(l, h.Key)
 	}
 	return append(l, ']')
 }
@@ -696,8 +694,8 @@ func (d *dumper) controlText(l []byte, r *logfmt.Record) []byte {
 		return strconv.AppendInt(l, int64(m.CoordinatorEpoch), 10)
 	case t == logfmt.ControlLeaderChange && d.o.Release.LeaderChangeType:
 		// Kafka before 4.1 names the type only.
-	case metadata.IsKRaftControl(t):
-		label, js, err := metadata.FormatControl(t, r.Value)
+	case kraft.IsKRaftControl(t):
+		label, js, err := kraft.FormatControl(t, r.Value)
 		if err != nil {
 			d.problem(d.batchPos, fmt.Sprintf("%s record at offset %d: %v", t, r.Offset, err))
 			break
@@ -721,12 +719,12 @@ func (d *dumper) controlText(l []byte, r *logfmt.Record) []byte {
 func (d *dumper) payloadText(l []byte, r *logfmt.Record, keyPrefix string) []byte {
 	if d.o.Payload == PayloadPlain {
 		// Rendered straight into the line, which streams.
-		if r.Key != nil && d.o.KeyDecoder != DecodeNone {
+		if r.Key != nil && d.o.KeyDecoder != textdec.None {
 			l = append(l, keyPrefix...)
 			l = append(l, "key: "...)
 			l = d.appendStreamed(l, r.Key, d.o.KeyDecoder)
 		}
-		if r.Value != nil && d.o.ValueDecoder != DecodeNone {
+		if r.Value != nil && d.o.ValueDecoder != textdec.None {
 			l = append(l, " payload: "...)
 			l = d.appendStreamed(l, r.Value, d.o.ValueDecoder)
 		}
@@ -742,7 +740,7 @@ func (d *dumper) payloadText(l []byte, r *logfmt.Record, keyPrefix string) []byt
 			l = append(l, value...)
 		}
 	}
-	if d.o.PrintHeaders && d.o.Payload == PayloadPlain && len(r.Headers) > 0 && d.o.ValueDecoder != DecodeNone {
+	if d.o.PrintHeaders && d.o.Payload == PayloadPlain && len(r.Headers) > 0 && d.o.ValueDecoder != textdec.None {
 		// Not in Kafka's line: header values, at the end where they do not
 		// move any field Kafka prints.
 		l = append(l, " headers: ["...)
@@ -750,12 +748,12 @@ func (d *dumper) payloadText(l []byte, r *logfmt.Record, keyPrefix string) []byt
 			if i > 0 {
 				l = append(l, ',')
 			}
-			l = appendUTF8(l, h.Key)
+			l = textdec.String.AppendText(l, h.Key)
 			l = append(l, '=')
 			if h.Value == nil {
 				l = append(l, "null"...)
 			} else {
-				l = appendDecoded(l, h.Value, d.o.ValueDecoder)
+				l = d.o.ValueDecoder.AppendText(l, h.Value)
 			}
 		}
 		l = append(l, ']')
@@ -794,7 +792,7 @@ func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bo
 		}
 		return []byte(f.Key), []byte(f.Value), true, f.HasValue
 	case PayloadMetadata:
-		s, err := metadata.Format(r.Value, r.Offset)
+		s, err := kraft.Format(r.Value, r.Offset)
 		if err != nil {
 			d.problem(d.batchPos, fmt.Sprintf("record at offset %d: %v", r.Offset, err))
 		}
@@ -810,13 +808,13 @@ func (d *dumper) parse(r *logfmt.Record) (key, value []byte, hasKey, hasValue bo
 		return nil, []byte(s), false, true
 	}
 	p := d.payload[:0]
-	if r.Key != nil && d.o.KeyDecoder != DecodeNone {
-		p = appendDecoded(p, r.Key, d.o.KeyDecoder)
+	if r.Key != nil && d.o.KeyDecoder != textdec.None {
+		p = d.o.KeyDecoder.AppendText(p, r.Key)
 		hasKey = true
 	}
 	n := len(p)
-	if r.Value != nil && d.o.ValueDecoder != DecodeNone {
-		p = appendDecoded(p, r.Value, d.o.ValueDecoder)
+	if r.Value != nil && d.o.ValueDecoder != textdec.None {
+		p = d.o.ValueDecoder.AppendText(p, r.Value)
 		hasValue = true
 	}
 	d.payload = p
@@ -831,60 +829,17 @@ const streamPiece = 16 << 10
 // time, and sends the line on as each chunk fills: the text of a large
 // record is never held whole (it can be three times the record, an invalid
 // byte printing as U+FFFD), and grows no buffer past a chunk.
-func (d *dumper) appendStreamed(l, b []byte, dec Decoder) []byte {
+func (d *dumper) appendStreamed(l, b []byte, dec textdec.Decoder) []byte {
 	for len(b) > streamPiece {
-		n := pieceEnd(b, streamPiece, dec)
-		l = appendDecoded(l, b[:n], dec)
+		n := dec.PieceEnd(b, streamPiece)
+		l = dec.AppendText(l, b[:n])
 		b = b[n:]
 		if len(l) >= chunkSize {
 			d.s.set(l)
 			l = d.s.buf()
 		}
 	}
-	return appendDecoded(l, b, dec)
-}
-
-// pieceEnd is where a piece of about n bytes of b ends so that decoding
-// the pieces one after the other gives what decoding b whole does: on a
-// multiple of 3 for base64, and for UTF-8 not inside a sequence, which
-// starts at most 3 bytes before a continuation byte (any invalid byte
-// becomes U+FFFD on its own either way).
-func pieceEnd(b []byte, n int, dec Decoder) int {
-	switch dec {
-	case DecodeHex:
-		return n
-	case DecodeBase64:
-		return n - n%3
-	}
-	if utf8.RuneStart(b[n]) {
-		return n
-	}
-	for k := n - 1; k > n-utf8.UTFMax; k-- {
-		if utf8.RuneStart(b[k]) {
-			return k
-		}
-	}
-	return n
-}
-
-// appendDecoded appends b decoded for text output.
-func appendDecoded(l, b []byte, dec Decoder) []byte {
-	switch dec {
-	case DecodeHex:
-		return hex.AppendEncode(l, b)
-	case DecodeBase64:
-		return base64.StdEncoding.AppendEncode(l, b)
-	}
-	return appendUTF8(l, b)
-}
-
-// appendUTF8 appends b as Java prints bytes decoded as UTF-8: invalid
-// sequences become U+FFFD.
-func appendUTF8(l, b []byte) []byte {
-	if utf8.Valid(b) {
-		return append(l, b...)
-	}
-	return protocol.ValidUTF8(l, b)
+	return dec.AppendText(l, b)
 }
 
 // recordJSON appends a "record" object.
@@ -902,9 +857,9 @@ func (d *dumper) recordJSON(b *logfmt.Batch, r *logfmt.Record, control bool) {
 		}
 		l = append(l, `{"key":`...)
 		l = protocol.AppendStringBytes(l, h.Key)
-		if o.ValueDecoder != DecodeNone {
+		if o.ValueDecoder != textdec.None {
 			l = append(l, `,"value":`...)
-			l = appendDecodedJSON(l, h.Value, o.ValueDecoder)
+			l = o.ValueDecoder.AppendJSON(l, h.Value)
 		}
 		l = append(l, '}')
 	}
@@ -944,13 +899,13 @@ func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValu
 		return out[:n], out[n:], true, true
 	}
 	p := d.payload[:0]
-	if d.o.KeyDecoder != DecodeNone {
-		p = appendDecodedJSON(p, r.Key, d.o.KeyDecoder)
+	if d.o.KeyDecoder != textdec.None {
+		p = d.o.KeyDecoder.AppendJSON(p, r.Key)
 		hasKey = true
 	}
 	n := len(p)
-	if d.o.ValueDecoder != DecodeNone {
-		p = appendDecodedJSON(p, r.Value, d.o.ValueDecoder)
+	if d.o.ValueDecoder != textdec.None {
+		p = d.o.ValueDecoder.AppendJSON(p, r.Value)
 		hasValue = true
 	}
 	d.payload = p
@@ -971,19 +926,6 @@ func appendDecodedPayload(l, s []byte, has bool) []byte {
 	return protocol.AppendString(l, string(s))
 }
 
-// appendDecodedJSON appends b as a JSON string, or null.
-func appendDecodedJSON(l, b []byte, dec Decoder) []byte {
-	if b == nil {
-		return append(l, "null"...)
-	}
-	if dec == DecodeString {
-		return protocol.AppendStringBytes(l, b)
-	}
-	l = append(l, '"')
-	l = appendDecoded(l, b, dec)
-	return append(l, '"')
-}
-
 // controlJSON appends "control":{"type":...} for a control record.
 func (d *dumper) controlJSON(l []byte, r *logfmt.Record) []byte {
 	_, t, err := logfmt.ParseControlKey(r.Key)
@@ -1002,8 +944,8 @@ func (d *dumper) controlJSON(l []byte, r *logfmt.Record) []byte {
 			break
 		}
 		l = appendIntField(l, "coordinatorEpoch", int64(m.CoordinatorEpoch))
-	case metadata.IsKRaftControl(t):
-		_, js, err := metadata.FormatControl(t, r.Value)
+	case kraft.IsKRaftControl(t):
+		_, js, err := kraft.FormatControl(t, r.Value)
 		if err != nil {
 			d.problem(d.batchPos, fmt.Sprintf("%s record at offset %d: %v", t, r.Offset, err))
 			break

@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/logfmt/protocol"
 )
 
 // row is one line of the summary: a partition, or a file given by itself.

@@ -18,10 +18,10 @@ import (
 
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/gen"
-	"github.com/logtool/logtool/internal/kafkatest"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/kafkatest"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"

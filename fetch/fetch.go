@@ -30,7 +30,7 @@
 // have its reading stand in for the first pass (Plan).
 //
 // Ranges (FromOffset, ToOffset, FromTime, ToTime) are found as a broker
-// finds them, through the indexes (index/lookup), and are contiguous ranges
+// finds them, through the indexes (find), and are contiguous ranges
 // of offsets: a time bound becomes the offset ListOffsets answers for it.
 package fetch
 
@@ -41,8 +41,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/logtool/logtool/find"
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/index/lookup"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -454,7 +454,7 @@ func (pt *Partition) bounds() error {
 		pt.from = max(pt.from, o.FromOffset)
 	}
 	if o.FromTime != NoTime {
-		res, err := lookup.Timestamp(pt.p.Path, o.FromTime, lookup.Options{MaxRecordBytes: o.MaxRecordBytes})
+		res, err := find.Timestamp(pt.p.Path, o.FromTime, find.Options{MaxRecordBytes: o.MaxRecordBytes})
 		if err != nil {
 			return err
 		}
@@ -468,7 +468,7 @@ func (pt *Partition) bounds() error {
 		pt.end = min(pt.end, o.ToOffset+1)
 	}
 	if o.ToTime != NoTime && o.ToTime < math.MaxInt64 {
-		res, err := lookup.Timestamp(pt.p.Path, o.ToTime+1, lookup.Options{MaxRecordBytes: o.MaxRecordBytes})
+		res, err := find.Timestamp(pt.p.Path, o.ToTime+1, find.Options{MaxRecordBytes: o.MaxRecordBytes})
 		if err != nil {
 			return err
 		}
@@ -493,7 +493,7 @@ func (pt *Partition) bounds() error {
 	if pt.from == pt.segs[0].Base {
 		return nil
 	}
-	res, err := lookup.Offset(pt.p.Path, pt.from, lookup.Options{MaxRecordBytes: pt.o.MaxRecordBytes})
+	res, err := find.Offset(pt.p.Path, pt.from, find.Options{MaxRecordBytes: pt.o.MaxRecordBytes})
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/logtool/logtool/compact"
-	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -244,7 +244,7 @@ func TestFindingsAfterMatches(t *testing.T) {
 	var out bytes.Buffer
 	var res *Result
 	err := Run(&out, []Job{{Partition: p, Audit: &Audit{Cleaner: o}}}, Options{Match: m, Workers: 2, KeyMapMemory: 64 << 20,
-		Range: fetch.DefaultOptions(), Format: Format{JSON: true, KeyDecoder: dump.DecodeBase64, ValueDecoder: dump.DecodeBase64}},
+		Range: fetch.DefaultOptions(), Format: Format{JSON: true, KeyDecoder: textdec.Base64, ValueDecoder: textdec.Base64}},
 		func(r *Result) { res = r })
 	if err != nil || res.Err != nil {
 		t.Fatal(err, res.Err)

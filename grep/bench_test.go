@@ -9,7 +9,7 @@ import (
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/target"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
 )

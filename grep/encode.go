@@ -6,11 +6,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/logtool/logtool/dump"
-	"github.com/logtool/logtool/dump/protocol"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/protocol"
 )
 
 // Format says how matches and findings are written.
@@ -20,7 +20,7 @@ type Format struct {
 	// as dump's --key-decoder and --value-decoder do; DecodeNone leaves
 	// them out. In text, DecodeString shows the bytes themselves, escaped
 	// where they are not printable UTF-8.
-	KeyDecoder, ValueDecoder dump.Decoder
+	KeyDecoder, ValueDecoder textdec.Decoder
 	// Width cuts a key or value in text after this many characters, with
 	// "…"; 0 does not cut.
 	Width int
@@ -32,10 +32,10 @@ func (f Format) header() []byte {
 		return nil
 	}
 	h := "TOPIC PARTITION OFFSET TIMESTAMP STATUS"
-	if f.KeyDecoder != dump.DecodeNone {
+	if f.KeyDecoder != textdec.None {
 		h += " KEY"
 	}
-	if f.ValueDecoder != dump.DecodeNone {
+	if f.ValueDecoder != textdec.None {
 		h += " VALUE"
 	}
 	return []byte(h + "\n")
@@ -90,15 +90,15 @@ func appendTime(dst []byte, ms int64) []byte {
 	return append(dst, human.Time(ms)...)
 }
 
-func (e *encoder) textField(dst, b []byte, d dump.Decoder) []byte {
+func (e *encoder) textField(dst, b []byte, d textdec.Decoder) []byte {
 	switch {
-	case d == dump.DecodeNone:
+	case d == textdec.None:
 		return dst
 	case b == nil:
 		return append(dst, " null"...)
 	}
 	dst = append(dst, ' ')
-	if d == dump.DecodeString {
+	if d == textdec.String {
 		return appendPreview(dst, b, e.f.Width)
 	}
 	start := len(dst)
@@ -172,11 +172,11 @@ func (e *encoder) matchJSON(dst []byte, m *Match) []byte {
 	dst = appendField(dst, "timestamp", r.Timestamp)
 	dst = appendStringField(dst, "timestampType", r.TimestampType.String())
 	dst = appendStringField(dst, "status", m.Status.String())
-	if e.f.KeyDecoder != dump.DecodeNone {
+	if e.f.KeyDecoder != textdec.None {
 		dst = append(dst, `,"key":`...)
 		dst = e.f.KeyDecoder.AppendJSON(dst, r.Key)
 	}
-	if e.f.ValueDecoder != dump.DecodeNone {
+	if e.f.ValueDecoder != textdec.None {
 		dst = append(dst, `,"value":`...)
 		dst = e.f.ValueDecoder.AppendJSON(dst, r.Value)
 	}
@@ -187,7 +187,7 @@ func (e *encoder) matchJSON(dst []byte, m *Match) []byte {
 		}
 		dst = append(dst, `{"key":`...)
 		dst = protocol.AppendStringBytes(dst, h.Key)
-		if e.f.ValueDecoder != dump.DecodeNone {
+		if e.f.ValueDecoder != textdec.None {
 			dst = append(dst, `,"value":`...)
 			dst = e.f.ValueDecoder.AppendJSON(dst, h.Value)
 		}

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/logtool/logtool/dump"
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/gen"
-	"github.com/logtool/logtool/internal/kafkatest"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/kafkatest"
+	"github.com/logtool/logtool/internal/testkit/testutil"
+	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -76,7 +76,7 @@ func partition(t testing.TB, dir string) *layout.Partition {
 // what it wrote.
 func runJobs(t *testing.T, jobs []Job, o Options) ([]match, []problem, []*Result) {
 	t.Helper()
-	o.Format = Format{JSON: true, KeyDecoder: dump.DecodeBase64, ValueDecoder: dump.DecodeBase64}
+	o.Format = Format{JSON: true, KeyDecoder: textdec.Base64, ValueDecoder: textdec.Base64}
 	if o.KeyMapMemory == 0 {
 		o.KeyMapMemory = 64 << 20
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/fetch"
-	"github.com/logtool/logtool/index/lookup"
+	"github.com/logtool/logtool/find"
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
@@ -1358,7 +1358,7 @@ func (s *search) auditAll() error {
 // indexes as a fetch would, or below the log start offset, where a fetch
 // does not go, by a scan of its segment.
 func (s *search) locate(f *Finding) error {
-	res, err := lookup.Offset(s.job.Partition.Path, f.Offset, lookup.Options{MaxRecordBytes: s.o.Range.MaxRecordBytes})
+	res, err := find.Offset(s.job.Partition.Path, f.Offset, find.Options{MaxRecordBytes: s.o.Range.MaxRecordBytes})
 	if err != nil {
 		return err
 	}

@@ -186,7 +186,7 @@ func TestDeepReaderMatchesOneGoroutine(t *testing.T) {
 }
 
 // TestDeepReaderDamage damages batches of the mixed segment, one at a time,
-// with the corruption matrix's kinds of damage (internal/faulttest): the
+// with the corruption matrix's kinds of damage (internal/testkit/faulttest): the
 // records, positions, errors and resynchronisation must be those of one
 // goroutine.
 func TestDeepReaderDamage(t *testing.T) {

@@ -501,6 +501,12 @@ func (it *RecordIter) letGo() {
 	clear(it.rec.Headers)
 }
 
+// Release lets go of a window grown for a large record, which ends the
+// validity of the batch's records, as the batch's end does without
+// KeepBytes. An iterator that keeps bytes holds it until its next Reset
+// otherwise.
+func (it *RecordIter) Release() { it.letGo() }
+
 // step ends iteration unless ok, keeping err.
 func (it *RecordIter) step(ok bool, err error) bool {
 	if err != nil {

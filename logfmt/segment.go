@@ -81,11 +81,15 @@ func getLarge(n int) []byte {
 			i = 1
 		}
 		b := spare.b[i]
-		if cap(b) >= n {
+		// A window or entry a reader keeps does not take a buffer it
+		// would not keep: that one is a large entry's or record's, which
+		// would then be allocated again while this one holds it.
+		fits := cap(b) >= n && (n > keptLarge || cap(b) <= keptLarge)
+		if fits {
 			spare.b[i] = nil
 		}
 		spare.Unlock()
-		if cap(b) >= n {
+		if fits {
 			return b[:n]
 		}
 	}
@@ -127,15 +131,10 @@ func putLarge(b []byte) {
 const keptLarge = 2 << 20
 
 // getLarge is getLarge for the reader's job: a buffer larger than
-// keptLarge is held against the job's budget, taken before it is allocated
-// (a spare one, already there, may be taken first).
+// keptLarge is held against the job's budget, taken before it is allocated.
 func (s *SegmentReader) getLarge(n int) []byte {
 	if n <= keptLarge {
-		b := getLarge(n)
-		if cap(b) > keptLarge {
-			s.Job.acquire(int64(cap(b)))
-		}
-		return b
+		return getLarge(n)
 	}
 	s.Job.acquire(int64(n))
 	b := getLarge(n)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/target"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/replicas"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 // TestUnwritableDirChangesNothing: when one partition dir cannot be

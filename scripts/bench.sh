@@ -291,7 +291,7 @@ mem_header() { echo; printf '%-58s %8s %8s\n' "$1" seconds "RSS MiB"; }
 bomb_records=$(( 512 / scale ))
 if [ ! -f "$dir/bombs/.done-$scale" ]; then
   rm -rf "$dir/bombs"
-  LOGTOOL_BOMB_DIR="$dir/bombs" LOGTOOL_BOMB_RECORDS=$bomb_records go test -count=1 -run '^TestWriteBombs$' ./internal/faulttest/ >/dev/null
+  LOGTOOL_BOMB_DIR="$dir/bombs" LOGTOOL_BOMB_RECORDS=$bomb_records go test -count=1 -run '^TestWriteBombs$' ./internal/testkit/faulttest/ >/dev/null
   touch "$dir/bombs/.done-$scale"
 fi
 mem_header "decompression bombs: $bomb_records records of 1 MiB of zeros in one batch"

@@ -13,6 +13,7 @@ import (
 	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -33,7 +34,7 @@ func metaDir(t *testing.T, node int32, records ...[]byte) string {
 	if err := os.Mkdir(meta, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, err := clustermeta.AppendBatch(nil, 0, 1, 1, false, 0, records...)
+	b, err := kraft.AppendBatch(nil, 0, 1, 1, false, 0, records...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +47,11 @@ func metaDir(t *testing.T, node int32, records ...[]byte) string {
 func topicRec(name string, c byte) []byte {
 	var id clustermeta.TopicID
 	id[0], id[15] = c, 1
-	return clustermeta.AppendTopicRecord(nil, name, id)
+	return kraft.AppendTopicRecord(nil, name, id)
 }
 
 func conf(typ int8, res, name, value string) []byte {
-	return clustermeta.AppendConfigRecord(nil, typ, res, name, &value)
+	return kraft.AppendConfigRecord(nil, typ, res, name, &value)
 }
 
 func topicConf(topic, name, value string) []byte {
@@ -145,8 +146,8 @@ func TestPrecedence(t *testing.T) {
 		{"message max bytes", [][]byte{clusterConf("message.max.bytes", "100")}, nil, "max.message.bytes", "100", DynamicDefaultBroker, "message.max.bytes"},
 		{"index size", [][]byte{clusterConf("log.index.size.max.bytes", "4096")}, nil, "segment.index.bytes", "4096", DynamicDefaultBroker, "log.index.size.max.bytes"},
 		{"timestamp type", [][]byte{clusterConf("log.message.timestamp.type", "LogAppendTime")}, nil, "message.timestamp.type", "LogAppendTime", DynamicDefaultBroker, "log.message.timestamp.type"},
-		{"a removed topic config", [][]byte{topicConf("t", "retention.ms", "7"), clustermeta.AppendConfigRecord(nil, clustermeta.ResourceTopic, "t", "retention.ms", nil)}, nil, "retention.ms", "604800000", Default, ""},
-		{"a removed broker config", [][]byte{clusterConf("log.retention.ms", "7"), clustermeta.AppendConfigRecord(nil, clustermeta.ResourceBroker, "", "log.retention.ms", nil)}, nil, "retention.ms", "604800000", Default, ""},
+		{"a removed topic config", [][]byte{topicConf("t", "retention.ms", "7"), kraft.AppendConfigRecord(nil, clustermeta.ResourceTopic, "t", "retention.ms", nil)}, nil, "retention.ms", "604800000", Default, ""},
+		{"a removed broker config", [][]byte{clusterConf("log.retention.ms", "7"), kraft.AppendConfigRecord(nil, clustermeta.ResourceBroker, "", "log.retention.ms", nil)}, nil, "retention.ms", "604800000", Default, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := resolver(t, Options{Overrides: c.override}, metaDir(t, 1, append([][]byte{topicRec("t", 1)}, c.records...)...))
@@ -318,7 +319,7 @@ func TestRecreatedTopic(t *testing.T) {
 	var old clustermeta.TopicID
 	old[0], old[15] = 1, 1
 	dir := metaDir(t, 1, topicRec("t", 1), topicConf("t", "cleanup.policy", "compact"), topicRec("gone", 3),
-		clustermeta.AppendRemoveTopicRecord(nil, old), topicRec("t", 2), topicConf("t", "retention.ms", "5"))
+		kraft.AppendRemoveTopicRecord(nil, old), topicRec("t", 2), topicConf("t", "retention.ms", "5"))
 	r := resolver(t, Options{}, dir)
 	c := topicConfig(t, r, "t")
 	if c.Compact || !c.Delete || c.RetentionMs != 5 || !c.Known {
@@ -329,7 +330,7 @@ func TestRecreatedTopic(t *testing.T) {
 	}
 	var gone clustermeta.TopicID
 	gone[0], gone[15] = 3, 1
-	dir = metaDir(t, 1, topicRec("gone", 3), topicConf("gone", "cleanup.policy", "compact"), clustermeta.AppendRemoveTopicRecord(nil, gone))
+	dir = metaDir(t, 1, topicRec("gone", 3), topicConf("gone", "cleanup.policy", "compact"), kraft.AppendRemoveTopicRecord(nil, gone))
 	if c := topicConfig(t, resolver(t, Options{}, dir), "gone"); c.Known || c.Compact {
 		t.Errorf("deleted topic: %+v", c)
 	}

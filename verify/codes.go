@@ -27,7 +27,7 @@ const (
 	CodeSnapshotTooLarge Code = "snapshot-too-large"
 )
 
-// The index files, as index/reindex judges them, and Kafka's sanity checks.
+// The index files, as reindex judges them, and Kafka's sanity checks.
 const (
 	CodeIndexEntryMalformed     Code = "index-entry-malformed"
 	CodeIndexEntryNotAtBatch    Code = "index-entry-not-at-batch"
@@ -93,7 +93,7 @@ const (
 // (Finding.More).
 const CodeMore Code = "more-not-listed"
 
-// reindexCode is the code of a finding of index/reindex's, by its group.
+// reindexCode is the code of a finding of reindex's, by its group.
 func reindexCode(group string, entry int) Code {
 	switch group {
 	case "format":

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 

@@ -8,8 +8,9 @@ import (
 
 	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/internal/gen"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -22,7 +23,7 @@ func appendMetadata(t *testing.T, logDir string, records ...[]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := clustermeta.AppendBatch(nil, im.EndOffset, 1, 1704067300000, false, 0, records...)
+	b, err := kraft.AppendBatch(nil, im.EndOffset, 1, 1704067300000, false, 0, records...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +67,12 @@ func TestPartitionsAgainstMetadata(t *testing.T) {
 	id := func(topic string) checkpoint.TopicID { return topicIDOf(t, dir(topic+"-0")) }
 	newID := checkpoint.TopicID{1, 2, 3}
 	appendMetadata(t, logDir,
-		clustermeta.AppendRemoveTopicRecord(nil, id("deleted")),
-		clustermeta.AppendRemoveTopicRecord(nil, id("recreated")),
-		clustermeta.AppendTopicRecord(nil, "recreated", newID),
-		clustermeta.AppendPartitionRecord(nil, clustermeta.PartitionSpec{Topic: newID, Partition: 0, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1}),
-		clustermeta.AppendPartitionChangeRecord(nil, clustermeta.ChangeSpec{Topic: id("moved"), Partition: 0, Leader: 2, ISR: []int32{2, 3}, Replicas: []int32{2, 3}}),
-		clustermeta.AppendRemoveTopicRecord(nil, id("gone")),
+		kraft.AppendRemoveTopicRecord(nil, id("deleted")),
+		kraft.AppendRemoveTopicRecord(nil, id("recreated")),
+		kraft.AppendTopicRecord(nil, "recreated", newID),
+		kraft.AppendPartitionRecord(nil, kraft.PartitionSpec{Topic: newID, Partition: 0, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1}),
+		kraft.AppendPartitionChangeRecord(nil, kraft.ChangeSpec{Topic: id("moved"), Partition: 0, Leader: 2, ISR: []int32{2, 3}, Replicas: []int32{2, 3}}),
+		kraft.AppendRemoveTopicRecord(nil, id("gone")),
 	)
 	writeTopicID(t, dir("unknown-0"), checkpoint.TopicID{9, 9, 9})
 	writeTopicID(t, dir("other-0"), id("fine"))
@@ -131,7 +132,7 @@ func TestMetadataNotReplayed(t *testing.T) {
 	}
 	writeTopicID(t, filepath.Join(logDir, "t-0"), checkpoint.TopicID{9})
 	// A partition of a topic the metadata never created.
-	appendMetadata(t, logDir, clustermeta.AppendPartitionRecord(nil, clustermeta.PartitionSpec{Topic: checkpoint.TopicID{7}, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1}))
+	appendMetadata(t, logDir, kraft.AppendPartitionRecord(nil, kraft.PartitionSpec{Topic: checkpoint.TopicID{7}, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1}))
 	r := run(t, Options{}, logDir)
 	var found bool
 	for _, f := range r.findings {

@@ -10,13 +10,13 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/logfmt/snapshot"
+	"github.com/logtool/logtool/reindex"
 )
 
 func (u *unit) run(p *Plan, o *Options, mem *logfmt.Job) *Report {

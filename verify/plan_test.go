@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
-	"github.com/logtool/logtool/internal/lockfile/locktest"
 	"github.com/logtool/logtool/internal/target"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/locktest"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 

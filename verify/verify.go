@@ -27,7 +27,7 @@
 //     directory a running broker holds (its .lock): there they are the write
 //     in progress or a preallocated file, reported as information.
 //   - Indexes: the entry-by-entry agreement of .index, .timeindex and
-//     .txnindex with the log is judged by index/reindex in its Check mode,
+//     .txnindex with the log is judged by reindex in its Check mode,
 //     which knows what a live broker legitimately writes differently from
 //     recovery (those differences, and absent index files a broker rebuilds,
 //     are information). Kafka's own startup sanity checks run as well; a
@@ -138,7 +138,7 @@ type Options struct {
 	// the one Kafka's recovery would build a problem, and an absent index
 	// file too. That holds for files logtool gen or reindex wrote and for a
 	// broker's after it recovered them, not for a live broker's (see
-	// index/reindex), so it is for checking such directories completely.
+	// reindex), so it is for checking such directories completely.
 	StrictIndexes bool
 	// Workers is the number of goroutines: partitions verified at once,
 	// and with Deep the rest decoding the batches of each; at least 1.

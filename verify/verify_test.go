@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/logtool/logtool/index/reindex"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/codec"
+	"github.com/logtool/logtool/reindex"
 )
 
 // samples is the shared real broker data.

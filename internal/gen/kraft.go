@@ -13,6 +13,7 @@ import (
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/kraft"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -54,23 +55,23 @@ func writeMetadata(o *Options, at *metadataTail) error {
 	}
 	batch := func(control bool, ct logfmt.ControlType, values ...[]byte) error {
 		var err error
-		if w.buf, err = clustermeta.AppendBatch(w.buf[:0], w.offset, kraftEpoch, w.ts, control, ct, values...); err != nil {
+		if w.buf, err = kraft.AppendBatch(w.buf[:0], w.offset, kraftEpoch, w.ts, control, ct, values...); err != nil {
 			return err
 		}
 		w.ts += 500 // the controller appends a batch at most every linger of 500 ms
 		return w.append(w.buf, int64(len(values)))
 	}
 	if !appending {
-		err = batch(true, logfmt.ControlLeaderChange, clustermeta.AppendLeaderChange(nil, kraftNode, []int32{kraftNode}))
+		err = batch(true, logfmt.ControlLeaderChange, kraft.AppendLeaderChange(nil, kraftNode, []int32{kraftNode}))
 		if err == nil {
-			err = batch(false, 0, clustermeta.AppendBeginTransactionRecord(nil, "Bootstrap records"),
-				clustermeta.AppendFeatureLevelRecord(nil, "metadata.version", metadataVersion), clustermeta.AppendEndTransactionRecord(nil))
+			err = batch(false, 0, kraft.AppendBeginTransactionRecord(nil, "Bootstrap records"),
+				kraft.AppendFeatureLevelRecord(nil, "metadata.version", metadataVersion), kraft.AppendEndTransactionRecord(nil))
 		}
 	}
 	for _, name := range sortedKeys(o.BrokerConfigs) {
 		if err == nil {
 			v := o.BrokerConfigs[name]
-			err = batch(false, 0, clustermeta.AppendConfigRecord(nil, clustermeta.ResourceBroker, "", name, &v))
+			err = batch(false, 0, kraft.AppendConfigRecord(nil, clustermeta.ResourceBroker, "", name, &v))
 		}
 	}
 	for _, topic := range o.topicNames() {
@@ -78,13 +79,13 @@ func writeMetadata(o *Options, at *metadataTail) error {
 			break
 		}
 		id := topicID(o.Seed, topic)
-		recs := [][]byte{clustermeta.AppendTopicRecord(nil, topic, id)}
+		recs := [][]byte{kraft.AppendTopicRecord(nil, topic, id)}
 		for _, name := range sortedKeys(o.TopicConfigs[topic]) {
 			v := o.TopicConfigs[topic][name]
-			recs = append(recs, clustermeta.AppendConfigRecord(nil, clustermeta.ResourceTopic, topic, name, &v))
+			recs = append(recs, kraft.AppendConfigRecord(nil, clustermeta.ResourceTopic, topic, name, &v))
 		}
 		for p := int32(0); p < int32(o.Partitions); p++ {
-			recs = append(recs, clustermeta.AppendPartitionRecord(nil, clustermeta.PartitionSpec{
+			recs = append(recs, kraft.AppendPartitionRecord(nil, kraft.PartitionSpec{
 				Topic: id, Partition: p, Replicas: []int32{kraftNode}, ISR: []int32{kraftNode}, Leader: kraftNode,
 				Directories: []checkpoint.TopicID{dirID}, Version: 1,
 			}))

@@ -184,6 +184,18 @@ func (l *Lock) Release() error {
 	return errors.Join(errs...)
 }
 
+// Holding tells whether this process holds the lock on logDir: a write of
+// a file that is the whole log directory's checks it first.
+func Holding(logDir string) bool {
+	k, err := key(logDir)
+	if err != nil {
+		return false
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return held[k]
+}
+
 // Held returns the process that holds the lock on logDir, or nil when none
 // does, without taking it and without creating .lock; read-only commands use
 // it to warn that they may see a directory in mid-change. A missing .lock

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/lockfile"
-	"github.com/logtool/logtool/internal/lockfile/locktest"
+	"github.com/logtool/logtool/internal/testkit/locktest"
 )
 
 // TestLockThroughSymlinks: a writer is refused however the path is spelled

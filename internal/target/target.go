@@ -70,6 +70,11 @@ type Options struct {
 	// writer locks it, so that two runs never stage the same output at
 	// once (each removes the stages a killed run left there).
 	OutputPartition bool
+	// Writes says that the run changes the partitions (or, a dry run,
+	// plans to): a partition a broker cannot load (Set.Refused) is left
+	// out, as it is, for the user to decide what the entry a broker fails
+	// on is. A reader keeps it.
+	Writes bool
 	// OutputFile is a file the run writes besides the paths (export -o,
 	// replay --resume); "" and "-" (stdout) are none. It must not be a
 	// directory, nor be in a log or partition directory: see outputFile.
@@ -90,6 +95,16 @@ type Set struct {
 	Output *LogDir
 	// Notes say what was left out and why.
 	Notes []string
+	// Refused are the partitions holding entries on which a broker's load
+	// fails (layout.Refusals), in the order met. With Options.Writes they
+	// are not in Items.
+	Refused []Refused
+}
+
+// Refused is a partition a broker cannot load, and the entries why.
+type Refused struct {
+	Partition *Partition
+	Refusals  []layout.Refusal
 }
 
 // Item is one thing to work on; exactly one field is set.
@@ -494,6 +509,15 @@ func (r *resolver) partition(use, realPath, via string, named bool, segment *int
 		}
 		p.LogDir = r.logDirAt(filepath.Dir(use), filepath.Dir(realPath), false)
 		r.parts[realPath] = p
+		// A directory that cannot be listed fails where the command reads
+		// it, with the error of that read.
+		refusals, _ := layout.Refusals(use)
+		if len(refusals) > 0 {
+			r.set.Refused = append(r.set.Refused, Refused{Partition: p, Refusals: refusals})
+			if r.o.Writes {
+				return nil
+			}
+		}
 		r.set.Items = append(r.set.Items, Item{Partition: p})
 	} else {
 		p.Named = p.Named || named

@@ -276,6 +276,31 @@ func WriteOffsetsFile(path string, n int, fill func(write func(OffsetEntry) erro
 	return f.Commit()
 }
 
+// LowerOffsetsFile brings every entry of the partition in the offset
+// checkpoint at path down to limit where it is above it, and returns
+// whether one was. The file is rewritten only then, with WriteOffsetsFile,
+// every other line copied as it is. Callers hold the log directory's lock:
+// the file is the whole log directory's.
+func LowerOffsetsFile(path, topic string, partition int32, limit int64) (bool, error) {
+	n, above := 0, false
+	err := ScanOffsetsFile(path, func(e OffsetEntry) error {
+		n++
+		above = above || e.Topic == topic && e.Partition == partition && e.Offset > limit
+		return nil
+	})
+	if err != nil || !above {
+		return false, err
+	}
+	return true, WriteOffsetsFile(path, n, func(write func(OffsetEntry) error) error {
+		return ScanOffsetsFile(path, func(e OffsetEntry) error {
+			if e.Topic == topic && e.Partition == partition && e.Offset > limit {
+				e.Offset = limit
+			}
+			return write(e)
+		})
+	})
+}
+
 // EpochEntry is one line of a leader-epoch-checkpoint: the first offset
 // written in a leader epoch.
 type EpochEntry struct {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/logtool/logtool/internal/testutil/zstdframe"
+	"github.com/logtool/logtool/internal/testkit/testutil/zstdframe"
 )
 
 func stdGzip(t *testing.T, data []byte, level int, name string) []byte {

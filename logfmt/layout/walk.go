@@ -147,6 +147,43 @@ func ReadPartition(dir string) (*Partition, error) {
 	return p, nil
 }
 
+// Refusal is an entry of a partition directory on which a broker's load of
+// the partition fails, and what the broker does (BrokerRefusal).
+type Refusal struct {
+	Path, Why string
+}
+
+func (r Refusal) String() string { return r.Path + ": " + r.Why }
+
+// Refusals lists the entries of the partition directory dir on which a
+// broker's load fails, in name order: every command that walks partitions
+// asks this before it works on one, so that they all report the same
+// entries. Links and irregular files are not judged: they are never
+// followed or opened (see Partition.Symlinks, Partition.Irregular).
+func Refusals(dir string) ([]Refusal, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	regular := map[string]bool{}
+	for _, e := range entries {
+		if fileKind(e) == regularEntry {
+			regular[e.Name()] = true
+		}
+	}
+	var out []Refusal
+	for _, e := range entries {
+		k := fileKind(e)
+		if k != regularEntry && k != dirEntry {
+			continue
+		}
+		if why := BrokerRefusal(e.Name(), k == dirEntry, func(name string) bool { return regular[name] }); why != "" {
+			out = append(out, Refusal{Path: filepath.Join(dir, e.Name()), Why: why})
+		}
+	}
+	return out, nil
+}
+
 // LogDir is the contents of a log directory. All paths are full paths.
 type LogDir struct {
 	Path string
@@ -453,4 +490,30 @@ func LogDirOf(path string, kind PathKind) string {
 		return filepath.Join(path, "..")
 	}
 	return filepath.Join(path, "..", "..")
+}
+
+// SegmentBytes adds up the sizes of the files at path that hold records
+// (segments, leftover ones too, KRaft snapshots, the bootstrap checkpoint):
+// those of a partition or log directory (not below it), or path itself
+// when it is a file. What cannot be read counts nothing: it is a progress
+// bar's total.
+func SegmentBytes(path string) int64 {
+	var n int64
+	add := func(name string, info func() (fs.FileInfo, error)) {
+		switch ParseFileName(name).Kind {
+		case Log, KRaftSnapshot, BootstrapCheckpoint:
+			if fi, err := info(); err == nil && fi.Mode().IsRegular() {
+				n += fi.Size()
+			}
+		}
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		add(filepath.Base(path), func() (fs.FileInfo, error) { return os.Stat(path) })
+		return n
+	}
+	for _, e := range entries {
+		add(e.Name(), e.Info)
+	}
+	return n
 }

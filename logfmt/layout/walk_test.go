@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
@@ -447,5 +448,36 @@ func TestSampleDetails(t *testing.T) {
 	p := find(ld, "_confluent-controlcenter-5-1-2-1-KSTREAM-OUTEROTHER-0000000096-store-changelog-0")
 	if p.Dir.Topic != "_confluent-controlcenter-5-1-2-1-KSTREAM-OUTEROTHER-0000000096-store-changelog" || p.Dir.Partition != 0 {
 		t.Errorf("Dir = %+v", p.Dir)
+	}
+}
+
+// TestRefusals (issue 36, D): a .log whose name is no 64-bit offset and a
+// directory named like an index are what a broker cannot load; segments,
+// other directories and unknown names are not.
+func TestRefusals(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	for _, d := range []string{dir, filepath.Join(dir, "00000000000000000500.index"), filepath.Join(dir, "notes")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"00000000000000000500.log", "99999999999999999999.log", "00000000000000000000.log", "README"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Refusals(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, r := range got {
+		paths = append(paths, filepath.Base(r.Path))
+		if r.Why == "" || !strings.HasPrefix(r.String(), r.Path+": ") {
+			t.Errorf("%+v: no reason", r)
+		}
+	}
+	if want := []string{"00000000000000000500.index", "99999999999999999999.log"}; !slices.Equal(paths, want) {
+		t.Errorf("refusals %v, want %v", paths, want)
 	}
 }

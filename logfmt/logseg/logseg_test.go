@@ -14,9 +14,9 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
-	"github.com/logtool/logtool/internal/kafkatest"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/kafkatest"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/codec"

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/logtool/logtool/index"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )

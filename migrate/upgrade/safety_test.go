@@ -13,7 +13,7 @@ import (
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/safefile"
-	"github.com/logtool/logtool/internal/testutil"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -198,7 +198,7 @@ func upgradeAppend(t *testing.T, path string, b []byte) int64 {
 
 // upgradeLogical reads what a broker would serve from a partition
 // directory after loading its log directory, as Kafka's loader does
-// (internal/kafkaloader) and, with unflushed, as after a broker crash that
+// (internal/testkit/kafkaloader) and, with unflushed, as after a broker crash that
 // recovers every segment.
 func upgradeLogical(t *testing.T, dir string, unflushed ...bool) []upgradeRecord {
 	t.Helper()
