@@ -214,6 +214,7 @@ func Generate(o Options) ([]Partition, error) {
 		}
 	}
 	var parts []Partition
+	var made []string // the directories this run installed
 	err := func() error {
 		for _, topic := range o.topicNames() {
 			id := topicID(o.Seed, topic)
@@ -222,34 +223,38 @@ func Generate(o Options) ([]Partition, error) {
 				if err != nil {
 					return err
 				}
-				parts = append(parts, res)
+				parts, made = append(parts, res), append(made, res.Dir)
 			}
 		}
 		if o.KRaft {
-			if err := writeMetadata(&o, tail); err != nil {
+			dir, err := writeMetadata(&o, tail)
+			if err != nil {
 				return err
+			}
+			if dir != "" {
+				made = append(made, dir)
 			}
 		}
 		return writeRoot(&o, parts)
 	}()
 	if err != nil {
-		return nil, removeGenerated(o.Out, parts, fresh, err)
+		return nil, removeGenerated(o.Out, made, fresh, err)
 	}
 	return parts, nil
 }
 
-// removeGenerated removes the partitions a failed run installed, each by its
+// removeGenerated removes the partition directories a failed run installed, each by its
 // exact name and only when it holds nothing but the files gen writes
 // (safefile.RemoveStage), and the root files in fresh, which it made, so
 // that a full disk or any other write error leaves no partition that looks
 // whole beside the missing ones, and a rerun after the cause is fixed
 // writes them all again. The error says what was removed and what is left.
-func removeGenerated(out string, parts []Partition, fresh []string, err error) error {
+func removeGenerated(out string, dirs, fresh []string, err error) error {
 	var left []string
-	for _, p := range parts {
-		if rerr := safefile.RemoveStage(p.Dir, layout.StageFile); rerr != nil {
+	for _, d := range dirs {
+		if rerr := safefile.RemoveStage(d, layout.StageFile); rerr != nil {
 			err = errors.Join(err, rerr)
-			left = append(left, p.Dir)
+			left = append(left, d)
 		}
 	}
 	for _, f := range fresh {
@@ -262,9 +267,9 @@ func removeGenerated(out string, parts []Partition, fresh []string, err error) e
 	case len(left) > 0:
 		return errors.Join(err, fmt.Errorf("%s: gen did not finish; left partially written, remove them by hand before a rerun: %s",
 			out, strings.Join(left, ", ")))
-	case len(parts) > 0:
+	case len(dirs) > 0:
 		return errors.Join(err, fmt.Errorf("%s: gen did not finish; removed the %d partition(s) it had written: rerun it once the cause is fixed",
-			out, len(parts)))
+			out, len(dirs)))
 	}
 	return err
 }

@@ -101,6 +101,10 @@ func TestFullDisk(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "gen")
 			return []string{"gen", "--out", out, "--topics", "2", "--partitions", "2", "--records", "300"}, out
 		}},
+		{name: "gen --kraft", left: onlyLock, setup: func(t *testing.T) ([]string, string) {
+			out := filepath.Join(t.TempDir(), "gen")
+			return []string{"gen", "--kraft", "--out", out, "--topics", "2", "--partitions", "2", "--records", "300"}, out
+		}},
 		{name: "upgrade --output", left: onlyLock, setup: func(t *testing.T) ([]string, string) {
 			out := filepath.Join(t.TempDir(), "out")
 			return []string{"upgrade", "--to-magic", "2", "--output", out, fixture(t, opts(0))}, out
