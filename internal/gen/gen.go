@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/refuse"
@@ -213,6 +214,16 @@ func Generate(o Options) ([]Partition, error) {
 			fresh = append(fresh, filepath.Join(o.Out, name))
 		}
 	}
+	// An existing metadata log gets new segment and snapshot files: those
+	// not there before are this run's, removed with its partitions.
+	var metaBefore map[string]bool
+	metaDir := filepath.Join(o.Out, clustermeta.PartitionDir)
+	if tail != nil {
+		var err error
+		if metaBefore, err = fileNames(metaDir); err != nil {
+			return nil, err
+		}
+	}
 	var parts []Partition
 	var made []string // the directories this run installed
 	err := func() error {
@@ -238,14 +249,38 @@ func Generate(o Options) ([]Partition, error) {
 		return writeRoot(&o, parts)
 	}()
 	if err != nil {
+		if metaBefore != nil {
+			after, lerr := fileNames(metaDir)
+			if lerr != nil {
+				return nil, errors.Join(err, lerr)
+			}
+			for name := range after {
+				if !metaBefore[name] {
+					fresh = append(fresh, filepath.Join(metaDir, name))
+				}
+			}
+		}
 		return nil, removeGenerated(o.Out, made, fresh, err)
 	}
 	return parts, nil
 }
 
+// fileNames is the set of names in dir.
+func fileNames(dir string) (map[string]bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
+	return names, nil
+}
+
 // removeGenerated removes the partition directories a failed run installed, each by its
 // exact name and only when it holds nothing but the files gen writes
-// (safefile.RemoveStage), and the root files in fresh, which it made, so
+// (safefile.RemoveStage), and the files in fresh, which it made, so
 // that a full disk or any other write error leaves no partition that looks
 // whole beside the missing ones, and a rerun after the cause is fixed
 // writes them all again. The error says what was removed and what is left.

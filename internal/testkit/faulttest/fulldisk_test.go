@@ -96,6 +96,9 @@ func TestFullDisk(t *testing.T) {
 		o.Topics, o.Partitions, o.Records = []string{"events", "orders"}, 2, 200
 		return o
 	}
+	// metaBefore is the metadata log of each log dir gen --kraft extends, as
+	// it was before the run.
+	metaBefore := map[string]map[string]string{}
 	cases := []fullDiskCase{
 		{name: "gen", left: onlyLock, setup: func(t *testing.T) ([]string, string) {
 			out := filepath.Join(t.TempDir(), "gen")
@@ -104,6 +107,22 @@ func TestFullDisk(t *testing.T) {
 		{name: "gen --kraft", left: onlyLock, setup: func(t *testing.T) ([]string, string) {
 			out := filepath.Join(t.TempDir(), "gen")
 			return []string{"gen", "--kraft", "--out", out, "--topics", "2", "--partitions", "2", "--records", "300"}, out
+		}},
+		{name: "gen --kraft, again", setup: func(t *testing.T) ([]string, string) {
+			out := filepath.Join(t.TempDir(), "gen")
+			if r := run(t, "gen", "--kraft", "--out", out, "--topic", "first", "--records", "50"); r.code != 0 {
+				t.Fatalf("first gen: %v", r)
+			}
+			metaBefore[out] = digest(t, filepath.Join(out, "__cluster_metadata-0"))
+			return []string{"gen", "--kraft", "--out", out, "--topic", "second", "--partitions", "2", "--records", "300"}, out
+		}, left: func(t *testing.T, out string) {
+			got := digest(t, filepath.Join(out, "__cluster_metadata-0"))
+			if d := diff(metaBefore[out], got, nil); len(d) > 0 {
+				t.Errorf("the metadata log changed: %v", d)
+			}
+			if _, err := os.Lstat(filepath.Join(out, "second-0")); err == nil {
+				t.Errorf("second-0 left in the output")
+			}
 		}},
 		{name: "upgrade --output", left: onlyLock, setup: func(t *testing.T) ([]string, string) {
 			out := filepath.Join(t.TempDir(), "out")
