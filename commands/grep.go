@@ -208,15 +208,13 @@ func grepCleaner(c *cli.Context, audit bool) (*grepAuditRun, error) {
 // it), else Kafka's defaults and the flags. A partition that cannot be
 // listed fails alone, through add.
 func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep *grep.Report, add func(*grep.Result)) ([]grep.Job, error) {
-	var rt *runTopics
-	var cr *configReport
+	var rt *topicconfig.Run
 	if run != nil {
 		var err error
 		if rt, err = loadTopics(c, set, run.overrides); err != nil {
 			return nil, err
 		}
-		cr, rep.Configs, rep.Skips = newConfigReport(rt, compact.ConfigNames), map[string]map[string]topicconfig.Value{}, map[string]string{}
-		rep.Config = cr.write
+		rep.Config, rep.Configs, rep.Skips = rt.NewReport(compact.ConfigNames), map[string]map[string]topicconfig.Value{}, map[string]string{}
 	}
 	var jobs []grep.Job
 	for _, tp := range set.Partitions() {
@@ -240,8 +238,8 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep 
 			} else {
 				job.Audit = grep.NewAudit(run.now, cfg, g.MaxRecordBytes)
 			}
-			cr.add(tp.LogDir.Path, cfg, skip == "")
-			rep.Configs[tp.Path] = configJSON(cfg, compact.ConfigNames)
+			rep.Config.Add(tp.LogDir.Path, cfg, skip == "")
+			rep.Configs[tp.Path] = cfg.Map(compact.ConfigNames)
 		}
 		jobs = append(jobs, job)
 	}
@@ -252,8 +250,8 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep 
 // is not: its topic's configuration is unknown, its topic is known not to
 // be compacted, or (with --max-lag topic) has no max.compaction.lag.ms. A partition of a log dir without a
 // configuration is audited as compact, as the user chose it.
-func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string, error) {
-	r := rt.cat.For(tp.LogDir.Path)
+func grepTopic(rt *topicconfig.Run, tp *target.Partition) (*topicconfig.Config, string, error) {
+	r := rt.Catalog.For(tp.LogDir.Path)
 	cfg, err := r.Topic(tp.Dir.Topic)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
@@ -262,11 +260,11 @@ func grepTopic(rt *runTopics, tp *target.Partition) (*topicconfig.Config, string
 		return cfg, why + ", so it is not audited", nil
 	}
 	if !r.Known() || tp.Dir.Topic == "" {
-		rt.setPolicy(cfg, "compact")
+		rt.SetPolicy(cfg, "compact")
 	}
 	cc := compact.TopicConfig(cfg)
-	if err := compactConflict(cfg, cc); err != nil {
-		return nil, "", err
+	if err := compact.Conflict(cfg, cc); err != nil {
+		return nil, "", usageOf(err)
 	}
 	return cfg, grep.Unaudited(cc), nil
 }

@@ -98,9 +98,9 @@ type Report struct {
 	// configs it was audited with (compact.ConfigNames), by path.
 	Skips   map[string]string
 	Configs map[string]map[string]topicconfig.Value
-	// Config, when set, writes the topic configuration of the run after
-	// the text summary.
-	Config func(*strings.Builder)
+	// Config, when set, is the topic configuration of the run, written
+	// after the text summary.
+	Config *topicconfig.Report
 
 	Results  []*Result // those searched
 	Failed   int       // partitions that could not be searched
@@ -139,7 +139,7 @@ func (s *Report) WriteText(w io.Writer) error {
 	s.skipNotes(&b)
 	if s.Config != nil {
 		b.WriteString("\n")
-		s.Config(&b)
+		s.Config.WriteText(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

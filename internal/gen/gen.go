@@ -103,6 +103,16 @@ func (o *Options) topicNames() []string {
 	return names
 }
 
+// RecordTotal is the number of data records Generate writes, for a
+// progress bar.
+func (o *Options) RecordTotal() int64 {
+	topics := o.TopicCount
+	if len(o.Topics) > 0 {
+		topics = len(o.Topics)
+	}
+	return int64(o.Records) * int64(o.Partitions) * int64(topics)
+}
+
 // Check reports options that cannot be generated, after Defaults, as a
 // *fielderr.Error naming the field.
 func (o *Options) Check() error {
