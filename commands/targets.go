@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -103,4 +105,20 @@ func partOf(dir string) partJSON {
 		return partJSON{Partition: -1}
 	}
 	return partJSON{pd.Topic, pd.Partition}
+}
+
+// givenBool is the value of a bool flag the user gave, nil when not given.
+func givenBool(c *cli.Context, name string) *bool {
+	if !c.IsSet(name) {
+		return nil
+	}
+	return new(c.Bool(name))
+}
+
+// givenString is givenBool for a string flag.
+func givenString(c *cli.Context, name string) *string {
+	if !c.IsSet(name) {
+		return nil
+	}
+	return new(c.String(name))
 }
