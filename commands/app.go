@@ -340,6 +340,15 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func oneLine(err error) string {
+	// Each of joined errors is said, not only the first path error found
+	// among them.
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var parts []string
+		for _, e := range j.Unwrap() {
+			parts = append(parts, oneLine(e))
+		}
+		return strings.Join(parts, "; ")
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) && !isCorrupt(err) {
 		return fmt.Sprintf("%s: %v", pe.Path, pe.Err)

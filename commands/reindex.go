@@ -15,6 +15,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/table"
@@ -269,15 +270,15 @@ func (w *reindexOutput) partition(rep *reindex.PartitionReport) error {
 		return nil
 	}
 	return enc.Encode(struct {
-		Type string `json:"type"`
-		File string `json:"file"`
+		Type string         `json:"type"`
+		File jsonbytes.Text `json:"file"`
 		partJSON
 		Mode        string `json:"mode"`
 		Segments    int    `json:"segments"`
 		Problems    int    `json:"problems"`
 		Differences int    `json:"differences"`
 		Notes       int    `json:"notes"`
-	}{"reindex", rep.Dir, partOf(rep.Dir), reindexModeName(w.mode), len(rep.Segments), rep.Counts[reindex.Problem], rep.Counts[reindex.Difference], rep.Counts[reindex.Note]})
+	}{"reindex", jsonbytes.Text(rep.Dir), partOf(rep.Dir), reindexModeName(w.mode), len(rep.Segments), rep.Counts[reindex.Problem], rep.Counts[reindex.Difference], rep.Counts[reindex.Note]})
 }
 
 func (w *reindexOutput) finish() error {
@@ -388,17 +389,17 @@ func reindexRow(dir string, s reindex.SegmentReport) []string {
 }
 
 type reindexFileJSON struct {
-	File    string `json:"file"`
-	Entries int    `json:"entries"`
-	Before  *int   `json:"before"`
-	Action  string `json:"action"`
+	File    jsonbytes.Text `json:"file"`
+	Entries int            `json:"entries"`
+	Before  *int           `json:"before"`
+	Action  string         `json:"action"`
 }
 
 func reindexSegmentJSON(dir string, s reindex.SegmentReport) any {
 	type segment struct {
-		Type string `json:"type"`
-		File string `json:"file"`
-		Dir  string `json:"dir"`
+		Type string         `json:"type"`
+		File jsonbytes.Text `json:"file"`
+		Dir  jsonbytes.Text `json:"dir"`
 		partJSON
 		BaseOffset int64            `json:"baseOffset"`
 		Size       int64            `json:"size"`
@@ -413,7 +414,7 @@ func reindexSegmentJSON(dir string, s reindex.SegmentReport) any {
 		TimeIndex  *reindexFileJSON `json:"timeindex,omitempty"`
 		TxnIndex   *reindexFileJSON `json:"txnindex,omitempty"`
 	}
-	out := segment{Type: "reindex-segment", File: s.Log, Dir: dir, partJSON: partOf(dir), BaseOffset: s.Base, Size: s.Size,
+	out := segment{Type: "reindex-segment", File: jsonbytes.Text(s.Log), Dir: jsonbytes.Text(dir), partJSON: partOf(dir), BaseOffset: s.Base, Size: s.Size,
 		ValidBytes: s.ValidBytes, Batches: s.Batches, End: s.End.String(), Overflow: s.Overflow, ZerosCut: s.ZerosCut}
 	if s.Stop != nil {
 		msg := s.Stop.Error()
@@ -423,7 +424,7 @@ func reindexSegmentJSON(dir string, s reindex.SegmentReport) any {
 		out.Backup = &s.Backup
 	}
 	for _, f := range s.Files {
-		fj := &reindexFileJSON{File: f.Path, Entries: f.Entries, Action: f.Action.String()}
+		fj := &reindexFileJSON{File: jsonbytes.Text(f.Path), Entries: f.Entries, Action: f.Action.String()}
 		if f.Before >= 0 {
 			before := f.Before
 			fj.Before = &before
@@ -442,8 +443,8 @@ func reindexSegmentJSON(dir string, s reindex.SegmentReport) any {
 
 func reindexFindingJSON(dir string, f reindex.Finding) any {
 	type finding struct {
-		Type string `json:"type"`
-		File string `json:"file"`
+		Type string         `json:"type"`
+		File jsonbytes.Text `json:"file"`
 		partJSON
 		Position *int64  `json:"position"`
 		Entry    *int    `json:"entry,omitempty"`
@@ -451,7 +452,7 @@ func reindexFindingJSON(dir string, f reindex.Finding) any {
 		Expected *string `json:"expected,omitempty"`
 		Found    *string `json:"found,omitempty"`
 	}
-	out := finding{Type: f.Severity.String(), File: f.File, partJSON: partOf(dir), Message: f.Msg}
+	out := finding{Type: f.Severity.String(), File: jsonbytes.Text(f.File), partJSON: partOf(dir), Message: f.Msg}
 	if f.Pos >= 0 {
 		out.Position = &f.Pos
 	}

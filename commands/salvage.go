@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -110,8 +111,8 @@ func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error 
 				}
 			}
 			if err := enc.Encode(struct {
-				Type string `json:"type"`
-				File string `json:"file"`
+				Type string         `json:"type"`
+				File jsonbytes.Text `json:"file"`
 				partJSON
 				Position    int64  `json:"position"`
 				EndPosition int64  `json:"endPosition"`
@@ -120,29 +121,29 @@ func salvageReport(g Global, rep *salvage.Report, pd layout.PartitionDir) error 
 				FromOffset  *int64 `json:"fromOffset"`
 				ToOffset    *int64 `json:"toOffset"`
 				Reason      string `json:"reason"`
-			}{"lost", l.Segment, part, l.Position, l.End, l.End - l.Position, l.Batches, from, to, l.Reason}); err != nil {
+			}{"lost", jsonbytes.Text(l.Segment), part, l.Position, l.End, l.End - l.Position, l.Batches, from, to, l.Reason}); err != nil {
 				return err
 			}
 		}
 		return enc.Encode(struct {
-			Type string `json:"type"`
-			File string `json:"file"`
+			Type string         `json:"type"`
+			File jsonbytes.Text `json:"file"`
 			partJSON
-			Out               string   `json:"out"`
-			Segments          int      `json:"segments"`
-			KeptBatches       int64    `json:"keptBatches"`
-			KeptRecords       int64    `json:"keptRecords"`
-			KeptBytes         int64    `json:"keptBytes"`
-			LostBytes         int64    `json:"lostBytes"`
-			LostRanges        int      `json:"lostRanges"`
-			ZeroTailBytes     int64    `json:"zeroTailBytes"`
-			LogStartOffset    int64    `json:"logStartOffset"`
-			LogEndOffset      int64    `json:"logEndOffset"`
-			EmptyEndSegment   bool     `json:"emptyEndSegment"`
-			LeaderEpochs      string   `json:"leaderEpochCheckpoint"`
-			PartitionMetadata string   `json:"partitionMetadata"`
-			Skipped           []string `json:"skipped"`
-		}{"salvage", rep.Source, part, rep.Out, len(rep.Segments), rep.KeptBatches, rep.KeptRecords, rep.KeptBytes, rep.LostBytes,
+			Out               jsonbytes.Text `json:"out"`
+			Segments          int            `json:"segments"`
+			KeptBatches       int64          `json:"keptBatches"`
+			KeptRecords       int64          `json:"keptRecords"`
+			KeptBytes         int64          `json:"keptBytes"`
+			LostBytes         int64          `json:"lostBytes"`
+			LostRanges        int            `json:"lostRanges"`
+			ZeroTailBytes     int64          `json:"zeroTailBytes"`
+			LogStartOffset    int64          `json:"logStartOffset"`
+			LogEndOffset      int64          `json:"logEndOffset"`
+			EmptyEndSegment   bool           `json:"emptyEndSegment"`
+			LeaderEpochs      string         `json:"leaderEpochCheckpoint"`
+			PartitionMetadata string         `json:"partitionMetadata"`
+			Skipped           []string       `json:"skipped"`
+		}{"salvage", jsonbytes.Text(rep.Source), part, jsonbytes.Text(rep.Out), len(rep.Segments), rep.KeptBatches, rep.KeptRecords, rep.KeptBytes, rep.LostBytes,
 			len(rep.Lost), rep.ZeroTail, rep.LogStartOffset, rep.LogEndOffset, rep.EmptyEndSegment, rep.LeaderEpochs, rep.PartitionMeta,
 			append([]string{}, rep.Skipped...)})
 	}

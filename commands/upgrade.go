@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/refuse"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
@@ -161,25 +162,25 @@ func upgradeOptions(c *cli.Context) (upgrade.Options, error) {
 
 // upgradePartitionJSON is one "upgrade" object: a partition.
 type upgradePartitionJSON struct {
-	Type string `json:"type"`
-	File string `json:"file"`
+	Type string         `json:"type"`
+	File jsonbytes.Text `json:"file"`
 	partJSON
-	Output            string   `json:"output,omitempty"`
-	DryRun            bool     `json:"dryRun"`
-	ToMagic           int8     `json:"toMagic"`
-	Segments          int      `json:"segments"`
-	SegmentsRewritten int      `json:"segmentsRewritten"`
-	MessagesConverted int64    `json:"messagesConverted"`
-	BytesBefore       int64    `json:"bytesBefore"`
-	BytesAfter        int64    `json:"bytesAfter"`
-	Recovered         []string `json:"recovered,omitempty"`
-	Error             string   `json:"error,omitempty"` // the partition failed and was left as it was
+	Output            jsonbytes.Text `json:"output,omitempty"`
+	DryRun            bool           `json:"dryRun"`
+	ToMagic           int8           `json:"toMagic"`
+	Segments          int            `json:"segments"`
+	SegmentsRewritten int            `json:"segmentsRewritten"`
+	MessagesConverted int64          `json:"messagesConverted"`
+	BytesBefore       int64          `json:"bytesBefore"`
+	BytesAfter        int64          `json:"bytesAfter"`
+	Recovered         []string       `json:"recovered,omitempty"`
+	Error             string         `json:"error,omitempty"` // the partition failed and was left as it was
 }
 
 // upgradeSegmentJSON is one "upgrade-segment" object: a rewritten segment.
 type upgradeSegmentJSON struct {
-	Type string `json:"type"`
-	File string `json:"file"`
+	Type string         `json:"type"`
+	File jsonbytes.Text `json:"file"`
 	partJSON
 	BaseOffset        int64  `json:"baseOffset"`
 	BatchesBefore     int    `json:"batchesBefore"`
@@ -195,10 +196,10 @@ func writeUpgradeJSON(w io.Writer, rep *upgrade.Report) error {
 	enc.SetEscapeHTML(false)
 	for _, f := range rep.RootFiles {
 		if err := enc.Encode(struct {
-			Type   string `json:"type"`
-			File   string `json:"file"`
-			DryRun bool   `json:"dryRun"`
-		}{"upgrade-root-file", f, rep.DryRun}); err != nil {
+			Type   string         `json:"type"`
+			File   jsonbytes.Text `json:"file"`
+			DryRun bool           `json:"dryRun"`
+		}{"upgrade-root-file", jsonbytes.Text(f), rep.DryRun}); err != nil {
 			return err
 		}
 	}
@@ -207,7 +208,7 @@ func writeUpgradeJSON(w io.Writer, rep *upgrade.Report) error {
 			if !s.Rewritten {
 				continue
 			}
-			obj := upgradeSegmentJSON{Type: "upgrade-segment", File: s.File, partJSON: partOf(p.Dir), BaseOffset: s.Base, BatchesBefore: s.BatchesBefore,
+			obj := upgradeSegmentJSON{Type: "upgrade-segment", File: jsonbytes.Text(s.File), partJSON: partOf(p.Dir), BaseOffset: s.Base, BatchesBefore: s.BatchesBefore,
 				BatchesAfter: s.BatchesAfter, MessagesConverted: s.MessagesConverted, BytesBefore: s.BytesBefore, BytesAfter: s.BytesAfter}
 			if s.AppendTime >= 0 {
 				obj.AppendTime = &s.AppendTime
@@ -216,7 +217,7 @@ func writeUpgradeJSON(w io.Writer, rep *upgrade.Report) error {
 				return err
 			}
 		}
-		obj := upgradePartitionJSON{Type: "upgrade", File: p.Dir, partJSON: partOf(p.Dir), Output: p.Output, DryRun: rep.DryRun, ToMagic: rep.ToMagic,
+		obj := upgradePartitionJSON{Type: "upgrade", File: jsonbytes.Text(p.Dir), partJSON: partOf(p.Dir), Output: jsonbytes.Text(p.Output), DryRun: rep.DryRun, ToMagic: rep.ToMagic,
 			Segments: len(p.Segments), SegmentsRewritten: p.SegmentsRewritten, MessagesConverted: p.MessagesConverted,
 			BytesBefore: p.BytesBefore, BytesAfter: p.BytesAfter, Recovered: p.Recovered}
 		if p.Err != nil {
@@ -257,7 +258,10 @@ func writeUpgradeText(w io.Writer, rep *upgrade.Report, output string) error {
 		verb = "would upgrade"
 	}
 	where := ""
-	if output != "" {
+	switch {
+	case len(rep.Removed) > 0:
+		where = " into " + output + ", then removed again, as the run failed"
+	case output != "":
 		where = " into " + output
 	}
 	failures := ""

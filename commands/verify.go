@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/verify"
 )
@@ -88,8 +89,8 @@ type verifyOutput struct {
 }
 
 type verifyFindingJSON struct {
-	Type string `json:"type"`
-	File string `json:"file"`
+	Type string         `json:"type"`
+	File jsonbytes.Text `json:"file"`
 	// The partition of the finding, left out for a file outside any.
 	Topic     *string `json:"topic,omitempty"`
 	Partition *int32  `json:"partition,omitempty"`
@@ -121,7 +122,7 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		}
 		var err error
 		if w.g.JSON() {
-			fj := verifyFindingJSON{Type: f.Severity.String(), File: f.File, Code: string(f.Code), Message: f.Msg, More: f.More}
+			fj := verifyFindingJSON{Type: f.Severity.String(), File: jsonbytes.Text(f.File), Code: string(f.Code), Message: f.Msg, More: f.More}
 			if p := verifiedPart(rep); p != nil {
 				fj.Topic, fj.Partition = &p.Topic, &p.Partition
 			}
@@ -158,8 +159,8 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		return nil
 	}
 	return w.enc.Encode(struct {
-		Type string `json:"type"`
-		File string `json:"file"`
+		Type string         `json:"type"`
+		File jsonbytes.Text `json:"file"`
 		*partJSON
 		Kind     string `json:"kind"`
 		Segments int    `json:"segments"`
@@ -170,7 +171,7 @@ func (w *verifyOutput) report(rep *verify.Report) error {
 		Infos    int    `json:"infos"`
 		Failed   bool   `json:"failed"`
 		Salvage  string `json:"salvage,omitempty"`
-	}{"verified", rep.Path, verifiedPart(rep), rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil, salvage})
+	}{"verified", jsonbytes.Text(rep.Path), verifiedPart(rep), rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes, rep.Problems, rep.Infos, rep.Err != nil, salvage})
 }
 
 // verifiedPart names the partition of a report: the partition checked, or
@@ -213,20 +214,20 @@ func (w *verifyOutput) summary(paths []string) error {
 			file = paths[0]
 		}
 		return w.enc.Encode(struct {
-			Type       string   `json:"type"`
-			File       string   `json:"file"`
-			Paths      []string `json:"paths"`
-			Partitions int      `json:"partitions"`
-			Files      int      `json:"files"`
-			Segments   int      `json:"segments"`
-			Batches    int64    `json:"batches"`
-			Records    int64    `json:"records"`
-			Bytes      int64    `json:"bytes"`
-			Problems   int      `json:"problems"`
-			Infos      int      `json:"infos"`
-			Failed     int      `json:"failed"`
-			Clean      bool     `json:"clean"`
-		}{"summary", file, paths, w.partitions, w.files, w.segments, w.batches, w.records, w.bytes, w.problems, w.infos, w.failed,
+			Type       string         `json:"type"`
+			File       jsonbytes.Text `json:"file"`
+			Paths      []string       `json:"paths"`
+			Partitions int            `json:"partitions"`
+			Files      int            `json:"files"`
+			Segments   int            `json:"segments"`
+			Batches    int64          `json:"batches"`
+			Records    int64          `json:"records"`
+			Bytes      int64          `json:"bytes"`
+			Problems   int            `json:"problems"`
+			Infos      int            `json:"infos"`
+			Failed     int            `json:"failed"`
+			Clean      bool           `json:"clean"`
+		}{"summary", jsonbytes.Text(file), paths, w.partitions, w.files, w.segments, w.batches, w.records, w.bytes, w.problems, w.infos, w.failed,
 			w.problems == 0 && w.failed == 0})
 	}
 	var what []string

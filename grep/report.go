@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/textdec"
@@ -307,7 +308,7 @@ func oldestCell(f Finding) string {
 // summaryJSON is a partition's summary object.
 type summaryJSON struct {
 	Type      string           `json:"type"`
-	File      string           `json:"file"`
+	File      jsonbytes.Text   `json:"file"`
 	Topic     string           `json:"topic"`
 	Partition int32            `json:"partition"`
 	Matches   *int64           `json:"matches,omitempty"`
@@ -352,7 +353,7 @@ func (s *Report) WriteJSON(w io.Writer) error {
 	enc.SetEscapeHTML(false)
 	for _, r := range s.Results {
 		p := r.Partition
-		obj := summaryJSON{Type: "summary", File: p.Path, Topic: p.Dir.Topic, Partition: p.Dir.Partition, Keys: r.Keys}
+		obj := summaryJSON{Type: "summary", File: jsonbytes.Text(p.Path), Topic: p.Dir.Topic, Partition: p.Dir.Partition, Keys: r.Keys}
 		if obj.Topic == "" {
 			obj.Topic = p.Dir.Name
 		}
