@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/grep"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/textdec"
@@ -144,13 +143,10 @@ func grepRun(g Global, jobs []grep.Job, o grep.Options, rep *grep.Report, add fu
 	}
 	err := grep.Run(out, jobs, o, add)
 	bar.Finish()
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case g.JSON():
-		return rep.WriteJSON(g.Stdout)
 	}
-	return rep.WriteText(g.Stdout)
+	return render(g, g.Stdout, rep)
 }
 
 // grepDecoders reads the decoders given over f's.
@@ -203,10 +199,9 @@ func grepCleaner(c *cli.Context, audit bool) (*grepAuditRun, error) {
 	return run, nil
 }
 
-// grepJobs makes a job of each partition, with in an audit the cleaner's
-// settings for its topic: its configuration where known (the flags over
-// it), else Kafka's defaults and the flags. A partition that cannot be
-// listed fails alone, through add.
+// grepJobs makes a job of each partition, with in an audit the one grep
+// plans for it (Report.PlanAudit). A partition that cannot be listed fails
+// alone, through add.
 func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep *grep.Report, add func(*grep.Result)) ([]grep.Job, error) {
 	var rt *topicconfig.Run
 	if run != nil {
@@ -214,7 +209,7 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep 
 		if rt, err = loadTopics(c, set, run.overrides); err != nil {
 			return nil, err
 		}
-		rep.Config, rep.Configs, rep.Skips = rt.NewReport(compact.ConfigNames), map[string]map[string]topicconfig.Value{}, map[string]string{}
+		rep.StartAudit(rt)
 	}
 	var jobs []grep.Job
 	for _, tp := range set.Partitions() {
@@ -225,46 +220,16 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep 
 		}
 		warnAll(g, warnings)
 		if run != nil {
-			cfg, skip, err := grepTopic(rt, tp)
+			skip, err := rep.PlanAudit(&job, rt, tp, run.now, g.MaxRecordBytes)
 			if err != nil {
-				return nil, err
+				return nil, usageOf(err)
 			}
-			if skip != "" {
-				// A partition found in a log dir has its row saying so.
-				if tp.Named {
-					g.Warnf("%s: not audited: %s", tp.Path, skip)
-				}
-				rep.Skips[tp.Path] = skip
-			} else {
-				job.Audit = grep.NewAudit(run.now, cfg, g.MaxRecordBytes)
+			// A partition found in a log dir has its row saying so.
+			if skip != "" && tp.Named {
+				g.Warnf("%s: not audited: %s", tp.Path, skip)
 			}
-			rep.Config.Add(tp.LogDir.Path, cfg, skip == "")
-			rep.Configs[tp.Path] = cfg.Map(compact.ConfigNames)
 		}
 		jobs = append(jobs, job)
 	}
 	return jobs, nil
-}
-
-// grepTopic is the configuration a partition is audited with, or why it
-// is not: its topic's configuration is unknown, its topic is known not to
-// be compacted, or (with --max-lag topic) has no max.compaction.lag.ms. A partition of a log dir without a
-// configuration is audited as compact, as the user chose it.
-func grepTopic(rt *topicconfig.Run, tp *target.Partition) (*topicconfig.Config, string, error) {
-	r := rt.Catalog.For(tp.LogDir.Path)
-	cfg, err := r.Topic(tp.Dir.Topic)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
-	}
-	if why := r.Unknown(cfg); why != "" {
-		return cfg, why + ", so it is not audited", nil
-	}
-	if !r.Known() || tp.Dir.Topic == "" {
-		rt.SetPolicy(cfg, "compact")
-	}
-	cc := compact.TopicConfig(cfg)
-	if err := compact.Conflict(cfg, cc); err != nil {
-		return nil, "", usageOf(err)
-	}
-	return cfg, grep.Unaudited(cc), nil
 }

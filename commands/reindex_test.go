@@ -359,7 +359,7 @@ func TestReindexDamagedSegment(t *testing.T) {
 			problems = append(problems, f)
 		}
 	}
-	if code != ExitProblems || len(problems) != 1 || problems[0].File != log || problems[0].Position == nil || *problems[0].Position != pos ||
+	if code != ExitProblems || len(problems) != 1 || string(problems[0].File) != log || problems[0].Position == nil || *problems[0].Position != pos ||
 		!strings.HasPrefix(problems[0].Message, "the valid batches end here: checksum mismatch") {
 		t.Errorf("json: exit %d, problems %+v\n%s", code, problems, out)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -84,4 +86,20 @@ func writeAccess(dryRun bool) target.Access {
 		return target.Read
 	}
 	return target.Write
+}
+
+// givenBool is the value of a bool flag the user gave, nil when not given.
+func givenBool(c *cli.Context, name string) *bool {
+	if !c.IsSet(name) {
+		return nil
+	}
+	return new(c.Bool(name))
+}
+
+// givenString is givenBool for a string flag.
+func givenString(c *cli.Context, name string) *string {
+	if !c.IsSet(name) {
+		return nil
+	}
+	return new(c.String(name))
 }

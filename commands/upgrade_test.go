@@ -229,7 +229,7 @@ func TestUpgradeCommandCorruptPartitionSkipped(t *testing.T) {
 			t.Fatal(err)
 		}
 		if o.Type == "upgrade" {
-			objs[filepath.Base(o.File)] = o
+			objs[filepath.Base(string(o.File))] = o
 		}
 	}
 	if o := objs["legacy.events-v0-0"]; !strings.HasPrefix(o.Error, log+": checksum mismatch") || o.SegmentsRewritten != 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -69,11 +70,11 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 	enc.SetEscapeHTML(false)
 	for i, r := range rep.Results {
 		obj := struct {
-			Type string `json:"type"`
-			File string `json:"file"`
+			Type string         `json:"type"`
+			File jsonbytes.Text `json:"file"`
 			*Result
 			Config map[string]topicconfig.Value `json:"config"`
-		}{"compaction", r.Dir, r, rep.Configs[i].Map(ConfigNames)}
+		}{"compaction", jsonbytes.Text(r.Dir), r, rep.Configs[i].Map(ConfigNames)}
 		if err := enc.Encode(obj); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -94,16 +95,16 @@ func (w *Summary) Add(rep *PartitionReport) error {
 	}
 	topic, partition := layout.PartitionOf(rep.Dir)
 	return enc.Encode(struct {
-		Type        string `json:"type"`
-		File        string `json:"file"`
-		Topic       string `json:"topic"`
-		Partition   int32  `json:"partition"`
-		Mode        string `json:"mode"`
-		Segments    int    `json:"segments"`
-		Problems    int    `json:"problems"`
-		Differences int    `json:"differences"`
-		Notes       int    `json:"notes"`
-	}{"reindex", rep.Dir, topic, partition, modeName(w.mode), len(rep.Segments), rep.Counts[Problem], rep.Counts[Difference], rep.Counts[Note]})
+		Type        string         `json:"type"`
+		File        jsonbytes.Text `json:"file"`
+		Topic       string         `json:"topic"`
+		Partition   int32          `json:"partition"`
+		Mode        string         `json:"mode"`
+		Segments    int            `json:"segments"`
+		Problems    int            `json:"problems"`
+		Differences int            `json:"differences"`
+		Notes       int            `json:"notes"`
+	}{"reindex", jsonbytes.Text(rep.Dir), topic, partition, modeName(w.mode), len(rep.Segments), rep.Counts[Problem], rep.Counts[Difference], rep.Counts[Note]})
 }
 
 // Finish writes the text table, findings and the line of totals.
@@ -183,33 +184,33 @@ func row(dir string, s SegmentReport) []string {
 }
 
 type jsonFile struct {
-	File    string `json:"file"`
-	Entries int    `json:"entries"`
-	Before  *int   `json:"before"`
-	Action  string `json:"action"`
+	File    jsonbytes.Text `json:"file"`
+	Entries int            `json:"entries"`
+	Before  *int           `json:"before"`
+	Action  string         `json:"action"`
 }
 
 func segmentJSON(dir string, s SegmentReport) any {
 	type segment struct {
-		Type       string    `json:"type"`
-		File       string    `json:"file"`
-		Dir        string    `json:"dir"`
-		Topic      string    `json:"topic"`
-		Partition  int32     `json:"partition"`
-		BaseOffset int64     `json:"baseOffset"`
-		Size       int64     `json:"size"`
-		ValidBytes int64     `json:"validBytes"`
-		Batches    int       `json:"batches"`
-		End        string    `json:"end"`
-		Stop       *string   `json:"stop"`
-		Overflow   bool      `json:"overflow"`
-		Backup     *string   `json:"backup"`
-		ZerosCut   int64     `json:"zerosCut"`
-		Index      *jsonFile `json:"index,omitempty"`
-		TimeIndex  *jsonFile `json:"timeindex,omitempty"`
-		TxnIndex   *jsonFile `json:"txnindex,omitempty"`
+		Type       string         `json:"type"`
+		File       jsonbytes.Text `json:"file"`
+		Dir        jsonbytes.Text `json:"dir"`
+		Topic      string         `json:"topic"`
+		Partition  int32          `json:"partition"`
+		BaseOffset int64          `json:"baseOffset"`
+		Size       int64          `json:"size"`
+		ValidBytes int64          `json:"validBytes"`
+		Batches    int            `json:"batches"`
+		End        string         `json:"end"`
+		Stop       *string        `json:"stop"`
+		Overflow   bool           `json:"overflow"`
+		Backup     *string        `json:"backup"`
+		ZerosCut   int64          `json:"zerosCut"`
+		Index      *jsonFile      `json:"index,omitempty"`
+		TimeIndex  *jsonFile      `json:"timeindex,omitempty"`
+		TxnIndex   *jsonFile      `json:"txnindex,omitempty"`
 	}
-	out := segment{Type: "reindex-segment", File: s.Log, Dir: dir, BaseOffset: s.Base, Size: s.Size,
+	out := segment{Type: "reindex-segment", File: jsonbytes.Text(s.Log), Dir: jsonbytes.Text(dir), BaseOffset: s.Base, Size: s.Size,
 		ValidBytes: s.ValidBytes, Batches: s.Batches, End: s.End.String(), Overflow: s.Overflow, ZerosCut: s.ZerosCut}
 	out.Topic, out.Partition = layout.PartitionOf(dir)
 	if s.Stop != nil {
@@ -220,7 +221,7 @@ func segmentJSON(dir string, s SegmentReport) any {
 		out.Backup = &s.Backup
 	}
 	for _, f := range s.Files {
-		fj := &jsonFile{File: f.Path, Entries: f.Entries, Action: f.Action.String()}
+		fj := &jsonFile{File: jsonbytes.Text(f.Path), Entries: f.Entries, Action: f.Action.String()}
 		if f.Before >= 0 {
 			before := f.Before
 			fj.Before = &before
@@ -239,17 +240,17 @@ func segmentJSON(dir string, s SegmentReport) any {
 
 func findingJSON(dir string, f Finding) any {
 	type finding struct {
-		Type      string  `json:"type"`
-		File      string  `json:"file"`
-		Topic     string  `json:"topic"`
-		Partition int32   `json:"partition"`
-		Position  *int64  `json:"position"`
-		Entry     *int    `json:"entry,omitempty"`
-		Message   string  `json:"message"`
-		Expected  *string `json:"expected,omitempty"`
-		Found     *string `json:"found,omitempty"`
+		Type      string         `json:"type"`
+		File      jsonbytes.Text `json:"file"`
+		Topic     string         `json:"topic"`
+		Partition int32          `json:"partition"`
+		Position  *int64         `json:"position"`
+		Entry     *int           `json:"entry,omitempty"`
+		Message   string         `json:"message"`
+		Expected  *string        `json:"expected,omitempty"`
+		Found     *string        `json:"found,omitempty"`
 	}
-	out := finding{Type: f.Severity.String(), File: f.File, Message: f.Msg}
+	out := finding{Type: f.Severity.String(), File: jsonbytes.Text(f.File), Message: f.Msg}
 	out.Topic, out.Partition = layout.PartitionOf(dir)
 	if f.Pos >= 0 {
 		out.Position = &f.Pos

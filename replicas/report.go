@@ -8,23 +8,24 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 )
 
 type replicaJSON struct {
-	Broker             string    `json:"broker"`
-	Dir                string    `json:"dir,omitempty"`
-	Digest             string    `json:"digest,omitempty"`
-	TopicID            *string   `json:"topicId"`
-	LogStartOffset     int64     `json:"logStartOffset"`
-	LogEndOffset       int64     `json:"logEndOffset"`
-	HighWatermark      int64     `json:"highWatermark"`
-	HighWatermarkKnown bool      `json:"highWatermarkKnown"`
-	LatestEpoch        int32     `json:"latestEpoch"`
-	WouldTruncateTo    *int64    `json:"wouldTruncateTo"`
-	RecordsLost        *lostJSON `json:"recordsLost"`
-	Damage             []string  `json:"damage,omitempty"`
+	Broker             string         `json:"broker"`
+	Dir                jsonbytes.Text `json:"dir,omitempty"`
+	Digest             string         `json:"digest,omitempty"`
+	TopicID            *string        `json:"topicId"`
+	LogStartOffset     int64          `json:"logStartOffset"`
+	LogEndOffset       int64          `json:"logEndOffset"`
+	HighWatermark      int64          `json:"highWatermark"`
+	HighWatermarkKnown bool           `json:"highWatermarkKnown"`
+	LatestEpoch        int32          `json:"latestEpoch"`
+	WouldTruncateTo    *int64         `json:"wouldTruncateTo"`
+	RecordsLost        *lostJSON      `json:"recordsLost"`
+	Damage             []string       `json:"damage,omitempty"`
 }
 
 type lostJSON struct {
@@ -37,16 +38,16 @@ type lostJSON struct {
 }
 
 type verdictJSON struct {
-	Type               string        `json:"type"`
-	File               string        `json:"file"`
-	Topic              string        `json:"topic"`
-	Partition          int32         `json:"partition"`
-	Status             string        `json:"status"`
-	DivergentOffset    *int64        `json:"divergentOffset"`
-	BelowHighWatermark bool          `json:"belowHighWatermark"`
-	Leader             *string       `json:"leader"`
-	Replicas           []replicaJSON `json:"replicas"`
-	Notes              []string      `json:"notes"`
+	Type               string         `json:"type"`
+	File               jsonbytes.Text `json:"file"`
+	Topic              string         `json:"topic"`
+	Partition          int32          `json:"partition"`
+	Status             string         `json:"status"`
+	DivergentOffset    *int64         `json:"divergentOffset"`
+	BelowHighWatermark bool           `json:"belowHighWatermark"`
+	Leader             *string        `json:"leader"`
+	Replicas           []replicaJSON  `json:"replicas"`
+	Notes              []string       `json:"notes"`
 }
 
 // optInt is null for the -1 of an offset or time not known.
@@ -63,7 +64,7 @@ func (v *Verdict) WriteJSON(w io.Writer) error {
 	if d := v.Replicas[0].Digest; d != "" {
 		file = d
 	}
-	j := verdictJSON{Type: "replicas", File: file, Topic: v.Topic, Partition: v.Partition, Status: string(v.Status),
+	j := verdictJSON{Type: "replicas", File: jsonbytes.Text(file), Topic: v.Topic, Partition: v.Partition, Status: string(v.Status),
 		DivergentOffset: optInt(v.DivergentOffset), BelowHighWatermark: v.BelowHighWatermark, Notes: v.Notes}
 	if v.Leader != "" {
 		j.Leader = &v.Leader
@@ -72,7 +73,7 @@ func (v *Verdict) WriteJSON(w io.Writer) error {
 		j.Notes = []string{}
 	}
 	for _, r := range v.Replicas {
-		rj := replicaJSON{Broker: r.Broker, Dir: r.Source, Digest: r.Digest, LogStartOffset: r.LogStartOffset, LogEndOffset: r.LogEndOffset,
+		rj := replicaJSON{Broker: r.Broker, Dir: jsonbytes.Text(r.Source), Digest: r.Digest, LogStartOffset: r.LogStartOffset, LogEndOffset: r.LogEndOffset,
 			HighWatermark: r.HighWatermark, HighWatermarkKnown: r.HighWatermarkKnown, LatestEpoch: r.LatestEpoch(),
 			WouldTruncateTo: optInt(r.WouldTruncateTo)}
 		if r.HasTopicID {
@@ -174,11 +175,11 @@ func (r DigestReport) WriteText(w io.Writer) error {
 // WriteJSON writes the report as one JSON line.
 func (r DigestReport) WriteJSON(w io.Writer) error {
 	return json.NewEncoder(w).Encode(struct {
-		Type       string `json:"type"`
-		File       string `json:"file"`
-		Broker     string `json:"broker"`
-		Partitions int    `json:"partitions"`
-	}{"digest", r.File, r.Broker, r.Partitions})
+		Type       string         `json:"type"`
+		File       jsonbytes.Text `json:"file"`
+		Broker     string         `json:"broker"`
+		Partitions int            `json:"partitions"`
+	}{"digest", jsonbytes.Text(r.File), r.Broker, r.Partitions})
 }
 
 // Digest writes the digest of the one broker whose log directories set

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -122,41 +123,41 @@ func (r *Result) name() string {
 }
 
 type segmentJSON struct {
-	Type            string  `json:"type"`
-	File            string  `json:"file"`
-	Topic           string  `json:"topic"`
-	Partition       int32   `json:"partition"`
-	BaseOffset      int64   `json:"baseOffset"`
-	Bytes           int64   `json:"bytes"`
-	Rule            string  `json:"rule"`
-	LargestTS       *int64  `json:"largestTimestamp"`
-	TimestampSource *string `json:"timestampSource"`
-	DryRun          bool    `json:"dryRun"`
+	Type            string         `json:"type"`
+	File            jsonbytes.Text `json:"file"`
+	Topic           string         `json:"topic"`
+	Partition       int32          `json:"partition"`
+	BaseOffset      int64          `json:"baseOffset"`
+	Bytes           int64          `json:"bytes"`
+	Rule            string         `json:"rule"`
+	LargestTS       *int64         `json:"largestTimestamp"`
+	TimestampSource *string        `json:"timestampSource"`
+	DryRun          bool           `json:"dryRun"`
 }
 
 type resultJSON struct {
-	Type                   string  `json:"type"`
-	File                   string  `json:"file"`
-	Topic                  string  `json:"topic"`
-	Partition              int32   `json:"partition"`
-	DryRun                 bool    `json:"dryRun"`
-	SegmentsDeleted        int     `json:"segmentsDeleted"`
-	BytesDeleted           int64   `json:"bytesDeleted"`
-	LogStartOffset         int64   `json:"logStartOffset"`
-	PreviousLogStartOffset int64   `json:"previousLogStartOffset"`
-	LogEndOffset           int64   `json:"logEndOffset"`
-	HighWatermark          int64   `json:"highWatermark"`
-	HighWatermarkAssumed   bool    `json:"highWatermarkAssumed"`
-	Rule                   string  `json:"rule"`
-	Skipped                bool    `json:"skipped"`
-	Reason                 string  `json:"reason"`
-	Rolled                 *string `json:"rolledSegment"`
-	SegmentsRemaining      int     `json:"segmentsRemaining"`
-	BytesRemaining         int64   `json:"bytesRemaining"`
-	OldestRemaining        *int64  `json:"oldestRemainingTimestamp"`
-	OldestRemainingSource  *string `json:"oldestRemainingTimestampSource"`
-	SnapshotsDeleted       int     `json:"snapshotsDeleted"`
-	LeaderEpochsTrimmed    bool    `json:"leaderEpochsTrimmed"`
+	Type                   string         `json:"type"`
+	File                   jsonbytes.Text `json:"file"`
+	Topic                  string         `json:"topic"`
+	Partition              int32          `json:"partition"`
+	DryRun                 bool           `json:"dryRun"`
+	SegmentsDeleted        int            `json:"segmentsDeleted"`
+	BytesDeleted           int64          `json:"bytesDeleted"`
+	LogStartOffset         int64          `json:"logStartOffset"`
+	PreviousLogStartOffset int64          `json:"previousLogStartOffset"`
+	LogEndOffset           int64          `json:"logEndOffset"`
+	HighWatermark          int64          `json:"highWatermark"`
+	HighWatermarkAssumed   bool           `json:"highWatermarkAssumed"`
+	Rule                   string         `json:"rule"`
+	Skipped                bool           `json:"skipped"`
+	Reason                 string         `json:"reason"`
+	Rolled                 *string        `json:"rolledSegment"`
+	SegmentsRemaining      int            `json:"segmentsRemaining"`
+	BytesRemaining         int64          `json:"bytesRemaining"`
+	OldestRemaining        *int64         `json:"oldestRemainingTimestamp"`
+	OldestRemainingSource  *string        `json:"oldestRemainingTimestampSource"`
+	SnapshotsDeleted       int            `json:"snapshotsDeleted"`
+	LeaderEpochsTrimmed    bool           `json:"leaderEpochsTrimmed"`
 
 	Config map[string]topicconfig.Value `json:"config"`
 }
@@ -175,13 +176,13 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 	for _, r := range rep.done() {
 		for _, d := range r.Deleted {
 			ms, src := ts(d.Largest)
-			err := enc.Encode(segmentJSON{Type: "retention-segment", File: d.Segment.Log, Topic: r.Topic, Partition: r.Partition,
+			err := enc.Encode(segmentJSON{Type: "retention-segment", File: jsonbytes.Text(d.Segment.Log), Topic: r.Topic, Partition: r.Partition,
 				BaseOffset: d.Segment.Base, Bytes: d.Bytes, Rule: string(d.Rule), LargestTS: ms, TimestampSource: src, DryRun: rep.DryRun})
 			if err != nil {
 				return err
 			}
 		}
-		obj := resultJSON{Type: "retention", File: r.Dir, Topic: r.Topic, Partition: r.Partition, DryRun: rep.DryRun,
+		obj := resultJSON{Type: "retention", File: jsonbytes.Text(r.Dir), Topic: r.Topic, Partition: r.Partition, DryRun: rep.DryRun,
 			SegmentsDeleted: len(r.Deleted), BytesDeleted: r.BytesDeleted, LogStartOffset: r.LogStartOffset,
 			PreviousLogStartOffset: r.PreviousLogStartOffset, LogEndOffset: r.LogEndOffset, HighWatermark: r.HighWatermark,
 			HighWatermarkAssumed: r.HighWatermarkAssumed, Rule: r.rules(), SegmentsRemaining: r.SegmentsRemaining,

@@ -7,45 +7,46 @@ import (
 	"path/filepath"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // jsonLost is a "lost" object: a byte range not carried over.
 type jsonLost struct {
-	Type        string `json:"type"`
-	File        string `json:"file"`
-	Topic       string `json:"topic"`
-	Partition   int32  `json:"partition"`
-	Position    int64  `json:"position"`
-	EndPosition int64  `json:"endPosition"`
-	Bytes       int64  `json:"bytes"`
-	Batches     int    `json:"batches"`
-	FromOffset  *int64 `json:"fromOffset"`
-	ToOffset    *int64 `json:"toOffset"`
-	Reason      string `json:"reason"`
+	Type        string         `json:"type"`
+	File        jsonbytes.Text `json:"file"`
+	Topic       string         `json:"topic"`
+	Partition   int32          `json:"partition"`
+	Position    int64          `json:"position"`
+	EndPosition int64          `json:"endPosition"`
+	Bytes       int64          `json:"bytes"`
+	Batches     int            `json:"batches"`
+	FromOffset  *int64         `json:"fromOffset"`
+	ToOffset    *int64         `json:"toOffset"`
+	Reason      string         `json:"reason"`
 }
 
 // jsonSalvage is the "salvage" object that ends the output.
 type jsonSalvage struct {
-	Type              string   `json:"type"`
-	File              string   `json:"file"`
-	Topic             string   `json:"topic"`
-	Partition         int32    `json:"partition"`
-	Out               string   `json:"out"`
-	Segments          int      `json:"segments"`
-	KeptBatches       int64    `json:"keptBatches"`
-	KeptRecords       int64    `json:"keptRecords"`
-	KeptBytes         int64    `json:"keptBytes"`
-	LostBytes         int64    `json:"lostBytes"`
-	LostRanges        int      `json:"lostRanges"`
-	ZeroTailBytes     int64    `json:"zeroTailBytes"`
-	LogStartOffset    int64    `json:"logStartOffset"`
-	LogEndOffset      int64    `json:"logEndOffset"`
-	EmptyEndSegment   bool     `json:"emptyEndSegment"`
-	LeaderEpochs      string   `json:"leaderEpochCheckpoint"`
-	PartitionMetadata string   `json:"partitionMetadata"`
-	Skipped           []string `json:"skipped"`
+	Type              string         `json:"type"`
+	File              jsonbytes.Text `json:"file"`
+	Topic             string         `json:"topic"`
+	Partition         int32          `json:"partition"`
+	Out               jsonbytes.Text `json:"out"`
+	Segments          int            `json:"segments"`
+	KeptBatches       int64          `json:"keptBatches"`
+	KeptRecords       int64          `json:"keptRecords"`
+	KeptBytes         int64          `json:"keptBytes"`
+	LostBytes         int64          `json:"lostBytes"`
+	LostRanges        int            `json:"lostRanges"`
+	ZeroTailBytes     int64          `json:"zeroTailBytes"`
+	LogStartOffset    int64          `json:"logStartOffset"`
+	LogEndOffset      int64          `json:"logEndOffset"`
+	EmptyEndSegment   bool           `json:"emptyEndSegment"`
+	LeaderEpochs      string         `json:"leaderEpochCheckpoint"`
+	PartitionMetadata string         `json:"partitionMetadata"`
+	Skipped           []string       `json:"skipped"`
 }
 
 // WriteJSON writes a "lost" object per lost range, each naming the
@@ -60,11 +61,11 @@ func (r *Report) WriteJSON(w io.Writer, pd layout.PartitionDir) error {
 				to = nil
 			}
 		}
-		if err := enc.Encode(jsonLost{"lost", l.Segment, pd.Topic, pd.Partition, l.Position, l.End, l.End - l.Position, l.Batches, from, to, l.Reason}); err != nil {
+		if err := enc.Encode(jsonLost{"lost", jsonbytes.Text(l.Segment), pd.Topic, pd.Partition, l.Position, l.End, l.End - l.Position, l.Batches, from, to, l.Reason}); err != nil {
 			return err
 		}
 	}
-	return enc.Encode(jsonSalvage{"salvage", r.Source, pd.Topic, pd.Partition, r.Out, len(r.Segments), r.KeptBatches, r.KeptRecords, r.KeptBytes, r.LostBytes,
+	return enc.Encode(jsonSalvage{"salvage", jsonbytes.Text(r.Source), pd.Topic, pd.Partition, jsonbytes.Text(r.Out), len(r.Segments), r.KeptBatches, r.KeptRecords, r.KeptBytes, r.LostBytes,
 		len(r.Lost), r.ZeroTail, r.LogStartOffset, r.LogEndOffset, r.EmptyEndSegment, r.LeaderEpochs, r.PartitionMeta,
 		append([]string{}, r.Skipped...)})
 }

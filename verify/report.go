@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -38,21 +39,21 @@ type jsonPart struct {
 }
 
 type jsonFinding struct {
-	Type      string  `json:"type"`
-	File      string  `json:"file"`
-	Topic     *string `json:"topic,omitempty"`
-	Partition *int32  `json:"partition,omitempty"`
-	Position  *int64  `json:"position"`
-	Code      string  `json:"code"`
-	Message   string  `json:"message"`
+	Type      string         `json:"type"`
+	File      jsonbytes.Text `json:"file"`
+	Topic     *string        `json:"topic,omitempty"`
+	Partition *int32         `json:"partition,omitempty"`
+	Position  *int64         `json:"position"`
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
 	// More is how many problems this one stands for, when they are not
 	// listed.
 	More int `json:"more,omitempty"`
 }
 
 type jsonVerified struct {
-	Type string `json:"type"`
-	File string `json:"file"`
+	Type string         `json:"type"`
+	File jsonbytes.Text `json:"file"`
 	*jsonPart
 	Kind     string `json:"kind"`
 	Segments int    `json:"segments"`
@@ -66,19 +67,19 @@ type jsonVerified struct {
 }
 
 type jsonSummary struct {
-	Type       string   `json:"type"`
-	File       string   `json:"file"`
-	Paths      []string `json:"paths"`
-	Partitions int      `json:"partitions"`
-	Files      int      `json:"files"`
-	Segments   int      `json:"segments"`
-	Batches    int64    `json:"batches"`
-	Records    int64    `json:"records"`
-	Bytes      int64    `json:"bytes"`
-	Problems   int      `json:"problems"`
-	Infos      int      `json:"infos"`
-	Failed     int      `json:"failed"`
-	Clean      bool     `json:"clean"`
+	Type       string         `json:"type"`
+	File       jsonbytes.Text `json:"file"`
+	Paths      []string       `json:"paths"`
+	Partitions int            `json:"partitions"`
+	Files      int            `json:"files"`
+	Segments   int            `json:"segments"`
+	Batches    int64          `json:"batches"`
+	Records    int64          `json:"records"`
+	Bytes      int64          `json:"bytes"`
+	Problems   int            `json:"problems"`
+	Infos      int            `json:"infos"`
+	Failed     int            `json:"failed"`
+	Clean      bool           `json:"clean"`
 }
 
 // Add counts rep and writes its findings, its salvage suggestion and, in
@@ -106,7 +107,7 @@ func (s *Summary) Add(rep *Report) error {
 		}
 		var err error
 		if s.json {
-			fj := jsonFinding{Type: f.Severity.String(), File: f.File, Code: string(f.Code), Message: f.Msg, More: f.More}
+			fj := jsonFinding{Type: f.Severity.String(), File: jsonbytes.Text(f.File), Code: string(f.Code), Message: f.Msg, More: f.More}
 			if p := reportPart(rep); p != nil {
 				fj.Topic, fj.Partition = &p.Topic, &p.Partition
 			}
@@ -138,7 +139,7 @@ func (s *Summary) Add(rep *Report) error {
 	if !s.json {
 		return nil
 	}
-	return s.enc.Encode(jsonVerified{"verified", rep.Path, reportPart(rep), rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes,
+	return s.enc.Encode(jsonVerified{"verified", jsonbytes.Text(rep.Path), reportPart(rep), rep.Kind.String(), rep.Segments, rep.Batches, rep.Records, rep.Bytes,
 		rep.Problems, rep.Infos, rep.Err != nil, salvage})
 }
 
@@ -183,7 +184,7 @@ func (s *Summary) Finish(paths []string) error {
 		if len(paths) == 1 {
 			file = paths[0]
 		}
-		return s.enc.Encode(jsonSummary{"summary", file, paths, s.Partitions, s.Files, s.Segments, s.Batches, s.Records, s.Bytes, s.Problems, s.Infos, s.Failed,
+		return s.enc.Encode(jsonSummary{"summary", jsonbytes.Text(file), paths, s.Partitions, s.Files, s.Segments, s.Batches, s.Records, s.Bytes, s.Problems, s.Infos, s.Failed,
 			s.Problems == 0 && s.Failed == 0})
 	}
 	var what []string

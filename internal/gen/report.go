@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 )
 
@@ -58,9 +59,12 @@ type Report struct {
 // WriteJSON writes an object per partition.
 func (r *Report) WriteJSON(w io.Writer) error {
 	for _, p := range r.Partitions {
-		_, err := fmt.Fprintf(w, `{"type":"generated","file":%q,"topic":%q,"partition":%d,"segments":%d,"records":%d,"logEndOffset":%d}`+"\n",
-			p.Dir, p.Topic, p.Partition, p.Segments, p.Records, p.LogEndOffset)
-		if err != nil {
+		// Go's %q is not JSON, and a path or topic need not be UTF-8.
+		b := jsonbytes.AppendString(append([]byte(nil), `{"type":"generated","file":`...), p.Dir)
+		b = jsonbytes.AppendString(append(b, `,"topic":`...), p.Topic)
+		b = fmt.Appendf(b, `,"partition":%d,"segments":%d,"records":%d,"logEndOffset":%d}`+"\n",
+			p.Partition, p.Segments, p.Records, p.LogEndOffset)
+		if _, err := w.Write(b); err != nil {
 			return err
 		}
 	}

@@ -9,40 +9,41 @@ import (
 	"strings"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
 type jsonEntry struct {
-	Type           string `json:"type"`
-	File           string `json:"file"`
-	From           string `json:"from"`
-	Line           int    `json:"line,omitempty"`
-	LogDir         string `json:"logDir"`
-	Topic          string `json:"topic"`
-	Partition      int32  `json:"partition"`
-	Offset         int64  `json:"offset"`
-	CleanTimeMs    int64  `json:"cleanTimeMs"`
-	Action         string `json:"action"`
-	PreviousOffset *int64 `json:"previousOffset,omitempty"`
-	Removed        bool   `json:"removed,omitempty"`
-	Note           string `json:"note,omitempty"`
+	Type           string         `json:"type"`
+	File           jsonbytes.Text `json:"file"`
+	From           string         `json:"from"`
+	Line           int            `json:"line,omitempty"`
+	LogDir         jsonbytes.Text `json:"logDir"`
+	Topic          string         `json:"topic"`
+	Partition      int32          `json:"partition"`
+	Offset         int64          `json:"offset"`
+	CleanTimeMs    int64          `json:"cleanTimeMs"`
+	Action         string         `json:"action"`
+	PreviousOffset *int64         `json:"previousOffset,omitempty"`
+	Removed        bool           `json:"removed,omitempty"`
+	Note           string         `json:"note,omitempty"`
 }
 
 type jsonSkipped struct {
-	Type   string `json:"type"`
-	File   string `json:"file"`
-	LogDir string `json:"logDir"`
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
+	Type   string         `json:"type"`
+	File   jsonbytes.Text `json:"file"`
+	LogDir jsonbytes.Text `json:"logDir"`
+	Kind   string         `json:"kind"`
+	Reason string         `json:"reason"`
 }
 
 type jsonMigration struct {
 	Type            string         `json:"type"`
-	File            string         `json:"file"`
-	LogDir          string         `json:"logDir"`
-	MigratedFile    string         `json:"migratedFile"`
+	File            jsonbytes.Text `json:"file"`
+	LogDir          jsonbytes.Text `json:"logDir"`
+	MigratedFile    jsonbytes.Text `json:"migratedFile"`
 	Direction       string         `json:"direction"`
 	DryRun          bool           `json:"dryRun"`
 	Changed         bool           `json:"changed"`
@@ -68,7 +69,7 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 	for _, d := range rep.LogDirs {
 		for _, e := range d.Entries {
 			j := jsonEntry{
-				Type: "checkpoint-entry", File: e.File, From: e.From, Line: e.Line, LogDir: d.Path,
+				Type: "checkpoint-entry", File: jsonbytes.Text(e.File), From: e.From, Line: e.Line, LogDir: jsonbytes.Text(d.Path),
 				Topic: e.Topic, Partition: e.Partition, Offset: e.Offset, CleanTimeMs: e.CleanTimeMs,
 				Action: string(e.Action), Removed: e.Removed, Note: e.Note,
 			}
@@ -80,13 +81,13 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 			}
 		}
 		for _, s := range d.Skipped {
-			j := jsonSkipped{Type: "skipped-dir", File: s.Path, LogDir: d.Path, Kind: s.Kind.String(), Reason: skippedReason(s)}
+			j := jsonSkipped{Type: "skipped-dir", File: jsonbytes.Text(s.Path), LogDir: jsonbytes.Text(d.Path), Kind: s.Kind.String(), Reason: skippedReason(s)}
 			if err := enc.Encode(j); err != nil {
 				return err
 			}
 		}
 		j := jsonMigration{
-			Type: "migration", File: d.RootFile, LogDir: d.Path, MigratedFile: d.MigratedFile, Direction: direction,
+			Type: "migration", File: jsonbytes.Text(d.RootFile), LogDir: jsonbytes.Text(d.Path), MigratedFile: jsonbytes.Text(d.MigratedFile), Direction: direction,
 			DryRun: rep.DryRun, Changed: d.Changed, Root: string(d.Root), RemovedMigrated: d.RemovedMigrated,
 			Entries: len(d.Entries) + d.Unlisted, Unlisted: d.Unlisted, Actions: actionCounts(d), Skipped: len(d.Skipped),
 			TempsRemoved: append([]string{}, d.TempsRemoved...), Summary: summary(rep, d),

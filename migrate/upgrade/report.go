@@ -8,41 +8,42 @@ import (
 	"strconv"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // jsonPartition is one "upgrade" object: a partition.
 type jsonPartition struct {
-	Type              string   `json:"type"`
-	File              string   `json:"file"`
-	Topic             string   `json:"topic"`
-	Partition         int32    `json:"partition"`
-	Output            string   `json:"output,omitempty"`
-	DryRun            bool     `json:"dryRun"`
-	ToMagic           int8     `json:"toMagic"`
-	Segments          int      `json:"segments"`
-	SegmentsRewritten int      `json:"segmentsRewritten"`
-	MessagesConverted int64    `json:"messagesConverted"`
-	BytesBefore       int64    `json:"bytesBefore"`
-	BytesAfter        int64    `json:"bytesAfter"`
-	Recovered         []string `json:"recovered,omitempty"`
-	Error             string   `json:"error,omitempty"` // the partition failed and was left as it was
+	Type              string         `json:"type"`
+	File              jsonbytes.Text `json:"file"`
+	Topic             string         `json:"topic"`
+	Partition         int32          `json:"partition"`
+	Output            jsonbytes.Text `json:"output,omitempty"`
+	DryRun            bool           `json:"dryRun"`
+	ToMagic           int8           `json:"toMagic"`
+	Segments          int            `json:"segments"`
+	SegmentsRewritten int            `json:"segmentsRewritten"`
+	MessagesConverted int64          `json:"messagesConverted"`
+	BytesBefore       int64          `json:"bytesBefore"`
+	BytesAfter        int64          `json:"bytesAfter"`
+	Recovered         []string       `json:"recovered,omitempty"`
+	Error             string         `json:"error,omitempty"` // the partition failed and was left as it was
 }
 
 // jsonSegment is one "upgrade-segment" object: a rewritten segment.
 type jsonSegment struct {
-	Type              string `json:"type"`
-	File              string `json:"file"`
-	Topic             string `json:"topic"`
-	Partition         int32  `json:"partition"`
-	BaseOffset        int64  `json:"baseOffset"`
-	BatchesBefore     int    `json:"batchesBefore"`
-	BatchesAfter      int    `json:"batchesAfter"`
-	MessagesConverted int64  `json:"messagesConverted"`
-	BytesBefore       int64  `json:"bytesBefore"`
-	BytesAfter        int64  `json:"bytesAfter"`
-	AppendTime        *int64 `json:"appendTime"` // null under CreateTime
+	Type              string         `json:"type"`
+	File              jsonbytes.Text `json:"file"`
+	Topic             string         `json:"topic"`
+	Partition         int32          `json:"partition"`
+	BaseOffset        int64          `json:"baseOffset"`
+	BatchesBefore     int            `json:"batchesBefore"`
+	BatchesAfter      int            `json:"batchesAfter"`
+	MessagesConverted int64          `json:"messagesConverted"`
+	BytesBefore       int64          `json:"bytesBefore"`
+	BytesAfter        int64          `json:"bytesAfter"`
+	AppendTime        *int64         `json:"appendTime"` // null under CreateTime
 }
 
 // WriteJSON writes an "upgrade-root-file" object per root file copied, an
@@ -53,10 +54,10 @@ func (rep *Report) WriteJSON(w io.Writer, errLine func(error) string) error {
 	enc.SetEscapeHTML(false)
 	for _, f := range rep.RootFiles {
 		if err := enc.Encode(struct {
-			Type   string `json:"type"`
-			File   string `json:"file"`
-			DryRun bool   `json:"dryRun"`
-		}{"upgrade-root-file", f, rep.DryRun}); err != nil {
+			Type   string         `json:"type"`
+			File   jsonbytes.Text `json:"file"`
+			DryRun bool           `json:"dryRun"`
+		}{"upgrade-root-file", jsonbytes.Text(f), rep.DryRun}); err != nil {
 			return err
 		}
 	}
@@ -65,7 +66,7 @@ func (rep *Report) WriteJSON(w io.Writer, errLine func(error) string) error {
 			if !s.Rewritten {
 				continue
 			}
-			obj := jsonSegment{Type: "upgrade-segment", File: s.File, BaseOffset: s.Base, BatchesBefore: s.BatchesBefore,
+			obj := jsonSegment{Type: "upgrade-segment", File: jsonbytes.Text(s.File), BaseOffset: s.Base, BatchesBefore: s.BatchesBefore,
 				BatchesAfter: s.BatchesAfter, MessagesConverted: s.MessagesConverted, BytesBefore: s.BytesBefore, BytesAfter: s.BytesAfter}
 			obj.Topic, obj.Partition = layout.PartitionOf(p.Dir)
 			if s.AppendTime >= 0 {
@@ -75,7 +76,7 @@ func (rep *Report) WriteJSON(w io.Writer, errLine func(error) string) error {
 				return err
 			}
 		}
-		obj := jsonPartition{Type: "upgrade", File: p.Dir, Output: p.Output, DryRun: rep.DryRun, ToMagic: rep.ToMagic,
+		obj := jsonPartition{Type: "upgrade", File: jsonbytes.Text(p.Dir), Output: jsonbytes.Text(p.Output), DryRun: rep.DryRun, ToMagic: rep.ToMagic,
 			Segments: len(p.Segments), SegmentsRewritten: p.SegmentsRewritten, MessagesConverted: p.MessagesConverted,
 			BytesBefore: p.BytesBefore, BytesAfter: p.BytesAfter, Recovered: p.Recovered}
 		obj.Topic, obj.Partition = layout.PartitionOf(p.Dir)
@@ -119,7 +120,10 @@ func (rep *Report) WriteText(w io.Writer, output string) error {
 		verb = "would upgrade"
 	}
 	where := ""
-	if output != "" {
+	switch {
+	case len(rep.Removed) > 0:
+		where = " into " + output + ", then removed again, as the run failed"
+	case output != "":
 		where = " into " + output
 	}
 	failures := ""
