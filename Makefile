@@ -42,6 +42,8 @@ SAMPLES  ?= $(or $(LOGTOOL_SAMPLES),../shared/kafka-samples)
 test: vet staticcheck
 	@test -d "$(SAMPLES)" || echo "NOTE: no Kafka broker samples at $(SAMPLES): the tests that read them are skipped (set LOGTOOL_SAMPLES to their directory)"
 	LOGTOOL_SAMPLES="$(abspath $(SAMPLES))" $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	# The allocation tests, which skip under -race (sync.Pool drops there).
+	$(GO) test -count=1 -run '^(TestMemoryFlat|TestLargeRecordBufferReused)$$' ./dump/ ./compact/
 	@test -d "$(SAMPLES)" || echo "NOTE: no Kafka broker samples at $(SAMPLES): the tests that read them were skipped"
 	@command -v kcat >/dev/null || echo "NOTE: kcat is not installed: TestKcatPipeline was skipped, export --format kcat was not compared with kcat (apt-get install kcat)"
 

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -47,9 +46,9 @@ var exitStatus = []clidoc.Entry{
 		"overwrite something it must not."},
 }
 
-const appDescription = "logtool reads a Kafka log directory (the folder named in a broker's log.dirs), a partition\n" +
-	"directory or single files, without a broker or JVM. It never writes unless a command is asked to,\n" +
-	"and refuses (exit 4) to write into a log directory that a running broker has locked."
+// appDescription is the first paragraph of logtool's help, which the
+// manual page's description is.
+var appDescription, _, _ = strings.Cut(description("logtool"), "\n\n")
 
 // ExitError carries an exit code; the message is printed as
 // "logtool: <command>: <message>".
@@ -233,16 +232,10 @@ func commandFormats(command string) []string {
 // NewApp builds the logtool command line.
 func NewApp() *cli.App {
 	app := &cli.App{
-		Name:    "logtool",
-		Version: buildInfo().Version,
-		Usage:   "inspect, repair and convert Apache Kafka log directories offline",
-		Description: appDescription + "\n\n" +
-			"Exit codes: 0 success, 1 failure (I/O, corrupt input), 2 usage, 3 a check found problems,\n" +
-			"4 refused for safety.\n\n" +
-			"Examples:\n" +
-			"  logtool dump testdata/kafka-logs\n" +
-			"  logtool verify testdata/kafka-logs\n" +
-			"  logtool help dump",
+		Name:        "logtool",
+		Version:     buildInfo().Version,
+		Usage:       "inspect, repair and convert Apache Kafka log directories offline",
+		Description: description("logtool"),
 		// urfave/cli adds --help only when it adds its own help command,
 		// which helpCommand replaces.
 		Flags:                append(globalFlags(), cli.HelpFlag),
@@ -316,13 +309,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		cmd.OnUsageError = func(c *cli.Context, err error, sub bool) error {
 			prefix = name + ": "
-			return onUsage(c, flagWords(err, args, name), sub)
+			return onUsage(c, clidoc.FlagWords(err, args, name), sub)
 		}
 	}
 	// A global flag before the command fails in the app's parse.
 	appUsage := app.OnUsageError
 	app.OnUsageError = func(c *cli.Context, err error, sub bool) error {
-		return appUsage(c, flagWords(err, args, ""), sub)
+		return appUsage(c, clidoc.FlagWords(err, args, ""), sub)
 	}
 	// With no command there is nothing to do: the help goes to stderr, as
 	// for any other usage error, and the exit code says so.
@@ -346,43 +339,16 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-// flagPhrase matches the flag package's way of naming a flag, one dash
-// whatever the user typed.
-var flagPhrase = regexp.MustCompile(`(not defined: |for flag )-([^\s:=]+)`)
-
-// flagWords names flags in a usage error as the user typed them (--workers,
-// not the flag package's -workers) and points at the command's help, or
-// logtool's when cmd is "".
-func flagWords(err error, args []string, cmd string) error {
-	if !flagPhrase.MatchString(err.Error()) {
-		return err
-	}
-	msg := flagPhrase.ReplaceAllStringFunc(err.Error(), func(m string) string {
-		sub := flagPhrase.FindStringSubmatch(m)
-		return sub[1] + typedFlag(sub[2], args)
-	})
-	if cmd == "" {
-		return fmt.Errorf("%s (see logtool --help)", msg)
-	}
-	return fmt.Errorf("%s (see logtool %s --help)", msg, cmd)
-}
-
-// typedFlag is the flag name with the dashes the user gave it, or the
-// contract's (--name, -n) when the word is not in args.
-func typedFlag(name string, args []string) string {
-	for _, a := range args {
-		word, _, _ := strings.Cut(a, "=")
-		if strings.TrimLeft(word, "-") == name && strings.HasPrefix(word, "-") {
-			return word
-		}
-	}
-	if len(name) == 1 {
-		return "-" + name
-	}
-	return "--" + name
-}
-
 func oneLine(err error) string {
+	// Each of joined errors is said, not only the first path error found
+	// among them.
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var parts []string
+		for _, e := range j.Unwrap() {
+			parts = append(parts, oneLine(e))
+		}
+		return strings.Join(parts, "; ")
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) && !isCorrupt(err) {
 		return fmt.Sprintf("%s: %v", pe.Path, pe.Err)

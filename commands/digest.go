@@ -1,10 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
-	"fmt"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/target"
@@ -45,31 +41,12 @@ func runDigest(c *cli.Context) error {
 	defer release()
 	bar := newProgress(g, "digest", setLogBytes(set), true)
 	defer bar.Finish()
-	srcs, err := replicas.OpenLogDirs(set, replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add})
+	rep, err := replicas.Digest(out, set, replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add, Workers: g.Workers})
 	if err != nil {
 		return replicasErr(err)
 	}
-	if len(srcs) != 1 {
-		var names []string
-		for _, s := range srcs {
-			names = append(names, s.Broker().Name)
-		}
-		return usageErr("a digest is of one broker; the paths hold brokers %s: digest each on its own", strings.Join(names, ", "))
+	if g.Quiet && !g.JSON() {
+		return nil
 	}
-	n, err := replicas.WriteDigest(out, srcs[0])
-	if err != nil {
-		return err
-	}
-	switch {
-	case g.JSON():
-		return json.NewEncoder(g.Stdout).Encode(struct {
-			Type       string `json:"type"`
-			File       string `json:"file"`
-			Broker     string `json:"broker"`
-			Partitions int    `json:"partitions"`
-		}{"digest", out, srcs[0].Broker().Name, n})
-	case !g.Quiet:
-		_, err = fmt.Fprintf(g.Stdout, "%s: broker %s, %d partition(s)\n", out, srcs[0].Broker().Name, n)
-	}
-	return err
+	return render(g, g.Stdout, rep)
 }

@@ -57,13 +57,14 @@ func runDump(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	set, release, err := targets(g, paths, target.Options{Command: "dump",
-		Takes: target.Files | target.Partitions | target.LogDirs}, target.Read)
+	set, release, err := targets(g, paths, target.Options{Command: "dump", Takes: target.Files | target.Partitions | target.LogDirs}, target.Read)
 	if err != nil {
 		return err
 	}
 	defer release()
-	dumpMode(c, g, set, &o)
+	if err := o.Choose(set, givenBool(c, "summary"), contentFlags(c)); err != nil {
+		g.Warnf("no cleanup policies in the summary: %s", oneLine(err))
+	}
 	stderr := g.Stderr
 	if bar := dumpProgress(g, set, o.SummaryOnly); bar != nil {
 		o.Progress = bar.Add
@@ -86,31 +87,6 @@ func runDump(c *cli.Context) error {
 		return problemsErr(res.Problems)
 	}
 	return nil
-}
-
-// dumpMode decides between the summary and the content, and gives the
-// summary of directories their topics' cleanup policies.
-func dumpMode(c *cli.Context, g Global, set *target.Set, o *dump.Options) {
-	anyDir, anyLogDir := false, false
-	for _, it := range set.Items {
-		anyDir = anyDir || it.File == nil
-		anyLogDir = anyLogDir || it.Root != nil
-	}
-	if c.IsSet("summary") {
-		o.SummaryOnly = c.Bool("summary")
-	} else {
-		o.SummaryOnly = !g.JSON() && anyLogDir && !contentFlags(c)
-	}
-	// Kafka's index checks print only their findings; a table would add
-	// nothing.
-	o.Summary = (o.SummaryOnly || anyDir) && !o.VerifyIndexOnly && !o.IndexSanityCheck
-	if o.Summary && anyDir {
-		var err error
-		if o.Policy, err = dump.Policies(set); err != nil {
-			// The dump goes on without policies.
-			g.Warnf("no cleanup policies in the summary: %s", oneLine(err))
-		}
-	}
 }
 
 // contentFlags tells whether a flag asks for the content of files, which a

@@ -2,17 +2,13 @@ package commands
 
 import (
 	"errors"
-	"fmt"
 	"math"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/gen"
-	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -55,72 +51,8 @@ func runGen(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.NArg() > 0 {
-		return usageErr("unexpected argument %q (gen writes to --out)", c.Args().First())
-	}
-	if c.String("out") == "" {
-		return usageErr("--out: name the log directory to write")
-	}
-	comp, err := codec.Parse(c.String("compression"))
+	o, err := genOptions(c)
 	if err != nil {
-		return usageErr("--compression: %v", err)
-	}
-	// Each of these is replaced by its default when 0: refused instead.
-	start, err := timeArg("start-time", c.String("start-time"), 1)
-	if err != nil {
-		return err
-	}
-	valueBytes, err := sizeArg("value-bytes", c.String("value-bytes"), 1, math.MaxInt32)
-	if err != nil {
-		return err
-	}
-	segmentBytes, err := sizeArg("segment-bytes", c.String("segment-bytes"), 1024, noMax)
-	if err != nil {
-		return err
-	}
-	warnBareMillis(c, "time-step", c.String("time-step"))
-	step, err := durationArg("time-step", c.String("time-step"), 1, noMax/int64(time.Millisecond))
-	if err != nil {
-		return err
-	}
-	o := gen.Options{
-		Out: c.String("out"), Topics: c.StringSlice("topic"), TopicCount: c.Int("topics"), Partitions: c.Int("partitions"),
-		Records: c.Int("records"), Keys: c.Int("keys"), ValueBytes: int(valueBytes), Magic: int8(c.Int("magic")),
-		Compression: comp, BatchRecords: c.Int("batch-records"), SegmentBytes: segmentBytes,
-		TombstoneRatio: c.Float64("tombstone-ratio"), TransactionalRatio: c.Float64("transactional-ratio"),
-		AbortRatio: c.Float64("abort-ratio"), StartTime: start, TimeStep: time.Duration(step) * time.Millisecond, Seed: c.Int64("seed"),
-		KRaft: c.Bool("kraft"),
-	}
-	for _, kv := range *c.Generic("config").(*wholeValues) {
-		topic, nv, ok := strings.Cut(kv, ":")
-		name, value, ok2 := strings.Cut(nv, "=")
-		if !ok || !ok2 || topic == "" || name == "" {
-			return usageErr("--config %q: want TOPIC:NAME=VALUE", kv)
-		}
-		if o.TopicConfigs == nil {
-			o.TopicConfigs = map[string]map[string]string{}
-		}
-		if o.TopicConfigs[topic] == nil {
-			o.TopicConfigs[topic] = map[string]string{}
-		}
-		o.TopicConfigs[topic][name] = value
-	}
-	for _, kv := range *c.Generic("broker-config").(*wholeValues) {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			return usageErr("--broker-config %q: want NAME=VALUE", kv)
-		}
-		if o.BrokerConfigs == nil {
-			o.BrokerConfigs = map[string]string{}
-		}
-		o.BrokerConfigs[name] = value
-	}
-	for _, name := range []string{"partitions", "topics", "batch-records"} {
-		if c.IsSet(name) && c.Int(name) < 1 {
-			return usageErr("--%s: want at least 1, got %d", name, c.Int(name))
-		}
-	}
-	if err := optionErr(o.Check(), genFlags); err != nil {
 		return err
 	}
 	// gen adds topics to an existing log directory: never to one a broker
@@ -131,11 +63,7 @@ func runGen(c *cli.Context) error {
 	}
 	defer release()
 	o.Out = set.Output.Path
-	topics := o.TopicCount
-	if len(o.Topics) > 0 {
-		topics = len(o.Topics)
-	}
-	bar := newProgress(g, "gen", int64(o.Records)*int64(o.Partitions)*int64(topics), false)
+	bar := newProgress(g, "gen", o.RecordTotal(), false)
 	if bar != nil {
 		bar.Items("records")
 		o.Progress = func(n int) { bar.Add(int64(n)) }
@@ -145,31 +73,64 @@ func runGen(c *cli.Context) error {
 	switch {
 	case errors.Is(err, gen.ErrNotKRaft):
 		return usageErr("--kraft: %v", err)
+	case err != nil:
+		return err
+	case g.Quiet:
+		return nil
 	}
+	return render(g, g.Stdout, &gen.Report{Out: o.Out, Partitions: parts})
+}
+
+// genOptions reads the flags, each refused value named by its flag.
+func genOptions(c *cli.Context) (gen.Options, error) {
+	if c.NArg() > 0 {
+		return gen.Options{}, usageErr("unexpected argument %q (gen writes to --out)", c.Args().First())
+	}
+	if c.String("out") == "" {
+		return gen.Options{}, usageErr("--out: name the log directory to write")
+	}
+	comp, err := codec.Parse(c.String("compression"))
 	if err != nil {
-		return err
+		return gen.Options{}, usageErr("--compression: %v", err)
 	}
-	if g.Quiet {
-		return nil
+	// Each of these is replaced by its default when 0: refused instead.
+	start, err := timeArg("start-time", c.String("start-time"), 1)
+	if err != nil {
+		return gen.Options{}, err
 	}
-	if g.JSON() {
-		for _, p := range parts {
-			fmt.Fprintf(g.Stdout, `{"type":"generated","file":%q,"topic":%q,"partition":%d,"segments":%d,"records":%d,"logEndOffset":%d}`+"\n",
-				p.Dir, p.Topic, p.Partition, p.Segments, p.Records, p.LogEndOffset)
+	valueBytes, err := sizeArg("value-bytes", c.String("value-bytes"), 1, math.MaxInt32)
+	if err != nil {
+		return gen.Options{}, err
+	}
+	segmentBytes, err := sizeArg("segment-bytes", c.String("segment-bytes"), 1024, noMax)
+	if err != nil {
+		return gen.Options{}, err
+	}
+	warnBareMillis(c, "time-step", c.String("time-step"))
+	step, err := durationArg("time-step", c.String("time-step"), 1, noMax/int64(time.Millisecond))
+	if err != nil {
+		return gen.Options{}, err
+	}
+	o := gen.Options{
+		Out: c.String("out"), Topics: c.StringSlice("topic"), TopicCount: c.Int("topics"), Partitions: c.Int("partitions"),
+		Records: c.Int("records"), Keys: c.Int("keys"), ValueBytes: int(valueBytes), Magic: int8(c.Int("magic")),
+		Compression: comp, BatchRecords: c.Int("batch-records"), SegmentBytes: segmentBytes,
+		TombstoneRatio: c.Float64("tombstone-ratio"), TransactionalRatio: c.Float64("transactional-ratio"),
+		AbortRatio: c.Float64("abort-ratio"), StartTime: start, TimeStep: time.Duration(step) * time.Millisecond, Seed: c.Int64("seed"),
+		KRaft: c.Bool("kraft"),
+	}
+	if o.TopicConfigs, err = gen.ParseTopicConfigs(*c.Generic("config").(*wholeValues)); err != nil {
+		return o, usageErr("--config %v", err)
+	}
+	if o.BrokerConfigs, err = gen.ParseBrokerConfigs(*c.Generic("broker-config").(*wholeValues)); err != nil {
+		return o, usageErr("--broker-config %v", err)
+	}
+	for _, name := range []string{"partitions", "topics", "batch-records"} {
+		if c.IsSet(name) && c.Int(name) < 1 {
+			return o, usageErr("--%s: want at least 1, got %d", name, c.Int(name))
 		}
-		return nil
 	}
-	t := table.New("PARTITION", "SEGMENTS", "RECORDS", "LOG END OFFSET")
-	records := 0
-	for _, p := range parts {
-		t.Append(filepath.Base(p.Dir), strconv.Itoa(p.Segments), strconv.Itoa(p.Records), strconv.FormatInt(p.LogEndOffset, 10))
-		records += p.Records
-	}
-	if _, err := t.WriteTo(g.Stdout); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(g.Stdout, "wrote %d record(s) in %d partition(s) into %s\n", records, len(parts), o.Out)
-	return err
+	return o, optionErr(o.Check(), genFlags)
 }
 
 // wholeValues is a repeatable flag that keeps each value whole, where

@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/grep"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/textdec"
@@ -72,7 +71,7 @@ func runGrep(c *cli.Context) error {
 	defer release()
 	rep := &grep.Report{Audit: cleaner != nil, All: o.Match == nil, Count: o.Count, Wide: g.Wide}
 	add := grepAdd(g, rep)
-	jobs, cr, err := grepJobs(c, g, set, cleaner, rep, add)
+	jobs, err := grepJobs(c, g, set, cleaner, rep, add)
 	if err != nil {
 		return err
 	}
@@ -85,7 +84,7 @@ func runGrep(c *cli.Context) error {
 	case rep.Findings > 0:
 		return &ExitError{Code: ExitProblems, Err: fmt.Errorf("%d version(s) past their erasure deadline", rep.Findings)}
 	}
-	return cr.gapErr()
+	return gapErr(rep.Config)
 }
 
 // grepAdd takes each partition's result: its warnings and failure go to
@@ -144,13 +143,10 @@ func grepRun(g Global, jobs []grep.Job, o grep.Options, rep *grep.Report, add fu
 	}
 	err := grep.Run(out, jobs, o, add)
 	bar.Finish()
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case g.JSON():
-		return rep.WriteJSON(g.Stdout)
 	}
-	return rep.WriteText(g.Stdout)
+	return render(g, g.Stdout, rep)
 }
 
 // grepDecoders reads the decoders given over f's.
@@ -203,21 +199,17 @@ func grepCleaner(c *cli.Context, audit bool) (*grepAuditRun, error) {
 	return run, nil
 }
 
-// grepJobs makes a job of each partition, with in an audit the cleaner's
-// settings for its topic: its configuration where known (the flags over
-// it), else Kafka's defaults and the flags. A partition that cannot be
-// listed fails alone, through add. The report of the configuration is nil
-// without an audit.
-func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep *grep.Report, add func(*grep.Result)) ([]grep.Job, *configReport, error) {
-	var rt *runTopics
-	var cr *configReport
+// grepJobs makes a job of each partition, with in an audit the one grep
+// plans for it (Report.PlanAudit). A partition that cannot be listed fails
+// alone, through add.
+func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep *grep.Report, add func(*grep.Result)) ([]grep.Job, error) {
+	var rt *topicconfig.Run
 	if run != nil {
 		var err error
 		if rt, err = loadTopics(c, set, run.overrides); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		cr, rep.Configs, rep.Skips = newConfigReport(rt, compact.ConfigNames), map[string]map[string]topicconfig.Value{}, map[string]string{}
-		rep.Config = cr.write
+		rep.StartAudit(rt)
 	}
 	var jobs []grep.Job
 	for _, tp := range set.Partitions() {
@@ -228,49 +220,16 @@ func grepJobs(c *cli.Context, g Global, set *target.Set, run *grepAuditRun, rep 
 		}
 		warnAll(g, warnings)
 		if run != nil {
-			cfg, skip, err := grepTopic(rt, cr, tp)
+			skip, err := rep.PlanAudit(&job, rt, tp, run.now, g.MaxRecordBytes)
 			if err != nil {
-				return nil, nil, err
+				return nil, usageOf(err)
 			}
-			if skip != "" {
-				// A partition found in a log dir has its row saying so.
-				if tp.Named {
-					g.Warnf("%s: not audited: %s", tp.Path, skip)
-				}
-				rep.Skips[tp.Path] = skip
-			} else {
-				job.Audit = grep.NewAudit(run.now, cfg, g.MaxRecordBytes)
+			// A partition found in a log dir has its row saying so.
+			if skip != "" && tp.Named {
+				g.Warnf("%s: not audited: %s", tp.Path, skip)
 			}
-			cr.add(tp.LogDir.Path, cfg, skip == "")
-			rep.Configs[tp.Path] = configJSON(cfg, compact.ConfigNames)
 		}
 		jobs = append(jobs, job)
 	}
-	return jobs, cr, nil
-}
-
-// grepTopic is the configuration a partition is audited with, or why it
-// is not: its topic's configuration is unknown, its topic is known not to
-// be compacted, or (with --max-lag topic) has no max.compaction.lag.ms. A partition of a log dir without a
-// configuration is audited as compact, as the user chose it.
-func grepTopic(rt *runTopics, report *configReport, tp *target.Partition) (*topicconfig.Config, string, error) {
-	r := rt.cat.For(tp.LogDir.Path)
-	cfg, err := r.Topic(tp.Dir.Topic)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
-	}
-	if why, gap := missing(r, cfg, "compact", compact.Decisive); why != "" {
-		if gap {
-			report.gaps++
-		}
-		return cfg, why + ", so it is not audited", nil
-	}
-	if !r.Known() || tp.Dir.Topic == "" {
-		rt.setPolicy(cfg, "compact")
-	}
-	cc := compact.TopicConfig(cfg)
-	if err := compactConflict(cfg, cc); err != nil {
-		return nil, "", err
-	}
-	return cfg, grep.Unaudited(cc), nil
+	return jobs, nil
 }

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/layout"
 )
@@ -115,6 +117,68 @@ func TestJSONKeepsBytes(t *testing.T) {
 		}
 		if i != len(byteCases) {
 			t.Errorf("%s: %d records, want %d:\n%s", c.args[2], i, len(byteCases), stdout)
+		}
+	}
+}
+
+// pathFields are the JSON fields that hold a path (docs/json.md).
+var pathFields = []string{"file", "dir", "out", "output", "logDir", "migratedFile"}
+
+// TestJSONKeepsPathBytes runs every command of TestJSONSchema with its log
+// dirs, outputs and fixtures under a directory whose name is not UTF-8, and
+// checks that each path field gives back those bytes exactly: a string
+// without U+FFFD, or {"base64": ...} holding them. Before, every command but
+// dump, grep's matches and export's records wrote U+FFFD for them, and gen
+// wrote Go's "\xff" escape, which is not JSON.
+func TestJSONKeepsPathBytes(t *testing.T) {
+	const bad = "p\xff\xfe\xc3"
+	kept := map[string]bool{}
+	for _, c := range schemaCases() {
+		section := jsonSection(c.args)
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), bad)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if c.setup != nil {
+				c.setup(t, dir)
+			}
+			logs := filepath.Join(dir, "sample")
+			testutil.CopyTree(t, sample, logs)
+			var args []string
+			for _, a := range c.args {
+				a = strings.ReplaceAll(a, "$DIR", dir)
+				if rest, ok := strings.CutPrefix(a, sample); ok {
+					a = logs + rest
+				}
+				args = append(args, a)
+			}
+			_, stdout, _ := runLogtool(t, args...)
+			for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+				var obj map[string]any
+				if json.Unmarshal([]byte(line), &obj) != nil {
+					continue // text from a case that asks for it
+				}
+				for _, name := range pathFields {
+					v, ok := obj[name]
+					if !ok || v == nil {
+						continue
+					}
+					if s, ok := v.(string); ok && strings.ContainsRune(s, utf8.RuneError) {
+						t.Errorf("%s: %s lost its bytes: %s", section, name, line)
+						continue
+					}
+					if bytes.Contains(fromJSON(t, v, false), []byte(bad)) {
+						kept[section] = true
+					}
+				}
+			}
+		})
+	}
+	for _, cmd := range []string{"dump", "find", "grep", "verify", "reindex", "upgrade", "migrate-checkpoints", "compact",
+		"retention", "export", "salvage", "replay", "replicas", "digest", "gen"} {
+		if !kept[cmd] {
+			t.Errorf("%s: no path field held the directory's bytes", cmd)
 		}
 	}
 }

@@ -344,9 +344,14 @@ func TestReindexDamagedSegment(t *testing.T) {
 	}
 
 	code, out, _ = reindexCLI(t, "--format", "json", "reindex", part)
-	var problems []verifyFindingJSON
+	// The fields of a finding object this test reads.
+	type finding struct {
+		Type, File, Message string
+		Position            *int64
+	}
+	var problems []finding
 	for line := range strings.Lines(out) {
-		var f verifyFindingJSON
+		var f finding
 		if err := json.Unmarshal([]byte(line), &f); err != nil {
 			t.Fatalf("%v: %s", err, line)
 		}
@@ -354,7 +359,7 @@ func TestReindexDamagedSegment(t *testing.T) {
 			problems = append(problems, f)
 		}
 	}
-	if code != ExitProblems || len(problems) != 1 || problems[0].File != log || problems[0].Position == nil || *problems[0].Position != pos ||
+	if code != ExitProblems || len(problems) != 1 || string(problems[0].File) != log || problems[0].Position == nil || *problems[0].Position != pos ||
 		!strings.HasPrefix(problems[0].Message, "the valid batches end here: checksum mismatch") {
 		t.Errorf("json: exit %d, problems %+v\n%s", code, problems, out)
 	}

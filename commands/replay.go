@@ -95,41 +95,14 @@ func replayOptions(c *cli.Context, g Global) (replay.Options, error) {
 	if err != nil {
 		return o, usageErr("SASL password: %v", err)
 	}
-	o.Security = securityFlags(c, cc.Security, pw)
+	// Flags override --command-config, as in Kafka's tools.
+	o.Security = cc.Security.With(replay.Override{TLS: givenBool(c, "tls"), InsecureSkipVerify: givenBool(c, "tls-insecure-skip-verify"),
+		CAFile: givenString(c, "tls-ca"), CertFile: givenString(c, "tls-cert"), KeyFile: givenString(c, "tls-key"), ServerName: givenString(c, "tls-server-name"),
+		SASLMechanism: givenString(c, "sasl-mechanism"), User: givenString(c, "sasl-user"), Password: pw})
 	if _, err := o.Security.Opts(); err != nil {
 		return o, optionErr(err, replayFlags)
 	}
 	return o, nil
-}
-
-// securityFlags lays the flags given over the settings of --command-config,
-// as Kafka's tools let a flag override their client properties.
-func securityFlags(c *cli.Context, s replay.Security, password string) replay.Security {
-	if c.IsSet("tls") {
-		s.TLS = c.Bool("tls")
-	}
-	if c.IsSet("tls-ca") {
-		s.CAFile, s.CAPEM = c.String("tls-ca"), nil
-	}
-	if c.IsSet("tls-cert") || c.IsSet("tls-key") {
-		s.CertFile, s.KeyFile, s.CertPEM, s.KeyPEM = c.String("tls-cert"), c.String("tls-key"), nil, nil
-	}
-	if c.IsSet("tls-server-name") {
-		s.ServerName = c.String("tls-server-name")
-	}
-	if c.IsSet("tls-insecure-skip-verify") {
-		s.InsecureSkipVerify = c.Bool("tls-insecure-skip-verify")
-	}
-	if c.IsSet("sasl-mechanism") {
-		s.SASLMechanism = c.String("sasl-mechanism")
-	}
-	if c.IsSet("sasl-user") {
-		s.User = c.String("sasl-user")
-	}
-	if password != "" {
-		s.Password = password
-	}
-	return s
 }
 
 func runReplay(c *cli.Context) error {
@@ -169,13 +142,10 @@ func runReplay(c *cli.Context) error {
 }
 
 func replaySummary(g Global, rep replay.Report) error {
-	switch {
-	case g.JSON():
-		return rep.WriteJSON(g.Stdout)
-	case g.Quiet:
+	if g.Quiet && !g.JSON() {
 		return nil
 	}
-	return rep.WriteText(g.Stdout)
+	return render(g, g.Stdout, &rep)
 }
 
 // replayBar is partsBar, telling the records sent as well.

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/target"
@@ -87,20 +88,18 @@ func writeAccess(dryRun bool) target.Access {
 	return target.Write
 }
 
-// partJSON is the pair every per-partition JSON object carries: "topic" and
-// "partition" as Kafka names them, the path being in "file" or "dir". A
-// directory whose name is not a partition's has topic "" and partition -1,
-// as layout.ReadPartition leaves them.
-type partJSON struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
+// givenBool is the value of a bool flag the user gave, nil when not given.
+func givenBool(c *cli.Context, name string) *bool {
+	if !c.IsSet(name) {
+		return nil
+	}
+	return new(c.Bool(name))
 }
 
-// partOf is the partJSON of a partition directory's path.
-func partOf(dir string) partJSON {
-	pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Clean(dir)))
-	if err != nil {
-		return partJSON{Partition: -1}
+// givenString is givenBool for a string flag.
+func givenString(c *cli.Context, name string) *string {
+	if !c.IsSet(name) {
+		return nil
 	}
-	return partJSON{pd.Topic, pd.Partition}
+	return new(c.String(name))
 }

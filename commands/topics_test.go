@@ -13,8 +13,6 @@ import (
 	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
-	"github.com/logtool/logtool/retention"
-	"github.com/logtool/logtool/topicconfig"
 )
 
 // plainLogDir generates a log directory without cluster metadata, as a
@@ -309,33 +307,5 @@ func TestStreamsSampleAsABroker(t *testing.T) {
 	}
 	if code, out, _ := runArgs("verify", dir); code != ExitOK {
 		t.Errorf("after retention:\n%s", out)
-	}
-}
-
-// TestConfigReportPerBroker: a topic that the brokers of a run's log dirs
-// configure differently is listed once per configuration, with the log dir
-// it was found in.
-func TestConfigReportPerBroker(t *testing.T) {
-	cat, err := topicconfig.Load(nil, topicconfig.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := cat.For("/a").Topic("t")
-	b, _ := cat.For("/b").Topic("t")
-	for i, v := range b.Values {
-		if v.Name == topicconfig.RetentionMs {
-			b.Values[i] = topicconfig.Value{Name: v.Name, Value: "1000", Source: topicconfig.DynamicBroker}
-		}
-	}
-	cr := newConfigReport(&runTopics{cat: cat}, retention.ConfigNames)
-	cr.add("/a", a, true)
-	cr.add("/a", a, true)
-	cr.add("/b", b, true)
-	var w strings.Builder
-	cr.write(&w)
-	want := "TOPIC   CONFIG        VALUE      SOURCE\n" +
-		"t (/b)  retention.ms  1000 (1s)  DYNAMIC_BROKER_CONFIG\n"
-	if !strings.Contains(w.String(), want) {
-		t.Errorf("got\n%s\nwant\n%s", w.String(), want)
 	}
 }

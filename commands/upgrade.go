@@ -1,18 +1,12 @@
 package commands
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"path/filepath"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/logtool/logtool/internal/human"
 	"github.com/logtool/logtool/internal/refuse"
-	"github.com/logtool/logtool/internal/table"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -43,19 +37,12 @@ func runUpgrade(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts, err := upgradeOptions(c)
+	opts, err := upgradeOptions(c, g)
 	if err != nil {
 		return err
 	}
-	opts.Workers, opts.MaxRecordBytes = g.Workers, g.MaxRecordBytes
-	// In place the log directories are written; with --output the sources
-	// must not change while they are copied, and the output is written.
-	access := writeAccess(opts.DryRun)
-	if opts.Output != "" && !opts.DryRun {
-		access = target.Stable
-	}
 	set, release, err := targets(g, c.Args().Slice(), target.Options{Command: "upgrade", Takes: target.Partitions | target.LogDirs,
-		Output: opts.Output, Writes: true}, access)
+		Output: opts.Output, Writes: true}, upgradeAccess(opts))
 	if err != nil {
 		return err
 	}
@@ -72,53 +59,62 @@ func runUpgrade(c *cli.Context) error {
 	if rep == nil {
 		return err
 	}
+	err = upgradeErr(g, rep, err)
+	if g.Quiet && !opts.DryRun { // a dry run's report is its only output
+		return err
+	}
+	if g.JSON() {
+		return errors.Join(err, rep.WriteJSON(g.Stdout, oneLine))
+	}
+	return errors.Join(err, rep.WriteText(g.Stdout, opts.Output))
+}
+
+// upgradeAccess is what a run needs of its targets: in place the log
+// directories are written; with --output the sources must not change while
+// they are copied, and the output is written.
+func upgradeAccess(o upgrade.Options) target.Access {
+	if o.Output != "" && !o.DryRun {
+		return target.Stable
+	}
+	return writeAccess(o.DryRun)
+}
+
+// upgradeErr warns of what the run recovered or left alone, and gives each
+// failed partition its own error line, as Run prints them; the run's error
+// then only says how many failed, with exit 4 when one was refused.
+func upgradeErr(g Global, rep *upgrade.Report, err error) error {
+	for _, w := range rep.Warnings() {
+		g.Warnf("%s", w)
+	}
+	failed := rep.Failed()
+	if failed == 0 {
+		return err
+	}
+	code, perrs := ExitFailure, map[error]bool{}
 	for _, p := range rep.Partitions {
-		for _, a := range p.Recovered {
-			g.Warnf("%s: interrupted earlier run: %s", p.Dir, a)
+		if p.Err == nil {
+			continue
+		}
+		perrs[p.Err] = true
+		fmt.Fprintf(g.Stderr, "logtool: upgrade: %s\n", oneLine(p.Err))
+		if errors.Is(p.Err, refuse.ErrRefused) {
+			code = ExitRefused
 		}
 	}
-	for _, n := range rep.Notes {
-		g.Warnf("%s", n)
-	}
-	// Each failed partition gets its own error line, as Run prints them;
-	// the run's error then only says how many failed.
-	if failed := rep.Failed(); failed > 0 {
-		code, perrs := ExitFailure, map[error]bool{}
-		for _, p := range rep.Partitions {
-			if p.Err == nil {
-				continue
-			}
-			perrs[p.Err] = true
-			fmt.Fprintf(g.Stderr, "logtool: upgrade: %s\n", oneLine(p.Err))
-			if errors.Is(p.Err, refuse.ErrRefused) {
-				code = ExitRefused
+	rest := []error{&ExitError{Code: code, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(rep.Partitions))}}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !perrs[e] {
+				rest = append(rest, e)
 			}
 		}
-		rest := []error{&ExitError{Code: code, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(rep.Partitions))}}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				if !perrs[e] {
-					rest = append(rest, e)
-				}
-			}
-		}
-		err = errors.Join(rest...)
 	}
-	if !g.Quiet || opts.DryRun {
-		var werr error
-		if g.JSON() {
-			werr = writeUpgradeJSON(g.Stdout, rep)
-		} else {
-			werr = writeUpgradeText(g.Stdout, rep, opts.Output)
-		}
-		err = errors.Join(err, werr)
-	}
-	return err
+	return errors.Join(rest...)
 }
 
 // upgradeOptions reads and checks the command's flags.
-func upgradeOptions(c *cli.Context) (upgrade.Options, error) {
-	o := upgrade.Options{Output: c.String("output"), DryRun: c.Bool("dry-run")}
+func upgradeOptions(c *cli.Context, g Global) (upgrade.Options, error) {
+	o := upgrade.Options{Output: c.String("output"), DryRun: c.Bool("dry-run"), Workers: g.Workers, MaxRecordBytes: g.MaxRecordBytes}
 	if c.NArg() == 0 {
 		return o, usageErr("no PATH given")
 	}
@@ -157,125 +153,4 @@ func upgradeOptions(c *cli.Context) (upgrade.Options, error) {
 		o.Compression = &t
 	}
 	return o, nil
-}
-
-// upgradePartitionJSON is one "upgrade" object: a partition.
-type upgradePartitionJSON struct {
-	Type string `json:"type"`
-	File string `json:"file"`
-	partJSON
-	Output            string   `json:"output,omitempty"`
-	DryRun            bool     `json:"dryRun"`
-	ToMagic           int8     `json:"toMagic"`
-	Segments          int      `json:"segments"`
-	SegmentsRewritten int      `json:"segmentsRewritten"`
-	MessagesConverted int64    `json:"messagesConverted"`
-	BytesBefore       int64    `json:"bytesBefore"`
-	BytesAfter        int64    `json:"bytesAfter"`
-	Recovered         []string `json:"recovered,omitempty"`
-	Error             string   `json:"error,omitempty"` // the partition failed and was left as it was
-}
-
-// upgradeSegmentJSON is one "upgrade-segment" object: a rewritten segment.
-type upgradeSegmentJSON struct {
-	Type string `json:"type"`
-	File string `json:"file"`
-	partJSON
-	BaseOffset        int64  `json:"baseOffset"`
-	BatchesBefore     int    `json:"batchesBefore"`
-	BatchesAfter      int    `json:"batchesAfter"`
-	MessagesConverted int64  `json:"messagesConverted"`
-	BytesBefore       int64  `json:"bytesBefore"`
-	BytesAfter        int64  `json:"bytesAfter"`
-	AppendTime        *int64 `json:"appendTime"` // null under CreateTime
-}
-
-func writeUpgradeJSON(w io.Writer, rep *upgrade.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, f := range rep.RootFiles {
-		if err := enc.Encode(struct {
-			Type   string `json:"type"`
-			File   string `json:"file"`
-			DryRun bool   `json:"dryRun"`
-		}{"upgrade-root-file", f, rep.DryRun}); err != nil {
-			return err
-		}
-	}
-	for _, p := range rep.Partitions {
-		for _, s := range p.Segments {
-			if !s.Rewritten {
-				continue
-			}
-			obj := upgradeSegmentJSON{Type: "upgrade-segment", File: s.File, partJSON: partOf(p.Dir), BaseOffset: s.Base, BatchesBefore: s.BatchesBefore,
-				BatchesAfter: s.BatchesAfter, MessagesConverted: s.MessagesConverted, BytesBefore: s.BytesBefore, BytesAfter: s.BytesAfter}
-			if s.AppendTime >= 0 {
-				obj.AppendTime = &s.AppendTime
-			}
-			if err := enc.Encode(obj); err != nil {
-				return err
-			}
-		}
-		obj := upgradePartitionJSON{Type: "upgrade", File: p.Dir, partJSON: partOf(p.Dir), Output: p.Output, DryRun: rep.DryRun, ToMagic: rep.ToMagic,
-			Segments: len(p.Segments), SegmentsRewritten: p.SegmentsRewritten, MessagesConverted: p.MessagesConverted,
-			BytesBefore: p.BytesBefore, BytesAfter: p.BytesAfter, Recovered: p.Recovered}
-		if p.Err != nil {
-			obj.Error = oneLine(p.Err)
-		}
-		if err := enc.Encode(obj); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeUpgradeText(w io.Writer, rep *upgrade.Report, output string) error {
-	t := table.New("PARTITION", "SEGMENTS REWRITTEN", "MESSAGES CONVERTED", "SIZE")
-	var segs, rewritten, failed int
-	var msgs, before, after int64
-	for _, p := range rep.Partitions {
-		name := filepath.Base(filepath.Clean(p.Dir))
-		if p.Err != nil {
-			// Its error line is on stderr; the row only says it is missing
-			// from the figures.
-			failed++
-			t.Append(name, "failed", "-", "-")
-			continue
-		}
-		segs, rewritten, msgs = segs+len(p.Segments), rewritten+p.SegmentsRewritten, msgs+p.MessagesConverted
-		before, after = before+p.BytesBefore, after+p.BytesAfter
-		// The partition directory's name, as the other commands show it; the
-		// JSON objects carry the full path.
-		t.Append(name, fmt.Sprintf("%d of %d", p.SegmentsRewritten, len(p.Segments)),
-			strconv.FormatInt(p.MessagesConverted, 10), human.Bytes(p.BytesBefore)+" -> "+human.Bytes(p.BytesAfter))
-	}
-	if _, err := t.WriteTo(w); err != nil {
-		return err
-	}
-	verb := "upgraded"
-	if rep.DryRun {
-		verb = "would upgrade"
-	}
-	where := ""
-	if output != "" {
-		where = " into " + output
-	}
-	failures := ""
-	if failed > 0 {
-		failures = fmt.Sprintf("; %d partition(s) failed and were left as they were", failed)
-	}
-	if _, err := fmt.Fprintf(w, "%s %d partition(s) to magic %d%s: %d message(s) in %d of %d segment(s), %s -> %s%s\n",
-		verb, len(rep.Partitions)-failed, rep.ToMagic, where, msgs, rewritten, segs, human.Bytes(before), human.Bytes(after), failures); err != nil {
-		return err
-	}
-	if len(rep.RootFiles) > 0 {
-		verb = "copied"
-		if rep.DryRun {
-			verb = "would copy"
-		}
-		if _, err := fmt.Fprintf(w, "%s %d root file(s) into %s\n", verb, len(rep.RootFiles), output); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -217,14 +217,19 @@ func TestUpgradeCommandCorruptPartitionSkipped(t *testing.T) {
 	if code != ExitFailure || !errLine.MatchString(errOut) || strings.Count(errOut, "\n") != 2 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	objs := map[string]upgradePartitionJSON{}
+	// The fields of an "upgrade" object this test reads.
+	type partition struct {
+		Type, File, Error                    string
+		SegmentsRewritten, MessagesConverted int64
+	}
+	objs := map[string]partition{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var o upgradePartitionJSON
+		var o partition
 		if err := json.Unmarshal([]byte(line), &o); err != nil {
 			t.Fatal(err)
 		}
 		if o.Type == "upgrade" {
-			objs[filepath.Base(o.File)] = o
+			objs[filepath.Base(string(o.File))] = o
 		}
 	}
 	if o := objs["legacy.events-v0-0"]; !strings.HasPrefix(o.Error, log+": checksum mismatch") || o.SegmentsRewritten != 0 {

@@ -19,6 +19,9 @@ import (
 // every later partition read its first large record into a new one: with
 // four workers on 20 MiB zstd records compact took up to 139 MiB.
 func TestLargeRecordBufferReused(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector makes sync.Pool drop what it is given; make test runs this without it")
+	}
 	value := make([]byte, 8<<20)
 	rng := rand.New(rand.NewPCG(3, 3)) // incompressible, so zstd stores it whole
 	for i := 0; i < len(value); i += 8 {
@@ -45,11 +48,13 @@ func TestLargeRecordBufferReused(t *testing.T) {
 	if r := mustCompact(t, dir, o); r.Passes == 0 {
 		t.Fatalf("no pass: %s", r.Reason)
 	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	mustCompact(t, dir, o)
-	runtime.ReadMemStats(&after)
-	if got := after.TotalAlloc - before.TotalAlloc; got >= uint64(len(value)) {
-		t.Errorf("the second run allocated %d bytes, the size of a record or more", got)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		mustCompact(t, dir, o)
+		runtime.ReadMemStats(&after)
+		if got := after.TotalAlloc - before.TotalAlloc; got >= uint64(len(value)) {
+			t.Fatalf("a later run allocated %d bytes, the size of a record or more", got)
+		}
 	}
 }

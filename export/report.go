@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 )
 
@@ -28,18 +29,18 @@ type Report struct {
 
 // jsonSummary is a partition's "export" object.
 type jsonSummary struct {
-	Type             string `json:"type"`
-	File             string `json:"file"`
-	Topic            string `json:"topic"`
-	Partition        int32  `json:"partition"`
-	Records          int64  `json:"records"`
-	AbortedRecords   int64  `json:"abortedRecords"`
-	ControlRecords   int64  `json:"controlRecords"`
-	Bytes            int64  `json:"bytes"`
-	LogStartOffset   int64  `json:"logStartOffset"`
-	LogEndOffset     int64  `json:"logEndOffset"`
-	LastStableOffset *int64 `json:"lastStableOffset"`
-	StoppedAtLSO     bool   `json:"stoppedAtLastStableOffset"`
+	Type             string         `json:"type"`
+	File             jsonbytes.Text `json:"file"`
+	Topic            string         `json:"topic"`
+	Partition        int32          `json:"partition"`
+	Records          int64          `json:"records"`
+	AbortedRecords   int64          `json:"abortedRecords"`
+	ControlRecords   int64          `json:"controlRecords"`
+	Bytes            int64          `json:"bytes"`
+	LogStartOffset   int64          `json:"logStartOffset"`
+	LogEndOffset     int64          `json:"logEndOffset"`
+	LastStableOffset *int64         `json:"lastStableOffset"`
+	StoppedAtLSO     bool           `json:"stoppedAtLastStableOffset"`
 }
 
 // WriteJSON writes an "export" object per partition.
@@ -51,7 +52,7 @@ func (s *Report) WriteJSON(w io.Writer) error {
 		if st.LastStableOffset >= 0 {
 			lso = &st.LastStableOffset
 		}
-		if err := enc.Encode(jsonSummary{"export", r.Partition.Path, r.Partition.Dir.Topic, r.Partition.Dir.Partition, st.Records, st.AbortedRecords,
+		if err := enc.Encode(jsonSummary{"export", jsonbytes.Text(r.Partition.Path), r.Partition.Dir.Topic, r.Partition.Dir.Partition, st.Records, st.AbortedRecords,
 			st.ControlRecords, st.Bytes, st.LogStartOffset, st.LogEndOffset, lso, st.StoppedAtLSO}); err != nil {
 			return err
 		}

@@ -153,9 +153,9 @@ type jsonBatch struct {
 
 // jsonResult is the "find" object.
 type jsonResult struct {
-	Type string `json:"type"`
-	File string `json:"file"`
-	Dir  string `json:"dir"`
+	Type string         `json:"type"`
+	File jsonbytes.Text `json:"file"`
+	Dir  jsonbytes.Text `json:"dir"`
 	// Topic and Partition are as every per-partition object carries them:
 	// "" and -1 for a directory whose name is not a partition's.
 	Topic        string          `json:"topic"`
@@ -183,7 +183,7 @@ func (r *Result) WriteJSON(w io.Writer, p Print) error {
 }
 
 func (r *Result) json(p Print) jsonResult {
-	out := jsonResult{Type: "find", File: r.Segment, Dir: r.Dir, Partition: -1, By: "offset", Target: r.Target, Found: r.Found,
+	out := jsonResult{Type: "find", File: jsonbytes.Text(r.Segment), Dir: jsonbytes.Text(r.Dir), Partition: -1, By: "offset", Target: r.Target, Found: r.Found,
 		Reason: r.Reason, Start: r.Start, Scanned: r.Scanned, ScannedBytes: r.ScannedBytes, Fallbacks: r.Fallbacks}
 	if pd, err := layout.ParsePartitionDir(filepath.Base(filepath.Clean(r.Dir))); err == nil {
 		out.Topic, out.Partition = pd.Topic, pd.Partition
@@ -195,7 +195,7 @@ func (r *Result) json(p Print) jsonResult {
 		out.By = "timestamp"
 	}
 	if out.File == "" {
-		out.File = r.Dir
+		out.File = jsonbytes.Text(r.Dir)
 	}
 	if r.IndexEntry != nil {
 		out.IndexEntry = &jsonEntry{Offset: r.IndexEntry.Offset, Position: &r.IndexEntry.Position}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
+	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/textdec"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/topicconfig"
@@ -97,13 +99,53 @@ type Report struct {
 	// configs it was audited with (compact.ConfigNames), by path.
 	Skips   map[string]string
 	Configs map[string]map[string]topicconfig.Value
-	// Config, when set, writes the topic configuration of the run after
-	// the text summary.
-	Config func(*strings.Builder)
+	// Config, when set, is the topic configuration of the run, written
+	// after the text summary.
+	Config *topicconfig.Report
 
 	Results  []*Result // those searched
 	Failed   int       // partitions that could not be searched
 	Findings int64     // versions past their deadline
+}
+
+// StartAudit readies s for an audit with the configuration of run rt.
+func (s *Report) StartAudit(rt *topicconfig.Run) {
+	s.Config, s.Configs, s.Skips = rt.NewReport(compact.ConfigNames), map[string]map[string]topicconfig.Value{}, map[string]string{}
+}
+
+// PlanAudit gives job the audit of partition tp at the clock now, or says
+// why it has none (skip), and keeps the configuration it used for the
+// report: its topic's where known (the command line's over it), else
+// Kafka's defaults and the command line. A partition of a log dir without
+// a configuration is audited as compact, as the user chose it. A command
+// line that makes a topic's minimum lag exceed its maximum is refused (a
+// *target.UsageError, from compact.Conflict).
+func (s *Report) PlanAudit(job *Job, rt *topicconfig.Run, tp *target.Partition, now int64, maxRecordBytes int) (skip string, err error) {
+	r := rt.Catalog.For(tp.LogDir.Path)
+	cfg, err := r.Topic(tp.Dir.Topic)
+	if err != nil {
+		return "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
+	}
+	if why := s.Config.Missing(r, cfg, "compact", compact.Decisive); why != "" {
+		skip = why + ", so it is not audited"
+	} else {
+		if !r.Known() || tp.Dir.Topic == "" {
+			rt.SetPolicy(cfg, "compact")
+		}
+		cc := compact.TopicConfig(cfg)
+		if err := compact.Conflict(cfg, cc); err != nil {
+			return "", err
+		}
+		skip = Unaudited(cc)
+	}
+	if skip != "" {
+		s.Skips[tp.Path] = skip
+	} else {
+		job.Audit = NewAudit(now, cfg, maxRecordBytes)
+	}
+	s.Config.Add(tp.LogDir.Path, cfg, skip == "")
+	s.Configs[tp.Path] = cfg.Map(compact.ConfigNames)
+	return skip, nil
 }
 
 // Add takes a partition's result: a failed one is only counted.
@@ -138,7 +180,7 @@ func (s *Report) WriteText(w io.Writer) error {
 	s.skipNotes(&b)
 	if s.Config != nil {
 		b.WriteString("\n")
-		s.Config(&b)
+		s.Config.WriteText(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -266,7 +308,7 @@ func oldestCell(f Finding) string {
 // summaryJSON is a partition's summary object.
 type summaryJSON struct {
 	Type      string           `json:"type"`
-	File      string           `json:"file"`
+	File      jsonbytes.Text   `json:"file"`
 	Topic     string           `json:"topic"`
 	Partition int32            `json:"partition"`
 	Matches   *int64           `json:"matches,omitempty"`
@@ -311,7 +353,7 @@ func (s *Report) WriteJSON(w io.Writer) error {
 	enc.SetEscapeHTML(false)
 	for _, r := range s.Results {
 		p := r.Partition
-		obj := summaryJSON{Type: "summary", File: p.Path, Topic: p.Dir.Topic, Partition: p.Dir.Partition, Keys: r.Keys}
+		obj := summaryJSON{Type: "summary", File: jsonbytes.Text(p.Path), Topic: p.Dir.Topic, Partition: p.Dir.Partition, Keys: r.Keys}
 		if obj.Topic == "" {
 			obj.Topic = p.Dir.Name
 		}

@@ -459,6 +459,18 @@ func (h *HeaderReader) stop() {
 	h.quit = nil
 }
 
+// SeekTo is the SegmentReader's: the ranges stop, and a SegmentReader reads
+// on from pos, as a caller that resyncs past a batch failing Validate needs.
+func (h *HeaderReader) SeekTo(pos int64) {
+	h.started = true
+	h.stop()
+	if h.seq == nil {
+		h.sequential(pos)
+		return
+	}
+	h.seq.SeekTo(pos)
+}
+
 // Resync is the SegmentReader's: it is only called once Next has returned
 // false, when a SegmentReader reads on.
 func (h *HeaderReader) Resync() bool {

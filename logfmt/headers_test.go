@@ -251,6 +251,33 @@ func TestHeaderReaderDamage(t *testing.T) {
 	}
 }
 
+// TestHeaderReaderSeekTo: after SeekTo, before reading or in the middle of
+// the ranges, a HeaderReader reads on from there as a SegmentReader does
+// (replicas resyncs past a batch failing Validate from its start).
+func TestHeaderReaderSeekTo(t *testing.T) {
+	for _, read := range []int{0, 1, 5} {
+		h, cuts := rangePerBatch(t, 3)
+		seg := deepSegment(t, 3)
+		for range read {
+			if !h.Next() {
+				t.Fatal("no batch")
+			}
+		}
+		to := cuts[len(cuts)/2]
+		if read == 5 {
+			to = cuts[2] // back, over batches read
+		}
+		h.SeekTo(to)
+		plain := NewSegmentReader(bytes.NewReader(seg), int64(len(seg)), "seg")
+		plain.SeekTo(to)
+		got, want := headerTrace(h, nil), headerTrace(plain, nil)
+		h.Close()
+		if got != want {
+			t.Fatalf("after %d batches, SeekTo(%d):\n%s\nwant\n%s", read, to, got, want)
+		}
+	}
+}
+
 // TestHeaderViewHasNoRecords: a header view's records cannot be read.
 func TestHeaderViewHasNoRecords(t *testing.T) {
 	h, _ := rangePerBatch(t, 1)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"sync"
 
 	"github.com/logtool/logtool/logfmt/codec"
@@ -77,6 +78,12 @@ type BatchBuilder struct {
 	maxTS  int64
 	last   int64 // the last record's offset
 	err    error
+	// After Spill: the bytes of the batch spilled (its header as zeros
+	// included), the CRC-32C of the payload among them, and the header
+	// Finish makes.
+	spilled int64
+	crc     uint32
+	header  [V2HeaderSize]byte
 }
 
 // Reset starts a batch described by o, to be appended to dst.
@@ -115,8 +122,42 @@ func (w *BatchBuilder) Append(r *Record) error {
 	return w.err
 }
 
+// Spill writes the output made so far to out and lets go of it, so that a
+// compressed batch of any size is written holding only what was compressed
+// since the last Spill. The batch's header goes out as zeros: once Finish
+// has returned the rest of the batch, Header is what to write over them.
+// Before the first record, and with zstd (codec.Writer.Spill), it writes
+// nothing.
+func (w *BatchBuilder) Spill(out io.Writer) error {
+	if w.err != nil || w.n == 0 || w.o.Compression == codec.None {
+		return w.err
+	}
+	w.err = w.cw.Spill(func(p []byte) error {
+		if _, err := out.Write(p); err != nil {
+			return err
+		}
+		if w.spilled == 0 { // the output before the batch, and its header
+			w.spilled = V2HeaderSize
+			p = p[w.start+V2HeaderSize:]
+			w.start = 0
+		}
+		w.spilled += int64(len(p))
+		w.crc = crc32.Update(w.crc, castagnoli, p)
+		return nil
+	})
+	return w.err
+}
+
+// Spilled reports whether Spill wrote part of the batch: Finish then
+// returns only the rest, and Header the header.
+func (w *BatchBuilder) Spilled() bool { return w.spilled > 0 }
+
+// Header is the header of a batch that Spill wrote, valid after Finish.
+func (w *BatchBuilder) Header() []byte { return w.header[:] }
+
 // Finish fills in the header and returns the output with the batch
-// appended; on error, the output as Reset found it.
+// appended; on error, the output as Reset found it. After Spill, it returns
+// the rest of the batch, and the header is Header.
 func (w *BatchBuilder) Finish() ([]byte, error) {
 	o := w.o
 	dst := w.dst
@@ -162,10 +203,13 @@ func (w *BatchBuilder) Finish() ([]byte, error) {
 		}
 		lastDelta = int32(d)
 	}
-	h := dst[w.start:]
+	h, size := dst[w.start:], int64(len(dst)-w.start)
+	if w.spilled > 0 {
+		h, size = w.header[:], w.spilled+int64(len(dst))
+	}
 	be := binary.BigEndian
 	be.PutUint64(h[0:], uint64(o.BaseOffset))
-	be.PutUint32(h[8:], uint32(len(h)-LogOverhead))
+	be.PutUint32(h[8:], uint32(size-LogOverhead))
 	be.PutUint32(h[12:], uint32(o.PartitionLeaderEpoch))
 	h[16] = 2
 	be.PutUint16(h[21:], uint16(attrs))
@@ -176,8 +220,29 @@ func (w *BatchBuilder) Finish() ([]byte, error) {
 	be.PutUint16(h[51:], uint16(o.ProducerEpoch))
 	be.PutUint32(h[53:], uint32(o.BaseSequence))
 	be.PutUint32(h[57:], uint32(w.n))
+	if w.spilled > 0 {
+		payload := crc32.Update(w.crc, castagnoli, dst)
+		be.PutUint32(h[17:], crc32Concat(crc32.Checksum(h[21:], castagnoli), payload, size-V2HeaderSize))
+		return dst, nil
+	}
 	be.PutUint32(h[17:], crc32.Checksum(h[21:], castagnoli))
 	return dst, nil
+}
+
+// crc32Concat is the CRC-32C of a then b, from a's CRC, b's and b's
+// length. Extending a CRC by n zero bytes is linear in the CRC, so the
+// register a leaves behind, carried through b's length in zeros, is what
+// separates b's CRC from the concatenation's; the zeros are run through the
+// hardware CRC, a few milliseconds for 10 MiB.
+func crc32Concat(a, b uint32, n int64) uint32 {
+	var zeros [32 << 10]byte
+	za, z0 := a, uint32(0)
+	for n > 0 {
+		k := min(n, int64(len(zeros)))
+		za, z0 = crc32.Update(za, castagnoli, zeros[:k]), crc32.Update(z0, castagnoli, zeros[:k])
+		n -= k
+	}
+	return za ^ z0 ^ b
 }
 
 // appendRecord appends r as a DefaultRecord of a batch based at baseOffset

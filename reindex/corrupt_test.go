@@ -62,6 +62,33 @@ func TestCorruptSegmentIndexedToValidPrefix(t *testing.T) {
 	}
 }
 
+// TestDamageLeftIsProblem: a write or dry run that leaves a damaged .log as
+// it is reports its end as a problem, so that the run does not pass for a
+// success, as a check does; a cut that repairs it leaves it a note.
+func TestDamageLeftIsProblem(t *testing.T) {
+	dir, log, valid := corruptFixture(t)
+	end := func(rep *PartitionReport) (Severity, bool) {
+		for _, f := range rep.Findings {
+			if f.File == log && f.Pos == valid && f.Entry < 0 {
+				return f.Severity, true
+			}
+		}
+		return 0, false
+	}
+	cut := all(DryRun)
+	cut.TruncateCorruptTail = true
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want Severity
+	}{{"check", all(Check), Problem}, {"dry run", all(DryRun), Problem}, {"dry run with a cut", cut, Note}, {"write", all(Write), Problem}} {
+		rep := mustPartition(t, dir, tc.o)
+		if sev, ok := end(rep); !ok || sev != tc.want || tc.o.Mode != Check && tc.want == Problem && rep.Counts[Problem] != 1 {
+			t.Errorf("%s: the end of the valid batches is %v (found %v, %d problem(s)), want %v:\n%s", tc.name, sev, ok, rep.Counts[Problem], tc.want, findingsText(rep))
+		}
+	}
+}
+
 func TestTruncateCorruptTail(t *testing.T) {
 	dir, log, valid := corruptFixture(t)
 	before, err := os.ReadFile(log)

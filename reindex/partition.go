@@ -69,8 +69,17 @@ type Options struct {
 // (see the package documentation for the rules). Findings that concern the
 // data, such as a corrupt tail, are reported, not returned: the error is for
 // failures that stop the run (I/O, an unreadable directory, a refused
-// backup). Callers writing to a log directory hold its lock.
+// backup). Callers writing to a log directory hold its lock. A write, or a
+// dry run, that leaves a damaged .log damaged says so with a problem.
 func Partition(dir string, o Options) (*PartitionReport, error) {
+	rep, err := partition(dir, o)
+	if rep != nil && o.Mode != Check {
+		rep.damageIsProblem(o.TruncateCorruptTail)
+	}
+	return rep, err
+}
+
+func partition(dir string, o Options) (*PartitionReport, error) {
 	if o.Granularity < 0 || o.Granularity%time.Millisecond != 0 {
 		return nil, fmt.Errorf("granularity %v is not a positive whole number of milliseconds", o.Granularity)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/logtool/logtool/internal/human"
+	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/internal/table"
 )
 
@@ -17,27 +18,27 @@ type Report struct {
 
 // jsonSummary is a partition's "replay" object.
 type jsonSummary struct {
-	Type           string `json:"type"`
-	File           string `json:"file"`
-	Topic          string `json:"topic"`
-	Partition      int32  `json:"partition"`
-	DestTopic      string `json:"destinationTopic"`
-	DestPartition  *int32 `json:"destinationPartition"`
-	From           int64  `json:"fromOffset"`
-	Resumed        bool   `json:"resumed"`
-	Next           int64  `json:"nextOffset"`
-	Records        int64  `json:"records"`
-	Bytes          int64  `json:"bytes"`
-	DryRun         bool   `json:"dryRun"`
-	FailedAtOffset *int64 `json:"failedAtOffset"`
-	Error          string `json:"error,omitempty"`
+	Type           string         `json:"type"`
+	File           jsonbytes.Text `json:"file"`
+	Topic          string         `json:"topic"`
+	Partition      int32          `json:"partition"`
+	DestTopic      string         `json:"destinationTopic"`
+	DestPartition  *int32         `json:"destinationPartition"`
+	From           int64          `json:"fromOffset"`
+	Resumed        bool           `json:"resumed"`
+	Next           int64          `json:"nextOffset"`
+	Records        int64          `json:"records"`
+	Bytes          int64          `json:"bytes"`
+	DryRun         bool           `json:"dryRun"`
+	FailedAtOffset *int64         `json:"failedAtOffset"`
+	Error          string         `json:"error,omitempty"`
 }
 
 // WriteJSON writes a "replay" object per partition.
 func (s *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	for _, r := range s.Results {
-		o := jsonSummary{Type: "replay", File: r.Partition.Path, Topic: r.Partition.Dir.Topic, Partition: r.Partition.Dir.Partition, DestTopic: r.Topic,
+		o := jsonSummary{Type: "replay", File: jsonbytes.Text(r.Partition.Path), Topic: r.Partition.Dir.Topic, Partition: r.Partition.Dir.Partition, DestTopic: r.Topic,
 			From: r.From, Resumed: r.Resumed, Next: r.Next, Records: r.Records, Bytes: r.Bytes, DryRun: s.DryRun}
 		if r.DestPartition >= 0 {
 			o.DestPartition = &r.DestPartition

@@ -41,6 +41,49 @@ type Security struct {
 	Password string
 }
 
+// Override is what a command line gives over a Security, as Kafka's tools
+// let a flag override their client properties: nil is not given.
+type Override struct {
+	TLS, InsecureSkipVerify                                    *bool
+	CAFile, CertFile, KeyFile, ServerName, SASLMechanism, User *string
+	Password                                                   string // "": not given
+}
+
+// With is s with o laid over it. A client certificate or key given
+// replaces both of s's, files and PEMs, so that a certificate is never
+// paired with a key from elsewhere; a CA file replaces s's CA.
+func (s Security) With(o Override) Security {
+	over(&s.TLS, o.TLS)
+	over(&s.InsecureSkipVerify, o.InsecureSkipVerify)
+	over(&s.ServerName, o.ServerName)
+	over(&s.SASLMechanism, o.SASLMechanism)
+	over(&s.User, o.User)
+	if o.CAFile != nil {
+		s.CAFile, s.CAPEM = *o.CAFile, nil
+	}
+	if o.CertFile != nil || o.KeyFile != nil {
+		s.CertFile, s.KeyFile, s.CertPEM, s.KeyPEM = deref(o.CertFile), deref(o.KeyFile), nil, nil
+	}
+	if o.Password != "" {
+		s.Password = o.Password
+	}
+	return s
+}
+
+// over sets *dst to *src, when src is given.
+func over[T any](dst, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 // Opts turns the settings into client options. A setting it refuses is a
 // *fielderr.Error.
 func (s Security) Opts() ([]kgo.Opt, error) {

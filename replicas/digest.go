@@ -12,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 )
@@ -85,18 +86,33 @@ func WriteDigest(path string, src Source) (partitions int, err error) {
 	if err := w.put(); err != nil {
 		return 0, err
 	}
-	for {
-		rr, err := ls.nextReader()
-		if err != nil {
-			return partitions, err
+	err = parallel.Ordered(len(ls.parts), ls.o.Workers, ls.digestJob, func(i int, d partDigest) error {
+		if d.err != nil {
+			return d.err
 		}
-		if rr == nil {
-			break
-		}
-		if err := w.partition(rr); err != nil {
-			return partitions, err
+		if d.frames == nil {
+			// Large: read here, its segments' ranges on every worker, its
+			// frames written as they are made.
+			rr, err := ls.reader(i, ls.o)
+			if err != nil {
+				return err
+			}
+			if err := w.partition(rr); err != nil {
+				return err
+			}
+		} else {
+			if _, err := zw.Write(d.frames.Bytes()); err != nil {
+				return err
+			}
+			if ls.o.Progress != nil {
+				ls.o.Progress(d.read)
+			}
 		}
 		partitions++
+		return nil
+	})
+	if err != nil {
+		return partitions, err
 	}
 	w.b = append(w.b[:0], frameEnd)
 	w.uvarint(uint64(partitions))
@@ -110,6 +126,69 @@ func WriteDigest(path string, src Source) (partitions int, err error) {
 		return partitions, err
 	}
 	return partitions, f.Commit()
+}
+
+// A partition under streamBytes of .log is digested whole on one worker,
+// several at once, into frames of at most jobFrameBytes held until it is
+// its turn: so many small partitions keep every core busy, in the memory of
+// 2 × workers such partitions (parallel.Ordered). A larger one, or one whose
+// frames outgrow that, is read when its turn comes, each large segment in
+// ranges on every worker (logfmt.HeaderReader), and its frames go out as
+// they are made: memory does not grow with a partition's size.
+var (
+	streamBytes   int64 = 8 << 20
+	jobFrameBytes       = 2 << 20
+)
+
+// partDigest is a partition's frames made by digestJob; nil frames when it
+// is read in its turn instead.
+type partDigest struct {
+	frames *bytes.Buffer
+	read   int64 // bytes of batches read, told to Progress in turn
+	err    error
+}
+
+var errJobFrames = errors.New("a partition's frames outgrow a job's")
+
+// digestJob digests the i-th partition on a worker, when it is small.
+func (s *logDirSource) digestJob(i int) partDigest {
+	if len(s.parts) < 2 {
+		// Alone, it gets every worker for its ranges.
+		return partDigest{}
+	}
+	var d partDigest
+	o := s.o
+	o.Workers, o.Progress = 1, func(n int64) { d.read += n }
+	rr, err := s.reader(i, o)
+	if err != nil {
+		return partDigest{err: err}
+	}
+	var size int64
+	for _, seg := range rr.segs {
+		size += seg.Size
+	}
+	if size >= streamBytes {
+		return partDigest{}
+	}
+	d.frames = &bytes.Buffer{}
+	w := &frameWriter{zw: cappedWriter{d.frames}}
+	if err := w.partition(rr); err != nil {
+		if errors.Is(err, errJobFrames) {
+			return partDigest{}
+		}
+		return partDigest{err: err}
+	}
+	return d
+}
+
+// cappedWriter fails a write that would take it past jobFrameBytes.
+type cappedWriter struct{ b *bytes.Buffer }
+
+func (c cappedWriter) Write(p []byte) (int, error) {
+	if c.b.Len()+len(p) > jobFrameBytes {
+		return 0, errJobFrames
+	}
+	return c.b.Write(p)
 }
 
 // frameWriter builds frames in enc and writes them to the stream.

@@ -3,16 +3,17 @@ package replicas_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/target"
-	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/replicas"
 )
@@ -71,21 +72,11 @@ func dumpVerdicts(vs []*replicas.Verdict) string {
 }
 
 func TestDigestGivesTheSameVerdict(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{TombstoneRatio: 0.1, TransactionalRatio: 0.2})
-	dirs := brokers(t, base, 3)
+	dirs := newBrokers(t, gen.Options{TombstoneRatio: 0.1, TransactionalRatio: 0.2}, 3)
 	n := batchesOf(t, dirs[0])[12].Base
-	truncate(t, dirs[1], n)
-	appendBatches(t, dirs[1], 1, 4, "new-leader")
-	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
+	electedAt(t, dirs[1], n, 4)
 	setRoot(t, dirs[0], layout.ReplicationOffsetCheckpointFile, n+30)
-	bs := batchesOf(t, dirs[2])
-	f, err := os.OpenFile(bs[3].Segment, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteAt([]byte{0xba, 0xd0}, bs[3].Pos+65)
-	f.Close()
+	damageBatch(t, batchesOf(t, dirs[2])[3])
 	genBase(t, dirs[2], gen.Options{Topics: []string{"solo"}})
 
 	vs := sameBoth(t, replicas.Options{}, replicas.RunOptions{}, dirs...)
@@ -97,9 +88,7 @@ func TestDigestGivesTheSameVerdict(t *testing.T) {
 }
 
 func TestDigestOfCompactedReplicas(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{TombstoneRatio: 0.1}, 2)
 	compactFixture(t, dirs[0])
 	vs := sameBoth(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
 	if vs[0].Status != replicas.Agree || !replicaOf(t, vs[0], "1").Hashed {
@@ -110,9 +99,7 @@ func TestDigestOfCompactedReplicas(t *testing.T) {
 // Digests that cannot be read are refused, naming the file: another
 // format version, a digest cut short, a damaged one.
 func TestDigestFaults(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{}, 2)
 	good := digestOf(t, dirs[0], replicas.Options{})
 	other := digestOf(t, dirs[1], replicas.Options{})
 	b, err := os.ReadFile(good)
@@ -203,19 +190,120 @@ func FuzzDigest(f *testing.F) {
 	})
 }
 
+// TestDigestWorkers: a digest made on several workers, partitions at once
+// and a large segment's ranges read in parallel, is the one a single
+// goroutine makes, byte for byte: with damage inside a range (passed over
+// from the damaged batch's start, as one reader does), control batches (read
+// whole for their markers), compacted partitions, and partitions made on a
+// worker, read in turn, and whose frames outgrow a worker's.
+func TestDigestWorkers(t *testing.T) {
+	dir := t.TempDir()
+	// One partition of two segments of over 4 MiB: ranges of 2 MiB at least,
+	// so each segment is read in two or more.
+	if _, err := gen.Generate(gen.Options{Out: dir, Topics: []string{"big"}, Records: 70_000, Keys: 70_000, Magic: 2,
+		SegmentBytes: 5 << 20, TransactionalRatio: 0.1, AbortRatio: 0.3, Seed: 11}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Generate(gen.Options{Out: dir, Topics: []string{topic}, Partitions: 5, Records: 2_000, Keys: 50, Magic: 2,
+		SegmentBytes: 64 << 10, TransactionalRatio: 0.2, AbortRatio: 0.5, Seed: 12}); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big-0", "00000000000000000000.log")
+	seg, err := os.ReadFile(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A byte of a record 3 MiB in: a checksum that fails in the second range.
+	seg[3<<20] ^= 0xff
+	write(t, big, seg)
+	// Cleaned by a broker: its record hashes are read too.
+	compactFixture(t, dir)
+
+	one := digestOf(t, dir, replicas.Options{Workers: 1})
+	want, err := os.ReadFile(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		stream int64
+		frames int
+	}{
+		{"default", 8 << 20, 2 << 20},
+		{"every partition on a worker", 1 << 40, 2 << 20},
+		{"frames outgrow a worker's", 1 << 40, 1 << 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer replicas.SetJobBytes(c.stream, c.frames)()
+			var read atomic.Int64
+			got, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 3, Progress: func(n int64) { read.Add(n) }}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("a digest on 3 workers differs from one on 1: %d bytes against %d", len(got), len(want))
+			}
+			if total := dirLogBytes(t, dir); read.Load() > total {
+				t.Fatalf("progress told %d bytes of %d", read.Load(), total)
+			}
+		})
+	}
+	// The damage is in the digest, at the damaged batch.
+	src, err := replicas.OpenDigest(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	p, err := src.Next()
+	if err != nil || p == nil || p.Topic != "big" {
+		t.Fatalf("first partition %v: %v", p, err)
+	}
+	if len(p.Damage) != 1 || p.Damage[0].File != big || p.Damage[0].Pos > 3<<20 || p.Damage[0].Pos < 2<<20 {
+		t.Fatalf("damage %+v, want one batch before byte %d", p.Damage, 3<<20)
+	}
+}
+
+// dirLogBytes is the size of the .log files under dir.
+func dirLogBytes(t *testing.T, dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".log") {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // A digest holds a frame, not the partition: what it allocates does not grow
 // with the log.
 func TestDigestMemoryDoesNotGrow(t *testing.T) {
+	// On one goroutine, batches of 2; on two, batches of 10, which a
+	// range reads whole (a range notes up to 8192 batches; more, and one
+	// goroutine reads on).
+	for _, c := range []struct{ workers, batch int }{{1, 2}, {2, 10}} {
+		t.Run(fmt.Sprintf("workers=%d", c.workers), func(t *testing.T) { digestMemory(t, c.workers, c.batch) })
+	}
+}
+
+func digestMemory(t *testing.T, workers, batch int) {
 	alloc := func(records int) uint64 {
 		dir := t.TempDir()
-		if _, err := gen.Generate(gen.Options{Out: dir, Topics: []string{"big"}, Records: records, Keys: records, Magic: 2, BatchRecords: 2, Seed: 5}); err != nil {
+		if _, err := gen.Generate(gen.Options{Out: dir, Topics: []string{"big"}, Records: records, Keys: records, Magic: 2, BatchRecords: batch, Seed: 5}); err != nil {
 			t.Fatal(err)
 		}
 		set, err := target.Resolve([]string{dir}, target.Options{Command: "digest", Takes: target.LogDirs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		srcs, err := replicas.OpenLogDirs(set, replicas.Options{})
+		srcs, err := replicas.OpenLogDirs(set, replicas.Options{Workers: workers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,6 +316,9 @@ func TestDigestMemoryDoesNotGrow(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		return after.TotalAlloc - before.TotalAlloc
 	}
+	// The ranges' buffers are kept for the next reader: a first run fills
+	// them, a few MiB whatever the log.
+	alloc(160_000)
 	small, big := alloc(20_000), alloc(160_000)
 	t.Logf("allocated %d and %d bytes", small, big)
 	if big > small+small/2 {

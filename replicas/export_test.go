@@ -7,3 +7,12 @@ func SetMaxFrame(n uint64) func() {
 	maxFrame = n
 	return func() { maxFrame = old }
 }
+
+// SetJobBytes sets which partitions a digest makes on its workers (below
+// stream bytes of .log) and the frames such a job may hold, so that a test
+// takes every path on small logs; it returns the function that restores them.
+func SetJobBytes(stream int64, frames int) func() {
+	s, f := streamBytes, jobFrameBytes
+	streamBytes, jobFrameBytes = stream, frames
+	return func() { streamBytes, jobFrameBytes = s, f }
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/replicas"
 )
 
@@ -41,6 +42,49 @@ func genBase(t testing.TB, dir string, o gen.Options) {
 		o.Seed = 7
 	}
 	if _, err := gen.Generate(o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newBrokers writes the base log directory with o (genBase) and copies it
+// to n brokers, node ids 1..n.
+func newBrokers(t testing.TB, o gen.Options, n int) []string {
+	t.Helper()
+	base := t.TempDir()
+	genBase(t, base, o)
+	return brokers(t, base, n)
+}
+
+// dropSegments deletes the first n segments of a replica and moves its log
+// start offset checkpoint to the next one's base, as retention does; it
+// returns that base.
+func dropSegments(t testing.TB, logDir string, n int) int64 {
+	t.Helper()
+	p, err := layout.ReadPartition(partDir(logDir))
+	if err != nil || len(p.Segments) <= n {
+		t.Fatalf("want more than %d segments: %v", n, err)
+	}
+	for _, s := range p.Segments[:n] {
+		for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+			if f != "" {
+				os.Remove(f)
+			}
+		}
+	}
+	start := p.Segments[n].Base
+	setRoot(t, logDir, layout.LogStartOffsetCheckpointFile, start)
+	return start
+}
+
+// damageBatch overwrites two bytes of a batch's records: its checksum fails.
+func damageBatch(t testing.TB, b at) {
+	t.Helper()
+	f, err := os.OpenFile(b.Segment, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte{0xde, 0xad}, b.Pos+70); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -80,6 +124,15 @@ func appendBatches(t testing.TB, logDir string, epoch int32, n int, tag string) 
 	testutil.AppendRecords(t, partDir(logDir), epoch, n, tag)
 }
 
+// electedAt makes a replica the one elected in epoch 1 at offset n, or one
+// that followed it: its log cut at n, then the given number of batches of
+// epoch 1 with a history of their own, and its epoch checkpoint saying so.
+func electedAt(t testing.TB, logDir string, n int64, batches int) {
+	truncate(t, logDir, n)
+	appendBatches(t, logDir, 1, batches, "new-leader")
+	setEpochs(t, logDir, checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
+}
+
 func setEpochs(t testing.TB, logDir string, es ...checkpoint.EpochEntry) {
 	testutil.SetEpochs(t, partDir(logDir), es...)
 }
@@ -88,7 +141,7 @@ func setRoot(t testing.TB, logDir, name string, off int64) {
 	testutil.SetRootOffset(t, logDir, name, topic, 0, off)
 }
 
-func open(t testing.TB, dirs ...string) []replicas.Source {
+func open(t testing.TB, lo replicas.Options, dirs ...string) []replicas.Source {
 	t.Helper()
 	var srcs []replicas.Source
 	for _, d := range dirs {
@@ -104,7 +157,7 @@ func open(t testing.TB, dirs ...string) []replicas.Source {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := replicas.OpenLogDirs(set, replicas.Options{})
+		s, err := replicas.OpenLogDirs(set, lo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,15 +169,7 @@ func open(t testing.TB, dirs ...string) []replicas.Source {
 // run compares the brokers and returns the verdicts.
 func run(t testing.TB, o replicas.RunOptions, dirs ...string) ([]*replicas.Verdict, replicas.Summary) {
 	t.Helper()
-	var vs []*replicas.Verdict
-	sum, err := replicas.Run(open(t, dirs...), o, func(v *replicas.Verdict) error {
-		vs = append(vs, v)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vs, sum
+	return runWith(t, replicas.Options{}, o, dirs...)
 }
 
 func replicaOf(t testing.TB, v *replicas.Verdict, broker string) replicas.Replica {
@@ -136,23 +181,24 @@ func replicaOf(t testing.TB, v *replicas.Verdict, broker string) replicas.Replic
 	return v.Replicas[i]
 }
 
+// runOne is run on brokers that hold one partition: its verdict.
+func runOne(t *testing.T, o replicas.RunOptions, dirs ...string) (*replicas.Verdict, replicas.Summary) {
+	t.Helper()
+	return runWithOne(t, replicas.Options{}, o, dirs...)
+}
+
+// runWithOne is runOne with load options.
+func runWithOne(t *testing.T, lo replicas.Options, o replicas.RunOptions, dirs ...string) (*replicas.Verdict, replicas.Summary) {
+	t.Helper()
+	vs, sum := runWith(t, lo, o, dirs...)
+	return one(t, vs), sum
+}
+
 // runWith is run with load options.
 func runWith(t testing.TB, lo replicas.Options, o replicas.RunOptions, dirs ...string) ([]*replicas.Verdict, replicas.Summary) {
 	t.Helper()
-	var srcs []replicas.Source
-	for _, d := range dirs {
-		set, err := target.Resolve([]string{d}, target.Options{Command: "replicas", Takes: target.LogDirs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := replicas.OpenLogDirs(set, lo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srcs = append(srcs, s...)
-	}
 	var vs []*replicas.Verdict
-	sum, err := replicas.Run(srcs, o, func(v *replicas.Verdict) error {
+	sum, err := replicas.Run(open(t, lo, dirs...), o, func(v *replicas.Verdict) error {
 		vs = append(vs, v)
 		return nil
 	})

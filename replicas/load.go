@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/target"
@@ -30,8 +32,13 @@ type Options struct {
 	// every batch.
 	AllRecords bool
 	// Progress, when set, is told the bytes of each batch as its header
-	// is read.
+	// is read (for a digest's partitions read on workers, once a partition
+	// is written), on the goroutine that reads the Source or writes the digest.
 	Progress func(n int64)
+	// Workers bounds the goroutines that read: the ranges of a large
+	// segment (logfmt.HeaderReader), and a digest's partitions. Below 2,
+	// one goroutine reads.
+	Workers int
 }
 
 // Broker is who holds a set of replicas.
@@ -152,7 +159,9 @@ type logDirSource struct {
 	broker Broker
 	o      Options
 	parts  []*target.Partition
-	roots  map[string]*roots
+	next   int // the partition Next reads
+	mu     sync.Mutex
+	roots  map[string]*roots // under mu: a digest opens partitions on its workers
 }
 
 // roots are a log directory's root checkpoints, read once for all its
@@ -166,20 +175,20 @@ func (s *logDirSource) Broker() Broker { return s.broker }
 func (s *logDirSource) Close() error   { return nil }
 
 func (s *logDirSource) Next() (*Partition, error) {
-	rr, err := s.nextReader()
-	if rr == nil || err != nil {
+	if s.next == len(s.parts) {
+		return nil, nil
+	}
+	s.next++
+	rr, err := s.reader(s.next-1, s.o)
+	if err != nil {
 		return nil, err
 	}
 	return rr.load()
 }
 
-// nextReader opens the next replica; nil at the end.
-func (s *logDirSource) nextReader() (*replicaReader, error) {
-	if len(s.parts) == 0 {
-		return nil, nil
-	}
-	p := s.parts[0]
-	s.parts = s.parts[1:]
+// reader opens the i-th replica, to be read with o.
+func (s *logDirSource) reader(i int, o Options) (*replicaReader, error) {
+	p := s.parts[i]
 	r, err := s.rootsOf(p.LogDir.Path)
 	if err != nil {
 		return nil, err
@@ -188,10 +197,12 @@ func (s *logDirSource) nextReader() (*replicaReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openReplica(lp, r, s.o)
+	return openReplica(lp, r, o)
 }
 
 func (s *logDirSource) rootsOf(dir string) (*roots, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if r := s.roots[dir]; r != nil {
 		return r, nil
 	}
@@ -295,7 +306,7 @@ func (rr *replicaReader) headers(fn func(*Batch) error) error {
 	compacted := false
 	open := -1 // the damage whose end is the next good batch, in whichever segment
 	epochs := slices.Clone(rr.epochs)
-	err := rr.each(func(path string, pos int64, msg string) {
+	err := rr.each(true, func(path string, pos int64, msg string) {
 		if open < 0 {
 			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: last, To: -1})
 			open = len(p.Damage) - 1
@@ -354,7 +365,7 @@ func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
 	var it logfmt.RecordIter
 	it.MaxRecordBytes = rr.o.MaxRecordBytes
 	i := 0
-	return rr.each(nil, func(path string, b *logfmt.Batch) error {
+	return rr.each(false, nil, func(path string, b *logfmt.Batch) error {
 		if i == rr.n {
 			return fmt.Errorf("%s: more batches than on the first reading: the partition changed while it was read", p.Source)
 		}
@@ -392,29 +403,80 @@ func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
 	})
 }
 
-// each reads the valid batches of every segment in order. Damage is given
+// each reads the valid batches of every segment in order: with headers and
+// workers, header views (control batches whole) read in ranges on the
+// workers, which frame and checksum them, else whole batches. Damage is given
 // to damaged (when not nil) and passed over as far as the next entry that
 // frames and checksums (the segment reader's Resync, as salvage and dump use
 // it); what lies between is unknown, not missing. A torn or zero-filled end
 // is what Kafka's recovery cuts away: nothing a replica holds.
-func (rr *replicaReader) each(damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
+func (rr *replicaReader) each(headers bool, damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
 	for _, seg := range rr.segs {
 		if seg.Log == "" {
 			continue
 		}
-		if err := eachIn(seg.Log, damaged, fn); err != nil {
+		src, err := rr.open(seg.Segment, headers)
+		if err != nil {
+			return err
+		}
+		err = eachIn(src, seg.Log, damaged, fn)
+		src.Close()
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func eachIn(path string, damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
-	src, err := logfmt.OpenSegment(path, logfmt.ReadAheadWindows)
-	if err != nil {
-		return err
+// batchSource is what each reads a segment's batches from.
+type batchSource interface {
+	Next() bool
+	Batch() *logfmt.Batch
+	Pos() int64
+	Err() error
+	SeekTo(pos int64)
+	Resync() bool
+	Close()
+}
+
+// headerFile is a HeaderReader over the file it closes.
+type headerFile struct {
+	*logfmt.HeaderReader
+	f *os.File
+}
+
+func (h headerFile) Close() {
+	h.HeaderReader.Close()
+	h.f.Close()
+}
+
+type segmentFile struct{ *logfmt.SegmentFile }
+
+func (s segmentFile) Close() { s.SegmentFile.Close() }
+
+func (rr *replicaReader) open(seg layout.Segment, headers bool) (batchSource, error) {
+	if !headers || rr.o.Workers < 2 {
+		// One goroutine framing and checksumming, and one reading ahead.
+		src, err := logfmt.OpenSegment(seg.Log, logfmt.ReadAheadWindows)
+		if err != nil {
+			return nil, err
+		}
+		return segmentFile{src}, nil
 	}
-	defer src.Close()
+	f, size, err := safefile.OpenSized(seg.Log)
+	if err != nil {
+		return nil, err
+	}
+	// Cut where the .index says batches start, as reindex --check and a
+	// shallow dump read: the CRC-32C alone costs about what reading does,
+	// so one goroutine cannot keep up with the disk's cache.
+	h := logfmt.NewHeaderReader(f, size, seg.Log, 0, logseg.IndexPositions(seg), rr.o.Workers)
+	// A control batch's records say whether it aborts.
+	h.Keep = (*logfmt.Batch).IsControl
+	return headerFile{h, f}, nil
+}
+
+func eachIn(src batchSource, path string, damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
 	resync := func(pos int64, err error) (bool, error) {
 		ce, ok := logfmt.AsCorrupt(err)
 		if !ok {

@@ -3,7 +3,6 @@ package replicas_test
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,11 +122,8 @@ func one(t *testing.T, vs []*replicas.Verdict) *replicas.Verdict {
 }
 
 func TestIdenticalReplicasAgree(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 3)
-	vs, sum := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	dirs := newBrokers(t, gen.Options{}, 3)
+	v, sum := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.Agree || sum.Failed() || v.DivergentOffset != -1 {
 		t.Fatalf("status %s, divergent %d, notes %v", v.Status, v.DivergentOffset, v.Notes)
 	}
@@ -146,25 +142,18 @@ func TestIdenticalReplicasAgree(t *testing.T) {
 // lagged at N; broker 2 was elected in epoch 1 and wrote a different history
 // from N.
 func TestUncleanElection(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 3)
+	dirs := newBrokers(t, gen.Options{}, 3)
 	end := logEnd(t, dirs[0])
 	n := batchesOf(t, dirs[0])[12].Base
-	truncate(t, dirs[1], n)
-	appendBatches(t, dirs[1], 1, 4, "new-leader")
-	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
+	electedAt(t, dirs[1], n, 4)
 	// Broker 3 followed broker 2 in epoch 1 for a while.
-	truncate(t, dirs[2], n)
-	appendBatches(t, dirs[2], 1, 2, "new-leader")
-	setEpochs(t, dirs[2], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: n})
+	electedAt(t, dirs[2], n, 2)
 	for _, d := range dirs {
 		setRoot(t, d, layout.ReplicationOffsetCheckpointFile, n-20)
 	}
 	setRoot(t, dirs[0], layout.ReplicationOffsetCheckpointFile, end-5)
 
-	vs, sum := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	v, sum := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.Diverge || v.DivergentOffset != n || !sum.Failed() {
 		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, n, v.Notes)
 	}
@@ -181,8 +170,7 @@ func TestUncleanElection(t *testing.T) {
 	}
 
 	// With broker 1 as the leader, brokers 2 and 3 lose their epoch 1.
-	vs, _ = run(t, replicas.RunOptions{Leader: "1"}, dirs...)
-	v = one(t, vs)
+	v, _ = runOne(t, replicas.RunOptions{Leader: "1"}, dirs...)
 	checkModel(t, v)
 	if r2 := replicaOf(t, v, "2"); r2.WouldTruncateTo != n || r2.Lost.Records != 20 || r2.Lost.BelowHighWatermark {
 		t.Errorf("broker 2 following 1: truncate to %d losing %+v; want %d, 20 records, above its high watermark", r2.WouldTruncateTo, r2.Lost, n)
@@ -190,13 +178,10 @@ func TestUncleanElection(t *testing.T) {
 }
 
 func TestLaggingFollowerAgrees(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{}, 2)
 	cut := batchesOf(t, dirs[1])[20].Base
 	truncate(t, dirs[1], cut)
-	vs, sum := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	v, sum := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.Agree || sum.Failed() {
 		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
 	}
@@ -206,8 +191,7 @@ func TestLaggingFollowerAgrees(t *testing.T) {
 	}
 	// A leader behind its follower in the same epoch: the follower loses
 	// what the leader never had, above nothing it diverges on.
-	vs, _ = run(t, replicas.RunOptions{Leader: "2"}, dirs...)
-	v = one(t, vs)
+	v, _ = runOne(t, replicas.RunOptions{Leader: "2"}, dirs...)
 	checkModel(t, v)
 	if r := replicaOf(t, v, "1"); r.WouldTruncateTo != cut || r.Lost.Records == 0 {
 		t.Errorf("broker 1 following the shorter 2: truncate to %d, lost %+v", r.WouldTruncateTo, r.Lost)
@@ -215,25 +199,10 @@ func TestLaggingFollowerAgrees(t *testing.T) {
 }
 
 func TestRetentionOnOneSideAgrees(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
-	p, err := layout.ReadPartition(partDir(dirs[0]))
-	if err != nil || len(p.Segments) < 3 {
-		t.Fatalf("want 3 segments or more: %v", err)
-	}
+	dirs := newBrokers(t, gen.Options{}, 2)
 	// Broker 1 deleted its first two segments.
-	for _, s := range p.Segments[:2] {
-		for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
-			if f != "" {
-				os.Remove(f)
-			}
-		}
-	}
-	start := p.Segments[2].Base
-	setRoot(t, dirs[0], layout.LogStartOffsetCheckpointFile, start)
-	vs, sum := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	start := dropSegments(t, dirs[0], 2)
+	v, sum := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.Agree || sum.Failed() {
 		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
 	}
@@ -249,14 +218,11 @@ func TestRetentionOnOneSideAgrees(t *testing.T) {
 // A copy restored from an older backup is a replica behind the others, with
 // its older checkpoints.
 func TestRestoredOlderBackupAgrees(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 3)
+	dirs := newBrokers(t, gen.Options{}, 3)
 	cut := batchesOf(t, dirs[2])[8].Base
 	truncate(t, dirs[2], cut)
 	setRoot(t, dirs[2], layout.ReplicationOffsetCheckpointFile, cut)
-	vs, _ := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	v, _ := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.Agree || !hasNote(v, "broker 3 ends at") {
 		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
 	}
@@ -264,13 +230,10 @@ func TestRestoredOlderBackupAgrees(t *testing.T) {
 }
 
 func TestRecreatedTopicIsNotAReplica(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{}, 2)
 	id, _ := checkpoint.ParseTopicID("AAAAAAAAAAAAAAAAAAAAAQ")
 	write(t, filepath.Join(partDir(dirs[1]), layout.PartitionMetadataFile), checkpoint.AppendPartitionMetadata(nil, checkpoint.PartitionMetadata{TopicID: id}))
-	vs, sum := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	v, sum := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.TopicIDs || !sum.Failed() {
 		t.Fatalf("status %s, notes %v", v.Status, v.Notes)
 	}
@@ -278,13 +241,10 @@ func TestRecreatedTopicIsNotAReplica(t *testing.T) {
 
 // Compaction on one broker only rewrites its batches: not divergence.
 func TestCompactionOnOneSideAgrees(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{TombstoneRatio: 0.1}, 2)
 	compactFixture(t, dirs[0])
 	var cleaned int
-	vs, sum := runWith(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	v, sum := runWithOne(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
 	for _, b := range replicaOf(t, v, "1").Batches {
 		if b.Flags&replicas.Cleaned != 0 {
 			cleaned++
@@ -300,8 +260,7 @@ func TestCompactionOnOneSideAgrees(t *testing.T) {
 
 	// Without the other side's record hashes the cleaned batches are
 	// compared by what the cleaner keeps, and that is said.
-	vs, _ = run(t, replicas.RunOptions{}, dirs...)
-	if v := one(t, vs); v.Status != replicas.Agree || !hasNote(v, "not record by record") {
+	if v, _ := runOne(t, replicas.RunOptions{}, dirs...); v.Status != replicas.Agree || !hasNote(v, "not record by record") {
 		t.Fatalf("status %s at %d, notes %v", v.Status, v.DivergentOffset, v.Notes)
 	}
 
@@ -314,8 +273,7 @@ func TestCompactionOnOneSideAgrees(t *testing.T) {
 		}
 	}
 	changeValue(t, dirs[1], off)
-	vs, _ = runWith(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
-	if v := one(t, vs); v.Status != replicas.Diverge {
+	if v, _ := runWithOne(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...); v.Status != replicas.Diverge {
 		t.Fatalf("a changed record under compaction: status %s, notes %v", v.Status, v.Notes)
 	}
 }
@@ -332,9 +290,7 @@ func hasNote(v *replicas.Verdict, s string) bool {
 // Transactions whose markers landed at different offsets on two brokers: each
 // history is whole, and they differ from the first marker that moved.
 func TestTransactionMarkersAtDifferentOffsets(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{TransactionalRatio: 0.5})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{TransactionalRatio: 0.5}, 2)
 	var marker at
 	for _, b := range batchesOf(t, dirs[1]) {
 		if b.Base > 100 && b.Base == b.Last && b.Control {
@@ -356,8 +312,7 @@ func TestTransactionMarkersAtDifferentOffsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendRaw(t, dirs[1], buf)
-	vs, sum := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	v, sum := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.Diverge || v.DivergentOffset != m || !sum.Failed() {
 		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, m, v.Notes)
 	}
@@ -365,40 +320,27 @@ func TestTransactionMarkersAtDifferentOffsets(t *testing.T) {
 
 // Damage on one replica is reported, and the comparison goes on past it.
 func TestDamageIsReportedAndPassed(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{}, 2)
 	bs := batchesOf(t, dirs[1])
 	bad := bs[5]
-	f, err := os.OpenFile(bad.Segment, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte{0xde, 0xad}, bad.Pos+70); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	vs, sum := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	damageBatch(t, bad)
+	v, sum := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.Agree || !v.Damaged || !sum.Failed() || !hasNote(v, bad.Segment) {
 		t.Fatalf("status %s, damaged %v, notes %v", v.Status, v.Damaged, v.Notes)
 	}
 	// A change past the damage is still found.
 	later := bs[len(bs)-3]
 	changeValue(t, dirs[1], later.Base)
-	vs, _ = run(t, replicas.RunOptions{}, dirs...)
-	if v := one(t, vs); v.Status != replicas.Diverge || v.DivergentOffset != later.Base {
+	if v, _ := runOne(t, replicas.RunOptions{}, dirs...); v.Status != replicas.Diverge || v.DivergentOffset != later.Base {
 		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, later.Base, v.Notes)
 	}
 }
 
 func TestSameBrokerRefused(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{}, 2)
 	setNode(t, dirs[1], 1)
 	for name, paths := range map[string][]string{"same node id": dirs, "same path": {dirs[0], dirs[0]}} {
-		_, err := replicas.Run(open(t, paths...), replicas.RunOptions{}, func(*replicas.Verdict) error { return nil })
+		_, err := replicas.Run(open(t, replicas.Options{}, paths...), replicas.RunOptions{}, func(*replicas.Verdict) error { return nil })
 		if _, ok := errors.AsType[*replicas.InputError](err); !ok {
 			t.Errorf("%s: %v, want an InputError", name, err)
 		}
@@ -406,9 +348,7 @@ func TestSameBrokerRefused(t *testing.T) {
 }
 
 func TestPartitionOnOneBrokerListed(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{}, 2)
 	genBase(t, dirs[0], gen.Options{Topics: []string{"solo"}})
 	vs, sum := run(t, replicas.RunOptions{}, dirs...)
 	if len(vs) != 2 || vs[1].Topic != "solo" || vs[1].Status != replicas.Single || sum.Single != 1 || sum.Failed() {
@@ -472,9 +412,7 @@ func TestRunHoldsOnePartitionPerBroker(t *testing.T) {
 // Damage that runs to the end of a segment ends there: the next segment is
 // compared.
 func TestDamageEndsWithItsSegment(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{}, 2)
 	bs := batchesOf(t, dirs[1])
 	var last, next at
 	for i := 1; i < len(bs); i++ {
@@ -486,17 +424,9 @@ func TestDamageEndsWithItsSegment(t *testing.T) {
 	if next.Segment == "" {
 		t.Fatal("one segment only")
 	}
-	f, err := os.OpenFile(last.Segment, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte{0xde, 0xad}, last.Pos+70); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	damageBatch(t, last)
 	changeValue(t, dirs[1], next.Base)
-	vs, _ := run(t, replicas.RunOptions{}, dirs...)
-	if v := one(t, vs); v.Status != replicas.Diverge || v.DivergentOffset != next.Base || !v.Damaged {
+	if v, _ := runOne(t, replicas.RunOptions{}, dirs...); v.Status != replicas.Diverge || v.DivergentOffset != next.Base || !v.Damaged {
 		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, next.Base, v.Notes)
 	}
 }
@@ -504,25 +434,10 @@ func TestDamageEndsWithItsSegment(t *testing.T) {
 // A follower whose log ends before the leader's log start (retention ran on
 // the leader while it was away) is emptied and starts again there.
 func TestFollowerBehindLeaderStart(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
-	p, err := layout.ReadPartition(partDir(dirs[0]))
-	if err != nil || len(p.Segments) < 3 {
-		t.Fatalf("want 3 segments or more: %v", err)
-	}
-	for _, s := range p.Segments[:2] {
-		for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
-			if f != "" {
-				os.Remove(f)
-			}
-		}
-	}
-	start := p.Segments[2].Base
-	setRoot(t, dirs[0], layout.LogStartOffsetCheckpointFile, start)
+	dirs := newBrokers(t, gen.Options{}, 2)
+	start := dropSegments(t, dirs[0], 2)
 	truncate(t, dirs[1], start-20)
-	vs, _ := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	v, _ := runOne(t, replicas.RunOptions{}, dirs...)
 	checkModel(t, v)
 	r := replicaOf(t, v, "2")
 	var all int64
@@ -539,16 +454,12 @@ func TestFollowerBehindLeaderStart(t *testing.T) {
 // them (LogSegment.recover), so Kafka truncates by the batches' epoch, not the
 // stale checkpoint's.
 func TestStaleEpochCheckpointRecovered(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{}, 2)
 	n := batchesOf(t, dirs[0])[12].Base
-	truncate(t, dirs[1], n)
-	appendBatches(t, dirs[1], 1, 4, "new-leader")
+	electedAt(t, dirs[1], n, 4)
 	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0})
 
-	vs, _ := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	v, _ := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.Diverge || v.DivergentOffset != n {
 		t.Fatalf("status %s at %d, want diverge at %d", v.Status, v.DivergentOffset, n)
 	}
@@ -557,8 +468,7 @@ func TestStaleEpochCheckpointRecovered(t *testing.T) {
 	}
 	checkModel(t, v)
 
-	vs, _ = run(t, replicas.RunOptions{Leader: "1"}, dirs...)
-	v = one(t, vs)
+	v, _ = runOne(t, replicas.RunOptions{Leader: "1"}, dirs...)
 	checkModel(t, v)
 	if r2 := replicaOf(t, v, "2"); r2.WouldTruncateTo != n || r2.Lost.Records != 20 {
 		t.Errorf("broker 2 following 1: truncate to %d losing %d records; want %d, 20", r2.WouldTruncateTo, r2.Lost.Records, n)
@@ -569,9 +479,7 @@ func TestStaleEpochCheckpointRecovered(t *testing.T) {
 // 1 and wrote at an offset broker 1's cleaner had emptied. A batch of an epoch
 // the other log never had there is not one its cleaner dropped.
 func TestCompactedAndDiverged(t *testing.T) {
-	base := t.TempDir()
-	genBase(t, base, gen.Options{TombstoneRatio: 0.1})
-	dirs := brokers(t, base, 2)
+	dirs := newBrokers(t, gen.Options{TombstoneRatio: 0.1}, 2)
 	compactFixture(t, dirs[0])
 	gap := int64(-1)
 	bs := batchesOf(t, dirs[0])
@@ -593,8 +501,7 @@ func TestCompactedAndDiverged(t *testing.T) {
 	appendRaw(t, dirs[1], buf)
 	setEpochs(t, dirs[1], checkpoint.EpochEntry{Epoch: 0, StartOffset: 0}, checkpoint.EpochEntry{Epoch: 1, StartOffset: gap})
 
-	vs, sum := run(t, replicas.RunOptions{}, dirs...)
-	v := one(t, vs)
+	v, sum := runOne(t, replicas.RunOptions{}, dirs...)
 	if v.Status != replicas.Diverge || v.DivergentOffset != gap || !sum.Failed() {
 		t.Fatalf("status %s at %d, want diverge at %d; notes %v", v.Status, v.DivergentOffset, gap, v.Notes)
 	}

@@ -6,7 +6,8 @@
 #   - compact (issue 7): a 2 GiB partition of 1M keys, 10 records per key,
 #     1% tombstones; warm cache, and cold too when the page cache can be
 #     dropped (root on Linux);
-#   - verify, reindex on the same 2 GiB partition, upgrade on a magic-0 one;
+#   - verify, reindex and digest (issue 40: target 1.5x cat) on the same 2 GiB
+#     partition, upgrade on a magic-0 one;
 #   - export and salvage (issue 20) on the dump segment: export to /dev/null
 #     (JSON encoding included; target 300 MB/s), salvage into a new directory
 #     (target: within 2x cat, here `cat > file && sync file`: the same bytes
@@ -165,6 +166,10 @@ row cat warm cat "${inputs[@]}"
 row "floor: read + CRC32C, all cores" warm "$floor" "${inputs[@]}"
 row "verify" warm "$lt" --no-progress verify "$part"
 row "reindex --check" warm "$lt" --no-progress reindex --check "$part"
+# digest's target (issue 40) is 1.5x cat; the floor row above is what the
+# host leaves any reader that checks every batch.
+row "digest" warm "$lt" --no-progress digest --out "$dir/compact.digest" "$dir/compact"
+rm -f "$dir/compact.digest"
 row "grep --key (RSS: flat in size)" warm "$lt" --no-progress grep --key key-004242 "$part"
 # compact rewrites in place: each run gets a fresh copy (not timed), and
 # the copy is written back before timing so it is not competing for the disk.

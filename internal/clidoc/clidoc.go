@@ -1,8 +1,9 @@
 // Package clidoc renders what logtool says about itself from the
 // urfave/cli app alone: the usage lines of --help, the manual page and the
 // shell completions, so that none of them can drift from the flags the
-// commands really take. What the app cannot tell (placeholders, exit codes,
-// files, the values a flag takes) is given in a Doc.
+// commands really take, and --version from the build's record. What the
+// app cannot tell (placeholders, exit codes, files, the values a flag
+// takes) is given in a Doc.
 package clidoc
 
 import (

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/refuse"
@@ -100,6 +101,16 @@ func (o *Options) topicNames() []string {
 		}
 	}
 	return names
+}
+
+// RecordTotal is the number of data records Generate writes, for a
+// progress bar.
+func (o *Options) RecordTotal() int64 {
+	topics := o.TopicCount
+	if len(o.Topics) > 0 {
+		topics = len(o.Topics)
+	}
+	return int64(o.Records) * int64(o.Partitions) * int64(topics)
 }
 
 // Check reports options that cannot be generated, after Defaults, as a
@@ -203,23 +214,109 @@ func Generate(o Options) ([]Partition, error) {
 			return nil, &fs.PathError{Op: "gen", Path: dir, Err: ErrPartitionExists}
 		}
 	}
-	var parts []Partition
-	for _, topic := range o.topicNames() {
-		id := topicID(o.Seed, topic)
-		for p := int32(0); p < int32(o.Partitions); p++ {
-			res, err := writePartition(&o, topic, p, id)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, res)
+	// The root files a failed run made are removed with its partitions;
+	// those of an earlier run it extends keep their new entries, which
+	// a rerun writes again.
+	var fresh []string
+	for _, name := range []string{layout.MetaPropertiesFile, layout.RecoveryPointCheckpointFile, layout.ReplicationOffsetCheckpointFile,
+		layout.LogStartOffsetCheckpointFile, layout.CleanerOffsetCheckpointFile, layout.CleanShutdownFile} {
+		if _, err := os.Lstat(filepath.Join(o.Out, name)); errors.Is(err, fs.ErrNotExist) {
+			fresh = append(fresh, filepath.Join(o.Out, name))
 		}
 	}
-	if o.KRaft {
-		if err := writeMetadata(&o, tail); err != nil {
+	// An existing metadata log gets new segment and snapshot files: those
+	// not there before are this run's, removed with its partitions.
+	var metaBefore map[string]bool
+	metaDir := filepath.Join(o.Out, clustermeta.PartitionDir)
+	if tail != nil {
+		var err error
+		if metaBefore, err = fileNames(metaDir); err != nil {
 			return nil, err
 		}
 	}
-	return parts, writeRoot(&o, parts)
+	var parts []Partition
+	var made []string // the directories this run installed
+	err := func() error {
+		for _, topic := range o.topicNames() {
+			id := topicID(o.Seed, topic)
+			for p := int32(0); p < int32(o.Partitions); p++ {
+				res, err := writePartition(&o, topic, p, id)
+				if err != nil {
+					return err
+				}
+				parts, made = append(parts, res), append(made, res.Dir)
+			}
+		}
+		if o.KRaft {
+			dir, err := writeMetadata(&o, tail)
+			if err != nil {
+				return err
+			}
+			if dir != "" {
+				made = append(made, dir)
+			}
+		}
+		return writeRoot(&o, parts)
+	}()
+	if err != nil {
+		if metaBefore != nil {
+			after, lerr := fileNames(metaDir)
+			if lerr != nil {
+				return nil, errors.Join(err, lerr)
+			}
+			for name := range after {
+				if !metaBefore[name] {
+					fresh = append(fresh, filepath.Join(metaDir, name))
+				}
+			}
+		}
+		return nil, removeGenerated(o.Out, made, fresh, err)
+	}
+	return parts, nil
+}
+
+// fileNames is the set of names in dir.
+func fileNames(dir string) (map[string]bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
+	return names, nil
+}
+
+// removeGenerated removes the partition directories a failed run installed, each by its
+// exact name and only when it holds nothing but the files gen writes
+// (safefile.RemoveStage), and the files in fresh, which it made, so
+// that a full disk or any other write error leaves no partition that looks
+// whole beside the missing ones, and a rerun after the cause is fixed
+// writes them all again. The error says what was removed and what is left.
+func removeGenerated(out string, dirs, fresh []string, err error) error {
+	var left []string
+	for _, d := range dirs {
+		if rerr := safefile.RemoveStage(d, layout.StageFile); rerr != nil {
+			err = errors.Join(err, rerr)
+			left = append(left, d)
+		}
+	}
+	for _, f := range fresh {
+		if rerr := safefile.Remove(f); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+			left = append(left, f)
+		}
+	}
+	switch {
+	case len(left) > 0:
+		return errors.Join(err, fmt.Errorf("%s: gen did not finish; left partially written, remove them by hand before a rerun: %s",
+			out, strings.Join(left, ", ")))
+	case len(dirs) > 0:
+		return errors.Join(err, fmt.Errorf("%s: gen did not finish; removed the %d partition(s) it had written: rerun it once the cause is fixed",
+			out, len(dirs)))
+	}
+	return err
 }
 
 func topicID(seed int64, topic string) checkpoint.TopicID {
@@ -259,15 +356,29 @@ type partitionWriter struct {
 	recs     []logfmt.Record
 }
 
-func writePartition(o *Options, topic string, p int32, id checkpoint.TopicID) (Partition, error) {
+// writePartition writes a partition in a staging directory
+// (layout.StageDirName) renamed into place when whole, so that a write
+// error or a crash never leaves a partition with fewer records than asked
+// under its name; a stage left by a crash is removed by the next run.
+func writePartition(o *Options, topic string, p int32, id checkpoint.TopicID) (_ Partition, err error) {
 	dir := filepath.Join(o.Out, layout.PartitionDirName(topic, p))
-	if err := safefile.MkdirAllDurable(dir, 0o755); err != nil {
+	name := layout.StageDirName(filepath.Base(dir), genStageID)
+	if err := safefile.RemoveStage(filepath.Join(o.Out, name), layout.StageFile); err != nil {
 		return Partition{}, err
 	}
+	st, err := safefile.CreateStage(o.Out, name, layout.StageFile)
+	if err != nil {
+		return Partition{}, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, st.Remove())
+		}
+	}()
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s-%d", topic, p)
 	w := &partitionWriter{
-		o: o, dir: dir, rng: rand.New(rand.NewPCG(uint64(o.Seed), h.Sum64())), ts: o.StartTime,
+		o: o, dir: st.Dir, rng: rand.New(rand.NewPCG(uint64(o.Seed), h.Sum64())), ts: o.StartTime,
 		keys: partitionKeys(o.Keys, o.Partitions, p),
 		idem: producer{id: 1000 + int64(p), txnFirst: -1, lastOffset: -1},
 		txn:  producer{id: 5000 + int64(p), txnFirst: -1, lastOffset: -1},
@@ -276,11 +387,17 @@ func writePartition(o *Options, topic string, p int32, id checkpoint.TopicID) (P
 		w.abort()
 		return Partition{}, err
 	}
-	if err := writePartitionFiles(dir, id); err != nil {
+	if err := writePartitionFiles(st.Dir, id); err != nil {
+		return Partition{}, err
+	}
+	if err := st.Install(dir); err != nil {
 		return Partition{}, err
 	}
 	return Partition{Topic: topic, Partition: p, Dir: dir, Segments: w.segments, Records: o.Records, LogEndOffset: w.offset}, nil
 }
+
+// genStageID names gen's staging directories (layout.StageDirName).
+const genStageID = "logtoolgen"
 
 func writePartitionFiles(dir string, id checkpoint.TopicID) error {
 	epochs := checkpoint.AppendLeaderEpochs(nil, []checkpoint.EpochEntry{{Epoch: 0, StartOffset: 0}})

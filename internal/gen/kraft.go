@@ -39,19 +39,38 @@ func directoryID(seed int64) checkpoint.TopicID { return topicID(seed, "\x00dire
 // partitions. When the log dir holds a metadata log already (gen run
 // again), the new batches go in a segment rolled at its end, as the
 // controller appends topics created later.
-func writeMetadata(o *Options, at *metadataTail) error {
-	dir := filepath.Join(o.Out, clustermeta.PartitionDir)
+//
+// A new metadata log is written in a staging directory, as a partition is
+// (writePartition), and made is its final path once it is installed.
+func writeMetadata(o *Options, at *metadataTail) (made string, err error) {
+	final := filepath.Join(o.Out, clustermeta.PartitionDir)
+	dir := final
 	start, dirID, appending := int64(0), directoryID(o.Seed), at != nil
 	if appending {
 		start, dirID = at.end, at.dirID
-	} else if err := safefile.MkdirAllDurable(dir, 0o755); err != nil {
-		return err
+	} else {
+		name := layout.StageDirName(clustermeta.PartitionDir, genStageID)
+		if err := safefile.RemoveStage(filepath.Join(o.Out, name), layout.StageFile); err != nil {
+			return "", err
+		}
+		st, serr := safefile.CreateStage(o.Out, name, layout.StageFile)
+		if serr != nil {
+			return "", serr
+		}
+		defer func() {
+			if err == nil {
+				err = st.Install(final)
+			}
+			if err != nil {
+				err, made = errors.Join(err, st.Remove()), ""
+			}
+		}()
+		dir, made = st.Dir, final
 	}
-	var err error
 	w := &partitionWriter{o: o, dir: dir, ts: o.StartTime, offset: start,
 		idem: producer{txnFirst: -1, lastOffset: -1}, txn: producer{txnFirst: -1, lastOffset: -1}}
 	if err := w.openSegment(start); err != nil {
-		return err
+		return "", err
 	}
 	batch := func(control bool, ct logfmt.ControlType, values ...[]byte) error {
 		var err error
@@ -97,25 +116,25 @@ func writeMetadata(o *Options, at *metadataTail) error {
 	}
 	if err != nil {
 		w.abort()
-		return err
+		return "", err
 	}
 	if err := w.writeSnapshot(w.offset); err != nil {
-		return err
+		return "", err
 	}
 	if appending {
-		return nil
+		return "", nil
 	}
 	epochs := checkpoint.AppendLeaderEpochs(nil, []checkpoint.EpochEntry{{Epoch: kraftEpoch, StartOffset: 0}})
 	if err := safefile.WriteFile(filepath.Join(dir, layout.LeaderEpochCheckpointFile), epochs, 0o644); err != nil {
-		return err
+		return "", err
 	}
 	meta := checkpoint.AppendPartitionMetadata(nil, checkpoint.PartitionMetadata{Version: 0, TopicID: metadataTopicID})
 	if err := safefile.WriteFile(filepath.Join(dir, layout.PartitionMetadataFile), meta, 0o644); err != nil {
-		return err
+		return "", err
 	}
 	quorum := fmt.Sprintf(`{"clusterId":"","leaderId":%d,"leaderEpoch":%d,"votedId":-1,"appliedOffset":0,"currentVoters":[{"voterId":%d}],"data_version":0}`,
 		kraftNode, kraftEpoch, kraftNode)
-	return safefile.WriteFile(filepath.Join(dir, layout.QuorumStateFile), []byte(quorum), 0o644)
+	return made, safefile.WriteFile(filepath.Join(dir, layout.QuorumStateFile), []byte(quorum), 0o644)
 }
 
 // ErrTopicExists is returned, wrapped, when the metadata log of the log

@@ -11,9 +11,9 @@ import (
 
 // The parsers below read what people type into flags: the one syntax of
 // sizes, durations and times of every command. They check syntax only; a
-// flag's range (positive, at least 14 bytes, -1 for unlimited) is the
-// caller's to check, so that "-1h" is read as a negative duration and the
-// message can say what the flag wants.
+// flag's range (positive, at least 14 bytes, -1 for unlimited) is checked by
+// the bounded parsers (bounds.go) or the caller, so that "-1h" is read as a
+// negative duration and the message can say what the flag wants.
 
 // sizeUnits are the binary units ParseSize takes: K, Ki and KiB all mean
 // 1024. Decimal units (KB, MB, ...) are refused: they mean powers of ten to

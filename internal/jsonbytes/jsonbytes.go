@@ -90,3 +90,11 @@ func appendEscaped[T string | []byte](dst []byte, s T) []byte {
 	}
 	return append(dst, s[start:]...)
 }
+
+// Text is a string read from disk, such as a path, for the fields of the
+// structs commands give encoding/json: it is written under the package's
+// rule, where a plain string's bytes that are not UTF-8 would become U+FFFD.
+type Text string
+
+// MarshalJSON writes t as AppendString does.
+func (t Text) MarshalJSON() ([]byte, error) { return AppendString(nil, string(t)), nil }

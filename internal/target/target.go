@@ -153,6 +153,16 @@ type LogDir struct {
 	Held *lockfile.Holder
 }
 
+// NamedNote is note for a partition named on the command line, and ""
+// for one found in a log directory: a note on why a command left out a
+// partition is for the one the user asked for.
+func (p *Partition) NamedNote(note string) string {
+	if p.Named {
+		return note
+	}
+	return ""
+}
+
 // UsageError is a path or option the command cannot take: exit 2.
 type UsageError struct{ Err error }
 

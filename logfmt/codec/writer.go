@@ -129,6 +129,22 @@ func (w *Writer) zstd(p []byte) {
 	}
 }
 
+// Spill hands the output made so far to out and empties it, keeping its
+// room, so that a large payload can go to a file a piece at a time. It
+// spills nothing with zstd, whose streaming encoder may still be writing
+// its output on goroutines of its own.
+func (w *Writer) Spill(out func([]byte) error) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.t == Zstd || len(w.dst) == 0 {
+		return nil
+	}
+	w.err = out(w.dst)
+	w.dst, w.start = w.dst[:0], 0
+	return w.err
+}
+
 // Close finishes the payload and returns dst with it appended. On error
 // dst is returned with its original length.
 func (w *Writer) Close() ([]byte, error) {

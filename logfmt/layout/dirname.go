@@ -14,6 +14,7 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -165,4 +166,15 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// PartitionOf names the partition of a directory's path, as the JSON
+// objects of the features do: topic "" and partition -1 when the name is
+// not a partition's.
+func PartitionOf(dir string) (topic string, partition int32) {
+	pd, err := ParsePartitionDir(filepath.Base(filepath.Clean(dir)))
+	if err != nil {
+		return "", -1
+	}
+	return pd.Topic, pd.Partition
 }

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -309,4 +310,26 @@ func BrokerRefusalAt(path string) string {
 // logtool's to remove.
 func StageFile(name string) bool {
 	return ParseFileName(name).Kind != Unknown || OwnTemp(name) || strings.HasSuffix(name, safefile.TempSuffix)
+}
+
+// StageDirName is the staging directory, next to it, of the partition
+// directory name that a writer (upgrade --output, gen) builds whole before
+// renaming it into place: "<topic>-<partition>.<id><hash>-delete", id
+// naming the writer. Kafka's LogManager parses every directory of a log
+// directory and refuses to start on a name that is not a partition's; a
+// "-delete" name it loads and deletes as the directory of a deleted topic
+// (LocalLog.parseTopicPartitionName, LogManager.loadLog), so a stage a crash
+// or a full disk leaves behind trips no broker, and the writer's rerun finds
+// it by this name. The hash of the whole name keeps the stages of long topic
+// names, cut as Kafka cuts them to fit 255 bytes, apart.
+func StageDirName(name, id string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	suffix := fmt.Sprintf(".%s%08x-delete", id, h.Sum32())
+	pd, err := ParsePartitionDir(name)
+	if err != nil {
+		return name + suffix
+	}
+	tail := "-" + strconv.Itoa(int(pd.Partition)) + suffix
+	return pd.Topic[:min(len(pd.Topic), 255-len(tail))] + tail
 }

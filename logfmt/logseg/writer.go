@@ -79,6 +79,10 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// WriteAt writes p at off in the .log, for that caller to fill in the
+// header of a batch it wrote the rest of first (BatchBuilder.Spill).
+func (w *Writer) WriteAt(p []byte, off int64) (int, error) { return w.f.WriteAt(p, off) }
+
 // Name is the temporary name the .log is written under until Finish.
 func (w *Writer) Name() string { return w.f.Name() }
 

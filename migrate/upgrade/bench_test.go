@@ -90,3 +90,34 @@ func BenchmarkUpgradePartitionV0(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkUpgradeConvertWrapper converts a 16 MiB snappy v0 wrapper to
+// magic 2 into a destination that takes its batch a piece at a time, and
+// verifies it: the cost of spilling and of the header's checksum.
+func BenchmarkUpgradeConvertWrapper(b *testing.B) {
+	var recs []logfmt.Record
+	for off, n := int64(0), 0; n < 16<<20; off++ {
+		v := fmt.Appendf(nil, "%0*d", 1000, off*7919)
+		recs = append(recs, logfmt.Record{Offset: off, Timestamp: logfmt.NoTimestamp, Value: v})
+		n += len(v)
+	}
+	data, err := logfmt.AppendLegacyWrapper(nil, logfmt.LegacyWrapperOptions{Magic: 0, Compression: codec.Snappy}, recs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules := &upgradeRules{toMagic: 2}
+	var out upgradeFile
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		out.data = out.data[:0]
+		c := newUpgradeConverter(rules, bytes.NewReader(data), int64(len(data)), "orig", 0)
+		c.open = func() (io.Writer, error) { return &out, nil }
+		if err := c.run(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := verifyUpgrade(rules, bytes.NewReader(data), int64(len(data)), "orig", bytes.NewReader(out.data), int64(len(out.data)), "new", 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

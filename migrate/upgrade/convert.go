@@ -171,6 +171,8 @@ type upgradeGroup struct {
 	tsType  logfmt.TimestampType
 	ts      int64 // under LogAppendTime, the one timestamp of every record
 	bytes   int
+	at      int64 // where the batch starts in the new segment
+	unspilt int   // record bytes given to the batch since its last Spill
 	batch   logfmt.BatchBuilder
 	wrapper logfmt.WrapperBuilder
 	rec     logfmt.Record
@@ -185,7 +187,7 @@ type upgradeConverter struct {
 	file     string
 	base     int64
 	src      *upgradeCursor
-	open     func() (io.Writer, error)
+	open     func() (io.Writer, error) // an io.WriterAt gets large batches in pieces
 	progress func(n int64)
 	// wrote, when set, is told the size written after each write, always
 	// an entry boundary; its error stops the conversion.
@@ -324,8 +326,11 @@ func (c *upgradeConverter) convert(b *logfmt.Batch) error {
 			return err
 		}
 		// Its records compress about as they did: room for that up front
-		// saves regrowing a large output.
-		c.out = slices.Grow(c.out, b.Size())
+		// saves regrowing a large output, unless the output goes to the
+		// file as it is compressed (addToGroup).
+		if !c.spills() {
+			c.out = slices.Grow(c.out, b.Size())
+		}
 	}
 	for {
 		r, err := c.src.nextRecord()
@@ -396,6 +401,7 @@ func (c *upgradeConverter) addToGroup(r *logfmt.Record, ts int64, typ logfmt.Tim
 				o.MaxTimestamp = ts
 			}
 			err = g.batch.Reset(c.out, o)
+			g.at, g.unspilt = c.bytesOut+int64(len(c.out)), 0
 		}
 		c.out = nil
 	}
@@ -409,7 +415,22 @@ func (c *upgradeConverter) addToGroup(r *logfmt.Record, ts int64, typ logfmt.Tim
 			err = g.batch.Append(&g.rec)
 		}
 	}
+	// A wrapper's batch goes to the file as it is compressed, so that a
+	// large one is never held whole; the header is written last (flushGroup).
+	if g.unspilt += len(r.Key) + len(r.Value); err == nil && wrapper && c.spills() && g.unspilt >= upgradeWriteChunk {
+		g.unspilt = 0
+		err = g.batch.Spill(countingWriter{c})
+	}
 	return err
+}
+
+// countingWriter writes to the converter's destination, counting the bytes.
+type countingWriter struct{ c *upgradeConverter }
+
+func (w countingWriter) Write(p []byte) (int, error) {
+	n, err := w.c.w.Write(p)
+	w.c.bytesOut += int64(n)
+	return n, err
 }
 
 // flushGroup finishes the magic-1 wrapper or record batch being written and
@@ -430,7 +451,26 @@ func (c *upgradeConverter) flushGroup() error {
 		return err
 	}
 	c.batchesOut++
+	if c.rules.toMagic >= 2 && g.batch.Spilled() {
+		// The rest, then the header over the zeros Spill wrote, before the
+		// verifier is told of the batch.
+		if _, err := (countingWriter{c}).Write(c.out); err != nil {
+			return err
+		}
+		c.out = nil
+		if _, err := c.w.(io.WriterAt).WriteAt(g.batch.Header(), g.at); err != nil {
+			return err
+		}
+		return c.tell()
+	}
 	return nil
+}
+
+// spills tells whether a batch can go to the destination before its header
+// is known, which needs a destination that can write it there after.
+func (c *upgradeConverter) spills() bool {
+	_, ok := c.w.(io.WriterAt)
+	return ok && c.rules.toMagic >= 2
 }
 
 // maybeWrite writes the output once there is enough of it, unless a

@@ -7,13 +7,11 @@ package upgrade
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -104,6 +102,10 @@ type Report struct {
 	Notes []string
 	// RootFiles are the log-dir root files copied into Output.
 	RootFiles []string
+	// Removed are the partition directories and root files of Output that
+	// a failed run wrote and removed again (removeOutput); their partitions
+	// then have no Output, and RootFiles lists none of them.
+	Removed []string
 }
 
 // Partition is the report for one partition directory.
@@ -187,17 +189,55 @@ func Run(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if u.rootSource != "" {
-		rep.RootFiles, err = upgradeCopyRootFiles(u.rootSource, opts.Output, opts.DryRun)
+	// The root files go last, with the clean-shutdown marker among them:
+	// only an output whose every partition is in place gets them.
+	rep.Partitions = u.run(parts)
+	var errs []error
+	for _, p := range rep.Partitions {
+		errs = append(errs, p.Err)
 	}
-	errs := []error{err}
-	if err == nil {
-		rep.Partitions = u.run(parts)
-		for _, p := range rep.Partitions {
-			errs = append(errs, p.Err)
-		}
+	if err := errors.Join(errs...); (err == nil || opts.DryRun) && u.rootSource != "" {
+		rep.RootFiles, err = upgradeCopyRootFiles(u.rootSource, opts.Output, opts.DryRun)
+		errs = append(errs, err)
+	}
+	if errors.Join(errs...) != nil && opts.Output != "" && !opts.DryRun {
+		errs = append(errs, removeOutput(rep, opts.Output))
 	}
 	return rep, errors.Join(errs...)
+}
+
+// removeOutput removes what a failed run with Output wrote there: each
+// partition directory it installed, by its exact name and only when it
+// holds nothing but the files upgrade writes (safefile.RemoveStage), and
+// each root file it copied. An output missing a partition loads as a
+// whole log directory, so with a full disk, or any other failure, the
+// output is all or nothing: a rerun once the cause is fixed writes it
+// again. The error names what was removed, and what could not be.
+func removeOutput(rep *Report, output string) error {
+	var errs []error
+	for i := range rep.Partitions {
+		p := &rep.Partitions[i]
+		if p.Err != nil || p.Output == "" {
+			continue
+		}
+		if err := safefile.RemoveStage(p.Output, layout.StageFile); err != nil {
+			errs = append(errs, fmt.Errorf("%w; remove it by hand before a rerun", err))
+			continue
+		}
+		rep.Removed, p.Output = append(rep.Removed, p.Output), ""
+	}
+	var kept []string
+	for _, f := range rep.RootFiles {
+		if err := safefile.Remove(f); err != nil {
+			errs = append(errs, fmt.Errorf("%w; remove it by hand before a rerun", err))
+			kept = append(kept, f)
+			continue
+		}
+		rep.Removed = append(rep.Removed, f)
+	}
+	rep.RootFiles = kept
+	return errors.Join(append(errs, fmt.Errorf("%s: upgrade did not finish; removed the %d partition director(ies) and root file(s) it had written there: rerun it once the cause is fixed",
+		output, len(rep.Removed)))...)
 }
 
 // upgrader is one run of Run.
@@ -529,26 +569,9 @@ func (u *upgrader) partitionToOutput(p *layout.Partition, final string, rep *Par
 // upgradeStageID starts the unique id of a staging directory's name.
 const upgradeStageID = "logtoolupgrade"
 
-// upgradeStageName is the staging directory of the output partition name:
-// "<topic>-<partition>.logtoolupgrade<hash>-delete". Kafka's LogManager
-// parses every directory of a log directory and refuses to start on a name
-// that is not a partition's, such as the "<name>.upgrade.tmp" of earlier
-// versions; a "-delete" name it loads and deletes as the directory of a
-// deleted topic (LocalLog.parseTopicPartitionName, LogManager.loadLog), so a
-// staging directory a crash leaves behind trips no broker. The hash of the
-// whole name keeps the stages of long topic names, cut as Kafka cuts them
-// to fit 255 bytes, apart.
-func upgradeStageName(name string) string {
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	suffix := fmt.Sprintf(".%s%08x%s", upgradeStageID, h.Sum32(), "-delete")
-	pd, err := layout.ParsePartitionDir(name)
-	if err != nil {
-		return name + suffix
-	}
-	tail := "-" + strconv.Itoa(int(pd.Partition)) + suffix
-	return pd.Topic[:min(len(pd.Topic), 255-len(tail))] + tail
-}
+// upgradeStageName is the staging directory of the output partition name
+// (layout.StageDirName).
+func upgradeStageName(name string) string { return layout.StageDirName(name, upgradeStageID) }
 
 // isUpgradeStage tells a staging directory of this or an earlier version by
 // its name.
@@ -653,6 +676,13 @@ func upgradeCopyRootFiles(src, dst string, dryRun bool) ([]string, error) {
 	return copied, nil
 }
 
+// upgradeDiscard is a dry run's destination: an io.WriterAt, so that a
+// large batch is measured a piece at a time as it would be written.
+type upgradeDiscard struct{}
+
+func (upgradeDiscard) Write(p []byte) (int, error)            { return len(p), nil }
+func (upgradeDiscard) WriteAt(p []byte, _ int64) (int, error) { return len(p), nil }
+
 // segment converts one segment. dst names the new files by extension; nil
 // means a dry run. The report tells whether a rewrite was started, also on
 // error, so that the caller knows what to clean up.
@@ -693,7 +723,7 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 	conv.open = func() (io.Writer, error) {
 		rep.Rewritten = true
 		if dst == nil {
-			return io.Discard, nil
+			return upgradeDiscard{}, nil
 		}
 		if out, err = logseg.CreateSegment(dst, s.Base, index.DefaultIntervalBytes); err != nil {
 			return nil, err

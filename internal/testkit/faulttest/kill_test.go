@@ -3,6 +3,7 @@
 package faulttest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -16,8 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt/checkpoint"
+	"github.com/logtool/logtool/replicas"
 )
 
 // killWriter is a writing command of the external kill campaign.
@@ -56,20 +59,7 @@ type killWriter struct {
 // LOGTOOL_KILL_TRIALS (default 20) is the number of kills per writer and
 // LOGTOOL_KILL_SEED (default: the clock) seeds the delays.
 func TestKillCampaign(t *testing.T) {
-	if !long() {
-		t.Skip("the external kill -9 campaign takes minutes; LOGTOOL_LONG=1 runs it")
-	}
-	mb := envInt(t, "LOGTOOL_KILL_MB", 300)
-	trials := envInt(t, "LOGTOOL_KILL_TRIALS", 20)
-	seed := envInt(t, "LOGTOOL_KILL_SEED", int(time.Now().UnixNano()%1e9))
-	t.Logf("LOGTOOL_KILL_MB=%d LOGTOOL_KILL_TRIALS=%d LOGTOOL_KILL_SEED=%d", mb, trials, seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 15))
-
-	root := t.TempDir()
-	bin := filepath.Join(root, "logtool")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/logtool/logtool").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	mb, trials, rng, root, bin := startKills(t, 15)
 	exe := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command(bin, append([]string{"--no-progress"}, args...)...).CombinedOutput(); err != nil {
@@ -416,4 +406,154 @@ func envInt(t *testing.T, name string, def int) int {
 		t.Fatalf("%s=%q: %v", name, s, err)
 	}
 	return n
+}
+
+// startKills is how a kill test starts: skipped unless LOGTOOL_LONG=1, its
+// settings from the environment (LOGTOOL_KILL_MB, LOGTOOL_KILL_TRIALS,
+// LOGTOOL_KILL_SEED), the delays' random source (stream, one per test, so
+// that tests sharing a seed draw apart), and logtool built into root.
+func startKills(t *testing.T, stream uint64) (mb, trials int, rng *rand.Rand, root, bin string) {
+	t.Helper()
+	if !long() {
+		t.Skip("the external kill -9 campaign takes minutes; LOGTOOL_LONG=1 runs it")
+	}
+	mb = envInt(t, "LOGTOOL_KILL_MB", 300)
+	trials = envInt(t, "LOGTOOL_KILL_TRIALS", 20)
+	seed := envInt(t, "LOGTOOL_KILL_SEED", int(time.Now().UnixNano()%1e9))
+	t.Logf("LOGTOOL_KILL_MB=%d LOGTOOL_KILL_TRIALS=%d LOGTOOL_KILL_SEED=%d", mb, trials, seed)
+	rng = rand.New(rand.NewPCG(uint64(seed), stream))
+	root = t.TempDir()
+	bin = filepath.Join(root, "logtool")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/logtool/logtool").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return mb, trials, rng, root, bin
+}
+
+// TestKillDigest (LOGTOOL_LONG=1) is the kill campaign's row for digest,
+// which writes one file and no log directory: killed with SIGKILL at a
+// random moment, it leaves at --out nothing, the file that was there before
+// (an earlier digest) or the whole digest, byte for byte, and beside it at
+// most logtool's temporary file, which replicas does not read as a whole
+// digest unless it is one; a re-run then writes the digest of an
+// uninterrupted run and leaves nothing else.
+//
+// LOGTOOL_KILL_MB (default 300) sizes the generated log directory,
+// LOGTOOL_KILL_TRIALS (default 20) is the number of kills and
+// LOGTOOL_KILL_SEED (default: the clock) seeds the delays.
+func TestKillDigest(t *testing.T) {
+	mb, trials, rng, root, bin := startKills(t, 16)
+	// One large partition, read in ranges, and small ones, read a whole
+	// partition per worker; transactions and tombstones.
+	dir := filepath.Join(root, "kafka-logs")
+	gen := func(args ...string) {
+		t.Helper()
+		if code, text := exitCode(t, bin, append([]string{"gen", "--out", dir, "--value-bytes", "1000", "--batch-records", "20",
+			"--transactional-ratio", "0.2", "--abort-ratio", "0.2", "--tombstone-ratio", "0.05", "--seed", "16"}, args...)...); code != 0 {
+			t.Fatalf("gen: exit %d\n%s", code, clip(text, 2000))
+		}
+	}
+	gen("--topic", "events", "--records", strconv.Itoa(mb<<20/2/1070), "--keys", "20000")
+	gen("--topic", "orders", "--partitions", "8", "--records", strconv.Itoa(mb<<20/2/8/1070), "--keys", "2000")
+
+	out := filepath.Join(root, "out", "broker.digest")
+	if err := os.Mkdir(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"digest", "--out", out, dir}
+	// An earlier digest of the broker, which a killed run must leave whole.
+	if code, text := exitCode(t, bin, "digest", "--all-records", "--out", out, dir); code != 0 {
+		t.Fatalf("digest --all-records: exit %d\n%s", code, clip(text, 2000))
+	}
+	earlier := readFile(t, out)
+	// The uninterrupted runs: the faster of two gives the delays.
+	var took time.Duration
+	var want []byte
+	for range 2 {
+		os.Remove(out)
+		start := time.Now()
+		if code, text := exitCode(t, bin, args...); code != 0 {
+			t.Fatalf("uninterrupted run: exit %d\n%s", code, clip(text, 2000))
+		}
+		if d := time.Since(start); took == 0 || d < took {
+			took = d
+		}
+		got := readFile(t, out)
+		if want != nil && !bytes.Equal(got, want) {
+			t.Fatal("two uninterrupted runs wrote different digests")
+		}
+		want = got
+	}
+	if bytes.Equal(want, earlier) {
+		t.Fatal("the earlier digest is the new one: a kill that left it would pass unnoticed")
+	}
+	tmp := safefile.TempName(out)
+	var none, old, whole, tmps int
+	for i := range trials {
+		prior := i%2 == 1
+		os.Remove(out)
+		if prior {
+			writeFile(t, out, earlier)
+		}
+		delay := time.Duration(rng.Int64N(int64(took * 6 / 5)))
+		killRun(t, bin, args, filepath.Dir(out), nil, delay)
+		when := fmt.Sprintf("trial %d (killed %v after the start; uninterrupted: %v; an earlier digest there: %v)", i, delay.Round(time.Millisecond), took.Round(time.Millisecond), prior)
+		got, err := os.ReadFile(out)
+		switch {
+		case errors.Is(err, os.ErrNotExist) && !prior:
+			none++
+		case err != nil:
+			t.Fatalf("%s: %v", when, err)
+		case prior && bytes.Equal(got, earlier):
+			old++
+		case bytes.Equal(got, want):
+			whole++
+		default:
+			t.Fatalf("%s: --out holds %d bytes that are neither the earlier digest nor the whole new one", when, len(got))
+		}
+		entries, err := os.ReadDir(filepath.Dir(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if name := filepath.Join(filepath.Dir(out), e.Name()); name != out && name != tmp {
+				t.Fatalf("%s: left %s", when, e.Name())
+			}
+		}
+		if b, err := os.ReadFile(tmp); err == nil {
+			tmps++
+			if !bytes.Equal(b, want) && readsWhole(tmp) {
+				t.Fatalf("%s: the temporary file, %d bytes of %d, reads as a whole digest", when, len(b), len(want))
+			}
+		}
+		if code, text := exitCode(t, bin, args...); code != 0 {
+			t.Fatalf("%s: re-run: exit %d\n%s", when, code, clip(text, 2000))
+		}
+		if !bytes.Equal(readFile(t, out), want) {
+			t.Fatalf("%s: the re-run's digest differs from an uninterrupted run's", when)
+		}
+		if _, err := os.Stat(tmp); err == nil {
+			t.Fatalf("%s: the re-run left %s", when, tmp)
+		}
+	}
+	t.Logf("digest: %d kills: %d left no file, %d the earlier digest, %d the whole digest; %d left a temporary file; uninterrupted run %v",
+		trials, none, old, whole, tmps, took.Round(time.Millisecond))
+}
+
+// readsWhole tells whether replicas reads path as a whole digest.
+func readsWhole(path string) bool {
+	s, err := replicas.OpenDigest(path)
+	if err != nil {
+		return false
+	}
+	defer s.Close()
+	for {
+		p, err := s.Next()
+		if err != nil {
+			return false
+		}
+		if p == nil {
+			return true
+		}
+	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package compact
+
+const raceOn = false

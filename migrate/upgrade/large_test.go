@@ -1,0 +1,69 @@
+package upgrade
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/codec"
+)
+
+// upgradeFile is a destination in memory that can be written at an offset,
+// as the new segment file can, and remembers its largest write.
+type upgradeFile struct {
+	data    []byte
+	largest int
+}
+
+func (f *upgradeFile) Write(p []byte) (int, error) {
+	f.data, f.largest = append(f.data, p...), max(f.largest, len(p))
+	return len(p), nil
+}
+
+func (f *upgradeFile) WriteAt(p []byte, off int64) (int, error) {
+	return copy(f.data[off:], p), nil
+}
+
+// TestUpgradeLargeWrapperInPieces: a large legacy wrapper's batch goes to
+// the file as it is compressed, its header written over zeros last, so the
+// converter never holds it whole (before, it was built in memory and
+// written at once); the file is byte for byte the batch built whole.
+func TestUpgradeLargeWrapperInPieces(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []codec.Type{codec.Gzip, codec.Snappy, codec.LZ4} {
+		t.Run(c.String(), func(t *testing.T) {
+			recs := upgradeRecs(10, 11, 12, 13, 14, 15, 16, 17)
+			for i := range recs {
+				recs[i].Value = make([]byte, 512<<10)
+				for j := range recs[i].Value {
+					recs[i].Value[j] = byte(rng.Uint32())
+				}
+			}
+			data := append(logfmt.AppendLegacyMessage(nil, 0, 9, 0, -1, nil, []byte("before")), upgradeWrapper(t, c, recs)...)
+			rules := &upgradeRules{toMagic: 2}
+			convert := func(w io.Writer) {
+				conv := newUpgradeConverter(rules, bytes.NewReader(data), int64(len(data)), "orig", 0)
+				conv.open = func() (io.Writer, error) { return w, nil }
+				if err := conv.run(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var whole bytes.Buffer // no WriteAt: the batch is built in memory
+			convert(&whole)
+			var f upgradeFile
+			convert(&f)
+			if !bytes.Equal(f.data, whole.Bytes()) {
+				t.Fatalf("written in pieces: %d bytes differing from the %d built whole", len(f.data), whole.Len())
+			}
+			if f.largest > 1<<20 {
+				t.Errorf("a write of %d bytes, for a batch of %d", f.largest, len(f.data))
+			}
+			if _, err := verifyUpgrade(rules, bytes.NewReader(data), int64(len(data)), "orig", bytes.NewReader(f.data), int64(len(f.data)), "new", 0); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
