@@ -231,6 +231,7 @@ func commandFormats(command string) []string {
 
 // NewApp builds the logtool command line.
 func NewApp() *cli.App {
+	d := doc()
 	app := &cli.App{
 		Name:        "logtool",
 		Version:     buildInfo().Version,
@@ -265,10 +266,10 @@ func NewApp() *cli.App {
 		salvageCommand(),
 		replayCommand(),
 		genCommand(),
-		completionCommand(),
-		manCommand(),
+		d.CompletionCommand(description("completion")),
+		d.ManCommand(description("man")),
 		helpCommand(),
-		completeCommand(),
+		d.CompleteCommand(),
 	}
 	for _, cmd := range app.Commands {
 		// Else urfave/cli gives each command a "help" subcommand, which

@@ -1,28 +1,8 @@
 package commands
 
 import (
-	"fmt"
-
-	"github.com/urfave/cli/v2"
-
 	"github.com/logtool/logtool/internal/clidoc"
 )
-
-func manCommand() *cli.Command {
-	return &cli.Command{
-		Name:        "man",
-		Category:    "tools",
-		Usage:       "print the manual page (roff)",
-		Description: description("man"),
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErr("unexpected argument %q", c.Args().First())
-			}
-			_, err := fmt.Fprint(c.App.Writer, doc().ManPage(c.App))
-			return err
-		},
-	}
-}
 
 // manFiles are the files of a log directory, for the FILES section.
 var manFiles = []clidoc.Entry{
@@ -43,5 +23,5 @@ var manFiles = []clidoc.Entry{
 // and completions.
 func doc() *clidoc.Doc {
 	return &clidoc.Doc{Metavars: metavars, Global: globalFlags(), Description: appDescription,
-		ExitStatus: exitStatus, Files: manFiles, Values: flagValues}
+		ExitStatus: exitStatus, Files: manFiles, Values: flagValues, UsageErr: usageErr}
 }

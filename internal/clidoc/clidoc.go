@@ -29,6 +29,8 @@ type Doc struct {
 	// Values lists the words flag takes in command cmd, for completion;
 	// nil for a flag that takes a number, a time or a path.
 	Values func(cmd, flag string) []string
+	// UsageErr makes the error of a bad argument (the app's exit 2).
+	UsageErr func(format string, args ...any) error
 }
 
 // Entry is an item of a manual page list: an exit code or a file.
