@@ -39,7 +39,7 @@ func runDigest(c *cli.Context) error {
 		return err
 	}
 	defer release()
-	bar := newProgress(g, "digest", setLogBytes(set), true)
+	bar := newProgress(g, "digest", set.SegmentBytes(), true)
 	defer bar.Finish()
 	rep, err := replicas.Digest(out, set, replicas.Options{MaxRecordBytes: g.MaxRecordBytes, AllRecords: c.Bool("all-records"), Progress: bar.Add, Workers: g.Workers})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/logtool/logtool/internal/meter"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/textdec"
-	"github.com/logtool/logtool/logfmt/layout"
 )
 
 func dumpCommand() *cli.Command {
@@ -204,19 +203,8 @@ func dumpProgress(g Global, set *target.Set, summaryOnly bool) *meter.Bar {
 		return nil
 	}
 	bar := newProgress(g, "dump", 0, true)
-	if bar != nil {
-		var total int64
-		for _, it := range set.Items {
-			switch {
-			case it.Partition != nil:
-				total += layout.SegmentBytes(it.Partition.Path)
-			case it.Root != nil:
-				total += layout.SegmentBytes(it.Root.Path)
-			case it.File != nil:
-				total += layout.SegmentBytes(it.File.Path)
-			}
-		}
-		bar.Set(0, total)
+	if bar != nil { // the total costs a read of every directory
+		bar.Set(0, set.SegmentBytes())
 	}
 	return bar
 }

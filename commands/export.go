@@ -85,15 +85,6 @@ func rangeOptions(c *cli.Context) (fetch.Options, error) {
 	return o, nil
 }
 
-// setLogBytes is the size of the .log files of a set's partitions.
-func setLogBytes(set *target.Set) int64 {
-	var n int64
-	for _, p := range set.Partitions() {
-		n += layout.SegmentBytes(p.Path)
-	}
-	return n
-}
-
 // readTargets resolves the paths of a reading command into partitions, and
 // checks outFile, the file it writes (target.Options.OutputFile). The KRaft
 // metadata log is only read when named.

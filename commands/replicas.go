@@ -90,7 +90,7 @@ func replicaSources(g Global, paths []string, o replicas.Options, bar *meter.Bar
 			return nil, release, err
 		}
 		releases = append(releases, rel)
-		bar.More(setLogBytes(set))
+		bar.More(set.SegmentBytes())
 		s, err := replicas.OpenLogDirs(set, o)
 		if err != nil {
 			return nil, release, replicasErr(err)

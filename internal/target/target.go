@@ -184,6 +184,23 @@ func (s *Set) Partitions() []*Partition {
 	return out
 }
 
+// SegmentBytes is the size of the files of the set that hold records
+// (layout.SegmentBytes of each item): a progress bar's total.
+func (s *Set) SegmentBytes() int64 {
+	var n int64
+	for _, it := range s.Items {
+		switch {
+		case it.Partition != nil:
+			n += layout.SegmentBytes(it.Partition.Path)
+		case it.Root != nil:
+			n += layout.SegmentBytes(it.Root.Path)
+		case it.File != nil:
+			n += layout.SegmentBytes(it.File.Path)
+		}
+	}
+	return n
+}
+
 // Group is the partitions of one log directory.
 type Group struct {
 	LogDir     *LogDir
