@@ -81,8 +81,7 @@ func runDump(c *cli.Context) error {
 	case (o.VerifyIndexOnly || o.IndexSanityCheck) && res.IndexProblems > 0:
 		return problemsErr(res.IndexProblems)
 	case res.Problems > 0:
-		// Damage was dumped around, not through: a script must not take the
-		// dump for the whole of the data.
+		// Damage was dumped around: a script must not take it for all the data.
 		return problemsErr(res.Problems)
 	}
 	return nil
