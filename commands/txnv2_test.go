@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/testkit/indextest"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/logseg"
 	"github.com/logtool/logtool/logfmt/snapshot"
@@ -131,7 +132,7 @@ func TestTransactionsV2(t *testing.T) {
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
-		if txns, problems := index.ParseTxnIndex(b, base); len(problems) > 0 || !slices.Equal(txns, want) {
+		if txns, problems := indextest.ParseTxnIndex(b, base); len(problems) > 0 || !slices.Equal(txns, want) {
 			t.Errorf("%s.txnindex %+v %v, want %+v", base, txns, problems, want)
 		}
 	}

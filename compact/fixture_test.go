@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/testkit/indextest"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -271,7 +272,7 @@ func (b *logBuilder) reopen() {
 		if err != nil {
 			b.t.Fatal(err)
 		}
-		aborted, _ = index.ParseTxnIndex(x, last.TxnIndex)
+		aborted, _ = indextest.ParseTxnIndex(x, last.TxnIndex)
 	}
 	b.segs = []*fixtureSeg{{base: last.Base, data: data, aborted: aborted}}
 }

@@ -3,6 +3,7 @@ package dump
 import (
 	"testing"
 
+	"github.com/logtool/logtool/internal/testkit/codectest"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -11,13 +12,13 @@ import (
 // messages: none for an empty one (which Kafka rejects), unknown (null) for
 // one that cannot be decompressed, never the one of a plain message.
 func TestLegacyWrapperCount(t *testing.T) {
-	empty, err := codec.Compress(nil, codec.Gzip, nil, 1)
+	empty, err := codectest.Compress(nil, codec.Gzip, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	two := logfmt.AppendLegacyMessage(nil, 1, 0, 0, 7, nil, []byte("a"))
 	two = logfmt.AppendLegacyMessage(two, 1, 1, 0, 7, nil, []byte("b"))
-	inner, err := codec.Compress(nil, codec.Gzip, two, 1)
+	inner, err := codectest.Compress(nil, codec.Gzip, two, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

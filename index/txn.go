@@ -27,19 +27,6 @@ func AppendAbortedTxn(dst []byte, t AbortedTxn) []byte {
 	return binary.BigEndian.AppendUint64(dst, uint64(t.LastStableOffset))
 }
 
-// ParseTxnIndex parses the bytes of a .txnindex file (see TxnReader).
-func ParseTxnIndex(b []byte, file string) ([]AbortedTxn, []Problem) {
-	r := newTxnReader(memScanner(b, TxnEntrySize), int64(len(b)), file)
-	var txns []AbortedTxn
-	var probs []Problem
-	for r.Next() {
-		txns = append(txns, r.Txn())
-		probs = append(probs, r.Problems()...)
-	}
-	// A memory scanner has no I/O to fail, so Err is always nil here.
-	return txns, append(probs, r.Problems()...)
-}
-
 // TxnReader streams the entries of a .txnindex file. The file has no header
 // and no preallocation; Kafka ignores a partial entry at its end, which
 // TxnReader reports.

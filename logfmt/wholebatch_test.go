@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/logtool/logtool/internal/testkit/codectest"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -76,7 +77,7 @@ func (it *wholeIter) resetV2() error {
 			return it.corrupt(it.b.Pos+21, "unknown compression type id %d", int(c))
 		}
 		var err error
-		it.buf, err = codec.Decompress(it.buf[:0], c, area, 2, it.limit())
+		it.buf, err = codectest.Decompress(it.buf[:0], c, area, 2, it.limit())
 		if err != nil {
 			return &CorruptError{File: it.File, Pos: it.b.Pos + V2HeaderSize, Msg: fmt.Sprintf("cannot decompress %s records", c), Err: err}
 		}
@@ -115,7 +116,7 @@ func (it *wholeIter) resetLegacy() error {
 	if value == nil {
 		return it.corrupt(-1, "compressed message set with null value")
 	}
-	it.buf, err = codec.Decompress(it.buf[:0], c, value, m.Magic(), it.limit())
+	it.buf, err = codectest.Decompress(it.buf[:0], c, value, m.Magic(), it.limit())
 	if err != nil {
 		return &CorruptError{File: it.File, Pos: it.b.Pos, Msg: fmt.Sprintf("cannot decompress %s wrapper", c), Err: err}
 	}

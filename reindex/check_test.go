@@ -11,6 +11,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/indextest"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
@@ -53,7 +54,7 @@ func readOffsets(t *testing.T, path string, base int64) []index.OffsetEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, _ := index.ParseOffsetIndex(b, base, path)
+	ix, _ := indextest.ParseOffsetIndex(b, base, path)
 	return ix.Entries
 }
 
@@ -63,7 +64,7 @@ func readTimes(t *testing.T, path string, base int64) []index.TimeEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, _ := index.ParseTimeIndex(b, base, path)
+	ix, _ := indextest.ParseTimeIndex(b, base, path)
 	return ix.Entries
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/indextest"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -89,7 +90,7 @@ func TestGranularTimeIndex(t *testing.T) {
 			for _, s := range rep.Segments {
 				recs, batches := recordsOf(t, s.Log)
 				want := coarseRule(recs, batches, width)
-				es, probs := index.ParseTimeIndex(got[layout.SegmentName(s.Base, layout.TimeIndexExt)], s.Base, "")
+				es, probs := indextest.ParseTimeIndex(got[layout.SegmentName(s.Base, layout.TimeIndexExt)], s.Base, "")
 				if len(probs) > 0 || !slices.Equal(es.Entries, want) {
 					t.Fatalf("%s: %v\n got %v\nwant %v", s.Log, probs, es.Entries, want)
 				}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/testkit/indextest"
 	"github.com/logtool/logtool/internal/testkit/txnbatch"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
@@ -51,7 +52,7 @@ func txnEntries(t *testing.T, dir string, base int64) []index.AbortedTxn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	txns, probs := index.ParseTxnIndex(b, "")
+	txns, probs := indextest.ParseTxnIndex(b, "")
 	if len(probs) > 0 {
 		t.Fatalf("%v", probs)
 	}

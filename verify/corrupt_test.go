@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/codectest"
 	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -420,7 +421,7 @@ func TestDeepRecordSets(t *testing.T) {
 		for i := int64(0); i < 3; i++ {
 			set = logfmt.AppendLegacyMessage(set, magic, i, 0, 1_700_000_000_000+i, nil, fmt.Appendf(nil, "v%d", i))
 		}
-		compressed, err := codec.Compress(nil, codec.Gzip, mutate(set), 1)
+		compressed, err := codectest.Compress(nil, codec.Gzip, mutate(set), 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/logtool/logtool/index"
+	"github.com/logtool/logtool/internal/testkit/indextest"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -287,7 +287,7 @@ func TestGenTxnIndexEntriesLieInTheirSegment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			txns, problems := index.ParseTxnIndex(b, s.TxnIndex)
+			txns, problems := indextest.ParseTxnIndex(b, s.TxnIndex)
 			if len(problems) > 0 {
 				t.Fatal(problems)
 			}

@@ -3,7 +3,6 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
-	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -222,18 +221,4 @@ func grow(b []byte, n int) []byte {
 	nb := make([]byte, len(b), max(2*cap(b), len(b)+n))
 	copy(nb, b)
 	return nb
-}
-
-var compressWriters = sync.Pool{New: func() any { return new(Writer) }}
-
-// Compress appends the compression of src with codec t to dst, as a Writer
-// given src in one piece would, and returns the result.
-func Compress(dst []byte, t Type, src []byte, magic int8) ([]byte, error) {
-	w := compressWriters.Get().(*Writer)
-	defer compressWriters.Put(w)
-	if err := w.Reset(dst, t, magic); err != nil {
-		return dst, err
-	}
-	w.Write(src)
-	return w.Close()
 }

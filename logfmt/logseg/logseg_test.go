@@ -3,7 +3,6 @@ package logseg_test
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/logtool/logtool/logfmt/logseg"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/logtool/logtool/logfmt/logseg"
+
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/indextest"
 	"github.com/logtool/logtool/internal/testkit/kafkasamples"
 	"github.com/logtool/logtool/internal/testkit/kafkatest"
 	"github.com/logtool/logtool/internal/testkit/testutil"
@@ -276,7 +278,7 @@ func firstTimeEntry(t *testing.T, s layout.Segment) index.TimeEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, _ := index.ParseTimeIndex(b, s.Base, s.TimeIndex)
+	ix, _ := indextest.ParseTimeIndex(b, s.Base, s.TimeIndex)
 	if len(ix.Entries) == 0 {
 		t.Fatalf("%s has no entries", s.TimeIndex)
 	}
@@ -439,8 +441,8 @@ func checkFloors(t *testing.T, s logseg.Segment) {
 	d := decode(t, s.Log)
 	ob, _ := os.ReadFile(s.Index)
 	tb, _ := os.ReadFile(s.TimeIndex)
-	oix, _ := index.ParseOffsetIndex(ob, s.Base, s.Index)
-	tix, _ := index.ParseTimeIndex(tb, s.Base, s.TimeIndex)
+	oix, _ := indextest.ParseOffsetIndex(ob, s.Base, s.Index)
+	tix, _ := indextest.ParseTimeIndex(tb, s.Base, s.TimeIndex)
 	for _, b := range d.batches {
 		for o := b.First; o <= b.Last+1; o++ {
 			want, wantOK := oix.Lookup(o)

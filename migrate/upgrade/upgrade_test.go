@@ -20,6 +20,7 @@ import (
 	"github.com/logtool/logtool/index"
 	"github.com/logtool/logtool/internal/gen"
 	"github.com/logtool/logtool/internal/target"
+	"github.com/logtool/logtool/internal/testkit/codectest"
 	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -418,7 +419,7 @@ func upgradeIndependentDecompress(t *testing.T, c codec.Type, b []byte) []byte {
 	default:
 		// No independent reader for Kafka's snappy framing or needed for zstd
 		// here; logfmt's reader has already checked these.
-		out, err := codec.Decompress(nil, c, b, 2, 0)
+		out, err := codectest.Decompress(nil, c, b, 2, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -478,7 +479,7 @@ func upgradeInner(t *testing.T, entry []byte) []logfmt.LegacyMessage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := codec.Decompress(nil, m.Compression(), value, m.Magic(), 0)
+	raw, err := codectest.Decompress(nil, m.Compression(), value, m.Magic(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testkit/codectest"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
 )
@@ -54,7 +55,7 @@ func newPieces(t testing.TB, c codec.Type, magic int8) *pieces {
 
 func (p *pieces) compress(b []byte) []byte {
 	p.t.Helper()
-	out, err := codec.Compress(nil, p.c, b, p.magic)
+	out, err := codectest.Compress(nil, p.c, b, p.magic)
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/logtool/logtool/internal/testkit/codectest"
 	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -41,12 +42,12 @@ func (g target) payloadStart() int {
 func (g target) recompress(t testing.TB, edit func([]byte)) []byte {
 	t.Helper()
 	p := g.payloadStart()
-	inner, err := codec.Decompress(nil, g.f.codec, g.entry[p:], g.f.magic, 0)
+	inner, err := codectest.Decompress(nil, g.f.codec, g.entry[p:], g.f.magic, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	edit(inner)
-	payload, err := codec.Compress(nil, g.f.codec, inner, g.f.magic)
+	payload, err := codectest.Compress(nil, g.f.codec, inner, g.f.magic)
 	if err != nil {
 		t.Fatal(err)
 	}
