@@ -252,15 +252,20 @@ func parseKRaftSnapshot(s string) (FileName, bool) {
 
 // BrokerRefusal says what a broker does when it loads a partition directory
 // holding an entry named name (isDir: the entry is a directory) that is not
-// a segment file, where that stops the load; "" when a broker ignores or
-// removes the entry. The rules are LogLoader's (Kafka 3.x and 4.x):
+// a segment file, where that stops the load or does not keep the entry
+// for what it holds; "" when a broker ignores the entry, or removes it as
+// a leftover of its own. The rules are LogLoader's (Kafka 3.x and 4.x):
 //
 //   - A regular file whose name ends in .log, .index, .timeindex, .txnindex,
 //     .cleaned or .swap has its offset taken by LogFileUtils.offsetFromFileName,
 //     Long.parseLong of the name up to its first '.'. A prefix that is not a
 //     64-bit integer ("99999999999999999999.log", "notes.log") throws
 //     NumberFormatException, which is no IOException: LogManager.loadLogs
-//     rethrows it and the broker does not start.
+//     rethrows it and the broker does not start. One that is, but not in
+//     Kafka's 20 digits ("+100.log", "14.log"), is taken for that offset's
+//     file: a .log loads as that segment, opening or creating the 20-digit
+//     file instead; another kind is deleted unless that segment's .log is
+//     there. Either way the broker does not keep what the file holds.
 //   - A directory is skipped by the listing (File.isFile), but one named like
 //     an index of a segment whose .log is there is opened by LogSegment.open
 //     as that index, which fails with an IOException: the log directory is
@@ -283,9 +288,17 @@ func BrokerRefusal(name string, isDir bool, exists func(name string) bool) strin
 	switch ext := filepath.Ext(name); ext {
 	case LogExt, IndexExt, TimeIndexExt, TxnIndexExt, CleanedSuffix, SwapSuffix:
 		prefix, _, _ := strings.Cut(name, ".")
-		if _, err := strconv.ParseInt(prefix, 10, 64); err != nil {
+		n, err := strconv.ParseInt(prefix, 10, 64)
+		if err != nil {
 			return fmt.Sprintf("a %s file whose name is no 64-bit offset: a broker's Long.parseLong(%q) throws NumberFormatException when it loads the partition, and the broker does not start", ext, prefix)
 		}
+		// Long.parseLong takes a sign and any number of digits, as
+		// ParseInt does: LogLoader takes the file for offset n's, whose
+		// files are named with 20 digits.
+		if ext == LogExt {
+			return fmt.Sprintf("a .log file named unlike Kafka's: a broker's Long.parseLong(%q) makes it segment %d, and the broker opens (or creates, empty) %s in its place, not this file", prefix, n, SegmentName(n, LogExt))
+		}
+		return fmt.Sprintf("a %s file named unlike Kafka's: a broker's Long.parseLong(%q) takes it for the file of offset %d, deleting it at load unless %s exists", ext, prefix, n, SegmentName(n, LogExt))
 	}
 	return ""
 }

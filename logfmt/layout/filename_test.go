@@ -173,7 +173,8 @@ func TestBrokerRefusal(t *testing.T) {
 		{"notes.timeindex", false, `Long.parseLong("notes")`},
 		{"x.log.swap", false, "NumberFormatException"},
 		{"00000000000000000000.log", false, ""},
-		{"14.log", false, ""}, // parses: a broker loads it
+		{"14.log", false, "opens (or creates, empty) 00000000000000000014.log in its place"},
+		{"+0000000000000000100.index", false, "offset 100, deleting it at load unless 00000000000000000100.log exists"},
 		{"notes.txt", false, ""},
 		{"00000000000000000000.log.deleted", false, ""},
 		{"00000000000000000000.index", true, "opens it as that file when it loads the segment"},
