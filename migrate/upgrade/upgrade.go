@@ -576,9 +576,6 @@ func upgradeStageName(name string) string { return layout.StageDirName(name, upg
 // isUpgradeStage tells a staging directory of this or an earlier version by
 // its name.
 func isUpgradeStage(name string) bool {
-	if strings.HasSuffix(name, ".upgrade"+safefile.TempSuffix) {
-		return true
-	}
 	pd, err := layout.ParsePartitionDir(name)
 	return err == nil && pd.Kind == layout.Delete && strings.HasPrefix(pd.UniqueID, upgradeStageID)
 }
