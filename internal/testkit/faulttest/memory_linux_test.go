@@ -295,7 +295,21 @@ func TestMemorySparseLength(t *testing.T) {
 // workers kept a record's in their pool, so that the next partition
 // allocated its own: 75-79 and 74-87 MiB since.
 func TestMemoryLargeRecords(t *testing.T) {
-	const recordBytes = 20 << 20
+	sizes := []int{20 << 20}
+	if long() {
+		sizes = append(sizes, 60<<20)
+	}
+	for _, recordBytes := range sizes {
+		t.Run(fmt.Sprintf("%dMiB", recordBytes>>20), func(t *testing.T) {
+			largeRecords(t, recordBytes)
+		})
+	}
+}
+
+// largeRecords is TestMemoryLargeRecords for records of recordBytes, under
+// a --max-record-bytes 4 MiB above them.
+func largeRecords(t *testing.T, recordBytes int) {
+	maxRecord := fmt.Sprintf("%dMiB", recordBytes>>20+4)
 	value := make([]byte, recordBytes)
 	rng := rand.New(rand.NewPCG(9, 9)) // incompressible, so zstd stores it whole
 	for i := 0; i < len(value); i += 8 {
@@ -335,21 +349,23 @@ func TestMemoryLargeRecords(t *testing.T) {
 				var cmds [][]string
 				for _, c := range [][]string{
 					{"dump", "--deep-iteration", "--print-data-log"},
+					{"dump", "--print-data-log"},
+					{"dump", "--format", "json", "--print-data-log"},
 					{"verify", "--deep"},
 					{"export"},
 					{"grep", "--key", "k1"},
 					{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", "--dry-run"},
 					{"reindex", "--check"},
 				} {
-					args := append([]string{"--workers", strconv.Itoa(workers), c[0], "--max-record-bytes", "24MiB"}, c[1:]...)
+					args := append([]string{"--workers", strconv.Itoa(workers), c[0], "--max-record-bytes", maxRecord}, c[1:]...)
 					if c[0] == "reindex" {
 						args = append([]string{"--workers", strconv.Itoa(workers)}, c...)
 					}
 					cmds = append(cmds, append(args, paths...))
 				}
 				for _, args := range cmds {
-					t.Run(args[2], func(t *testing.T) {
-						checkRSS(t, rssBase+3*recordBytes, [][]string{args}, 0)
+					t.Run(strings.Join(args[2:len(args)-len(paths)], " "), func(t *testing.T) {
+						checkRSS(t, rssBase+3*int64(recordBytes), [][]string{args}, 0)
 					})
 				}
 			})
