@@ -538,9 +538,16 @@ func (d *dumper) records(b *logfmt.Batch, st *segState) {
 		}
 		d.hold()
 		switch {
-		case d.q != nil:
+		case d.q != nil && lineBound(r) <= linesMax:
 			m.setRecord(r)
 			d.addRecord(m, r, control)
+		case d.q != nil:
+			// Header keys too large to queue (up to three times them as
+			// text, in each of the pipeline's blocks) are written here, a
+			// piece at a time, after the lines queued before.
+			d.stopPipeline()
+			d.recordText(b, r, control)
+			d.startPipeline()
 		case o.JSON:
 			d.recordJSON(b, r, control)
 		default:
@@ -636,6 +643,18 @@ func appendHeaderKeys(l []byte, r *logfmt.Record) []byte {
 	return append(l, ']')
 }
 
+// appendHeaderKeysStreamed is appendHeaderKeys into the sink's line, each
+// key a piece at a time, for a record whose keys can be as large as it.
+func (d *dumper) appendHeaderKeysStreamed(l []byte, r *logfmt.Record) []byte {
+	for i, h := range r.Headers {
+		if i > 0 {
+			l = append(l, ',')
+		}
+		l = d.appendStreamed(l, h.Key, textdec.String)
+	}
+	return append(l, ']')
+}
+
 // recordLine writes a record line queued by addRecord. An empty tail of a
 // v2 line is an empty header key list, the common case, which addRecord
 // does not render.
@@ -658,7 +677,7 @@ func (d *dumper) recordText(b *logfmt.Batch, r *logfmt.Record, control bool) {
 		m.setRecord(r)
 		l = appendRecordMeta(l, &m)
 		if m.magic >= 2 {
-			l = appendHeaderKeys(l, r)
+			l = d.appendHeaderKeysStreamed(l, r)
 		}
 		if control {
 			l = d.controlText(l, r)
@@ -748,12 +767,12 @@ func (d *dumper) payloadText(l []byte, r *logfmt.Record, keyPrefix string) []byt
 			if i > 0 {
 				l = append(l, ',')
 			}
-			l = textdec.String.AppendText(l, h.Key)
+			l = d.appendStreamed(l, h.Key, textdec.String)
 			l = append(l, '=')
 			if h.Value == nil {
 				l = append(l, "null"...)
 			} else {
-				l = d.o.ValueDecoder.AppendText(l, h.Value)
+				l = d.appendStreamed(l, h.Value, d.o.ValueDecoder)
 			}
 		}
 		l = append(l, ']')

@@ -319,7 +319,8 @@ func largeRecords(t *testing.T, recordBytes int) {
 		name     string
 		c        codec.Type
 		perBatch int
-	}{{"one-batch-none", codec.None, 2}, {"two-batches-zstd", codec.Zstd, 1}} {
+		headers  bool // the large bytes a header key in one record, a header value in the other
+	}{{"one-batch-none", codec.None, 2, false}, {"two-batches-zstd", codec.Zstd, 1, false}, {"headers-none", codec.None, 1, true}} {
 		dir := filepath.Join(t.TempDir(), "kafka-logs")
 		var parts []string
 		for p := range 4 {
@@ -330,6 +331,10 @@ func largeRecords(t *testing.T, recordBytes int) {
 			recs := []logfmt.Record{
 				{Offset: 0, Timestamp: bombTime, Key: []byte("k0"), Value: value},
 				{Offset: 1, Timestamp: bombTime + 1, Key: []byte("k1"), Value: value},
+			}
+			if shape.headers {
+				recs[0].Value, recs[0].Headers = []byte("v0"), []logfmt.Header{{Key: value, Value: []byte("h0")}}
+				recs[1].Value, recs[1].Headers = []byte("v1"), []logfmt.Header{{Key: []byte("h1"), Value: value}}
 			}
 			var seg []byte
 			for i := 0; i < len(recs); i += shape.perBatch {
@@ -349,7 +354,8 @@ func largeRecords(t *testing.T, recordBytes int) {
 				var cmds [][]string
 				for _, c := range [][]string{
 					{"dump", "--deep-iteration", "--print-data-log"},
-					{"dump", "--print-data-log"},
+					{"dump", "--deep-iteration"},
+					{"dump", "--print-data-log", "--print-headers"},
 					{"dump", "--format", "json", "--print-data-log"},
 					{"verify", "--deep"},
 					{"export"},
