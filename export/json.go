@@ -79,7 +79,7 @@ func NewEncoder(topic string, partition int32, format Format, enc Encoding, iso 
 // Append appends r's line, newline included, to dst.
 func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 	if e.kcat {
-		return e.appendKcat(dst, r)
+		return e.appendKcat(dst, r, e.appendBytes, jsonbytes.AppendBytes)
 	}
 	dst = e.appendHead(dst, r, e.appendBytes)
 	dst = e.appendBytes(dst, r.Value)
@@ -92,10 +92,10 @@ func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 // to send them on and return the buffer to go on with, so that the line is
 // never held whole.
 func (e *Encoder) AppendStreamed(dst []byte, r *fetch.Record, flush func([]byte) ([]byte, error)) ([]byte, error) {
-	if e.kcat {
-		return e.appendKcat(dst, r), nil
-	}
 	p := pieces{e: e, flush: flush}
+	if e.kcat {
+		return e.appendKcat(dst, r, p.bytes, p.name), p.err
+	}
 	dst = e.appendHead(dst, r, p.bytes)
 	dst = p.bytes(dst, r.Value)
 	dst = e.appendTail(dst, r, p.bytes, p.name)
