@@ -313,7 +313,7 @@ func (e *enc) broker(b Broker) {
 // batch encodes a batch's header fields as deltas from the batch before it
 // in the frame (prev, zero at a frame's start), which are mostly zero or
 // small: offsets, epoch, timestamp, producer and sequence a byte or two
-// each, the CRC the only four: 12 to 16 bytes a batch.
+// each, the CRC the only four: about 15 bytes a batch.
 func (e *enc) batch(b, prev *Batch) {
 	const most = 9*binary.MaxVarintLen64 + 5
 	e.b = slices.Grow(e.b, most)
