@@ -151,8 +151,12 @@ func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*
 		}
 	}
 	if o.ServerProperties != "" {
-		if _, err := topicconfig.Load(nil, topicconfig.Options{ServerProperties: o.ServerProperties}); err != nil {
+		cat, err := topicconfig.Load(nil, topicconfig.Options{ServerProperties: o.ServerProperties})
+		if err != nil {
 			return nil, usageErr("--server-properties: %v", err)
+		}
+		if g, err := global(c); err == nil {
+			warnAll(g, cat.Warnings)
 		}
 	}
 	return topicconfig.LoadRun(set, o)
