@@ -1,17 +1,12 @@
 package verify
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/logtool/logtool/clustermeta"
-	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
-	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 	"github.com/logtool/logtool/topicconfig"
 )
@@ -72,44 +67,35 @@ func (md *metadata) checkPartition(c *collector, u *unit, dir layout.PartitionDi
 		return
 	}
 	path := filepath.Join(u.path, layout.PartitionMetadataFile)
-	b, err := safefile.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	id, err := clustermeta.LogTopicID(u.path)
+	if err != nil {
+		return // the file check reports it
+	}
+	switch im.Stray(dir.Topic, dir.Partition, id, r.BrokerID()) {
+	case clustermeta.NoTopicID:
 		c.info(CodeNoPartitionMeta, u.path, -1, "no partition.metadata, so no topic ID: a KRaft broker sets the log aside as stray when it loads it")
-		return
-	}
-	if err != nil {
-		return // the file check reports it
-	}
-	pm, err := checkpoint.ReadPartitionMetadata(b, path)
-	if err != nil {
-		return // the file check reports it
-	}
-	t := im.TopicByID(pm.TopicID)
-	switch {
-	case t == nil:
+	case clustermeta.TopicIDUnknown:
 		live := im.Topic(dir.Topic)
-		if deleted, ok := im.Removed(pm.TopicID); ok {
+		if deleted, ok := im.Removed(*id); ok {
 			now := "the topic no longer exists"
 			if live != nil {
 				now = fmt.Sprintf("%s exists again with topic ID %s", live.Name, live.ID)
 			}
-			c.problem(CodeTopicIDDeleted, path, -1, "topic ID %s is of topic %s, which the cluster metadata deleted (%s): a broker deletes this log, and a deleted topic's log is a -delete directory", pm.TopicID, deleted, now)
+			c.problem(CodeTopicIDDeleted, path, -1, "topic ID %s is of topic %s, which the cluster metadata deleted (%s): a broker deletes this log, and a deleted topic's log is a -delete directory", *id, deleted, now)
 			return
 		}
 		now := "which the cluster metadata does not have"
 		if live != nil {
 			now = fmt.Sprintf("while the cluster metadata has %s with topic ID %s", live.Name, live.ID)
 		}
-		c.problem(CodeTopicIDUnknown, path, -1, "topic ID %s of %s is not in the cluster metadata (%s): a broker sets the log aside as stray", pm.TopicID, name, now)
-	case t.Name != dir.Topic:
-		c.problem(CodeTopicIDOtherTopic, path, -1, "topic ID %s is of topic %s in the cluster metadata, not of %s", pm.TopicID, t.Name, dir.Topic)
-	default:
-		p := t.Partition(dir.Partition)
-		switch {
-		case p == nil:
-			c.problem(CodePartitionUnknown, u.path, -1, "topic %s has %d partition(s) in the cluster metadata and no partition %d: a broker sets the log aside as stray", t.Name, len(t.Partitions), dir.Partition)
-		case r.BrokerID() >= 0 && !slices.Contains(p.Replicas, r.BrokerID()):
-			c.info(CodeStrayReplica, u.path, -1, "the cluster metadata assigns %s to broker(s) %v, not to this log directory's broker %d: a broker sets the log aside as stray when it loads it", name, p.Replicas, r.BrokerID())
-		}
+		c.problem(CodeTopicIDUnknown, path, -1, "topic ID %s of %s is not in the cluster metadata (%s): a broker sets the log aside as stray", *id, name, now)
+	case clustermeta.TopicIDOtherTopic:
+		c.problem(CodeTopicIDOtherTopic, path, -1, "topic ID %s is of topic %s in the cluster metadata, not of %s", *id, im.TopicByID(*id).Name, dir.Topic)
+	case clustermeta.PartitionUnknown:
+		t := im.TopicByID(*id)
+		c.problem(CodePartitionUnknown, u.path, -1, "topic %s has %d partition(s) in the cluster metadata and no partition %d: a broker sets the log aside as stray", t.Name, len(t.Partitions), dir.Partition)
+	case clustermeta.NotAssigned:
+		p := im.TopicByID(*id).Partition(dir.Partition)
+		c.info(CodeStrayReplica, u.path, -1, "the cluster metadata assigns %s to broker(s) %v, not to this log directory's broker %d: a broker sets the log aside as stray when it loads it", name, p.Replicas, r.BrokerID())
 	}
 }
