@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 )
 
 // treeBytes is every file of dir, path → content.
@@ -153,7 +154,7 @@ func TestUnnamedDirLeftAlone(t *testing.T) {
 func TestStrayTopicLeftAlone(t *testing.T) {
 	const now = "2030-01-01T00:00:00Z"
 	const note = "topic ghost is not in the cluster metadata: a broker sets its log aside as stray; its configuration is unknown"
-	const skipped = "1 partition(s) skipped: their topics are not in the cluster metadata (stray)"
+	const skipped = "1 partition(s) skipped: a KRaft broker sets their logs aside as stray"
 	kraft := func(t *testing.T) (dir, ghost string) {
 		dir = t.TempDir()
 		if _, err := gen.Generate(gen.Options{Out: dir, KRaft: true, Topics: []string{"orders"}, Magic: 2, Records: 300, Keys: 30,
@@ -205,4 +206,102 @@ func TestStrayTopicLeftAlone(t *testing.T) {
 			t.Errorf("%v --topic orders: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
+}
+
+// TestStrayByTopicIDLeftAlone: a partition whose topic the KRaft metadata
+// knows, but whose log a broker sets aside as stray all the same
+// (LogManager.isStrayKraftReplica), keeps every byte through retention and
+// compact, dry run and real run, and is not audited by grep: a
+// partition.metadata topic ID other than the topic's (a deleted and
+// recreated topic's old log), a partition number the topic does not have,
+// a partition not assigned to the log dir's broker. Each is named, and the
+// run exits 2; the healthy partitions are acted on. A broker id that is
+// not known leaves the assignment unchecked.
+func TestStrayByTopicIDLeftAlone(t *testing.T) {
+	const skipped = " partition(s) skipped: a KRaft broker sets their logs aside as stray"
+	// kraft is a copy of testdata/kafka-logs (a KRaft log dir) with node id
+	// node, and the topic ID of topic's partition 0 changed, and partition
+	// 7 of orders, which has 2.
+	kraft := func(t *testing.T, node int32, topic string) (dir string, strays []string) {
+		dir = filepath.Join(t.TempDir(), "kafka-logs")
+		testutil.CopyTree(t, "../testdata/kafka-logs", dir)
+		os.Remove(filepath.Join(dir, ".lock"))
+		testutil.SetNode(t, dir, node)
+		pm := filepath.Join(dir, topic+"-0", "partition.metadata")
+		b, err := os.ReadFile(pm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = regexp.MustCompile(`(?m)^topic_id: .*$`).ReplaceAll(b, []byte("topic_id: AAAAAAAAAAAAAAAAAAAAQQ"))
+		if err := os.WriteFile(pm, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		testutil.CopyTree(t, filepath.Join(dir, "orders-1"), filepath.Join(dir, "orders-7"))
+		return dir, []string{filepath.Join(dir, topic+"-0"), filepath.Join(dir, "orders-7")}
+	}
+	check := func(t *testing.T, args []string, node int32, topic, healthy string, notes ...string) {
+		t.Helper()
+		dir, strays := kraft(t, node, topic)
+		before := map[string]map[string]string{}
+		for _, p := range strays {
+			before[p] = treeBytes(t, p)
+		}
+		healthyBefore := treeBytes(t, filepath.Join(dir, healthy))
+		code, out, errOut := runArgs(append(args, dir)...)
+		if code != ExitUsage || !strings.Contains(errOut, "2"+skipped) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		for _, n := range notes {
+			if !strings.Contains(out+errOut, n) {
+				t.Errorf("%v: no %q in stdout %q, stderr %q", args, n, out, errOut)
+			}
+		}
+		for _, p := range strays {
+			sameTree(t, strings.Join(args, " "), before[p], treeBytes(t, p))
+		}
+		if args[0] != "grep" {
+			actedOn(t, args, out, filepath.Join(dir, healthy), healthyBefore)
+		} else if !strings.Contains(out, healthy) {
+			t.Errorf("%v: %s not searched: %q", args, healthy, out)
+		}
+	}
+	const otherID = "its topic ID is not the cluster metadata's for its topic: a broker sets the log aside as stray"
+	const noPartition = "orders-7: skipped: its topic has no such partition in the cluster metadata"
+	for _, args := range [][]string{
+		{"retention", "--kafka-defaults", "--retention-ms", "1000", "--dry-run"},
+		{"retention", "--kafka-defaults", "--retention-ms", "1000"},
+	} {
+		check(t, args, 1, "orders", "orders-1", "orders-0: skipped: "+otherID, noPartition)
+	}
+	for _, args := range [][]string{
+		{"compact", "--kafka-defaults", "--max-lag", "1ms", "--dry-run"},
+		{"compact", "--kafka-defaults", "--max-lag", "1ms"},
+	} {
+		check(t, args, 1, "user-profiles", "legacy.events-v0-0", otherID, "its topic has no such partition in the cluster metadata")
+	}
+	check(t, []string{"grep", "--kafka-defaults", "--max-lag", "topic", "--key", "key-000001"}, 1, "user-profiles", "orders-1",
+		otherID+", and applies no policy to it, so it is not audited: user-profiles-0", "its topic has no such partition in the cluster metadata")
+
+	// Node 9 is assigned none of the partitions: every one is stray.
+	dir, _ := kraft(t, 9, "orders")
+	before := treeBytes(t, filepath.Join(dir, "orders-1"))
+	code, out, errOut := runArgs("retention", "--kafka-defaults", "--retention-ms", "1000", dir)
+	if code != ExitUsage || !strings.Contains(out, "orders-1: skipped: the cluster metadata does not assign it to this broker") {
+		t.Errorf("node 9: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	sameTree(t, "retention on node 9", before, treeBytes(t, filepath.Join(dir, "orders-1")))
+
+	// Without a node id, the assignment is not checked; the topic ID is.
+	dir, strays := kraft(t, 9, "orders")
+	if err := os.Remove(filepath.Join(dir, "meta.properties")); err != nil {
+		t.Fatal(err)
+	}
+	strayBefore, healthyBefore := treeBytes(t, strays[0]), treeBytes(t, filepath.Join(dir, "orders-1"))
+	args := []string{"retention", "--kafka-defaults", "--retention-ms", "1000"}
+	code, out, errOut = runArgs(append(args, dir)...)
+	if code != ExitUsage || !strings.Contains(errOut, "2"+skipped) {
+		t.Errorf("no node id: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	sameTree(t, "retention without a node id", strayBefore, treeBytes(t, strays[0]))
+	actedOn(t, args, out, filepath.Join(dir, "orders-1"), healthyBefore)
 }

@@ -126,7 +126,7 @@ func (s *Report) PlanAudit(job *Job, rt *topicconfig.Run, tp *target.Partition, 
 	if err != nil {
 		return "", fmt.Errorf("%s: topic %s: %w", tp.Path, tp.Dir.Topic, err)
 	}
-	if why := s.Config.Missing(r, cfg, "compact", compact.Decisive); why != "" {
+	if why := s.Config.Missing(r, tp, cfg, "compact", compact.Decisive); why != "" {
 		skip = why + ", so it is not audited"
 	} else {
 		if !r.Known() || tp.Dir.Topic == "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/logtool/logtool/clustermeta"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // Value is one config as it applies to a topic.
@@ -181,6 +182,25 @@ func (r *Resolver) Unknown(c *Config) string {
 		return "topic " + c.Topic + " is not in --topic-config " + r.file.Path + ": its configuration is unknown (--unlisted-topics defaults gives it Kafka's defaults)"
 	case r.file == nil && r.image != nil:
 		return "topic " + c.Topic + " is not in the cluster metadata: a broker sets its log aside as stray; its configuration is unknown"
+	}
+	return ""
+}
+
+// Stray says why a KRaft broker would set aside as stray the log of the
+// partition directory at path, named dir, whose topic the cluster metadata
+// knows (clustermeta.Image.Stray), or "" when it would not, or when the
+// metadata is not the configuration source. No policy may touch such a
+// log: the broker applies none to it.
+func (r *Resolver) Stray(path string, dir layout.PartitionDir) string {
+	if r.file != nil || r.image == nil || dir.Kind != layout.Normal || dir.Topic == "" || dir.Topic == layout.MetadataTopic {
+		return ""
+	}
+	id, err := clustermeta.LogTopicID(path)
+	if err != nil {
+		return fmt.Sprintf("its topic ID cannot be read (%v): a broker does not load the log; its configuration is not known", err)
+	}
+	if s := r.image.Stray(dir.Topic, dir.Partition, id, r.broker); s != clustermeta.NotStray {
+		return s.Why() + ": a broker sets the log aside as stray, and applies no policy to it"
 	}
 	return ""
 }

@@ -52,7 +52,7 @@ func (rt *Run) SetPolicy(cfg *Config, policy string) {
 
 // Job is what a command makes of one partition: cfg is its topic's
 // configuration; skip, when not "", is why the partition is left alone
-// (the configuration source does not know its topic, and a broker would
+// (the configuration source does not know its topic, or a broker would
 // set the log aside as stray); explicit tells that no source describes its
 // log dir, so that the command line alone chose it. applied tells whether
 // the command applies cfg, or only looked at its policy.
@@ -61,8 +61,9 @@ type Job func(p *target.Partition, cfg *Config, skip string, explicit bool) (app
 // Jobs hands each partition of set its topic's configuration, to job; a
 // partition whose topic's configuration, or one of the values among
 // decisive that decide what a command of policy deletes or rewrites, is not
-// known is handed a skip (Resolver.Missing), counted in Report.Gaps when
-// only such values are missing, else by why the topic is unknown. A
+// known, or whose log a KRaft broker sets aside as stray, is handed a skip
+// (Report.Missing), counted in Report.Gaps when only such values are
+// missing, else by why the topic or log is not known. A
 // log dir named whole whose configuration is not known is refused (a
 // *target.UsageError) unless topicChosen (--topic chose its topics): a
 // broker would apply each topic's own policy, which is then not known.
@@ -91,7 +92,7 @@ func (rt *Run) Jobs(set *target.Set, topicChosen bool, names []string, policy st
 		case explicit && explicitPolicy != "":
 			rt.SetPolicy(cfg, explicitPolicy)
 		case !explicit:
-			skip = report.Missing(r, cfg, policy, decisive)
+			skip = report.Missing(r, p, cfg, policy, decisive)
 		}
 		applied, err := job(p, cfg, skip, explicit)
 		if err != nil {
@@ -130,19 +131,28 @@ type Report struct {
 	// known (Resolver.Gaps): the run did not do all it was asked.
 	Gaps int
 	// Unlisted counts the partitions skipped because the --topic-config
-	// file (UnlistedFile) does not name their topic, Stray those whose
-	// topic the cluster metadata does not know, Unnamed those whose
+	// file (UnlistedFile) does not name their topic, Stray those a KRaft
+	// broker sets aside as stray (their topic, topic ID or partition is
+	// not the cluster metadata's, or not this broker's), Unnamed those whose
 	// directory names no topic (Resolver.Unknown): the run did not do all
 	// it was asked either, each for its own reason.
 	Unlisted, Stray, Unnamed int
 	UnlistedFile             string
 }
 
-// Missing is why cfg is not known enough for a command of policy to act
-// on (Resolver.Missing), or "", counting the skip by its cause: a gap
-// where only values among decisive are missing, which --server-properties
-// or --kafka-defaults supply, else a topic its source does not know.
-func (cr *Report) Missing(r *Resolver, cfg *Config, policy string, decisive []string) string {
+// Missing is why partition p, of topic configuration cfg, is not known
+// enough for a command of policy to act on (Resolver.Missing), or a log a
+// broker sets aside as stray (Resolver.Stray), or "", counting the skip by
+// its cause: a gap where only values among decisive are missing, which
+// --server-properties or --kafka-defaults supply, else a topic its source
+// does not know, or a stray log.
+func (cr *Report) Missing(r *Resolver, p *target.Partition, cfg *Config, policy string, decisive []string) string {
+	if r.Unknown(cfg) == "" {
+		if why := r.Stray(p.Path, p.Dir); why != "" {
+			cr.Stray++
+			return why
+		}
+	}
 	why := r.Missing(cfg, policy, decisive)
 	switch {
 	case why == "":
