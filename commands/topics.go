@@ -118,9 +118,8 @@ func skipErr(cr *topicconfig.Report) error {
 			"or give --unlisted-topics defaults", cr.Unlisted, cr.UnlistedFile))
 	}
 	if cr.Stray > 0 {
-		why = append(why, fmt.Sprintf("%d partition(s) skipped: a KRaft broker sets their logs aside as stray (their topic, topic ID or partition "+
-			"is not the cluster metadata's, or not assigned to this broker); name topics with --topic, "+
-			"or give their configuration with --topic-config FILE", cr.Stray))
+		why = append(why, fmt.Sprintf("%d partition(s) skipped: a KRaft broker sets their logs aside as stray (their topic, topic ID or partition is not the "+
+			"cluster metadata's, or not assigned to this broker); name topics with --topic, or give their configuration with --topic-config FILE", cr.Stray))
 	}
 	if cr.Unnamed > 0 {
 		why = append(why, fmt.Sprintf("%d partition(s) skipped: their directories are not named <topic>-<partition>, so their topics are unknown; "+
