@@ -627,6 +627,9 @@ func abortMarker(b *logfmt.Batch) bool {
 	return err == nil && t == logfmt.ControlAbort
 }
 
+// nullKey is the key hash of a record without a key.
+var nullKey = hashRecord(&logfmt.Record{}).Key
+
 // hashRecord hashes a record: its key alone, and its key, value and headers
 // with their lengths (null apart from empty), so that no two different
 // records are framed alike.
