@@ -2,8 +2,10 @@ package upgrade
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/logtool/logtool/logfmt"
@@ -63,6 +65,64 @@ func TestUpgradeLargeWrapperInPieces(t *testing.T) {
 			}
 			if _, err := verifyUpgrade(rules, bytes.NewReader(data), int64(len(data)), "orig", bytes.NewReader(f.data), int64(len(f.data)), "new", 0); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestUpgradeVerifyLargeBatchOneSide: a new batch over upgradeOneSideBytes
+// is compared with its original one side at a time, by digest; a writer
+// that changes a value, a key (null to empty too), an offset or a
+// timestamp in it is still caught.
+func TestUpgradeVerifyLargeBatchOneSide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	recs := upgradeRecs(10, 11, 12, 13, 14, 15, 16, 17)
+	for i := range recs {
+		recs[i].Timestamp = 1000 + int64(i)
+		recs[i].Value = make([]byte, 512<<10)
+		for j := range recs[i].Value {
+			recs[i].Value[j] = byte(rng.Uint32())
+		}
+	}
+	data, err := logfmt.AppendLegacyWrapper(nil, logfmt.LegacyWrapperOptions{Magic: 1, Compression: codec.Snappy}, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		tamper func(*logfmt.Record)
+	}{
+		{"none", nil},
+		{"value", func(r *logfmt.Record) { r.Value[len(r.Value)/2] ^= 1 }},
+		{"null-key", func(r *logfmt.Record) { r.Key = []byte{} }}, // record 11's key is null
+		{"offset", func(r *logfmt.Record) { r.Offset += 100 }},
+		{"timestamp", func(r *logfmt.Record) { r.Timestamp++ }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			upgradeTamper = func(r *logfmt.Record) {
+				if tc.tamper != nil && r.Offset == 11 {
+					r.Value = slices.Clone(r.Value)
+					tc.tamper(r)
+				}
+			}
+			defer func() { upgradeTamper = nil }()
+			rules := &upgradeRules{toMagic: 2}
+			conv := newUpgradeConverter(rules, bytes.NewReader(data), int64(len(data)), "orig", 0)
+			var f upgradeFile
+			conv.open = func() (io.Writer, error) { return &f, nil }
+			if err := conv.run(); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.data) <= upgradeOneSideBytes {
+				t.Fatalf("new batch of %d bytes, not over %d", len(f.data), upgradeOneSideBytes)
+			}
+			_, err := verifyUpgrade(rules, bytes.NewReader(data), int64(len(data)), "orig", bytes.NewReader(f.data), int64(len(f.data)), "new", 0)
+			if tc.tamper == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else if !errors.Is(err, ErrVerify) {
+				t.Fatalf("got %v, want a verification failure", err)
 			}
 		})
 	}

@@ -716,6 +716,14 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 		}
 	}()
 	conv := newUpgradeConverter(&rules, src, size, s.Log, s.Base)
+	// The converter and its verifier take turns with large entries, so
+	// that one is held at a time: the verifier, which holds nothing when
+	// it starts reading one, waits until the converter is done with
+	// theirs (a budget of 0, in which the earliest job never waits).
+	turns := logfmt.NewBudget(0)
+	conv.job = turns.Start(0)
+	verifyJob := turns.Start(1)
+	defer verifyJob.Done()
 	conv.progress = func(n int64) { u.progress(n, -1) }
 	conv.open = func() (io.Writer, error) {
 		rep.Rewritten = true
@@ -731,7 +739,9 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 		if back, err = safefile.Open(out.Name()); err != nil {
 			return nil, err
 		}
-		follow = newUpgradeFollower(newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base, out.Recovery()))
+		v := newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base, out.Recovery())
+		v.setJob(verifyJob)
+		follow = newUpgradeFollower(v)
 		conv.wrote = follow.wrote
 		return out, nil
 	}
