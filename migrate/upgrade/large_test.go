@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/codec"
@@ -125,5 +126,40 @@ func TestUpgradeVerifyLargeBatchOneSide(t *testing.T) {
 				t.Fatalf("got %v, want a verification failure", err)
 			}
 		})
+	}
+}
+
+// TestUpgradeLargeEntryThenManyWrites: the verifier waits for the
+// converter to be done before it reads a large entry, so the converter must
+// never wait for it; here it writes about 150 times after a 3 MiB wrapper,
+// 64 KiB messages to magic 1 (with the writer waiting once 64 boundaries
+// were queued, the two waited for each other).
+func TestUpgradeLargeEntryThenManyWrites(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	recs := upgradeRecs(0, 1, 2, 3, 4, 5)
+	for i := range recs {
+		recs[i].Value = make([]byte, 512<<10)
+		for j := range recs[i].Value {
+			recs[i].Value[j] = byte(rng.Uint32())
+		}
+	}
+	data := upgradeWrapper(t, codec.Snappy, recs)
+	value := make([]byte, 64<<10)
+	for o := int64(6); o < 606; o++ {
+		data = logfmt.AppendLegacyMessage(data, 0, o, 0, -1, nil, value)
+	}
+	dir, _ := upgradeWritePartition(t, 0, data)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(Options{Targets: upgradeTargets(t, dir), ToMagic: 1})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("upgrade did not finish: the converter and its verifier wait for each other")
 	}
 }
