@@ -72,7 +72,7 @@ func runRetention(c *cli.Context) error {
 	if len(failures) > 0 {
 		return failures[len(failures)-1]
 	}
-	return gapErr(rep.Config)
+	return skipErr(rep.Config)
 }
 
 // retentionOptions reads the flags, the topic configs they set apart.

@@ -169,3 +169,35 @@ func TestServerPropertiesFlagErrors(t *testing.T) {
 		sameTree(t, strings.Join(c.args, " "), before, treeBytes(t, filepath.Join(dir, "orders-0")))
 	}
 }
+
+// TestServerPropertiesUnknownKeys: a --server-properties key a broker
+// ignores though it looks meant for the log (a typo, the first key behind
+// a UTF-8 byte order mark) is a warning on stderr naming the file and
+// line, once per key, in every command that reads the file; a clean file
+// gives none.
+func TestServerPropertiesUnknownKeys(t *testing.T) {
+	const now = "2030-01-01T00:00:00Z"
+	dir := kraftDir(t, map[string]string{"cleanup.policy": "compact"})
+	bad := serverProperties(t, "\ufefflog.retention.hours=-1\nlisteners=PLAINTEXT://:9092\nlog.retention.hour=2\n")
+	want := []string{
+		"logtool: warning: " + bad + " line 1: a UTF-8 byte order mark starts the file, and a broker reads it as part of the first key: " +
+			"log.retention.hours is not recognised; ignored, as a broker ignores it\n",
+		"logtool: warning: " + bad + " line 3: log.retention.hour is not a broker config logtool knows; ignored, as a broker ignores it\n",
+	}
+	for _, args := range [][]string{
+		{"retention", "--dry-run", "--now", now},
+		{"compact", "--dry-run", "--now", now},
+		{"grep", "--max-lag", "topic", "--now", now, "--key", "key-000001"},
+	} {
+		_, out, errOut := runArgs(append(args, "--server-properties", bad, dir)...)
+		for _, w := range want {
+			if strings.Count(errOut, w) != 1 {
+				t.Errorf("%v: want once %q; stdout %q, stderr %q", args, w, out, errOut)
+			}
+		}
+		clean := serverProperties(t, "# a broker\nlisteners=PLAINTEXT://:9092\nnum.network.threads=3\nlog.retention.hours=168\n")
+		if _, out, errOut := runArgs(append(args, "--server-properties", clean, dir)...); strings.Contains(errOut, "warning") {
+			t.Errorf("%v, a clean file: stdout %q, stderr %q", args, out, errOut)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -100,14 +101,34 @@ func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, nam
 	return report, usageOf(err)
 }
 
-// gapErr is the error of a run that skipped partitions whose deciding
-// values are not known: exit 2, as the input the run needs was not given.
-func gapErr(cr *topicconfig.Report) error {
-	if cr == nil || cr.Gaps == 0 {
+// skipErr is the error of a run that skipped partitions whose topic
+// configuration is not known, each cause with what to give: exit 2, as
+// the input the run needs was not given.
+func skipErr(cr *topicconfig.Report) error {
+	if cr == nil {
 		return nil
 	}
-	return usageErr("%d partition(s) skipped: their topic configuration is not fully known; give --server-properties FILE "+
-		"(the broker's), or --kafka-defaults to take Kafka's defaults for what nothing sets", cr.Gaps)
+	var why []string
+	if cr.Gaps > 0 {
+		why = append(why, fmt.Sprintf("%d partition(s) skipped: their topic configuration is not fully known; give --server-properties FILE "+
+			"(the broker's), or --kafka-defaults to take Kafka's defaults for what nothing sets", cr.Gaps))
+	}
+	if cr.Unlisted > 0 {
+		why = append(why, fmt.Sprintf("%d partition(s) skipped: their topics are not in --topic-config %s; name topics with --topic, "+
+			"or give --unlisted-topics defaults", cr.Unlisted, cr.UnlistedFile))
+	}
+	if cr.Stray > 0 {
+		why = append(why, fmt.Sprintf("%d partition(s) skipped: their topics are not in the cluster metadata (stray); name topics with --topic, "+
+			"or give their configuration with --topic-config FILE", cr.Stray))
+	}
+	if cr.Unnamed > 0 {
+		why = append(why, fmt.Sprintf("%d partition(s) skipped: their directories are not named <topic>-<partition>, so their topics are unknown; "+
+			"rename them, or give --topic-config FILE with --unlisted-topics defaults", cr.Unnamed))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return usageErr("%s", strings.Join(why, "; "))
 }
 
 // loadTopics loads the topic configuration of the run's log dirs, or of
@@ -130,8 +151,12 @@ func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*
 		}
 	}
 	if o.ServerProperties != "" {
-		if _, err := topicconfig.Load(nil, topicconfig.Options{ServerProperties: o.ServerProperties}); err != nil {
+		cat, err := topicconfig.Load(nil, topicconfig.Options{ServerProperties: o.ServerProperties})
+		if err != nil {
 			return nil, usageErr("--server-properties: %v", err)
+		}
+		if g, err := global(c); err == nil {
+			warnAll(g, cat.Warnings)
 		}
 	}
 	return topicconfig.LoadRun(set, o)

@@ -538,9 +538,16 @@ func (d *dumper) records(b *logfmt.Batch, st *segState) {
 		}
 		d.hold()
 		switch {
-		case d.q != nil:
+		case d.q != nil && lineBound(r) <= linesMax:
 			m.setRecord(r)
 			d.addRecord(m, r, control)
+		case d.q != nil:
+			// Header keys too large to queue (up to three times them as
+			// text, in each of the pipeline's blocks) are written here, a
+			// piece at a time, after the lines queued before.
+			d.stopPipeline()
+			d.recordText(b, r, control)
+			d.startPipeline()
 		case o.JSON:
 			d.recordJSON(b, r, control)
 		default:
@@ -636,6 +643,18 @@ func appendHeaderKeys(l []byte, r *logfmt.Record) []byte {
 	return append(l, ']')
 }
 
+// appendHeaderKeysStreamed is appendHeaderKeys into the sink's line, each
+// key a piece at a time, for a record whose keys can be as large as it.
+func (d *dumper) appendHeaderKeysStreamed(l []byte, r *logfmt.Record) []byte {
+	for i, h := range r.Headers {
+		if i > 0 {
+			l = append(l, ',')
+		}
+		l = d.appendStreamed(l, h.Key, textdec.String)
+	}
+	return append(l, ']')
+}
+
 // recordLine writes a record line queued by addRecord. An empty tail of a
 // v2 line is an empty header key list, the common case, which addRecord
 // does not render.
@@ -658,7 +677,7 @@ func (d *dumper) recordText(b *logfmt.Batch, r *logfmt.Record, control bool) {
 		m.setRecord(r)
 		l = appendRecordMeta(l, &m)
 		if m.magic >= 2 {
-			l = appendHeaderKeys(l, r)
+			l = d.appendHeaderKeysStreamed(l, r)
 		}
 		if control {
 			l = d.controlText(l, r)
@@ -748,12 +767,12 @@ func (d *dumper) payloadText(l []byte, r *logfmt.Record, keyPrefix string) []byt
 			if i > 0 {
 				l = append(l, ',')
 			}
-			l = textdec.String.AppendText(l, h.Key)
+			l = d.appendStreamed(l, h.Key, textdec.String)
 			l = append(l, '=')
 			if h.Value == nil {
 				l = append(l, "null"...)
 			} else {
-				l = d.o.ValueDecoder.AppendText(l, h.Value)
+				l = d.appendStreamed(l, h.Value, d.o.ValueDecoder)
 			}
 		}
 		l = append(l, ']')
@@ -832,14 +851,29 @@ const streamPiece = 16 << 10
 func (d *dumper) appendStreamed(l, b []byte, dec textdec.Decoder) []byte {
 	for len(b) > streamPiece {
 		n := dec.PieceEnd(b, streamPiece)
-		l = dec.AppendText(l, b[:n])
+		l = d.sendFull(dec.AppendText(l, b[:n]))
 		b = b[n:]
-		if len(l) >= chunkSize {
-			d.s.set(l)
-			l = d.s.buf()
-		}
 	}
 	return dec.AppendText(l, b)
+}
+
+// appendJSONStreamed is appendStreamed for a JSON string (or null, or the
+// base64 object of bytes that are not UTF-8): the JSON of a large value,
+// up to six times it, is never held whole either.
+func (d *dumper) appendJSONStreamed(l, b []byte, dec textdec.Decoder) []byte {
+	if len(b) <= streamPiece {
+		return dec.AppendJSON(l, b)
+	}
+	return dec.AppendJSONPieces(l, b, streamPiece, d.sendFull)
+}
+
+// sendFull sends the line on when it fills a chunk, for AppendJSONPieces.
+func (d *dumper) sendFull(l []byte) []byte {
+	if len(l) < chunkSize {
+		return l
+	}
+	d.s.set(l)
+	return d.s.buf()
 }
 
 // recordJSON appends a "record" object.
@@ -856,10 +890,10 @@ func (d *dumper) recordJSON(b *logfmt.Batch, r *logfmt.Record, control bool) {
 			l = append(l, ',')
 		}
 		l = append(l, `{"key":`...)
-		l = protocol.AppendStringBytes(l, h.Key)
+		l = d.appendJSONStreamed(l, h.Key, textdec.String) // jsonbytes' rule, as for every name read from disk
 		if o.ValueDecoder != textdec.None {
 			l = append(l, `,"value":`...)
-			l = o.ValueDecoder.AppendJSON(l, h.Value)
+			l = d.appendJSONStreamed(l, h.Value, o.ValueDecoder)
 		}
 		l = append(l, '}')
 	}
@@ -870,46 +904,39 @@ func (d *dumper) recordJSON(b *logfmt.Batch, r *logfmt.Record, control bool) {
 		l = appendIntField(l, "crc", int64(r.CRC))
 		l = appendBoolField(l, "crcValid", r.CRCValid)
 	}
-	if control {
+	switch {
+	case control:
 		l = d.controlJSON(l, r)
-	} else if o.PrintData {
-		key, value, hasKey, hasValue := d.parseJSON(r)
-		if hasKey {
+	case o.PrintData && o.Payload == PayloadPlain:
+		// Rendered straight into the line, which streams, as text does.
+		if o.KeyDecoder != textdec.None {
 			l = append(l, `,"key":`...)
-			l = append(l, key...)
+			l = d.appendJSONStreamed(l, r.Key, o.KeyDecoder)
 		}
-		if hasValue {
+		if o.ValueDecoder != textdec.None {
 			l = append(l, `,"value":`...)
-			l = append(l, value...)
+			l = d.appendJSONStreamed(l, r.Value, o.ValueDecoder)
 		}
+	case o.PrintData:
+		key, value := d.parseJSON(r)
+		l = append(l, `,"key":`...)
+		l = append(l, key...)
+		l = append(l, `,"value":`...)
+		l = append(l, value...)
 	}
 	d.s.set(append(l, "}\n"...))
 }
 
-// parseJSON is parse with JSON values: strings, or null for a null key or
-// value.
-func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte, hasKey, hasValue bool) {
-	switch d.o.Payload {
-	case PayloadOffsets, PayloadTxnLog, PayloadMetadata, PayloadShareState, PayloadRemoteMeta:
-		k, v, hk, hv := d.parse(r)
-		out := appendDecodedPayload(nil, k, hk)
-		n := len(out)
-		// A tombstone is null here, where text shows Kafka's <DELETE>.
-		out = appendDecodedPayload(out, v, hv && r.Value != nil)
-		return out[:n], out[n:], true, true
-	}
-	p := d.payload[:0]
-	if d.o.KeyDecoder != textdec.None {
-		p = d.o.KeyDecoder.AppendJSON(p, r.Key)
-		hasKey = true
-	}
-	n := len(p)
-	if d.o.ValueDecoder != textdec.None {
-		p = d.o.ValueDecoder.AppendJSON(p, r.Value)
-		hasValue = true
-	}
-	d.payload = p
-	return p[:n], p[n:], hasKey, hasValue
+// parseJSON is parse with JSON values, for the payload decoders (a plain
+// payload streams into the line): a decoded object nested, or null for a
+// null key or value.
+func (d *dumper) parseJSON(r *logfmt.Record) (key, value []byte) {
+	k, v, hk, hv := d.parse(r)
+	out := appendDecodedPayload(nil, k, hk)
+	n := len(out)
+	// A tombstone is null here, where text shows Kafka's <DELETE>.
+	out = appendDecodedPayload(out, v, hv && r.Value != nil)
+	return out[:n], out[n:]
 }
 
 // appendDecodedPayload appends what a payload decoder made of a key or

@@ -94,7 +94,7 @@ func encode(r *fetch.Reader, enc *Encoder, emit func([]byte) error) (fetch.Read,
 	}()
 	flush := func(b []byte) ([]byte, error) { return b[:0], emit(b) }
 	for r.Next() {
-		if rec := r.Record(); len(rec.Value) > chunkSize {
+		if rec := r.Record(); largeBytes(rec) > chunkSize {
 			var err error
 			if buf, err = enc.AppendStreamed(buf, rec, flush); err != nil {
 				return r.Read(), err

@@ -79,51 +79,85 @@ func NewEncoder(topic string, partition int32, format Format, enc Encoding, iso 
 // Append appends r's line, newline included, to dst.
 func (e *Encoder) Append(dst []byte, r *fetch.Record) []byte {
 	if e.kcat {
-		return e.appendKcat(dst, r)
+		return e.appendKcat(dst, r, e.appendBytes, jsonbytes.AppendBytes)
 	}
-	dst = e.appendHead(dst, r)
+	dst = e.appendHead(dst, r, e.appendBytes)
 	dst = e.appendBytes(dst, r.Value)
-	return e.appendTail(dst, r)
+	return e.appendTail(dst, r, e.appendBytes, jsonbytes.AppendBytes)
 }
 
-// AppendStreamed is Append for a record whose value is large: the value is
-// appended a piece at a time, and flush is given dst whenever it holds
-// chunkSize bytes or more, to send them on and return the buffer to go on
-// with, so that the line is never held whole.
+// AppendStreamed is Append for a large record (largeBytes over chunkSize):
+// its key, value, header keys and header values are appended a piece at a
+// time, and flush is given dst whenever it holds chunkSize bytes or more,
+// to send them on and return the buffer to go on with, so that the line is
+// never held whole.
 func (e *Encoder) AppendStreamed(dst []byte, r *fetch.Record, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	p := pieces{e: e, flush: flush}
 	if e.kcat {
-		return e.appendKcat(dst, r), nil
+		return e.appendKcat(dst, r, p.bytes, p.name), p.err
 	}
-	dst = e.appendHead(dst, r)
-	v := r.Value
-	// The form is chosen for the whole value, as appendBytes does.
+	dst = e.appendHead(dst, r, p.bytes)
+	dst = p.bytes(dst, r.Value)
+	dst = e.appendTail(dst, r, p.bytes, p.name)
+	return dst, p.err
+}
+
+// largeBytes is how many bytes of r's line its key, value and headers
+// make, before encoding: what decides that it is streamed.
+func largeBytes(r *fetch.Record) int {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// pieces appends a byte string of a streamed line a piece at a time; after
+// flush fails it appends nothing more, and err is the failure.
+type pieces struct {
+	e     *Encoder
+	flush func([]byte) ([]byte, error)
+	err   error
+}
+
+// bytes is appendBytes (a key or value under the encoder's --encoding).
+func (p *pieces) bytes(dst, b []byte) []byte { return p.append(dst, b, p.e.enc) }
+
+// name is jsonbytes.AppendBytes (a header key, always under its rule).
+func (p *pieces) name(dst, b []byte) []byte { return p.append(dst, b, UTF8) }
+
+func (p *pieces) append(dst, b []byte, enc Encoding) []byte {
+	if p.err != nil {
+		return dst
+	}
+	// The form is chosen for the whole of b, as appendBytes does.
 	piece, end := jsonbytes.AppendBase64, `"`
 	switch {
-	case v == nil:
-		return e.appendTail(append(dst, "null"...), r), nil
-	case e.enc == Base64:
+	case b == nil:
+		return append(dst, "null"...)
+	case enc == Base64:
 		dst = append(dst, '"')
-	case utf8.Valid(v):
+	case utf8.Valid(b):
 		dst, piece = append(dst, '"'), jsonbytes.AppendEscaped
 	default:
 		dst, end = append(dst, `{"base64":"`...), `"}`
 	}
-	for len(v) > 0 {
-		n := min(len(v), streamPiece)
-		dst = piece(dst, v[:n])
-		v = v[n:]
+	for len(b) > 0 {
+		n := min(len(b), streamPiece)
+		dst = piece(dst, b[:n])
+		b = b[n:]
 		if len(dst) >= chunkSize {
-			var err error
-			if dst, err = flush(dst); err != nil {
-				return dst, err
+			if dst, p.err = p.flush(dst); p.err != nil {
+				return dst
 			}
 		}
 	}
-	return e.appendTail(append(dst, end...), r), nil
+	return append(dst, end...)
 }
 
-// appendHead appends what comes before a record's value in its line.
-func (e *Encoder) appendHead(dst []byte, r *fetch.Record) []byte {
+// appendHead appends what comes before a record's value in its line, the
+// key by appendBytes.
+func (e *Encoder) appendHead(dst []byte, r *fetch.Record, appendBytes func(dst, b []byte) []byte) []byte {
 	dst = append(dst, e.prefix...)
 	dst = appendInt(dst, r.Offset)
 	dst = append(dst, `,"timestamp":`...)
@@ -131,26 +165,27 @@ func (e *Encoder) appendHead(dst []byte, r *fetch.Record) []byte {
 	dst = append(dst, `,"timestampType":"`...)
 	dst = append(dst, r.TimestampType.String()...)
 	dst = append(dst, `","key":`...)
-	dst = e.appendBytes(dst, r.Key)
+	dst = appendBytes(dst, r.Key)
 	return append(dst, `,"value":`...)
 }
 
-// streamPiece is how much of a value AppendStreamed appends at a time: a
-// multiple of 3, so that base64 pieces join with no padding between them
-// (the escapes of UTF-8 text are of single bytes, and cut anywhere).
+// streamPiece is how much of a byte string AppendStreamed appends at a
+// time: a multiple of 3, so that base64 pieces join with no padding between
+// them (the escapes of UTF-8 text are of single bytes, and cut anywhere).
 const streamPiece = 48 << 10
 
-// appendTail appends what follows a record's value in its line.
-func (e *Encoder) appendTail(dst []byte, r *fetch.Record) []byte {
+// appendTail appends what follows a record's value in its line, header
+// values by appendBytes and header keys by appendName.
+func (e *Encoder) appendTail(dst []byte, r *fetch.Record, appendBytes, appendName func(dst, b []byte) []byte) []byte {
 	dst = append(dst, `,"headers":[`...)
 	for i, h := range r.Headers {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"key":`...)
-		dst = jsonbytes.AppendBytes(dst, h.Key)
+		dst = appendName(dst, h.Key)
 		dst = append(dst, `,"value":`...)
-		dst = e.appendBytes(dst, h.Value)
+		dst = appendBytes(dst, h.Value)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"producerId":`...)

@@ -2,7 +2,6 @@ package export
 
 import (
 	"github.com/logtool/logtool/fetch"
-	"github.com/logtool/logtool/internal/jsonbytes"
 	"github.com/logtool/logtool/logfmt"
 )
 
@@ -14,7 +13,7 @@ import (
 // sees a control record, so neither does this line. Where kcat would write
 // bytes that are not UTF-8 into a string, making the line invalid JSON,
 // the Encoding's rule applies: {"base64": ...} under utf8.
-func (e *Encoder) appendKcat(dst []byte, r *fetch.Record) []byte {
+func (e *Encoder) appendKcat(dst []byte, r *fetch.Record, appendBytes, appendName func(dst, b []byte) []byte) []byte {
 	if r.Control {
 		return dst
 	}
@@ -35,15 +34,15 @@ func (e *Encoder) appendKcat(dst []byte, r *fetch.Record) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = jsonbytes.AppendBytes(dst, h.Key)
+			dst = appendName(dst, h.Key)
 			dst = append(dst, ',')
-			dst = e.appendBytes(dst, h.Value)
+			dst = appendBytes(dst, h.Value)
 		}
 		dst = append(dst, ']')
 	}
 	dst = append(dst, `,"key":`...)
-	dst = e.appendBytes(dst, r.Key)
+	dst = appendBytes(dst, r.Key)
 	dst = append(dst, `,"payload":`...)
-	dst = e.appendBytes(dst, r.Value)
+	dst = appendBytes(dst, r.Value)
 	return append(dst, "}\n"...)
 }

@@ -340,17 +340,21 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 		if len(r.infos) == headersMaxInfos {
 			return r
 		}
-		in := headerInfo{pos: b.Pos, size: b.Size(), crc: b.ComputeCRC()}
+		keep := h.Keep != nil && h.Keep(b)
+		if keep && len(r.kept)+len(b.Data) > headersKeepBytes {
+			return r
+		}
+		// Filled in place rather than built and copied in.
+		r.infos = r.infos[:len(r.infos)+1]
+		in := &r.infos[len(r.infos)-1]
+		in.pos, in.size, in.crc = b.Pos, b.Size(), b.ComputeCRC()
 		in.n = uint8(copy(in.hdr[:], b.Data))
-		if h.Keep != nil && h.Keep(b) {
-			if len(r.kept)+len(b.Data) > headersKeepBytes {
-				return r
-			}
+		in.keepStart, in.keepEnd = 0, 0
+		if keep {
 			in.keepStart = len(r.kept)
 			r.kept = append(r.kept, b.Data...)
 			in.keepEnd = len(r.kept)
 		}
-		r.infos = append(r.infos, in)
 	}
 	// Its reader ends at stop, so the range ended exactly there. The last
 	// range ends at the end of the data: the reader after it says so.

@@ -316,8 +316,8 @@ func (rr *replicaReader) headers(fn func(*Batch) error) error {
 			rr.o.Progress(int64(b.Size()))
 		}
 		// One Batch for all, given to fn: none escapes to the heap.
-		rr.cur = headerOf(b)
 		bt := &rr.cur
+		readHeader(bt, b)
 		if bt.Flags&Control != 0 && abortMarker(b) {
 			bt.Flags |= AbortMarker
 		}
@@ -369,7 +369,8 @@ func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
 		if i == rr.n {
 			return fmt.Errorf("%s: more batches than on the first reading: the partition changed while it was read", p.Source)
 		}
-		bt := headerOf(b)
+		var bt Batch
+		readHeader(&bt, b)
 		h := hashed{base: bt.Base, count: bt.Count, flags: bt.Flags, records: []Record{}}
 		if bt.Flags&Control != 0 && abortMarker(b) {
 			h.flags |= AbortMarker
@@ -590,15 +591,16 @@ func (p *Partition) readEpochs(dir string) ([]checkpoint.EpochEntry, error) {
 	return es, err
 }
 
-// headerOf is the Batch of a valid entry, from its header alone.
-func headerOf(b *logfmt.Batch) Batch {
-	bt := Batch{Last: b.LastOffset(), CRC: b.StoredCRC(), Size: int32(b.Size()), MaxTimestamp: b.MaxTimestamp(),
-		Epoch: logfmt.NoLeaderEpoch, ProducerID: logfmt.NoProducerID, BaseSequence: logfmt.NoSequence}
+// readHeader sets bt to the Batch of a valid entry, from its header alone,
+// in place: a batch's fields are set a million times a second.
+func readHeader(bt *Batch, b *logfmt.Batch) {
+	bt.Last, bt.CRC, bt.Size, bt.MaxTimestamp = b.LastOffset(), b.StoredCRC(), int32(b.Size()), b.MaxTimestamp()
+	bt.Epoch, bt.ProducerID, bt.BaseSequence, bt.Flags, bt.Records = logfmt.NoLeaderEpoch, logfmt.NoProducerID, logfmt.NoSequence, 0, nil
 	if b.Magic() < 2 {
 		// A legacy wrapper's base offset is only known inside it; its
 		// last offset is the wrapper's, which is what offsets order by.
 		bt.Base, bt.Count, bt.Flags = bt.Last, 1, Legacy
-		return bt
+		return
 	}
 	h := b.Header()
 	bt.Base, bt.Epoch, bt.Count = h.BaseOffset(), h.PartitionLeaderEpoch(), h.RecordCount()
@@ -612,7 +614,6 @@ func headerOf(b *logfmt.Batch) Batch {
 	if h.IsControl() {
 		bt.Flags |= Control
 	}
-	return bt
 }
 
 // abortMarker tells whether a control batch holds an ABORT marker, which says

@@ -7,7 +7,9 @@
 #     1% tombstones; warm cache, and cold too when the page cache can be
 #     dropped (root on Linux);
 #   - verify, reindex and digest (issue 40: target 1.5x cat) on the same 2 GiB
-#     partition, upgrade on a magic-0 one;
+#     partition, upgrade on a magic-0 one; digest also on a 2 GiB partition
+#     of the same records in batches of 1-160 (17 KB on average, as a
+#     producer's default batch.size of 16 KiB fills them under load);
 #   - export and salvage (issue 20) on the dump segment: export to /dev/null
 #     (JSON encoding included; target 300 MB/s), salvage into a new directory
 #     (target: within 2x cat, here `cat > file && sync file`: the same bytes
@@ -31,7 +33,7 @@
 #     1.5x dump --deep-iteration of the same files (the "x" column is then
 #     against dump). RSS stays flat: compare the 2 GiB compact partition.
 # Environment:
-#   BENCH_DIR    where to write (default /tmp/logtool-bench; needs ~6 GiB free)
+#   BENCH_DIR    where to write (default /tmp/logtool-bench; needs ~8 GiB free)
 #   BENCH_SCALE  divide every size by this, for a quick look (default 1)
 #   BENCH_RUNS   timed runs per command; the best is shown (default 3)
 #   BENCH_PAIRS  rounds of the alternating 1-core/2-core runs (default 7)
@@ -60,6 +62,7 @@ gen() { # name, then gen flags
 gen dump --topic dump --records $(( 3830000 / scale ))
 # 214 bytes a record: 10M records over 1M keys make 2 GiB.
 gen compact --topic compact --records $(( 10000000 / scale )) --keys $(( 1000000 / scale )) --value-bytes 180 --tombstone-ratio 0.01
+gen batch16k --topic batch16k --records $(( 10000000 / scale )) --keys $(( 1000000 / scale )) --value-bytes 180 --tombstone-ratio 0.01 --batch-records 160
 gen v0 --topic v0 --magic 0 --records $(( 250000 / scale )) --value-bytes 1000
 # 140 bytes a record: 1.915M records make 256 MiB uncompressed.
 for c in none lz4 zstd; do
@@ -184,6 +187,12 @@ else
   echo "(cold-cache rows need a writable /proc/sys/vm/drop_caches: run as root to see them)"
 fi
 rm -rf "$dir/compact-work"
+inputs=("$dir/batch16k"/batch16k-0/*.log)
+header "the same records in batches of 1-160 (17 KB on average)"
+row cat warm cat "${inputs[@]}"
+row "floor: read + CRC32C, all cores" warm "$floor" "${inputs[@]}"
+row "digest" warm "$lt" --no-progress digest --out "$dir/batch16k.digest" "$dir/batch16k"
+rm -f "$dir/batch16k.digest"
 
 inputs=("$dir"/v0/v0-0/*.log)
 header "magic-0 partition, 1000-byte values"

@@ -38,6 +38,9 @@ type Options struct {
 type Catalog struct {
 	byDir map[string]*Resolver
 	none  *Resolver
+	// Warnings are about the sources read: keys of the server.properties
+	// a broker ignores though they look meant for the log.
+	Warnings []string
 }
 
 // Load reads the configuration sources of the log dirs of a run, each
@@ -56,13 +59,15 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 		}
 	}
 	var static level
+	var warnings []string
 	if o.ServerProperties != "" {
 		var err error
-		if static, err = parseServerProperties(o.ServerProperties); err != nil {
+		if static, warnings, err = parseServerProperties(o.ServerProperties); err != nil {
 			return nil, err
 		}
 	}
-	c := &Catalog{byDir: map[string]*Resolver{}, none: &Resolver{broker: -1, overrides: o.Overrides, static: static, staticPath: o.ServerProperties, kafkaDefaults: o.KafkaDefaults}}
+	c := &Catalog{byDir: map[string]*Resolver{}, none: &Resolver{broker: -1, overrides: o.Overrides, static: static, staticPath: o.ServerProperties, kafkaDefaults: o.KafkaDefaults},
+		Warnings: warnings}
 	var file *FileConfig
 	if o.File != "" {
 		var err error

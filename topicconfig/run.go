@@ -62,7 +62,7 @@ type Job func(p *target.Partition, cfg *Config, skip string, explicit bool) (app
 // partition whose topic's configuration, or one of the values among
 // decisive that decide what a command of policy deletes or rewrites, is not
 // known is handed a skip (Resolver.Missing), counted in Report.Gaps when
-// only such values are missing. A
+// only such values are missing, else by why the topic is unknown. A
 // log dir named whole whose configuration is not known is refused (a
 // *target.UsageError) unless topicChosen (--topic chose its topics): a
 // broker would apply each topic's own policy, which is then not known.
@@ -129,16 +129,32 @@ type Report struct {
 	// Gaps counts the partitions skipped because a deciding value is not
 	// known (Resolver.Gaps): the run did not do all it was asked.
 	Gaps int
+	// Unlisted counts the partitions skipped because the --topic-config
+	// file (UnlistedFile) does not name their topic, Stray those whose
+	// topic the cluster metadata does not know, Unnamed those whose
+	// directory names no topic (Resolver.Unknown): the run did not do all
+	// it was asked either, each for its own reason.
+	Unlisted, Stray, Unnamed int
+	UnlistedFile             string
 }
 
 // Missing is why cfg is not known enough for a command of policy to act
-// on (Resolver.Missing), or "", counting a gap where only values among
-// decisive are missing, which --server-properties or --kafka-defaults
-// supply.
+// on (Resolver.Missing), or "", counting the skip by its cause: a gap
+// where only values among decisive are missing, which --server-properties
+// or --kafka-defaults supply, else a topic its source does not know.
 func (cr *Report) Missing(r *Resolver, cfg *Config, policy string, decisive []string) string {
 	why := r.Missing(cfg, policy, decisive)
-	if why != "" && r.Unknown(cfg) == "" {
+	switch {
+	case why == "":
+	case r.Unknown(cfg) == "":
 		cr.Gaps++
+	case cfg.Topic == "":
+		cr.Unnamed++
+	case r.File() != nil:
+		cr.Unlisted++
+		cr.UnlistedFile = r.File().Path
+	default:
+		cr.Stray++
 	}
 	return why
 }

@@ -15,7 +15,28 @@ import (
 // last value, as Properties.load does. The only error is a malformed \uXXXX
 // escape, which Java refuses too.
 func Parse(data []byte) (map[string]string, error) {
-	props := map[string]string{}
+	entries, err := Entries(data)
+	if err != nil {
+		return nil, err
+	}
+	props := make(map[string]string, len(entries))
+	for _, e := range entries {
+		props[e.Key] = e.Value
+	}
+	return props, nil
+}
+
+// Entry is one property as the file gives it, Line being the first line
+// of its logical line, counted from 1.
+type Entry struct {
+	Key, Value string
+	Line       int
+}
+
+// Entries is Parse's properties in the order of the file, each key as
+// often as it is given, so that a caller can name the line of one.
+func Entries(data []byte) ([]Entry, error) {
+	var entries []Entry
 	lines := naturalLines(string(data))
 	for i := 0; i < len(lines); i++ {
 		first := i + 1
@@ -43,9 +64,9 @@ func Parse(data []byte) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", first, err)
 		}
-		props[k] = v
+		entries = append(entries, Entry{Key: k, Value: v, Line: first})
 	}
-	return props, nil
+	return entries, nil
 }
 
 // naturalLines splits at \n, \r and \r\n, as Java's LineReader does.

@@ -56,6 +56,38 @@ func (d Decoder) AppendJSON(dst, b []byte) []byte {
 	return append(dst, '"')
 }
 
+// AppendJSONPieces appends b as AppendJSON does, about n bytes of b at a
+// time, handing dst to flush after each piece but the last and going on
+// with the buffer flush returns: the JSON of a large value (up to six times
+// it, a control byte escaping to \u00XX) is then never held whole. The
+// form is chosen for the whole of b, as AppendJSON chooses it, and base64
+// pieces are cut on a multiple of 3 so that they join with no padding
+// between them.
+func (d Decoder) AppendJSONPieces(dst, b []byte, n int, flush func([]byte) []byte) []byte {
+	if b == nil {
+		return append(dst, "null"...)
+	}
+	piece, end := d.AppendText, `"`
+	switch {
+	case d == String && utf8.Valid(b):
+		// Escapes are of single ASCII bytes, so any cut is safe.
+		dst, piece = append(dst, '"'), jsonbytes.AppendEscaped
+	case d == String:
+		dst, piece, end = append(dst, `{"base64":"`...), jsonbytes.AppendBase64, `"}`
+		n -= n % 3
+	case d == Base64:
+		dst = append(dst, '"')
+		n -= n % 3
+	default:
+		dst = append(dst, '"')
+	}
+	for len(b) > n {
+		dst = flush(piece(dst, b[:n]))
+		b = b[n:]
+	}
+	return append(piece(dst, b), end...)
+}
+
 // PieceEnd is where a piece of about n bytes of b (n < len(b)) ends so that
 // decoding the pieces one after the other gives what decoding b whole does:
 // on a multiple of 3 for base64, and for UTF-8 not inside a sequence, which

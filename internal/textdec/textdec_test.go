@@ -40,3 +40,42 @@ func TestPieceEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendJSONPieces: a key or value written into JSON a piece at a time
+// reads as AppendJSON writes it whole, for every decoder, with valid UTF-8,
+// escapes and invalid bytes (the base64 object) across piece sizes, and is
+// handed on after each piece.
+func TestAppendJSONPieces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := [][]byte{
+		[]byte("a"), []byte("é"), []byte("𝄞"), []byte(`"`), []byte(`\`), {'\n'}, {0x01},
+	}
+	for i := range 1000 {
+		var b []byte
+		for len(b) < 40 {
+			b = append(b, alphabet[rng.IntN(len(alphabet))]...)
+		}
+		if i%2 == 1 {
+			b[rng.IntN(len(b))] = 0xff // not UTF-8: the base64 object
+		}
+		for _, dec := range []Decoder{String, Hex, Base64} {
+			for n := 3; n < 12; n++ {
+				flushes := 0
+				flush := func(dst []byte) []byte {
+					flushes++
+					return dst
+				}
+				got := dec.AppendJSONPieces([]byte("x"), b, n, flush)
+				if want := dec.AppendJSON([]byte("x"), b); !bytes.Equal(got, want) {
+					t.Fatalf("decoder %v, pieces of %d of %x: %s, want %s", dec, n, b, got, want)
+				}
+				if flushes < len(b)/n-1 {
+					t.Fatalf("decoder %v, pieces of %d of %d bytes: %d flushes", dec, n, len(b), flushes)
+				}
+			}
+		}
+	}
+	if got := String.AppendJSONPieces(nil, nil, 4, nil); string(got) != "null" {
+		t.Fatalf("nil: %s", got)
+	}
+}

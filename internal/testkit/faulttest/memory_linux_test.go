@@ -284,8 +284,32 @@ func TestMemorySparseLength(t *testing.T) {
 // reader's window held a large entry's spare buffer and compact's batch
 // workers kept a record's in their pool, so that the next partition
 // allocated its own: 75-79 and 74-87 MiB since.
+//
+// A third shape puts the large bytes in headers, a header key in one
+// record and a header value in the other, for the commands that render
+// them. dump and export rendered a header, and dump --format json a key or
+// value, whole, up to three times it as text and six as JSON: with 20 MiB
+// headers dump --deep-iteration took 161-404 MiB and --print-headers
+// 279-739, export with four workers 162; with 60 MiB values dump --format
+// json --print-data-log took 299-780 MiB (goal 244), export --format kcat
+// 249 (one record a batch, one worker). LOGTOOL_LONG=1 adds
+// records of 60 MiB (about 100 s; the normal run about 30 s).
 func TestMemoryLargeRecords(t *testing.T) {
-	const recordBytes = 20 << 20
+	sizes := []int{20 << 20}
+	if long() {
+		sizes = append(sizes, 60<<20)
+	}
+	for _, recordBytes := range sizes {
+		t.Run(fmt.Sprintf("%dMiB", recordBytes>>20), func(t *testing.T) {
+			largeRecords(t, recordBytes)
+		})
+	}
+}
+
+// largeRecords is TestMemoryLargeRecords for records of recordBytes, under
+// a --max-record-bytes 4 MiB above them.
+func largeRecords(t *testing.T, recordBytes int) {
+	maxRecord := fmt.Sprintf("%dMiB", recordBytes>>20+4)
 	value := make([]byte, recordBytes)
 	rng := rand.New(rand.NewPCG(9, 9)) // incompressible, so zstd stores it whole
 	for i := 0; i < len(value); i += 8 {
@@ -295,7 +319,8 @@ func TestMemoryLargeRecords(t *testing.T) {
 		name     string
 		c        codec.Type
 		perBatch int
-	}{{"one-batch-none", codec.None, 2}, {"two-batches-zstd", codec.Zstd, 1}} {
+		headers  bool // the large bytes a header key in one record, a header value in the other
+	}{{"one-batch-none", codec.None, 2, false}, {"two-batches-zstd", codec.Zstd, 1, false}, {"headers-none", codec.None, 1, true}} {
 		dir := filepath.Join(t.TempDir(), "kafka-logs")
 		var parts []string
 		for p := range 4 {
@@ -306,6 +331,10 @@ func TestMemoryLargeRecords(t *testing.T) {
 			recs := []logfmt.Record{
 				{Offset: 0, Timestamp: bombTime, Key: []byte("k0"), Value: value},
 				{Offset: 1, Timestamp: bombTime + 1, Key: []byte("k1"), Value: value},
+			}
+			if shape.headers {
+				recs[0].Value, recs[0].Headers = []byte("v0"), []logfmt.Header{{Key: value, Value: []byte("h0")}}
+				recs[1].Value, recs[1].Headers = []byte("v1"), []logfmt.Header{{Key: []byte("h1"), Value: value}}
 			}
 			var seg []byte
 			for i := 0; i < len(recs); i += shape.perBatch {
@@ -325,21 +354,28 @@ func TestMemoryLargeRecords(t *testing.T) {
 				var cmds [][]string
 				for _, c := range [][]string{
 					{"dump", "--deep-iteration", "--print-data-log"},
+					{"dump", "--deep-iteration"},
+					{"dump", "--print-data-log", "--print-headers"},
+					{"dump", "--format", "json", "--print-data-log"},
 					{"verify", "--deep"},
 					{"export"},
+					{"export", "--format", "kcat"},
 					{"grep", "--key", "k1"},
 					{"compact", "--topic", ".*", "--now", compactNow, "--max-lag", "1ms", "--dry-run"},
 					{"reindex", "--check"},
 				} {
-					args := append([]string{"--workers", strconv.Itoa(workers), c[0], "--max-record-bytes", "24MiB"}, c[1:]...)
+					if shape.headers && c[0] != "dump" && c[0] != "export" {
+						continue // the others render no headers
+					}
+					args := append([]string{"--workers", strconv.Itoa(workers), c[0], "--max-record-bytes", maxRecord}, c[1:]...)
 					if c[0] == "reindex" {
 						args = append([]string{"--workers", strconv.Itoa(workers)}, c...)
 					}
 					cmds = append(cmds, append(args, paths...))
 				}
 				for _, args := range cmds {
-					t.Run(args[2], func(t *testing.T) {
-						checkRSS(t, rssBase+3*recordBytes, [][]string{args}, 0)
+					t.Run(strings.Join(args[2:len(args)-len(paths)], " "), func(t *testing.T) {
+						checkRSS(t, rssBase+3*int64(recordBytes), [][]string{args}, 0)
 					})
 				}
 			})
