@@ -120,6 +120,14 @@ func OpenLogDirs(set *target.Set, o Options) ([]Source, error) {
 		s := byDir[p.LogDir.Real]
 		s.parts = append(s.parts, p)
 	}
+	for _, rp := range set.Refused {
+		if s := byDir[rp.Partition.LogDir.Real]; s != nil {
+			if s.refused == nil {
+				s.refused = map[*target.Partition][]layout.Refusal{}
+			}
+			s.refused[rp.Partition] = rp.Refusals
+		}
+	}
 	out := make([]Source, len(srcs))
 	for i, s := range srcs {
 		slices.SortStableFunc(s.parts, func(a, b *target.Partition) int {
@@ -159,6 +167,10 @@ type logDirSource struct {
 	broker Broker
 	o      Options
 	parts  []*target.Partition
+	// refused are the entries of a partition a broker cannot load
+	// (target.Set.Refused): damage of the replica, so that its digest
+	// carries them.
+	refused map[*target.Partition][]layout.Refusal
 	next   int // the partition Next reads
 	mu     sync.Mutex
 	roots  map[string]*roots // under mu: a digest opens partitions on its workers
@@ -197,7 +209,14 @@ func (s *logDirSource) reader(i int, o Options) (*replicaReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openReplica(lp, r, o)
+	rr, err := openReplica(lp, r, o)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range s.refused[p] {
+		rr.p.Damage = append(rr.p.Damage, Damage{File: f.Path, Pos: -1, Msg: f.Why + " (a broker cannot load the partition)", From: -1, To: -1})
+	}
+	return rr, nil
 }
 
 func (s *logDirSource) rootsOf(dir string) (*roots, error) {
