@@ -171,9 +171,9 @@ type logDirSource struct {
 	// (target.Set.Refused): damage of the replica, so that its digest
 	// carries them.
 	refused map[*target.Partition][]layout.Refusal
-	next   int // the partition Next reads
-	mu     sync.Mutex
-	roots  map[string]*roots // under mu: a digest opens partitions on its workers
+	next    int // the partition Next reads
+	mu      sync.Mutex
+	roots   map[string]*roots // under mu: a digest opens partitions on its workers
 }
 
 // roots are a log directory's root checkpoints, read once for all its
