@@ -15,7 +15,7 @@ func digestCommand() *cli.Command {
 		ArgsUsage:   "--out FILE LOGDIR...",
 		Description: description("digest"),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Usage: "the digest file to write (required); an existing file is replaced only once the new one is whole"},
+			&cli.StringFlag{Name: "out", Usage: "the digest `FILE` to write (required); an existing file is replaced only once the new one is whole"},
 			&cli.BoolFlag{Name: "all-records", Usage: "hash the records of every batch, not only of compacted partitions (decompresses every batch)"},
 		},
 		Action: runDigest,

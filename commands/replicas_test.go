@@ -137,3 +137,39 @@ func TestReplicasBadDigest(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 }
+
+// kraftCopy copies testdata/kafka-logs (a KRaft log dir) to a new
+// directory, with node id id.
+func kraftCopy(t *testing.T, id int32) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "kafka-logs")
+	testutil.CopyTree(t, "../testdata/kafka-logs", dir)
+	os.Remove(filepath.Join(dir, ".lock"))
+	testutil.SetNode(t, dir, id)
+	return dir
+}
+
+// A partition holding an entry a broker cannot load (here 14.log) makes
+// `replicas` on the log directories exit 3; `digest` of the same broker
+// exits 3 too, and its digest carries the entry as damage, so that
+// `replicas` on the digests, or on a log dir and a digest, says the same
+// (the digest lost it before).
+func TestDigestKeepsWhatABrokerCannotLoad(t *testing.T) {
+	a, b := kraftCopy(t, 1), kraftCopy(t, 2)
+	if err := os.WriteFile(filepath.Join(b, "orders-0", "14.log"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	direct, _, _ := runLogtool(t, "replicas", "--no-progress", a, b)
+	out := t.TempDir()
+	da, db := filepath.Join(out, "a.digest"), filepath.Join(out, "b.digest")
+	runLogtool(t, "digest", "--no-progress", "--out", da, a)
+	runLogtool(t, "digest", "--no-progress", "--out", db, b)
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("no digest written: %v", err)
+	}
+	viaDigests, _, _ := runLogtool(t, "replicas", "--no-progress", da, db)
+	mixed, _, _ := runLogtool(t, "replicas", "--no-progress", a, db)
+	if direct != ExitProblems || direct != viaDigests || direct != mixed {
+		t.Fatalf("replicas exits %d on the log dirs, %d on their digests, %d on a log dir and a digest", direct, viaDigests, mixed)
+	}
+}

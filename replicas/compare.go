@@ -46,14 +46,14 @@ func compare(a, b *Partition) pair {
 			continue
 		case x != nil && (y == nil || x.Last < y.Base):
 			// Only a holds x.
-			if !droppedAll(x, a, b, &kb, &res) {
+			if !droppedAll(x, a, b, &ka, &kb, &res) {
 				res.diverge = max(x.Base, lo)
 				return res
 			}
 			i++
 			continue
 		case y != nil && (x == nil || y.Last < x.Base):
-			if !droppedAll(y, b, a, &ka, &res) {
+			if !droppedAll(y, b, a, &kb, &ka, &res) {
 				res.diverge = max(y.Base, lo)
 				return res
 			}
@@ -132,12 +132,12 @@ func sameBatch(x, y *Batch, a, b *Partition, ka, kb *keyIndex, res *pair) int64 
 	for len(rx) > 0 || len(ry) > 0 {
 		switch {
 		case len(ry) == 0 || len(rx) > 0 && rx[0].Offset < ry[0].Offset:
-			if !droppable(rx[0], x, a, b, kb) {
+			if !droppable(rx[0], x, a, b, ka, kb) {
 				return rx[0].Offset
 			}
 			rx = rx[1:]
 		case len(rx) == 0 || ry[0].Offset < rx[0].Offset:
-			if !droppable(ry[0], y, b, a, ka) {
+			if !droppable(ry[0], y, b, a, kb, ka) {
 				return ry[0].Offset
 			}
 			ry = ry[1:]
@@ -162,7 +162,7 @@ func keptAlike(x, y *Batch) bool {
 
 // droppedAll tells whether batch x, held by a, may have been removed whole by
 // b's cleaner.
-func droppedAll(x *Batch, a, b *Partition, kb *keyIndex, res *pair) bool {
+func droppedAll(x *Batch, a, b *Partition, ka, kb *keyIndex, res *pair) bool {
 	if !b.Compacted {
 		// No cleaner has been over b: it removed nothing.
 		return false
@@ -182,7 +182,7 @@ func droppedAll(x *Batch, a, b *Partition, kb *keyIndex, res *pair) bool {
 		return true
 	}
 	for _, r := range x.Records {
-		if !droppable(r, x, a, b, kb) {
+		if !droppable(r, x, a, b, ka, kb) {
 			return false
 		}
 	}
@@ -203,16 +203,20 @@ func epochFits(x *Batch, b *Partition) bool {
 }
 
 // droppable tells whether record r of batch x, held by a and not by b, is
-// one b's cleaner may have dropped: a tombstone (past its retention), a key b
-// holds a later version of, or part of an aborted transaction.
-func droppable(r Record, x *Batch, a, b *Partition, kb *keyIndex) bool {
+// one b's cleaner may have dropped: a tombstone (past its retention), a
+// record without a key (the cleaner drops those), part of an aborted
+// transaction, or a key either side holds a later version of. That later
+// version may be gone from b too, as a tombstone removed once its retention
+// passed, or as superseded in turn: each record b lacks is judged by this
+// rule, so a chain of versions b dropped must end in a tombstone.
+func droppable(r Record, x *Batch, a, b *Partition, ka, kb *keyIndex) bool {
 	if !b.Compacted {
 		return false
 	}
-	if r.Tombstone || x.Flags&Control != 0 || abortedAt(a, x) {
+	if r.Tombstone || r.Key == nullKey || x.Flags&Control != 0 || abortedAt(a, x) {
 		return true
 	}
-	return kb.latest(b, r.Key) > r.Offset
+	return kb.latest(b, r.Key) > r.Offset || ka.latest(a, r.Key) > r.Offset
 }
 
 // abortedAt tells whether x is transactional data whose transaction a's log

@@ -37,6 +37,8 @@ const (
 	frameStart     = 'P'
 	frameBatches   = 'C'
 	frameRecords   = 'R'
+	frameEpochs    = 'H'
+	frameDamage    = 'D'
 	framePartition = 'Q'
 	frameEnd       = 'E'
 
@@ -44,9 +46,16 @@ const (
 	chunkBytes = 64 << 10
 )
 
-// maxFrame bounds one frame: a chunk, or the record hashes of one batch of
-// a few million records. A damaged length cannot make a reader hold more.
-var maxFrame uint64 = 64 << 20
+// hashesPerItem is where a batch's record hashes are cut into items, so
+// that no frame holds more than a chunk and an item, whatever the batch.
+const hashesPerItem = 2048
+
+// continued marks a record-hashes item whose batch goes on in the next item.
+const continued = 0x80
+
+// maxFrame bounds one frame: a chunk and an item, with room to spare. A
+// damaged length cannot make a reader hold more.
+var maxFrame uint64 = 1 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -247,13 +256,46 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 	}
 	if err == nil && p.Hashed {
 		err = rr.records(func(i int, h hashed) error {
-			chunk(frameRecords)
-			w.hashes(h)
-			return flush(false)
+			for {
+				chunk(frameRecords)
+				more := w.hashes(&h)
+				if err := flush(false); err != nil || !more {
+					return err
+				}
+			}
 		})
 		if err == nil {
 			err = flush(true)
 		}
+	}
+	// Epochs and damage, which a damaged checkpoint or log can make many,
+	// go in frames of their own.
+	for _, ep := range p.Epochs {
+		if err != nil {
+			break
+		}
+		chunk(frameEpochs)
+		w.varint(int64(ep.Epoch))
+		w.varint(ep.StartOffset)
+		err = flush(false)
+	}
+	if err == nil {
+		err = flush(true)
+	}
+	for _, d := range p.Damage {
+		if err != nil {
+			break
+		}
+		chunk(frameDamage)
+		w.str(d.File)
+		w.varint(d.Pos)
+		w.str(d.Msg)
+		w.varint(d.From)
+		w.varint(d.To)
+		err = flush(false)
+	}
+	if err == nil {
+		err = flush(true)
 	}
 	if err != nil {
 		return err
@@ -267,18 +309,7 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 	w.bool(p.Compacted)
 	w.bool(p.Hashed)
 	w.uvarint(uint64(len(p.Epochs)))
-	for _, ep := range p.Epochs {
-		w.varint(int64(ep.Epoch))
-		w.varint(ep.StartOffset)
-	}
 	w.uvarint(uint64(len(p.Damage)))
-	for _, d := range p.Damage {
-		w.str(d.File)
-		w.varint(d.Pos)
-		w.str(d.Msg)
-		w.varint(d.From)
-		w.varint(d.To)
-	}
 	return w.put()
 }
 
@@ -332,19 +363,29 @@ func (e *enc) batch(b, prev *Batch) {
 	e.b = e.b[:len(e.b)+n+1]
 }
 
-// hashes encodes what the second pass found of a batch: its base offset and
-// flags again (a legacy wrapper's are only known then) and its records.
-func (e *enc) hashes(h hashed) {
+// hashes encodes an item of what the second pass found of a batch: its base
+// offset and flags again (a legacy wrapper's are only known then) and up to
+// hashesPerItem of its records, taking them from h. It tells whether more
+// are left, for the next item, which its flags say continues the batch.
+func (e *enc) hashes(h *hashed) (more bool) {
+	rs := h.records[:min(len(h.records), hashesPerItem)]
+	h.records = h.records[len(rs):]
+	more = len(h.records) > 0
+	flags := byte(h.flags)
+	if more {
+		flags |= continued
+	}
 	e.varint(h.base)
 	e.varint(int64(h.count))
-	e.b = append(e.b, byte(h.flags))
-	e.uvarint(uint64(len(h.records)))
-	for _, r := range h.records {
+	e.b = append(e.b, flags)
+	e.uvarint(uint64(len(rs)))
+	for _, r := range rs {
 		e.varint(r.Offset - h.base)
 		e.b = binary.BigEndian.AppendUint64(e.b, r.Key)
 		e.b = binary.BigEndian.AppendUint64(e.b, r.Sum)
 		e.bool(r.Tombstone)
 	}
+	return more
 }
 
 // digestSource reads a digest.
@@ -485,6 +526,7 @@ func (s *digestSource) Next() (*Partition, error) {
 		return nil, s.fault(fmt.Sprintf("frame %d is damaged", s.frames))
 	}
 	hashedTo := 0
+	open := false // the last item of record hashes continues its batch
 	for {
 		body, err := s.next()
 		if err != nil {
@@ -506,12 +548,24 @@ func (s *digestSource) Next() (*Partition, error) {
 				if hashedTo == len(p.Batches) {
 					return nil, s.fault(fmt.Sprintf("frame %d: record hashes of more batches than there are", s.frames))
 				}
-				d.hashes(&p.Batches[hashedTo])
-				hashedTo++
+				if !d.hashes(&p.Batches[hashedTo], open) {
+					hashedTo++
+					open = false
+				} else {
+					open = true
+				}
+			}
+		case frameEpochs:
+			for len(d.b) > 0 && d.err == nil {
+				p.Epochs = append(p.Epochs, checkpoint.EpochEntry{Epoch: int32(d.varint()), StartOffset: d.varint()})
+			}
+		case frameDamage:
+			for len(d.b) > 0 && d.err == nil {
+				p.Damage = append(p.Damage, Damage{File: d.str(), Pos: d.varint(), Msg: d.str(), From: d.varint(), To: d.varint()})
 			}
 		case framePartition:
 			d.partitionEnd(p)
-			if d.err == nil && len(d.b) == 0 && (p.Hashed && hashedTo == len(p.Batches) || !p.Hashed && hashedTo == 0) {
+			if d.err == nil && len(d.b) == 0 && !open && (p.Hashed && hashedTo == len(p.Batches) || !p.Hashed && hashedTo == 0) {
 				s.n++
 				return p, nil
 			}
@@ -604,20 +658,31 @@ func (d *dec) batch(prev *Batch) Batch {
 	return b
 }
 
-func (d *dec) hashes(b *Batch) {
-	b.Base, b.Count, b.Flags = d.varint(), int32(d.varint()), Flags(d.byte())
+// hashes reads an item of record hashes into b, after those of the item
+// before when it continues b, and tells whether the next item continues it.
+func (d *dec) hashes(b *Batch, continues bool) (more bool) {
+	base, count, flags := d.varint(), int32(d.varint()), d.byte()
+	if continues && (base != b.Base || count != b.Count || Flags(flags&^continued) != b.Flags) {
+		d.fail()
+		return false
+	}
+	b.Base, b.Count, b.Flags = base, count, Flags(flags&^continued)
 	k := d.count(18)
-	b.Records = make([]Record, 0, k)
+	if !continues {
+		b.Records = make([]Record, 0, k)
+	}
 	for ; k > 0; k-- {
 		off := b.Base + d.varint()
 		key := binary.BigEndian.Uint64(d.fixed(8))
 		sum := binary.BigEndian.Uint64(d.fixed(8))
 		b.Records = append(b.Records, Record{Offset: off, Key: key, Sum: sum, Tombstone: d.bool()})
 	}
+	return flags&continued != 0
 }
 
 // partitionEnd reads a partition's end frame, after its kind: the number of
-// batches, which must be those read, then offsets, epochs and damage.
+// batches, then offsets, then the numbers of epochs and of damage entries,
+// each of which must be those read.
 func (d *dec) partitionEnd(p *Partition) {
 	if n := d.uvarint(); n != uint64(len(p.Batches)) {
 		d.fail()
@@ -625,10 +690,7 @@ func (d *dec) partitionEnd(p *Partition) {
 	}
 	p.LogStartOffset, p.LogEndOffset, p.HighWatermark = d.varint(), d.varint(), d.varint()
 	p.HighWatermarkKnown, p.Compacted, p.Hashed = d.bool(), d.bool(), d.bool()
-	for n := d.count(2); n > 0; n-- {
-		p.Epochs = append(p.Epochs, checkpoint.EpochEntry{Epoch: int32(d.varint()), StartOffset: d.varint()})
-	}
-	for n := d.count(5); n > 0; n-- {
-		p.Damage = append(p.Damage, Damage{File: d.str(), Pos: d.varint(), Msg: d.str(), From: d.varint(), To: d.varint()})
+	if d.uvarint() != uint64(len(p.Epochs)) || d.uvarint() != uint64(len(p.Damage)) {
+		d.fail()
 	}
 }

@@ -170,9 +170,6 @@ func FuzzDigest(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	// The seeds' frames are a few KiB; a fuzzed length up to the real bound
-	// would only spend the run reading zeros.
-	defer replicas.SetMaxFrame(1 << 20)()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "f.digest")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -380,36 +377,80 @@ func TestDigestRoundTrip(t *testing.T) {
 	testutil.AppendLog(t, part, buf)
 	brokerDir := brokers(t, dir, 1)[0]
 	for _, o := range []replicas.Options{{}, {AllRecords: true}} {
-		fromDir := open(t, o, brokerDir)[0]
-		fromDigest, err := replicas.OpenDigest(digestOf(t, brokerDir, o))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for {
-			want, err := fromDir.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := fromDigest.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want == nil || got == nil {
-				if want != got {
-					t.Fatalf("the log directory gives %v, the digest %v", want, got)
-				}
-				break
-			}
-			if !reflect.DeepEqual(want, got) {
-				t.Errorf("%s: the digest gives back\n%+v\nwhere the log directory gives\n%+v", want.Topic, got, want)
-			}
-			n++
-		}
-		fromDir.Close()
-		fromDigest.Close()
-		if n != 3 {
+		if n := sameBack(t, brokerDir, o); n != 3 {
 			t.Fatalf("%d partitions compared, want 3", n)
 		}
 	}
+}
+
+// sameBack requires every partition a digest of logDir gives back to be
+// the one reading logDir gives, and returns how many there were.
+func sameBack(t *testing.T, logDir string, o replicas.Options) int {
+	t.Helper()
+	fromDir := open(t, o, logDir)[0]
+	defer fromDir.Close()
+	fromDigest, err := replicas.OpenDigest(digestOf(t, logDir, o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fromDigest.Close()
+	n := 0
+	for {
+		want, err := fromDir.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fromDigest.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil || got == nil {
+			if want != got {
+				t.Fatalf("the log directory gives %v, the digest %v", want, got)
+			}
+			return n
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("%s: the digest gives back\n%+v\nwhere the log directory gives\n%+v", want.Topic, got, want)
+		}
+		n++
+	}
+}
+
+// TestDigestFramesStayBounded: a batch of more records than a frame holds
+// hashes of, and more damaged ranges than a frame holds, are cut into
+// frames a reader takes (they were one frame each, over the bound, which
+// the reader refused as damaged though logtool had written it).
+func TestDigestFramesStayBounded(t *testing.T) {
+	defer replicas.SetMaxFrame(256 << 10)()
+	t.Run("a batch of 30,000 records", func(t *testing.T) {
+		base := t.TempDir()
+		genBase(t, base, gen.Options{Records: 20})
+		part := filepath.Join(base, topic+"-0")
+		bs := testutil.PartitionBatches(t, part)
+		next := bs[len(bs)-1].Last + 1
+		recs := make([]logfmt.Record, 30_000)
+		for i := range recs {
+			recs[i] = logfmt.Record{Offset: next + int64(i), Timestamp: 1_700_000_000_000, Key: []byte{byte(i)}}
+		}
+		o := logfmt.DefaultBatchOptions(next)
+		o.PartitionLeaderEpoch, o.Compression = 0, codec.Zstd
+		buf, err := logfmt.AppendBatch(nil, o, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.AppendLog(t, part, buf)
+		sameBack(t, brokers(t, base, 1)[0], replicas.Options{AllRecords: true})
+	})
+	t.Run("3,000 damaged ranges", func(t *testing.T) {
+		base := t.TempDir()
+		genBase(t, base, gen.Options{Records: 6000, BatchRecords: 1, SegmentBytes: 1 << 30})
+		dir := brokers(t, base, 1)[0]
+		for i, b := range batchesOf(t, dir) {
+			if i%2 == 1 {
+				damageBatch(t, b)
+			}
+		}
+		sameBack(t, dir, replicas.Options{})
+	})
 }

@@ -32,8 +32,11 @@ func genBase(t testing.TB, dir string, o gen.Options) {
 	if o.Records == 0 {
 		o.Records = 300
 	}
-	if o.Keys == 0 {
+	switch {
+	case o.Keys == 0:
 		o.Keys = 40
+	case o.Keys < 0: // keyless records
+		o.Keys = 0
 	}
 	if o.SegmentBytes == 0 {
 		o.SegmentBytes = 8 << 10

@@ -120,6 +120,14 @@ func OpenLogDirs(set *target.Set, o Options) ([]Source, error) {
 		s := byDir[p.LogDir.Real]
 		s.parts = append(s.parts, p)
 	}
+	for _, rp := range set.Refused {
+		if s := byDir[rp.Partition.LogDir.Real]; s != nil {
+			if s.refused == nil {
+				s.refused = map[*target.Partition][]layout.Refusal{}
+			}
+			s.refused[rp.Partition] = rp.Refusals
+		}
+	}
 	out := make([]Source, len(srcs))
 	for i, s := range srcs {
 		slices.SortStableFunc(s.parts, func(a, b *target.Partition) int {
@@ -159,9 +167,13 @@ type logDirSource struct {
 	broker Broker
 	o      Options
 	parts  []*target.Partition
-	next   int // the partition Next reads
-	mu     sync.Mutex
-	roots  map[string]*roots // under mu: a digest opens partitions on its workers
+	// refused are the entries of a partition a broker cannot load
+	// (target.Set.Refused): damage of the replica, so that its digest
+	// carries them.
+	refused map[*target.Partition][]layout.Refusal
+	next    int // the partition Next reads
+	mu      sync.Mutex
+	roots   map[string]*roots // under mu: a digest opens partitions on its workers
 }
 
 // roots are a log directory's root checkpoints, read once for all its
@@ -197,7 +209,14 @@ func (s *logDirSource) reader(i int, o Options) (*replicaReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openReplica(lp, r, o)
+	rr, err := openReplica(lp, r, o)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range s.refused[p] {
+		rr.p.Damage = append(rr.p.Damage, Damage{File: f.Path, Pos: -1, Msg: f.Why + " (a broker cannot load the partition)", From: -1, To: -1})
+	}
+	return rr, nil
 }
 
 func (s *logDirSource) rootsOf(dir string) (*roots, error) {
@@ -626,6 +645,9 @@ func abortMarker(b *logfmt.Batch) bool {
 	_, t, err := logfmt.ParseControlKey(it.Record().Key)
 	return err == nil && t == logfmt.ControlAbort
 }
+
+// nullKey is the key hash of a record without a key.
+var nullKey = hashRecord(&logfmt.Record{}).Key
 
 // hashRecord hashes a record: its key alone, and its key, value and headers
 // with their lengths (null apart from empty), so that no two different

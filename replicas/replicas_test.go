@@ -10,6 +10,7 @@ import (
 
 	"github.com/logtool/logtool/compact"
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
@@ -276,6 +277,65 @@ func TestCompactionOnOneSideAgrees(t *testing.T) {
 	if v, _ := runWithOne(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...); v.Status != replicas.Diverge {
 		t.Fatalf("a changed record under compaction: status %s, notes %v", v.Status, v.Notes)
 	}
+}
+
+// A cleaner that ran to the end drops every version of a key whose last
+// version is a tombstone past its retention, and every record without a
+// key: the broker that never cleaned holds them all, with nothing later of
+// the key on either side but the tombstone it alone keeps. That is
+// compaction, not divergence.
+func TestCompactionToTheEndAgrees(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{Records: 2000, Keys: 50, TombstoneRatio: 0.2})
+	// Keyless records amid keyed ones, which the cleaner drops.
+	part := filepath.Join(base, topic+"-0")
+	next := testutil.PartitionBatches(t, part)[len(testutil.PartitionBatches(t, part))-1].Last + 1
+	o := logfmt.DefaultBatchOptions(next)
+	keyless, err := logfmt.AppendBatch(nil, o, []logfmt.Record{{Offset: next, Timestamp: 1704067200000, Value: []byte("no key")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.AppendLog(t, part, keyless)
+	appendBatches(t, base, 0, 3, "after")
+	dirs := brokers(t, base, 2)
+	// The first pass gives tombstones their delete horizon, a pass two
+	// days on removes those past it.
+	day := int64(24 * time.Hour / time.Millisecond)
+	for _, now := range []int64{0, 2 * day} {
+		o := compact.DefaultOptions(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli() + now)
+		if _, errs := compact.Run([]compact.Job{{Dir: partDir(dirs[0]), Config: o.Config}}, o, 1, func() {}); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+	}
+	v, _ := runWithOne(t, replicas.Options{AllRecords: true}, replicas.RunOptions{}, dirs...)
+	if gone := keysGone(t, v); gone < 2 {
+		t.Fatalf("%d key(s) gone whole from the cleaned replica, want the keyless record's and a tombstoned key's: the test tests nothing", gone)
+	}
+	if v.Status != replicas.Agree {
+		t.Fatalf("status %s at %d, notes %v", v.Status, v.DivergentOffset, v.Notes)
+	}
+	checkModel(t, v)
+}
+
+// keysGone counts the keys broker 2 holds and broker 1 (cleaned) does not.
+func keysGone(t *testing.T, v *replicas.Verdict) int {
+	keys := func(p *replicas.Partition) map[uint64]bool {
+		m := map[uint64]bool{}
+		for _, b := range p.Batches {
+			for _, r := range b.Records {
+				m[r.Key] = true
+			}
+		}
+		return m
+	}
+	cleaned, whole := keys(replicaOf(t, v, "1").Partition), keys(replicaOf(t, v, "2").Partition)
+	n := 0
+	for k := range whole {
+		if !cleaned[k] {
+			n++
+		}
+	}
+	return n
 }
 
 func hasNote(v *replicas.Verdict, s string) bool {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/logtool/logtool/internal/javaprops"
@@ -55,9 +56,15 @@ func serverPropertiesWarnings(path string, entries []javaprops.Entry) []string {
 		switch {
 		case e.Line == 1 && strings.HasPrefix(key, bom):
 			// A comment behind the mark becomes a key no one reads.
-			if k := key[len(bom):]; k != "" && k[0] != '#' && k[0] != '!' {
+			switch k := key[len(bom):]; {
+			case k != "" && k[0] != '#' && k[0] != '!':
 				ws = append(ws, where+"a UTF-8 byte order mark starts the file, and a broker reads it as part of the first key: "+
 					k+" is not recognised; ignored, as a broker ignores it")
+			case k == "" && e.Value != "":
+				// Whitespace after the mark: the mark is the key, the
+				// line the value.
+				ws = append(ws, where+"a UTF-8 byte order mark and whitespace start the file, and a broker reads the mark as the first key and "+
+					strconv.Quote(e.Value)+" as its value: not recognised; ignored, as a broker ignores it")
 			}
 		case strings.HasPrefix(key, "log.") && !slices.Contains(brokerLogConfigs, key):
 			ws = append(ws, where+key+" is not a broker config logtool knows; ignored, as a broker ignores it")

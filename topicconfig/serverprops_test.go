@@ -28,12 +28,14 @@ func TestServerPropertiesWarnings(t *testing.T) {
 	bad := write("bad.properties", "\ufefflog.retention.hours=1\nlisteners=PLAINTEXT://:9092\nlog.retention.hour=2\n"+
 		"retention.ms=5\nlog.cleaner.thread=2\nremote.storage.enable=true\n")
 	comment := write("comment.properties", "\ufeff# a broker\nlog.retention.hours=1\n")
+	spaced := write("spaced.properties", "\ufeff  log.retention.hours=1\n")
 	for _, c := range []struct {
 		path string
 		want []string
 	}{
 		{clean, nil},
 		{comment, nil},
+		{spaced, []string{spaced + ` line 1: a UTF-8 byte order mark and whitespace start the file, and a broker reads the mark as the first key and "log.retention.hours=1" as its value: not recognised; ignored, as a broker ignores it`}},
 		{bad, []string{
 			bad + " line 1: a UTF-8 byte order mark starts the file, and a broker reads it as part of the first key: log.retention.hours is not recognised; ignored, as a broker ignores it",
 			bad + " line 3: log.retention.hour is not a broker config logtool knows; ignored, as a broker ignores it",

@@ -65,6 +65,7 @@ func (r *upgradeRules) outCodec(c codec.Type) codec.Type {
 // its own only record and its checksum was checked with the batch, which
 // keeps the common magic-0 case at one checksum per message.
 type upgradeCursor struct {
+	sr       *logfmt.SegmentReader
 	seg      *logfmt.DeepReader
 	file     string
 	validate bool // check each batch's checksum (Kafka's ensureValid)
@@ -76,12 +77,22 @@ type upgradeCursor struct {
 }
 
 // newUpgradeCursor reads r on the given number of workers; with more than
-// one, close must be called.
+// one, release must be called.
 func newUpgradeCursor(r io.ReaderAt, size int64, file string, validate bool, maxRecord, workers int) *upgradeCursor {
-	c := &upgradeCursor{seg: logfmt.NewDeepReader(logfmt.NewSegmentReader(r, size, file), workers), file: file, validate: validate}
+	sr := logfmt.NewSegmentReader(r, size, file)
+	c := &upgradeCursor{sr: sr, seg: logfmt.NewDeepReader(sr, workers), file: file, validate: validate}
 	c.seg.MaxRecordBytes = maxRecord
 	c.it.File, c.it.MaxRecordBytes = file, maxRecord
 	return c
+}
+
+// release gives back the buffers of the current batch, which is then no
+// longer valid, for the next reader of a large entry; reading goes on
+// after it.
+func (c *upgradeCursor) release() {
+	c.seg.Close()
+	c.it.Release()
+	c.sr.Close()
 }
 
 // nextBatch moves to the next batch; false at the end of the data or on an
@@ -192,6 +203,10 @@ type upgradeConverter struct {
 	// wrote, when set, is told the size written after each write, always
 	// an entry boundary; its error stops the conversion.
 	wrote func(end int64) error
+	// job, when set, is done once the converter has given its buffers
+	// back: the verifier, whose job shares its budget, waits for that to
+	// read a large entry (upgrader.segment).
+	job *logfmt.Job
 
 	w     io.Writer
 	out   []byte
@@ -210,7 +225,8 @@ func newUpgradeConverter(rules *upgradeRules, r io.ReaderAt, size int64, file st
 
 // run converts the whole segment.
 func (c *upgradeConverter) run() error {
-	defer c.src.seg.Close()
+	defer c.job.Done()
+	defer c.src.release()
 	var unreported int64
 	for {
 		ok, err := c.src.nextBatch()

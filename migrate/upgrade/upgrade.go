@@ -703,6 +703,15 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 			rules.appendTime = fi.ModTime().UnixMilli()
 		}
 	}
+	// The converter and its verifier take turns with large entries, so
+	// that one is held at a time: the verifier, which holds nothing when
+	// it starts reading one, waits until the converter is done (a budget
+	// of 0, in which the earliest job alone does not wait). verifyJob is
+	// done once the verifier has finished: its defer runs after
+	// follow.wait's.
+	turns := logfmt.NewBudget(0)
+	convertJob, verifyJob := turns.Start(0), turns.Start(1)
+	defer verifyJob.Done()
 	var out *logseg.Writer
 	var back *os.File // the new file, read back while it is written
 	var follow *upgradeFollower
@@ -716,6 +725,7 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 		}
 	}()
 	conv := newUpgradeConverter(&rules, src, size, s.Log, s.Base)
+	conv.job = convertJob
 	conv.progress = func(n int64) { u.progress(n, -1) }
 	conv.open = func() (io.Writer, error) {
 		rep.Rewritten = true
@@ -731,7 +741,9 @@ func (u *upgrader) segment(s layout.Segment, dst func(ext string) string) (Segme
 		if back, err = safefile.Open(out.Name()); err != nil {
 			return nil, err
 		}
-		follow = newUpgradeFollower(newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base, out.Recovery()))
+		v := newUpgradeVerifier(&rules, src, size, s.Log, back, dst(layout.LogExt), s.Base, out.Recovery())
+		v.setJob(verifyJob)
+		follow = newUpgradeFollower(v)
 		conv.wrote = follow.wrote
 		return out, nil
 	}

@@ -1,7 +1,9 @@
 package upgrade
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"io"
 
 	"github.com/logtool/logtool/index"
@@ -20,6 +22,10 @@ import (
 // so that it can follow the writer: check can run while the file is still
 // being written, on the part already written.
 //
+// A new batch larger than upgradeOneSideBytes is compared with the
+// original one side at a time (recordsOneSide), so that the verifier
+// holds one large entry, not the new one and its original.
+//
 // A difference is an error wrapping ErrVerify; corruption of the
 // original that only a deep read finds (inside entries copied unchanged)
 // is its *logfmt.CorruptError.
@@ -31,6 +37,10 @@ type upgradeVerifier struct {
 	base  int64
 	rec   *index.Recovery
 	done  int64 // bytes of the new segment checked
+	// job, when set, holds the large entries read against the budget the
+	// converter shares (upgrader.segment).
+	job  *logfmt.Job
+	hash maphash.Hash // recordsOneSide's, one seed for both sides
 }
 
 func newUpgradeVerifier(rules *upgradeRules, orig io.ReaderAt, origSize int64, origName string, conv io.ReaderAt, convName string, base int64, rec *index.Recovery) *upgradeVerifier {
@@ -38,6 +48,11 @@ func newUpgradeVerifier(rules *upgradeRules, orig io.ReaderAt, origSize int64, o
 	// it; here only its records matter.
 	return &upgradeVerifier{rules: rules, orig: newUpgradeCursor(orig, origSize, origName, false, rules.maxRecord, 1), conv: conv, name: convName,
 		base: base, rec: rec}
+}
+
+// setJob has the verifier's readers hold large entries against job.
+func (v *upgradeVerifier) setJob(job *logfmt.Job) {
+	v.job, v.orig.sr.Job = job, job
 }
 
 func (v *upgradeVerifier) fail(pos int64, format string, args ...any) error {
@@ -52,6 +67,7 @@ func (v *upgradeVerifier) fail(pos int64, format string, args ...any) error {
 func (v *upgradeVerifier) check(end int64) error {
 	start := v.done
 	n := newUpgradeCursor(io.NewSectionReader(v.conv, start, end-start), end-start, v.name, false, v.rules.maxRecord, 1)
+	n.sr.Job = v.job
 	for {
 		ok, err := n.nextBatch()
 		if err != nil {
@@ -73,7 +89,11 @@ func (v *upgradeVerifier) check(end int64) error {
 			return v.fail(pos, "offset %d does not fit the segment based at %d", last, v.base)
 		}
 		v.rec.Add(last, b.MaxTimestamp(), b.Size())
-		if err := v.records(n, pos); err != nil {
+		compare := v.records
+		if b.Size() > upgradeOneSideBytes {
+			compare = v.recordsOneSide
+		}
+		if err := compare(n, pos); err != nil {
 			return err
 		}
 	}
@@ -87,21 +107,13 @@ func (v *upgradeVerifier) check(end int64) error {
 // records compares the records of the new batch at pos with the next ones
 // of the original.
 func (v *upgradeVerifier) records(n *upgradeCursor, pos int64) error {
-	// An entry copied unchanged can be as broken inside as the original
-	// was: then the original's error is the one to report.
-	unreadable := func(err error) error {
-		if _, oerr := v.orig.next(); oerr != nil {
-			return oerr
-		}
-		return v.fail(pos, "%v", err)
-	}
 	if err := n.records(); err != nil {
-		return unreadable(err)
+		return v.unreadable(pos, err)
 	}
 	for {
 		nr, err := n.nextRecord()
 		if err != nil {
-			return unreadable(err)
+			return v.unreadable(pos, err)
 		}
 		if nr == nil {
 			return nil
@@ -117,6 +129,100 @@ func (v *upgradeVerifier) records(n *upgradeCursor, pos int64) error {
 			return v.fail(pos, "record at offset %d: %s (original %s at byte %d)", or.Offset, diff, v.orig.file, v.orig.b.Pos)
 		}
 	}
+}
+
+// unreadable is the error for the new batch at pos whose records do not
+// read: an entry copied unchanged can be as broken inside as the original
+// was, and then the original's error is the one to report.
+func (v *upgradeVerifier) unreadable(pos int64, err error) error {
+	if _, oerr := v.orig.next(); oerr != nil {
+		return oerr
+	}
+	return v.fail(pos, "%v", err)
+}
+
+// upgradeOneSideBytes is the size of a new batch above which the verifier
+// reads it and its original one after the other (recordsOneSide): that of
+// the entries a reader keeps its buffer for, which Kafka's default batch
+// size stays well within.
+const upgradeOneSideBytes = 2 << 20
+
+// recordsOneSide is records for a large new batch, whose original entry is
+// as large: both held at once would make the verifier's memory twice the
+// largest entry (a snappy bomb stores 26 MiB). It digests the new batch's
+// records (offset, timestamp and type, key, value and headers, in order),
+// gives the batch's buffers back, then digests as many records of the
+// original, each with the timestamp and type the rules give it, and
+// compares the two: a difference the keyed 64-bit digest misses has a
+// chance of 2^-64. A difference is told by the offsets of the batch, not of
+// the record.
+func (v *upgradeVerifier) recordsOneSide(n *upgradeCursor, pos int64) error {
+	if err := n.records(); err != nil {
+		return v.unreadable(pos, err)
+	}
+	v.hash.Reset()
+	var count, first, last int64
+	for {
+		nr, err := n.nextRecord()
+		if err != nil {
+			return v.unreadable(pos, err)
+		}
+		if nr == nil {
+			break
+		}
+		if count == 0 {
+			first = nr.Offset
+		}
+		count, last = count+1, nr.Offset
+		upgradeDigest(&v.hash, nr, nr.Timestamp, nr.TimestampType)
+	}
+	sum := v.hash.Sum64()
+	n.release()
+	v.hash.Reset()
+	for i := range count {
+		or, err := v.orig.next()
+		if err != nil {
+			return err
+		}
+		if or == nil {
+			return v.fail(pos, "records at offsets %d to %d: the last %d are not in the original %s", first, last, count-i, v.orig.file)
+		}
+		ts, typ := v.rules.stamp(or)
+		upgradeDigest(&v.hash, or, ts, typ)
+	}
+	if v.hash.Sum64() != sum {
+		return v.fail(pos, "records at offsets %d to %d differ from the original's in %s (their digests differ)", first, last, v.orig.file)
+	}
+	return nil
+}
+
+// upgradeDigest adds to h what the verifier compares of a record, each
+// field's length before it and null told from empty, so that no two
+// different records write the same bytes.
+func upgradeDigest(h *maphash.Hash, r *logfmt.Record, ts int64, typ logfmt.TimestampType) {
+	var b [17]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(r.Offset))
+	binary.LittleEndian.PutUint64(b[8:], uint64(ts))
+	b[16] = byte(typ)
+	h.Write(b[:])
+	upgradeDigestBytes(h, r.Key)
+	upgradeDigestBytes(h, r.Value)
+	binary.LittleEndian.PutUint64(b[:], uint64(len(r.Headers)))
+	h.Write(b[:8])
+	for _, hd := range r.Headers {
+		upgradeDigestBytes(h, hd.Key)
+		upgradeDigestBytes(h, hd.Value)
+	}
+}
+
+func upgradeDigestBytes(h *maphash.Hash, p []byte) {
+	var b [9]byte
+	if p != nil {
+		b[0] = 1
+	}
+	binary.LittleEndian.PutUint64(b[1:], uint64(len(p)))
+	h.Write(b[:])
+	h.Write(p)
 }
 
 // finish checks that no record of the original is left over and returns
@@ -167,7 +273,8 @@ const upgradeVerifyChunk = 8 << 20
 // segment, so that reading back costs little extra time on a machine with
 // a second core. The writer reports each entry boundary it has written;
 // the verifier reads up to the latest one once enough is there, and to the
-// end when the writer is done.
+// end when the writer is done. The writer never waits for it: the verifier
+// may wait for the converter to give back a large entry.
 type upgradeFollower struct {
 	v       *upgradeVerifier
 	written chan int64
@@ -178,7 +285,7 @@ type upgradeFollower struct {
 }
 
 func newUpgradeFollower(v *upgradeVerifier) *upgradeFollower {
-	f := &upgradeFollower{v: v, written: make(chan int64, 64), result: make(chan error, 1), failed: make(chan struct{})}
+	f := &upgradeFollower{v: v, written: make(chan int64, 1), result: make(chan error, 1), failed: make(chan struct{})}
 	go f.run()
 	return f
 }
@@ -205,11 +312,20 @@ func (f *upgradeFollower) run() {
 // entry boundary. It returns the verification error as soon as there is
 // one, so that the writer can stop.
 func (f *upgradeFollower) wrote(end int64) error {
-	select {
-	case <-f.failed:
-		return f.wait()
-	case f.written <- end:
-		return nil
+	for {
+		select {
+		case <-f.failed:
+			return f.wait()
+		case f.written <- end:
+			return nil
+		default:
+			// An earlier boundary not taken yet: this one, further on,
+			// replaces it.
+			select {
+			case <-f.written:
+			default:
+			}
+		}
 	}
 }
 
