@@ -214,7 +214,8 @@ func TestStrayTopicLeftAlone(t *testing.T) {
 // compact, dry run and real run, and is not audited by grep: a
 // partition.metadata topic ID other than the topic's (a deleted and
 // recreated topic's old log), a partition number the topic does not have,
-// a partition not assigned to the log dir's broker. Each is named, and the
+// a partition not assigned to the log dir's broker, a partition.metadata
+// that cannot be parsed. Each is named, and the
 // run exits 2; the healthy partitions are acted on. A broker id that is
 // not known leaves the assignment unchecked.
 func TestStrayByTopicIDLeftAlone(t *testing.T) {
@@ -290,6 +291,18 @@ func TestStrayByTopicIDLeftAlone(t *testing.T) {
 		t.Errorf("node 9: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	sameTree(t, "retention on node 9", before, treeBytes(t, filepath.Join(dir, "orders-1")))
+
+	// A partition.metadata a broker cannot parse: it does not load the log.
+	dir, _ = kraft(t, 1, "orders")
+	if err := os.WriteFile(filepath.Join(dir, "orders-1", "partition.metadata"), []byte("version: 0\ntopic_id: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before = treeBytes(t, filepath.Join(dir, "orders-1"))
+	code, out, errOut = runArgs("retention", "--kafka-defaults", "--retention-ms", "1000", dir)
+	if code != ExitUsage || !strings.Contains(out, "orders-1: skipped: its topic ID cannot be read") || !strings.Contains(errOut, "3"+skipped) {
+		t.Errorf("unparsable partition.metadata: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	sameTree(t, "retention with an unparsable partition.metadata", before, treeBytes(t, filepath.Join(dir, "orders-1")))
 
 	// Without a node id, the assignment is not checked; the topic ID is.
 	dir, strays := kraft(t, 9, "orders")

@@ -196,8 +196,13 @@ func (r *Resolver) Stray(path string, dir layout.PartitionDir) string {
 		return ""
 	}
 	id, err := clustermeta.LogTopicID(path)
+	if _, ok := logfmt.AsCorrupt(err); ok {
+		return fmt.Sprintf("its topic ID cannot be read (%v): a broker does not load the log, and applies no policy to it", err)
+	}
 	if err != nil {
-		return fmt.Sprintf("its topic ID cannot be read (%v): a broker does not load the log; its configuration is not known", err)
+		// Not a verdict but the partition's failure, most often its
+		// directory's, which the command's own reading of it reports.
+		return ""
 	}
 	if s := r.image.Stray(dir.Topic, dir.Partition, id, r.broker); s != clustermeta.NotStray {
 		return s.Why() + ": a broker sets the log aside as stray, and applies no policy to it"
