@@ -245,7 +245,7 @@ func (h *HeaderReader) begin() bool {
 
 func (h *HeaderReader) sequential(from int64) {
 	h.seq = NewSegmentReader(h.r, h.size, h.file)
-	h.seq.MaxBatchSize, h.seq.Job, h.seq.HeaderViews = h.MaxBatchSize, h.Job, h.whole
+	h.seq.MaxBatchSize, h.seq.Job, h.seq.HeaderViews, h.seq.LegacyViews = h.MaxBatchSize, h.Job, h.whole, true
 	h.seq.SeekTo(from)
 }
 
@@ -320,7 +320,7 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 		h.render(r, sr)
 		return r
 	}
-	sr.HeaderViews = h.whole
+	sr.HeaderViews, sr.LegacyViews = h.whole, true
 	if r.text != nil {
 		putText(r.text)
 		r.text = nil
@@ -340,21 +340,17 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 		if len(r.infos) == headersMaxInfos {
 			return r
 		}
-		keep := h.Keep != nil && h.Keep(b)
-		if keep && len(r.kept)+len(b.Data) > headersKeepBytes {
-			return r
-		}
-		// Filled in place rather than built and copied in.
-		r.infos = r.infos[:len(r.infos)+1]
-		in := &r.infos[len(r.infos)-1]
-		in.pos, in.size, in.crc = b.Pos, b.Size(), b.ComputeCRC()
+		in := headerInfo{pos: b.Pos, size: b.Size(), crc: b.ComputeCRC()}
 		in.n = uint8(copy(in.hdr[:], b.Data))
-		in.keepStart, in.keepEnd = 0, 0
-		if keep {
+		if h.Keep != nil && h.Keep(b) {
+			if len(r.kept)+len(b.Data) > headersKeepBytes {
+				return r
+			}
 			in.keepStart = len(r.kept)
 			r.kept = append(r.kept, b.Data...)
 			in.keepEnd = len(r.kept)
 		}
+		r.infos = append(r.infos, in)
 	}
 	// Its reader ends at stop, so the range ended exactly there. The last
 	// range ends at the end of the data: the reader after it says so.

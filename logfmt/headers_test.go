@@ -493,3 +493,48 @@ func FuzzHeaderReader(f *testing.F) {
 		}
 	})
 }
+
+// TestHeaderReaderLegacyViews: a magic 0 or 1 entry over checkedBeforeHeld
+// is a header view too, checksummed a window at a time, with the fields a
+// header reader's callers read (offsets, size, checksum, timestamp), and
+// its records cannot be read; it was read whole, so that verify held a
+// legacy wrapper of a decompression bomb twice (its pass and reindex's),
+// over the memory goal.
+func TestHeaderReaderLegacyViews(t *testing.T) {
+	value := bytes.Repeat([]byte{7}, checkedBeforeHeld+1)
+	for _, magic := range []int8{0, 1} {
+		seg := AppendLegacyMessage(nil, magic, 41, 0, 1_700_000_000_123, []byte("k"), value)
+		seg = AppendLegacyMessage(seg, magic, 42, 0, 1_700_000_000_456, []byte("k"), []byte("small"))
+		h := NewHeaderReader(bytes.NewReader(seg), int64(len(seg)), "seg", 0, nil, 1)
+		var got []string
+		for h.Next() {
+			b := h.Batch()
+			if err := b.Validate(); err != nil {
+				t.Fatalf("magic %d: %v", magic, err)
+			}
+			got = append(got, fmt.Sprintf("%d %d %d %d", b.LastOffset(), b.MaxTimestamp(), b.Size(), len(b.Data)))
+		}
+		h.Close()
+		ts := func(v int64) int64 {
+			if magic == 0 {
+				return NoTimestamp
+			}
+			return v
+		}
+		first := len(seg) - len(AppendLegacyMessage(nil, magic, 42, 0, 1_700_000_000_456, []byte("k"), []byte("small")))
+		want := []string{
+			fmt.Sprintf("41 %d %d %d", ts(1_700_000_000_123), first, LogOverhead+LegacyMessage(nil).minSizeOf(magic)),
+			fmt.Sprintf("42 %d %d %d", ts(1_700_000_000_456), len(seg)-first, len(seg)-first),
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("magic %d: batches (last offset, max timestamp, size, bytes held)\n%v\nwant\n%v", magic, got, want)
+		}
+		// A damaged byte past the view is found by the checksum all the same.
+		seg[len(seg)/3] ^= 1
+		h = NewHeaderReader(bytes.NewReader(seg), int64(len(seg)), "seg", 0, nil, 1)
+		if h.Next() || h.Err() == nil {
+			t.Errorf("magic %d: a damaged large entry is not refused", magic)
+		}
+		h.Close()
+	}
+}

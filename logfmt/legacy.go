@@ -59,8 +59,10 @@ func (m LegacyMessage) TimestampType() TimestampType {
 // minSize is the smallest message size for this magic; Kafka's reader only
 // insists on the v0 minimum before looking at the magic, so a shorter v1
 // message is caught here instead.
-func (m LegacyMessage) minSize() int {
-	if m.Magic() == 0 {
+func (m LegacyMessage) minSize() int { return m.minSizeOf(m.Magic()) }
+
+func (LegacyMessage) minSizeOf(magic int8) int {
+	if magic == 0 {
 		return legacyMinSize
 	}
 	return legacyMinSizeV1

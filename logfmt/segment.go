@@ -167,6 +167,11 @@ type SegmentReader struct {
 	// view that the caller wants the entry whole: for callers that read
 	// headers, so that a large entry is never held.
 	HeaderViews func(view *Batch) (whole bool)
+	// LegacyViews has HeaderViews take large magic 0 and 1 entries too:
+	// the view is the message's fixed fields (offset to value length),
+	// for callers that read no legacy record, whose wrapper's records
+	// cannot then be read.
+	LegacyViews bool
 
 	r      io.ReaderAt
 	size   int64
@@ -384,8 +389,12 @@ func (s *SegmentReader) frame(pos int64) ([]byte, End, error) {
 		if err != nil {
 			return nil, EndNone, err
 		}
-		if s.HeaderViews != nil && magic == 2 {
-			h, err := s.window(pos, V2HeaderSize)
+		if s.HeaderViews != nil && (magic == 2 || s.LegacyViews) {
+			n := V2HeaderSize
+			if magic < 2 {
+				n = LogOverhead + LegacyMessage(nil).minSizeOf(magic)
+			}
+			h, err := s.window(pos, n)
 			if err != nil {
 				return nil, EndNone, err
 			}
