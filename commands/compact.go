@@ -74,7 +74,7 @@ func runCompact(c *cli.Context) error {
 	if failed > 0 {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d of %d partition(s) failed", failed, len(rep.Jobs))}
 	}
-	return skipErr(rep.Config)
+	return usageOf(rep.Config.SkipErr())
 }
 
 // compactJobs runs the jobs under a progress bar, its warnings and errors

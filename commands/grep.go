@@ -84,7 +84,7 @@ func runGrep(c *cli.Context) error {
 	case rep.Findings > 0:
 		return &ExitError{Code: ExitProblems, Err: fmt.Errorf("%d version(s) past their erasure deadline", rep.Findings)}
 	}
-	return skipErr(rep.Config)
+	return usageOf(rep.Config.SkipErr())
 }
 
 // grepAdd takes each partition's result: its warnings and failure go to

@@ -72,7 +72,7 @@ func runRetention(c *cli.Context) error {
 	if len(failures) > 0 {
 		return failures[len(failures)-1]
 	}
-	return skipErr(rep.Config)
+	return usageOf(rep.Config.SkipErr())
 }
 
 // retentionOptions reads the flags, the topic configs they set apart.

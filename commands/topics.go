@@ -2,7 +2,6 @@ package commands
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -99,36 +98,6 @@ func topicJobs(c *cli.Context, set *target.Set, overrides map[string]string, nam
 	}
 	report, err := rt.Jobs(set, c.String("topic") != "", names, policy, decisive, explicitPolicy, job)
 	return report, usageOf(err)
-}
-
-// skipErr is the error of a run that skipped partitions whose topic
-// configuration is not known, each cause with what to give: exit 2, as
-// the input the run needs was not given.
-func skipErr(cr *topicconfig.Report) error {
-	if cr == nil {
-		return nil
-	}
-	var why []string
-	if cr.Gaps > 0 {
-		why = append(why, fmt.Sprintf("%d partition(s) skipped: their topic configuration is not fully known; give --server-properties FILE "+
-			"(the broker's), or --kafka-defaults to take Kafka's defaults for what nothing sets", cr.Gaps))
-	}
-	if cr.Unlisted > 0 {
-		why = append(why, fmt.Sprintf("%d partition(s) skipped: their topics are not in --topic-config %s; name topics with --topic, "+
-			"or give --unlisted-topics defaults", cr.Unlisted, cr.UnlistedFile))
-	}
-	if cr.Stray > 0 {
-		why = append(why, fmt.Sprintf("%d partition(s) skipped: a KRaft broker sets their logs aside as stray (their topic, topic ID or partition is not the "+
-			"cluster metadata's, or not assigned to this broker); name topics with --topic, or give their configuration with --topic-config FILE", cr.Stray))
-	}
-	if cr.Unnamed > 0 {
-		why = append(why, fmt.Sprintf("%d partition(s) skipped: their directories are not named <topic>-<partition>, so their topics are unknown; "+
-			"rename them, or give --topic-config FILE with --unlisted-topics defaults", cr.Unnamed))
-	}
-	if len(why) == 0 {
-		return nil
-	}
-	return usageErr("%s", strings.Join(why, "; "))
 }
 
 // loadTopics loads the topic configuration of the run's log dirs, or of

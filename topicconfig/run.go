@@ -1,6 +1,7 @@
 package topicconfig
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -138,6 +139,37 @@ type Report struct {
 	// it was asked either, each for its own reason.
 	Unlisted, Stray, Unnamed int
 	UnlistedFile             string
+}
+
+// SkipErr says, for each cause, how many partitions the run skipped because
+// their configuration is not known, and what the user can give: a
+// *target.UsageError, as the input the run needs was not given; nil when
+// none was (and for a nil Report).
+func (cr *Report) SkipErr() error {
+	if cr == nil {
+		return nil
+	}
+	var why []string
+	if cr.Gaps > 0 {
+		why = append(why, fmt.Sprintf("%d partition(s) skipped: their topic configuration is not fully known; give --server-properties FILE "+
+			"(the broker's), or --kafka-defaults to take Kafka's defaults for what nothing sets", cr.Gaps))
+	}
+	if cr.Unlisted > 0 {
+		why = append(why, fmt.Sprintf("%d partition(s) skipped: their topics are not in --topic-config %s; name topics with --topic, "+
+			"or give --unlisted-topics defaults", cr.Unlisted, cr.UnlistedFile))
+	}
+	if cr.Stray > 0 {
+		why = append(why, fmt.Sprintf("%d partition(s) skipped: a KRaft broker sets their logs aside as stray (their topic, topic ID or partition is not the "+
+			"cluster metadata's, or not assigned to this broker); name topics with --topic, or give their configuration with --topic-config FILE", cr.Stray))
+	}
+	if cr.Unnamed > 0 {
+		why = append(why, fmt.Sprintf("%d partition(s) skipped: their directories are not named <topic>-<partition>, so their topics are unknown; "+
+			"rename them, or give --topic-config FILE with --unlisted-topics defaults", cr.Unnamed))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return &target.UsageError{Err: errors.New(strings.Join(why, "; "))}
 }
 
 // Missing is why partition p, of topic configuration cfg, is not known
