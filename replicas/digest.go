@@ -245,9 +245,10 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 		}
 		chunk(frameBatches)
 		w.batch(b, &prev)
-		// What the next batch's deltas are from: copying the whole
+		// What the next batch is coded against: copying the whole
 		// Batch cost more than coding it.
-		prev.Last, prev.Epoch, prev.MaxTimestamp, prev.ProducerID, prev.BaseSequence = b.Last, b.Epoch, b.MaxTimestamp, b.ProducerID, b.BaseSequence
+		prev.Base, prev.Last, prev.Epoch, prev.MaxTimestamp = b.Base, b.Last, b.Epoch, b.MaxTimestamp
+		prev.ProducerID, prev.BaseSequence, prev.Flags = b.ProducerID, b.BaseSequence, b.Flags
 		n++
 		return flush(false)
 	})
@@ -341,26 +342,70 @@ func (e *enc) broker(b Broker) {
 	}
 }
 
-// batch encodes a batch's header fields as deltas from the batch before it
-// in the frame (prev, zero at a frame's start), which are mostly zero or
-// small: offsets, epoch, timestamp, producer and sequence a byte or two
-// each, the CRC the only four: about 15 bytes a batch.
+// batch encodes a batch's header fields as what changed from the batch
+// before it in the frame (prev, zero at a frame's start). A byte says which
+// of the fields that mostly follow from the batch before are coded (the
+// base offset after its last, the same epoch, producer and flags, a count
+// that spans the offsets, a sequence that goes on from its records); then
+// come the offsets' span, the CRC, the size and the timestamp's delta:
+// about 10 bytes a batch.
 func (e *enc) batch(b, prev *Batch) {
-	const most = 9*binary.MaxVarintLen64 + 5
+	const most = 1 + 8*binary.MaxVarintLen64 + 5
 	e.b = slices.Grow(e.b, most)
 	a := e.b[len(e.b) : len(e.b)+most]
-	n := binary.PutVarint(a, b.Base-prev.Last)
-	n += binary.PutVarint(a[n:], b.Last-b.Base)
-	n += binary.PutVarint(a[n:], int64(b.Epoch)-int64(prev.Epoch))
+	n := 1
+	var has byte
+	if b.Base != prev.Last+1 {
+		has |= hasBase
+		n += binary.PutVarint(a[n:], b.Base-prev.Last)
+	}
+	if b.Epoch != prev.Epoch {
+		has |= hasEpoch
+		n += binary.PutVarint(a[n:], int64(b.Epoch)-int64(prev.Epoch))
+	}
+	if d := int64(b.Count) - (b.Last - b.Base + 1); d != 0 {
+		has |= hasCount
+		n += binary.PutVarint(a[n:], d)
+	}
+	if b.ProducerID != prev.ProducerID {
+		has |= hasProducer
+		n += binary.PutVarint(a[n:], b.ProducerID-prev.ProducerID)
+	}
+	if d := int64(b.BaseSequence) - nextSequence(prev); d != 0 {
+		has |= hasSequence
+		n += binary.PutVarint(a[n:], d)
+	}
+	if b.Flags != prev.Flags {
+		has |= hasFlags
+		a[n] = byte(b.Flags)
+		n++
+	}
+	a[0] = has
+	n += binary.PutUvarint(a[n:], uint64(b.Last-b.Base))
 	binary.BigEndian.PutUint32(a[n:], b.CRC)
 	n += 4
-	n += binary.PutVarint(a[n:], int64(b.Size))
+	n += binary.PutUvarint(a[n:], uint64(uint32(b.Size)))
 	n += binary.PutVarint(a[n:], b.MaxTimestamp-prev.MaxTimestamp)
-	n += binary.PutVarint(a[n:], int64(b.Count)-(b.Last-b.Base+1))
-	n += binary.PutVarint(a[n:], b.ProducerID-prev.ProducerID)
-	n += binary.PutVarint(a[n:], int64(b.BaseSequence)-int64(prev.BaseSequence))
-	a[n] = byte(b.Flags)
-	e.b = e.b[:len(e.b)+n+1]
+	e.b = e.b[:len(e.b)+n]
+}
+
+// The fields a batch's first byte says are coded.
+const (
+	hasBase = 1 << iota
+	hasEpoch
+	hasCount
+	hasProducer
+	hasSequence
+	hasFlags
+)
+
+// nextSequence is the base sequence a batch after prev most often has: its
+// producer's next, or none after none.
+func nextSequence(prev *Batch) int64 {
+	if prev.BaseSequence < 0 {
+		return int64(prev.BaseSequence)
+	}
+	return int64(prev.BaseSequence) + prev.Last - prev.Base + 1
 }
 
 // hashes encodes an item of what the second pass found of a batch: its base
@@ -645,16 +690,33 @@ func (d *dec) str() string { return string(d.fixed(d.count(1))) }
 
 func (d *dec) batch(prev *Batch) Batch {
 	var b Batch
-	b.Base = prev.Last + d.varint()
-	b.Last = b.Base + d.varint()
-	b.Epoch = int32(int64(prev.Epoch) + d.varint())
+	has := d.byte()
+	b.Base, b.Epoch, b.ProducerID, b.Flags = prev.Last+1, prev.Epoch, prev.ProducerID, prev.Flags
+	if has&hasBase != 0 {
+		b.Base = prev.Last + d.varint()
+	}
+	if has&hasEpoch != 0 {
+		b.Epoch = int32(int64(prev.Epoch) + d.varint())
+	}
+	var count, seq int64
+	if has&hasCount != 0 {
+		count = d.varint()
+	}
+	if has&hasProducer != 0 {
+		b.ProducerID = prev.ProducerID + d.varint()
+	}
+	if has&hasSequence != 0 {
+		seq = d.varint()
+	}
+	if has&hasFlags != 0 {
+		b.Flags = Flags(d.byte())
+	}
+	b.Last = b.Base + int64(d.uvarint())
+	b.Count = int32(b.Last - b.Base + 1 + count)
+	b.BaseSequence = int32(nextSequence(prev) + seq)
 	b.CRC = binary.BigEndian.Uint32(d.fixed(4))
-	b.Size = int32(d.varint())
+	b.Size = int32(uint32(d.uvarint()))
 	b.MaxTimestamp = prev.MaxTimestamp + d.varint()
-	b.Count = int32(b.Last - b.Base + 1 + d.varint())
-	b.ProducerID = prev.ProducerID + d.varint()
-	b.BaseSequence = int32(int64(prev.BaseSequence) + d.varint())
-	b.Flags = Flags(d.byte())
 	return b
 }
 

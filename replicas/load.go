@@ -325,14 +325,17 @@ func (rr *replicaReader) headers(fn func(*Batch) error) error {
 	compacted := false
 	open := -1 // the damage whose end is the next good batch, in whichever segment
 	epochs := slices.Clone(rr.epochs)
+	var read int64 // bytes not yet told to Progress
 	err := rr.each(true, func(path string, pos int64, msg string) {
 		if open < 0 {
 			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: last, To: -1})
 			open = len(p.Damage) - 1
 		}
 	}, func(_ string, b *logfmt.Batch) error {
-		if rr.o.Progress != nil {
-			rr.o.Progress(int64(b.Size()))
+		// Told a MiB at a time: a call a batch was a cost of its own.
+		if read += int64(b.Size()); read >= 1<<20 && rr.o.Progress != nil {
+			rr.o.Progress(read)
+			read = 0
 		}
 		// One Batch for all, given to fn: none escapes to the heap.
 		bt := &rr.cur
@@ -359,6 +362,9 @@ func (rr *replicaReader) headers(fn func(*Batch) error) error {
 	})
 	if err != nil {
 		return err
+	}
+	if read > 0 && rr.o.Progress != nil {
+		rr.o.Progress(read)
 	}
 	p.LogEndOffset = max(p.LogEndOffset, last)
 	p.HighWatermarkKnown = rr.hwKnown
