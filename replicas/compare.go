@@ -1,5 +1,7 @@
 package replicas
 
+import "slices"
+
 // pair is the comparison of two replicas over the offsets both hold.
 type pair struct {
 	// diverge is the first offset at which they hold different data, -1
@@ -205,10 +207,11 @@ func epochFits(x *Batch, b *Partition) bool {
 // droppable tells whether record r of batch x, held by a and not by b, is
 // one b's cleaner may have dropped: a tombstone (past its retention), a
 // record without a key (the cleaner drops those), part of an aborted
-// transaction, or a key either side holds a later version of. That later
-// version may be gone from b too, as a tombstone removed once its retention
-// passed, or as superseded in turn: each record b lacks is judged by this
-// rule, so a chain of versions b dropped must end in a tombstone.
+// transaction, or a key with a later version b held: one b holds, or one a
+// holds below b's log end, which b may have dropped too, as a tombstone
+// removed once its retention passed or as superseded in turn. Each record
+// b lacks is judged by this rule, so a chain of versions b dropped must end
+// in a tombstone; a version past b's end was never in b's log.
 func droppable(r Record, x *Batch, a, b *Partition, ka, kb *keyIndex) bool {
 	if !b.Compacted {
 		return false
@@ -216,7 +219,7 @@ func droppable(r Record, x *Batch, a, b *Partition, ka, kb *keyIndex) bool {
 	if r.Tombstone || r.Key == nullKey || x.Flags&Control != 0 || abortedAt(a, x) {
 		return true
 	}
-	return kb.latest(b, r.Key) > r.Offset || ka.latest(a, r.Key) > r.Offset
+	return kb.later(b, r.Key, r.Offset, b.LogEndOffset) || ka.later(a, r.Key, r.Offset, b.LogEndOffset)
 }
 
 // abortedAt tells whether x is transactional data whose transaction a's log
@@ -234,23 +237,24 @@ func abortedAt(a *Partition, x *Batch) bool {
 	return false
 }
 
-// keyIndex is the latest offset of each key a hashed replica holds, built
-// when first needed.
+// keyIndex is the offsets of each key a hashed replica holds, in order,
+// built when first needed.
 type keyIndex struct {
-	m map[uint64]int64
+	m map[uint64][]int64
 }
 
-func (k *keyIndex) latest(p *Partition, key uint64) int64 {
+// later tells whether p holds a version of key at an offset after off and
+// before limit.
+func (k *keyIndex) later(p *Partition, key uint64, off, limit int64) bool {
 	if k.m == nil {
-		k.m = map[uint64]int64{}
+		k.m = map[uint64][]int64{}
 		for i := range p.Batches {
 			for _, r := range p.Batches[i].Records {
-				k.m[r.Key] = r.Offset
+				k.m[r.Key] = append(k.m[r.Key], r.Offset)
 			}
 		}
 	}
-	if o, ok := k.m[key]; ok {
-		return o
-	}
-	return -1
+	offs := k.m[key]
+	i, _ := slices.BinarySearch(offs, off+1)
+	return i < len(offs) && offs[i] < limit
 }
