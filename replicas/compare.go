@@ -1,6 +1,10 @@
 package replicas
 
-import "slices"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // pair is the comparison of two replicas over the offsets both hold.
 type pair struct {
@@ -207,11 +211,11 @@ func epochFits(x *Batch, b *Partition) bool {
 // droppable tells whether record r of batch x, held by a and not by b, is
 // one b's cleaner may have dropped: a tombstone (past its retention), a
 // record without a key (the cleaner drops those), part of an aborted
-// transaction, or a key with a later version b held: one b holds, or one a
-// holds below b's log end, which b may have dropped too, as a tombstone
-// removed once its retention passed or as superseded in turn. Each record
-// b lacks is judged by this rule, so a chain of versions b dropped must end
-// in a tombstone; a version past b's end was never in b's log.
+// transaction, or a key b held a later version of. That version may be
+// gone from b too: a chain of versions that ends in one b holds, or in a
+// tombstone b removed once its retention passed. So when b holds no later
+// version, the last version a holds below b's log end (a version past it
+// was never in b's log) must be a tombstone.
 func droppable(r Record, x *Batch, a, b *Partition, ka, kb *keyIndex) bool {
 	if !b.Compacted {
 		return false
@@ -219,7 +223,11 @@ func droppable(r Record, x *Batch, a, b *Partition, ka, kb *keyIndex) bool {
 	if r.Tombstone || r.Key == nullKey || x.Flags&Control != 0 || abortedAt(a, x) {
 		return true
 	}
-	return kb.later(b, r.Key, r.Offset, b.LogEndOffset) || ka.later(a, r.Key, r.Offset, b.LogEndOffset)
+	if _, ok := kb.last(b, r.Key, r.Offset, math.MaxInt64); ok {
+		return true
+	}
+	v, ok := ka.last(a, r.Key, r.Offset, b.LogEndOffset)
+	return ok && v.Tombstone
 }
 
 // abortedAt tells whether x is transactional data whose transaction a's log
@@ -237,24 +245,27 @@ func abortedAt(a *Partition, x *Batch) bool {
 	return false
 }
 
-// keyIndex is the offsets of each key a hashed replica holds, in order,
-// built when first needed.
+// keyIndex is the versions of each key a hashed replica holds, in offset
+// order, built when first needed.
 type keyIndex struct {
-	m map[uint64][]int64
+	m map[uint64][]Record
 }
 
-// later tells whether p holds a version of key at an offset after off and
-// before limit.
-func (k *keyIndex) later(p *Partition, key uint64, off, limit int64) bool {
+// last is the last version of key p holds at an offset after off and before
+// limit.
+func (k *keyIndex) last(p *Partition, key uint64, off, limit int64) (Record, bool) {
 	if k.m == nil {
-		k.m = map[uint64][]int64{}
+		k.m = map[uint64][]Record{}
 		for i := range p.Batches {
 			for _, r := range p.Batches[i].Records {
-				k.m[r.Key] = append(k.m[r.Key], r.Offset)
+				k.m[r.Key] = append(k.m[r.Key], r)
 			}
 		}
 	}
-	offs := k.m[key]
-	i, _ := slices.BinarySearch(offs, off+1)
-	return i < len(offs) && offs[i] < limit
+	vs := k.m[key]
+	i, _ := slices.BinarySearchFunc(vs, limit, func(r Record, o int64) int { return cmp.Compare(r.Offset, o) })
+	if i == 0 || vs[i-1].Offset <= off {
+		return Record{}, false
+	}
+	return vs[i-1], true
 }
