@@ -271,33 +271,28 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 	}
 	// Epochs and damage, which a damaged checkpoint or log can make many,
 	// go in frames of their own.
-	for _, ep := range p.Epochs {
-		if err != nil {
-			break
+	list := func(kind byte, n int, item func(i int)) {
+		for i := 0; i < n && err == nil; i++ {
+			chunk(kind)
+			item(i)
+			err = flush(false)
 		}
-		chunk(frameEpochs)
-		w.varint(int64(ep.Epoch))
-		w.varint(ep.StartOffset)
-		err = flush(false)
-	}
-	if err == nil {
-		err = flush(true)
-	}
-	for _, d := range p.Damage {
-		if err != nil {
-			break
+		if err == nil {
+			err = flush(true)
 		}
-		chunk(frameDamage)
+	}
+	list(frameEpochs, len(p.Epochs), func(i int) {
+		w.varint(int64(p.Epochs[i].Epoch))
+		w.varint(p.Epochs[i].StartOffset)
+	})
+	list(frameDamage, len(p.Damage), func(i int) {
+		d := &p.Damage[i]
 		w.str(d.File)
 		w.varint(d.Pos)
 		w.str(d.Msg)
 		w.varint(d.From)
 		w.varint(d.To)
-		err = flush(false)
-	}
-	if err == nil {
-		err = flush(true)
-	}
+	})
 	if err != nil {
 		return err
 	}
