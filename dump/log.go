@@ -153,7 +153,7 @@ func (d *dumper) segmentBatches(sr batches, path string, size, limit int64, st *
 func (d *dumper) rendered(h *logfmt.HeaderReader) {
 	for !d.stop.Load() {
 		from := h.Pos()
-		text, release, ok := h.Rendered()
+		text, _, release, ok := h.Rendered()
 		if !ok {
 			return
 		}
@@ -344,18 +344,19 @@ func (d *dumper) formatBatch(bl *batchLine) {
 // the dump shows of them: at any other (a legacy entry, a checksum that does
 // not hold, a header field that fails Batch.CheckHeader, which batch
 // reports) it stops, and the dumper reads on from there.
-func renderer() func([]byte, *logfmt.Batch) ([]byte, bool) {
-	var pc producerCache
-	return func(l []byte, b *logfmt.Batch) ([]byte, bool) {
-		if b.Magic() < 2 || b.StoredCRC() != b.ComputeCRC() {
-			return l, false
-		}
-		if b.CheckHeader() != nil {
-			return l, false
-		}
-		bl := batchLine{valid: true, pos: b.Pos, size: int64(b.Size())}
-		return appendBatchText(l, b, &bl, &pc), true
+func renderer() logfmt.Renderer { return &lineRenderer{} }
+
+type lineRenderer struct{ pc producerCache }
+
+func (r *lineRenderer) Render(l []byte, b *logfmt.Batch) ([]byte, bool) {
+	if b.Magic() < 2 || b.StoredCRC() != b.ComputeCRC() {
+		return l, false
 	}
+	if b.CheckHeader() != nil {
+		return l, false
+	}
+	bl := batchLine{valid: true, pos: b.Pos, size: int64(b.Size())}
+	return appendBatchText(l, b, &bl, &r.pc), true
 }
 
 type producerCache struct {

@@ -26,7 +26,8 @@ import (
 // end) the HeaderReader goes on with a SegmentReader from where that range
 // stopped, which then meets what the range met, the same way.
 //
-// A shallow dump's lines cost more to make than the batches cost to read.
+// A shallow dump's lines cost more to make than the batches cost to read,
+// and a digest's coding of a batch about what handing its header over does.
 // With Render, the goroutine that read a range also makes the caller's text
 // of its batches, in a buffer that the caller then writes out as it is: the
 // headers cross no core, and only the finished text leaves its own.
@@ -61,14 +62,14 @@ type HeaderReader struct {
 	Keep func(*Batch) bool
 	// Render, when set, makes the caller's text of the batches on the
 	// reading goroutines, instead of handing on headers: it is called for
-	// each range, and the function it returns on each batch of the range,
-	// whole and in order, to append the batch's text to dst or say false
-	// (its checksum not yet computed: ComputeCRC does). Rendered gives the
-	// text; from the first batch that did not render, Next gives batches.
-	// A range's text is up to headersMaxInfos lines, so each range in
-	// flight (2 × workers + 3) and each text the caller holds can take a
-	// few MiB.
-	Render func() func(dst []byte, b *Batch) ([]byte, bool)
+	// each range, and the Renderer it returns is given each batch of the
+	// range in order, whole or, past 8 MiB, as a header view (its checksum
+	// not yet computed: ComputeCRC does). Rendered gives the text and the
+	// Renderer; from the first batch that did not render, Next gives
+	// batches. A range's text is up to headersMaxInfos batches', so each
+	// range in flight (2 × workers + 3) and each text the caller holds
+	// can take a few MiB.
+	Render func() Renderer
 
 	r       io.ReaderAt
 	size    int64
@@ -91,13 +92,26 @@ type HeaderReader struct {
 	seq   *SegmentReader // after the ranges, or instead of them
 }
 
+// A Renderer makes the text of one range's batches (HeaderReader.Render),
+// keeping what it needs of the batches before: Render appends b's text to
+// dst, or says false, leaving dst as it was, to end the range before b.
+type Renderer interface {
+	Render(dst []byte, b *Batch) ([]byte, bool)
+}
+
+// RenderFunc is a Renderer that keeps nothing.
+type RenderFunc func(dst []byte, b *Batch) ([]byte, bool)
+
+func (f RenderFunc) Render(dst []byte, b *Batch) ([]byte, bool) { return f(dst, b) }
+
 // headerRange is what one goroutine found in [start, stop).
 type headerRange struct {
 	start, stop int64
 	clean       bool // it ended exactly at stop
 	infos       []headerInfo
 	kept        []byte
-	text        []byte // what Render made of the batches before end
+	text        []byte   // what Render made of the batches before end
+	rend        Renderer // what made it
 	end         int64
 }
 
@@ -315,12 +329,12 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 	sr := NewSegmentReader(stoppable{h.r, h.quit}, r.stop, h.file)
 	defer sr.Close()
 	sr.MaxBatchSize, sr.Job, sr.unchecked = h.MaxBatchSize, h.Job, true
+	sr.HeaderViews, sr.LegacyViews = h.whole, true
 	sr.SeekTo(r.start)
 	if h.Render != nil {
 		h.render(r, sr)
 		return r
 	}
-	sr.HeaderViews, sr.LegacyViews = h.whole, true
 	if r.text != nil {
 		putText(r.text)
 		r.text = nil
@@ -364,12 +378,12 @@ func (h *HeaderReader) render(r *headerRange, sr *SegmentReader) {
 	if r.text == nil {
 		r.text = getText()
 	}
-	render := h.Render()
+	r.rend = h.Render()
 	r.end = r.start
 	for n := 0; n < headersMaxInfos && sr.Pos() < r.stop && sr.Next(); n++ {
 		l := len(r.text)
 		var ok bool
-		if r.text, ok = render(r.text, sr.Batch()); !ok {
+		if r.text, ok = r.rend.Render(r.text, sr.Batch()); !ok {
 			r.text = r.text[:l]
 			break
 		}
@@ -379,32 +393,32 @@ func (h *HeaderReader) render(r *headerRange, sr *SegmentReader) {
 }
 
 // Rendered returns the text Render made of the batches of the next range,
-// and moves past them, with a function to call once the text is no longer
-// used. It returns false at the end of the ranges, and once a range was
-// not rendered whole: Next then gives the batches from there, on one
-// goroutine.
-func (h *HeaderReader) Rendered() (text []byte, release func(), ok bool) {
+// and the Renderer that made it, and moves past them, with a function to
+// call once the text is no longer used. It returns false at the end of the
+// ranges, and once a range was not rendered whole: Next then gives the
+// batches from there, on one goroutine.
+func (h *HeaderReader) Rendered() (text []byte, rend Renderer, release func(), ok bool) {
 	if h.seq != nil || h.Render == nil {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	if !h.begin() {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	r, ok := <-h.results
 	if !ok {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	h.pos = r.end
 	// The text leaves the range, which goes back to work at once: a
 	// caller holding texts never holds the ranges up.
-	text = r.text
-	r.text = nil
+	text, rend = r.text, r.rend
+	r.text, r.rend = nil, nil
 	h.free <- r
 	if !r.clean {
 		h.stop()
 		h.sequential(h.pos)
 	}
-	return text, func() { putText(text) }, true
+	return text, rend, func() { putText(text) }, true
 }
 
 // spareTexts holds the text buffers of ranges written out, for the next

@@ -55,19 +55,19 @@ func entryLine(e *Batch, keep func(*Batch) bool, next int64) string {
 // text is given back only after the next one came, and must not have
 // changed by then.
 func renderTrace(t *testing.T, h *HeaderReader, refuse func(*Batch) bool) string {
-	h.Render = func() func([]byte, *Batch) ([]byte, bool) {
-		return func(dst []byte, e *Batch) ([]byte, bool) {
+	h.Render = func() Renderer {
+		return RenderFunc(func(dst []byte, e *Batch) ([]byte, bool) {
 			if refuse(e) {
 				return append(dst, "refused"...), false
 			}
 			return append(dst, entryLine(e, nil, e.Pos+int64(e.Size()))...), true
-		}
+		})
 	}
 	var b strings.Builder
 	var held []byte
 	release := func() {}
 	for {
-		text, rel, ok := h.Rendered()
+		text, _, rel, ok := h.Rendered()
 		if !ok {
 			break
 		}
@@ -100,12 +100,12 @@ func rangePerBatch(t *testing.T, seed uint64) (*HeaderReader, []int64) {
 func TestRenderedTextsMayBeHeld(t *testing.T) {
 	h, cuts := rangePerBatch(t, 2)
 	defer h.Close()
-	h.Render = func() func([]byte, *Batch) ([]byte, bool) {
-		return func(dst []byte, e *Batch) ([]byte, bool) { return fmt.Appendf(dst, "%d\n", e.Pos), true }
+	h.Render = func() Renderer {
+		return RenderFunc(func(dst []byte, e *Batch) ([]byte, bool) { return fmt.Appendf(dst, "%d\n", e.Pos), true })
 	}
 	var held [][]byte
 	for {
-		text, _, ok := h.Rendered()
+		text, _, _, ok := h.Rendered()
 		if !ok {
 			break
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/logtool/logtool/internal/parallel"
 	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt"
 	"github.com/logtool/logtool/logfmt/checkpoint"
 )
 
@@ -23,9 +24,10 @@ import (
 // The file is the magic line digestMagic, a version byte, then a stream of
 // frames: uvarint length, body, CRC-32C of the body (big-endian). The
 // first frame describes the broker. Each partition is a start frame (its
-// identity), frames of batches and, for a compacted replica, frames of record
-// hashes, each of about chunkBytes, and an end frame (offsets, epochs,
-// damage), so that the writer holds one frame and a reader one partition. The
+// identity), frames of batches (one a block, see blockShift) and, for a
+// compacted replica, frames of record hashes of about chunkBytes, and an end
+// frame (offsets, epochs, damage), so that the writer holds one frame and a
+// reader one partition. The
 // last frame counts the partitions, so a digest cut short is told from a
 // whole one.
 
@@ -42,7 +44,7 @@ const (
 	framePartition = 'Q'
 	frameEnd       = 'E'
 
-	// chunkBytes is where a frame of batches or records is cut.
+	// chunkBytes is where a frame of records, epochs or damage is cut.
 	chunkBytes = 64 << 10
 )
 
@@ -72,7 +74,7 @@ func WriteDigest(path string, src Source) (partitions int, err error) {
 		return 0, err
 	}
 	defer f.Abort()
-	bw := bufio.NewWriterSize(f, 256<<10)
+	bw := bufio.NewWriterSize(&writeBehind{f: f}, 256<<10)
 	if _, err := bw.WriteString(digestMagic); err != nil {
 		return 0, err
 	}
@@ -125,6 +127,25 @@ func WriteDigest(path string, src Source) (partitions int, err error) {
 		return partitions, err
 	}
 	return partitions, f.Commit()
+}
+
+// writeBehind has the disk write a digest as it grows: Commit's fsync then
+// waits for its last MiBs, not for all of it (about 6 ms less for the 9 MB
+// digest of 1 GB of 1 KB batches).
+type writeBehind struct {
+	f            *safefile.File
+	off, started int64
+}
+
+const writebackBytes = 2 << 20
+
+func (w *writeBehind) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if w.off += int64(n); w.off-w.started >= writebackBytes {
+		w.f.StartWriteback(w.started, w.off-w.started)
+		w.started = w.off
+	}
+	return n, err
 }
 
 // A partition under streamBytes of .log is digested whole on one worker,
@@ -193,7 +214,10 @@ func (c cappedWriter) Write(p []byte) (int, error) {
 // frameWriter builds frames in enc and writes them to the stream.
 type frameWriter struct {
 	enc
-	w io.Writer
+	w     io.Writer
+	items int   // in the open frame
+	prev  Batch // the last batch of the open frame of batches
+	at    block // where it lies
 }
 
 // put writes the frame built.
@@ -220,65 +244,46 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 	if err := w.put(); err != nil {
 		return err
 	}
-	// chunk starts a frame of kind k unless one is open, and flush ends
-	// it once it is big enough, or at the end.
-	var n int
-	var count int // items in the open frame
-	chunk := func(k byte) {
-		if count == 0 {
-			w.b = append(w.b[:0], k)
+	rr.ranged = w.splice
+	err := rr.headers(func(b *Batch, at block) error {
+		if w.items == 0 || at != w.at {
+			if err := w.end(); err != nil {
+				return err
+			}
+			w.prev = Batch{}
 		}
-		count++
-	}
-	flush := func(force bool) error {
-		if count == 0 || !force && len(w.b) < chunkBytes {
-			return nil
-		}
-		// A reader reads items to the end of the frame.
-		count = 0
-		return w.put()
-	}
-	var prev Batch
-	err := rr.headers(func(b *Batch) error {
-		if count == 0 {
-			prev = Batch{}
-		}
-		chunk(frameBatches)
-		w.batch(b, &prev)
-		// What the next batch is coded against: copying the whole
-		// Batch cost more than coding it.
-		prev.Base, prev.Last, prev.Epoch, prev.MaxTimestamp = b.Base, b.Last, b.Epoch, b.MaxTimestamp
-		prev.ProducerID, prev.BaseSequence, prev.Flags = b.ProducerID, b.BaseSequence, b.Flags
-		n++
-		return flush(false)
+		w.item(frameBatches)
+		w.batch(b, &w.prev)
+		w.follow(b, at)
+		return nil
 	})
 	if err == nil {
-		err = flush(true)
+		err = w.end()
 	}
 	if err == nil && p.Hashed {
 		err = rr.records(func(i int, h hashed) error {
 			for {
-				chunk(frameRecords)
+				w.item(frameRecords)
 				more := w.hashes(&h)
-				if err := flush(false); err != nil || !more {
+				if err := w.full(); err != nil || !more {
 					return err
 				}
 			}
 		})
 		if err == nil {
-			err = flush(true)
+			err = w.end()
 		}
 	}
 	// Epochs and damage, which a damaged checkpoint or log can make many,
 	// go in frames of their own.
 	list := func(kind byte, n int, item func(i int)) {
 		for i := 0; i < n && err == nil; i++ {
-			chunk(kind)
+			w.item(kind)
 			item(i)
-			err = flush(false)
+			err = w.full()
 		}
 		if err == nil {
-			err = flush(true)
+			err = w.end()
 		}
 	}
 	list(frameEpochs, len(p.Epochs), func(i int) {
@@ -297,7 +302,7 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 		return err
 	}
 	w.b = append(w.b[:0], framePartition)
-	w.uvarint(uint64(n))
+	w.uvarint(uint64(rr.n))
 	w.varint(p.LogStartOffset)
 	w.varint(p.LogEndOffset)
 	w.varint(p.HighWatermark)
@@ -307,6 +312,145 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 	w.uvarint(uint64(len(p.Epochs)))
 	w.uvarint(uint64(len(p.Damage)))
 	return w.put()
+}
+
+// item starts a frame of kind k unless one is open, and counts an item in
+// it; a reader reads items to the end of the frame.
+func (w *frameWriter) item(k byte) {
+	if w.items == 0 {
+		w.b = append(w.b[:0], k)
+	}
+	w.items++
+}
+
+// end writes the open frame, if any.
+func (w *frameWriter) end() error {
+	if w.items == 0 {
+		return nil
+	}
+	w.items = 0
+	return w.put()
+}
+
+// full writes the open frame once it holds chunkBytes.
+func (w *frameWriter) full() error {
+	if len(w.b) < chunkBytes {
+		return nil
+	}
+	return w.end()
+}
+
+// follow makes b, in block at, the batch the next is coded against.
+// Copying the whole Batch cost more than coding it.
+func (w *frameWriter) follow(b *Batch, at block) {
+	w.prev.Base, w.prev.Last, w.prev.Epoch, w.prev.MaxTimestamp = b.Base, b.Last, b.Epoch, b.MaxTimestamp
+	w.prev.ProducerID, w.prev.BaseSequence, w.prev.Flags = b.ProducerID, b.BaseSequence, b.Flags
+	w.at = at
+}
+
+// Batches go into frames by where they lie: a frame holds the batches of
+// one segment whose positions share a block of 1<<blockShift bytes, each
+// coded against the one before it in the frame. A range that a worker reads
+// (logfmt.HeaderReader) then codes its batches itself, all but its first
+// as the frame writer would have, and the digest is the same at any
+// --workers. A block of the smallest entries (26 bytes) codes into at most
+// 10,083 batches of 76 bytes, under maxFrame; at 1 KB a batch, frames are
+// about 2 KB.
+var blockShift = 18
+
+// block is where a batch lies: its segment's index, and its position's block.
+type block struct {
+	seg int
+	n   int64
+}
+
+// rangeDigest codes the batches of one range of a segment on the goroutine
+// that read it (logfmt.Renderer), each as frameWriter.partition codes it,
+// except the first: that is coded as a frame's first, and the frame writer
+// codes it again when its frame began in the range before (splice). It also
+// notes what headers learns from each batch.
+type rangeDigest struct {
+	seg      int
+	n        int   // batches
+	read     int64 // their bytes
+	b        [2]Batch
+	first    Batch // the first batch's fields
+	firstAt  block
+	firstLen int   // the first batch's code in the text
+	cuts     []int // where in the text frames begin, after the first batch
+	lastAt   block
+	cleaned  bool // a batch was cleaned
+	gap      bool // offsets are missing between two batches
+	rises    []checkpoint.EpochEntry
+}
+
+// last is the range's last batch.
+func (r *rangeDigest) last() *Batch { return &r.b[(r.n-1)&1] }
+
+func (r *rangeDigest) Render(dst []byte, b *logfmt.Batch) ([]byte, bool) {
+	if b.Validate() != nil {
+		// Damage, which headers reports.
+		return dst, false
+	}
+	bt := &r.b[r.n&1]
+	readHeader(bt, b)
+	if bt.Flags&Control != 0 && abortMarker(b) {
+		bt.Flags |= AbortMarker
+	}
+	at := block{r.seg, b.Pos >> blockShift}
+	e := enc{b: dst}
+	switch {
+	case r.n == 0:
+		r.first, r.firstAt = *bt, at
+		e.batch(bt, &Batch{})
+		r.firstLen = len(e.b)
+	default:
+		prev := r.last()
+		if bt.Base > prev.Last+1 {
+			r.gap = true
+		}
+		if at != r.lastAt {
+			r.cuts = append(r.cuts, len(dst))
+			prev = &Batch{}
+		}
+		e.batch(bt, prev)
+	}
+	if bt.Flags&Cleaned != 0 {
+		r.cleaned = true
+	}
+	// Only an epoch above every one before it in the range can be above
+	// the epochs headers holds.
+	if n := len(r.rises); n == 0 || bt.Epoch > r.rises[n-1].Epoch {
+		r.rises = append(r.rises, checkpoint.EpochEntry{Epoch: bt.Epoch, StartOffset: bt.Base})
+	}
+	r.lastAt = at
+	r.read += int64(b.Size())
+	r.n++
+	return e.b, true
+}
+
+// splice writes the batches of a range coded on a worker into the frames.
+func (w *frameWriter) splice(r *rangeDigest, text []byte) error {
+	from := 0
+	if w.items > 0 && r.firstAt == w.at {
+		// Its first batch's frame began in the range before.
+		w.batch(&r.first, &w.prev)
+		from = r.firstLen
+	} else if err := w.end(); err != nil {
+		return err
+	}
+	for _, to := range r.cuts {
+		w.item(frameBatches)
+		w.b = append(w.b, text[from:to]...)
+		if err := w.end(); err != nil {
+			return err
+		}
+		from = to
+	}
+	w.item(frameBatches)
+	w.b = append(w.b, text[from:]...)
+	w.follow(r.last(), r.lastAt)
+	return nil
 }
 
 type enc struct{ b []byte }

@@ -2,6 +2,7 @@ package replicas_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -221,33 +222,40 @@ func TestDigestWorkers(t *testing.T) {
 	compactFixture(t, dir)
 
 	one := digestOf(t, dir, replicas.Options{Workers: 1})
-	want, err := os.ReadFile(one)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		name   string
-		stream int64
-		frames int
-	}{
-		{"default", 8 << 20, 2 << 20},
-		{"every partition on a worker", 1 << 40, 2 << 20},
-		{"frames outgrow a worker's", 1 << 40, 1 << 10},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			defer replicas.SetJobBytes(c.stream, c.frames)()
-			var read atomic.Int64
-			got, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 3, Progress: func(n int64) { read.Add(n) }}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("a digest on 3 workers differs from one on 1: %d bytes against %d", len(got), len(want))
-			}
-			if total := dirLogBytes(t, dir); read.Load() > total {
-				t.Fatalf("progress told %d bytes of %d", read.Load(), total)
-			}
-		})
+	// Blocks of 256 KiB (the default), 4 KiB and 512 bytes: the smaller,
+	// the more ranges begin at a block's first batch, so that a worker's
+	// first batch starts a frame, not only goes on with one.
+	for _, shift := range []int{18, 12, 9} {
+		restore := replicas.SetBlockShift(shift)
+		want, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 1}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name   string
+			stream int64
+			frames int
+		}{
+			{"default", 8 << 20, 2 << 20},
+			{"every partition on a worker", 1 << 40, 2 << 20},
+			{"frames outgrow a worker's", 1 << 40, 1 << 10},
+		} {
+			t.Run(fmt.Sprintf("%s/blocks of %d", c.name, 1<<shift), func(t *testing.T) {
+				defer replicas.SetJobBytes(c.stream, c.frames)()
+				var read atomic.Int64
+				got, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 3, Progress: func(n int64) { read.Add(n) }}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("a digest on 3 workers differs from one on 1: %d bytes against %d", len(got), len(want))
+				}
+				if total := dirLogBytes(t, dir); read.Load() > total {
+					t.Fatalf("progress told %d bytes of %d", read.Load(), total)
+				}
+			})
+		}
+		restore()
 	}
 	// The damage is in the digest, at the damaged batch.
 	src, err := replicas.OpenDigest(one)
@@ -383,11 +391,81 @@ func TestDigestRoundTrip(t *testing.T) {
 	}
 }
 
-// sameBack requires every partition a digest of logDir gives back to be
-// the one reading logDir gives, and returns how many there were.
+// TestDigestRangesReadAsOne: a digest made on workers, whose ranges code
+// their own batches and note what headers learns of them, gives back what
+// one reader of the log directory gives: epochs that rise, and fall, within
+// ranges and between them, above a checkpoint that knows only the first;
+// offsets missing between two batches of a range, the only sign of a
+// cleaner; damage at the end of one segment, ended by the next segment's
+// first range.
+func TestDigestRangesReadAsOne(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{Records: 110_000, Keys: 110_000, SegmentBytes: 5 << 20})
+	dirs := brokers(t, base, 2)
+	bs := batchesOf(t, dirs[0])
+	segs := map[string]bool{}
+	last := map[string]int{} // each segment's last batch
+	for i, b := range bs {
+		segs[b.Segment] = true
+		last[b.Segment] = i
+	}
+	if len(segs) < 2 || bs[len(bs)-1].Pos < 4<<20 {
+		t.Fatalf("%d segments, the last to byte %d: want two or more of over 4 MiB", len(segs), bs[len(bs)-1].Pos)
+	}
+	gapAt := len(bs) - 200
+	for d, dir := range dirs {
+		// Neither a batch's base offset nor its leader epoch is under its
+		// checksum: both change in place.
+		for i, b := range batchesOf(t, dir) {
+			epoch := int32(3 + i/97)
+			if i%500 == 250 {
+				epoch -= 2
+			}
+			base := b.Base
+			if d == 0 && i >= gapAt {
+				base += 3
+			}
+			f, err := os.OpenFile(b.Segment, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hdr [16]byte // base offset, length, epoch
+			if _, err := f.ReadAt(hdr[:], b.Pos); err != nil {
+				t.Fatal(err)
+			}
+			binary.BigEndian.PutUint64(hdr[:], uint64(base))
+			binary.BigEndian.PutUint32(hdr[12:], uint32(epoch))
+			if _, err := f.WriteAt(hdr[:], b.Pos); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+	}
+	damageBatch(t, batchesOf(t, dirs[1])[last[bs[0].Segment]])
+	for d, dir := range dirs {
+		for _, o := range []replicas.Options{{Workers: 3}, {Workers: 2, AllRecords: true}} {
+			if n := sameBack(t, dir, o); n != 1 {
+				t.Fatalf("%d partitions compared, want 1", n)
+			}
+		}
+		p, err := open(t, replicas.Options{Workers: 2}, dir)[0].Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d == 0 && !p.Compacted || d == 1 && len(p.Damage) != 1 || len(p.Epochs) < 2 {
+			t.Fatalf("broker %d: compacted %v, damage %v, %d epochs", d, p.Compacted, p.Damage, len(p.Epochs))
+		}
+	}
+}
+
+// sameBack requires every partition a digest of logDir, made with o, gives
+// back to be the one reading logDir on one goroutine gives, and returns how
+// many there were.
 func sameBack(t *testing.T, logDir string, o replicas.Options) int {
 	t.Helper()
-	fromDir := open(t, o, logDir)[0]
+	one := o
+	one.Workers = 1
+	fromDir := open(t, one, logDir)[0]
 	defer fromDir.Close()
 	fromDigest, err := replicas.OpenDigest(digestOf(t, logDir, o))
 	if err != nil {

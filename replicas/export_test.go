@@ -16,3 +16,12 @@ func SetJobBytes(stream int64, frames int) func() {
 	streamBytes, jobFrameBytes = stream, frames
 	return func() { streamBytes, jobFrameBytes = s, f }
 }
+
+// SetBlockShift sets the blocks that cut a digest's batches into frames, so
+// that a test can have ranges begin at a block's first batch as well as
+// within a block; it returns the function that restores it.
+func SetBlockShift(n int) func() {
+	old := blockShift
+	blockShift = n
+	return func() { blockShift = old }
+}

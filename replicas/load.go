@@ -258,7 +258,7 @@ func readRoot(dir, name string, r *roots) (map[PartitionKey]int64, error) {
 // load reads the whole replica into memory.
 func (rr *replicaReader) load() (*Partition, error) {
 	p := rr.p
-	err := rr.headers(func(b *Batch) error {
+	err := rr.headers(func(b *Batch, _ block) error {
 		p.Batches = append(p.Batches, *b)
 		return nil
 	})
@@ -289,6 +289,9 @@ type replicaReader struct {
 	o       Options
 	n       int   // batches read by headers
 	cur     Batch // the batch headers gives out
+	// ranged, when set, is given the ranges coded on the workers
+	// (rangeDigest), when headers reads with workers.
+	ranged func(r *rangeDigest, text []byte) error
 }
 
 func openReplica(lp *layout.Partition, r *roots, o Options) (*replicaReader, error) {
@@ -317,62 +320,95 @@ func openReplica(lp *layout.Partition, r *roots, o Options) (*replicaReader, err
 }
 
 // headers reads the batches' headers and checksums, giving each to fn
-// (valid during the call), and then completes the replica: log end offset,
-// high watermark, epochs, and whether its records are hashed.
-func (rr *replicaReader) headers(fn func(*Batch) error) error {
+// (valid during the call) with the block it lies in, and then completes the
+// replica: log end offset, high watermark, epochs, and whether its records
+// are hashed. With rr.ranged set, the batches of a large segment's ranges
+// are coded on the goroutines that read them and given to rr.ranged a range
+// at a time instead, the rest to fn.
+func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 	p := rr.p
-	last := int64(-1) // one past the last batch
-	compacted := false
-	open := -1 // the damage whose end is the next good batch, in whichever segment
-	epochs := slices.Clone(rr.epochs)
-	var read int64 // bytes not yet told to Progress
+	s := scan{last: -1, open: -1, epochs: slices.Clone(rr.epochs)}
 	err := rr.each(true, func(path string, pos int64, msg string) {
-		if open < 0 {
-			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: last, To: -1})
-			open = len(p.Damage) - 1
+		if s.open < 0 {
+			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: s.last, To: -1})
+			s.open = len(p.Damage) - 1
 		}
-	}, func(_ string, b *logfmt.Batch) error {
-		// Told a MiB at a time: a call a batch was a cost of its own.
-		if read += int64(b.Size()); read >= 1<<20 && rr.o.Progress != nil {
-			rr.o.Progress(read)
-			read = 0
-		}
+	}, func(seg int, b *logfmt.Batch) error {
 		// One Batch for all, given to fn: none escapes to the heap.
 		bt := &rr.cur
 		readHeader(bt, b)
 		if bt.Flags&Control != 0 && abortMarker(b) {
 			bt.Flags |= AbortMarker
 		}
-		if open >= 0 {
-			p.Damage[open].To = bt.Base - 1
-			open = -1
-		}
-		// A cleaned batch, or offsets missing between two batches,
-		// which only removed batches leave: a cleaner has been over
-		// the log.
-		if bt.Flags&Cleaned != 0 || rr.n > 0 && bt.Base > last {
-			compacted = true
-		}
-		last = bt.Last + 1
-		if n := len(epochs); n > 0 && bt.Epoch > epochs[n-1].Epoch {
-			epochs = recoverEpoch(epochs, bt.Epoch, bt.Base)
-		}
+		rr.progress(&s, int64(b.Size()))
+		rr.found(&s, bt.Base, bt.Flags&Cleaned != 0)
+		s.last = bt.Last + 1
+		s.rise(bt.Epoch, bt.Base)
 		rr.n++
-		return fn(bt)
+		return fn(bt, block{seg, b.Pos >> blockShift})
+	}, func(r *rangeDigest, text []byte) error {
+		rr.progress(&s, r.read)
+		rr.found(&s, r.first.Base, r.cleaned || r.gap)
+		s.last = r.last().Last + 1
+		for _, e := range r.rises {
+			s.rise(e.Epoch, e.StartOffset)
+		}
+		rr.n += r.n
+		return rr.ranged(r, text)
 	})
 	if err != nil {
 		return err
 	}
-	if read > 0 && rr.o.Progress != nil {
-		rr.o.Progress(read)
+	if s.read > 0 && rr.o.Progress != nil {
+		rr.o.Progress(s.read)
 	}
-	p.LogEndOffset = max(p.LogEndOffset, last)
+	p.LogEndOffset = max(p.LogEndOffset, s.last)
 	p.HighWatermarkKnown = rr.hwKnown
 	p.HighWatermark = min(max(rr.hw, p.LogStartOffset), p.LogEndOffset)
-	p.Epochs = loadedEpochs(epochs, p.LogStartOffset, p.LogEndOffset)
-	p.Compacted = compacted
-	p.Hashed = rr.o.AllRecords || compacted
+	p.Epochs = loadedEpochs(s.epochs, p.LogStartOffset, p.LogEndOffset)
+	p.Compacted = s.compacted
+	p.Hashed = rr.o.AllRecords || s.compacted
 	return nil
+}
+
+// scan is what headers has learnt from the batches read so far.
+type scan struct {
+	last      int64 // one past the last batch
+	compacted bool
+	open      int // the damage whose end is the next good batch, in whichever segment
+	epochs    []checkpoint.EpochEntry
+	read      int64 // bytes not yet told to Progress
+}
+
+// progress tells Progress of n bytes read, a MiB at a time: a call a batch
+// was a cost of its own.
+func (rr *replicaReader) progress(s *scan, n int64) {
+	if s.read += n; s.read >= 1<<20 && rr.o.Progress != nil {
+		rr.o.Progress(s.read)
+		s.read = 0
+	}
+}
+
+// found notes the next good batches, from base: they end the damage before
+// them, and a cleaned batch, or offsets missing between two batches, which
+// only removed batches leave, says that a cleaner has been over the log.
+func (rr *replicaReader) found(s *scan, base int64, cleaned bool) {
+	p := rr.p
+	if s.open >= 0 {
+		p.Damage[s.open].To = base - 1
+		s.open = -1
+	}
+	if cleaned || rr.n > 0 && base > s.last {
+		s.compacted = true
+	}
+}
+
+// rise notes a batch's epoch when it is above the latest of the epochs: the
+// checkpoint was not flushed (recoverEpoch).
+func (s *scan) rise(epoch int32, base int64) {
+	if n := len(s.epochs); n > 0 && epoch > s.epochs[n-1].Epoch {
+		s.epochs = recoverEpoch(s.epochs, epoch, base)
+	}
 }
 
 // hashed is what the second pass learns of a batch.
@@ -390,7 +426,7 @@ func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
 	var it logfmt.RecordIter
 	it.MaxRecordBytes = rr.o.MaxRecordBytes
 	i := 0
-	return rr.each(false, nil, func(path string, b *logfmt.Batch) error {
+	return rr.each(false, nil, func(seg int, b *logfmt.Batch) error {
 		if i == rr.n {
 			return fmt.Errorf("%s: more batches than on the first reading: the partition changed while it was read", p.Source)
 		}
@@ -400,7 +436,7 @@ func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
 		if bt.Flags&Control != 0 && abortMarker(b) {
 			h.flags |= AbortMarker
 		}
-		it.File = path
+		it.File = rr.segs[seg].Log
 		err := it.Reset(b)
 		for err == nil && it.Next() {
 			h.records = append(h.records, hashRecord(it.Record()))
@@ -426,32 +462,54 @@ func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
 		err = fn(i, h)
 		i++
 		return err
-	})
+	}, nil)
 }
 
-// each reads the valid batches of every segment in order: with headers and
-// workers, header views (control batches whole) read in ranges on the
-// workers, which frame and checksum them, else whole batches. Damage is given
-// to damaged (when not nil) and passed over as far as the next entry that
-// frames and checksums (the segment reader's Resync, as salvage and dump use
-// it); what lies between is unknown, not missing. A torn or zero-filled end
-// is what Kafka's recovery cuts away: nothing a replica holds.
-func (rr *replicaReader) each(headers bool, damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
-	for _, seg := range rr.segs {
+// each reads the valid batches of every segment in order, giving fn each
+// with its segment's index in rr.segs: with headers and workers, header
+// views (control batches whole) read in ranges on the workers, which frame
+// and checksum them, else whole batches; with rr.ranged set too, ranges
+// coded on the workers go to ranged instead. Damage is given to damaged
+// (when not nil) and passed over as far as the next entry that frames and
+// checksums (the segment reader's Resync, as salvage and dump use it); what
+// lies between is unknown, not missing. A torn or zero-filled end is what
+// Kafka's recovery cuts away: nothing a replica holds.
+func (rr *replicaReader) each(headers bool, damaged func(path string, pos int64, msg string), fn func(seg int, b *logfmt.Batch) error, ranged func(r *rangeDigest, text []byte) error) error {
+	for i, seg := range rr.segs {
 		if seg.Log == "" {
 			continue
 		}
-		src, err := rr.open(seg.Segment, headers)
+		src, err := rr.open(seg.Segment, i, headers)
 		if err != nil {
 			return err
 		}
-		err = eachIn(src, seg.Log, damaged, fn)
+		if h, ok := src.(headerFile); ok && h.Render != nil {
+			err = eachRange(h.HeaderReader, ranged)
+		}
+		if err == nil {
+			err = eachIn(src, seg.Log, damaged, func(b *logfmt.Batch) error { return fn(i, b) })
+		}
 		src.Close()
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// eachRange gives ranged the ranges h coded, until one was not coded whole.
+func eachRange(h *logfmt.HeaderReader, ranged func(r *rangeDigest, text []byte) error) error {
+	for {
+		text, rend, release, ok := h.Rendered()
+		if !ok {
+			return nil
+		}
+		err := ranged(rend.(*rangeDigest), text)
+		release()
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // batchSource is what each reads a segment's batches from.
@@ -480,7 +538,7 @@ type segmentFile struct{ *logfmt.SegmentFile }
 
 func (s segmentFile) Close() { s.SegmentFile.Close() }
 
-func (rr *replicaReader) open(seg layout.Segment, headers bool) (batchSource, error) {
+func (rr *replicaReader) open(seg layout.Segment, i int, headers bool) (batchSource, error) {
 	if !headers || rr.o.Workers < 2 {
 		// One goroutine framing and checksumming, and one reading ahead.
 		src, err := logfmt.OpenSegment(seg.Log, logfmt.ReadAheadWindows)
@@ -499,10 +557,13 @@ func (rr *replicaReader) open(seg layout.Segment, headers bool) (batchSource, er
 	h := logfmt.NewHeaderReader(f, size, seg.Log, 0, logseg.IndexPositions(seg), rr.o.Workers)
 	// A control batch's records say whether it aborts.
 	h.Keep = (*logfmt.Batch).IsControl
+	if rr.ranged != nil {
+		h.Render = func() logfmt.Renderer { return &rangeDigest{seg: i} }
+	}
 	return headerFile{h, f}, nil
 }
 
-func eachIn(src batchSource, path string, damaged func(path string, pos int64, msg string), fn func(path string, b *logfmt.Batch) error) error {
+func eachIn(src batchSource, path string, damaged func(path string, pos int64, msg string), fn func(b *logfmt.Batch) error) error {
 	resync := func(pos int64, err error) (bool, error) {
 		ce, ok := logfmt.AsCorrupt(err)
 		if !ok {
@@ -533,7 +594,7 @@ func eachIn(src batchSource, path string, damaged func(path string, pos int64, m
 			}
 			continue
 		}
-		if err := fn(path, b); err != nil {
+		if err := fn(b); err != nil {
 			return err
 		}
 	}
