@@ -1,14 +1,9 @@
 package clustermeta
 
 import (
-	"errors"
-	"io/fs"
-	"path/filepath"
 	"slices"
 
-	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt/checkpoint"
-	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // Stray is why a KRaft broker sets a partition's log aside as stray when
@@ -70,17 +65,9 @@ func (im *Image) Stray(topic string, partition int32, id *TopicID, broker int32)
 // LogTopicID reads the topic ID of partition directory dir from its
 // partition.metadata; nil, and no error, when there is none.
 func LogTopicID(dir string) (*TopicID, error) {
-	path := filepath.Join(dir, layout.PartitionMetadataFile)
-	b, err := safefile.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	m, err := checkpoint.ReadPartitionMetadataIn(dir)
+	if m == nil {
 		return nil, err
 	}
-	pm, err := checkpoint.ReadPartitionMetadata(b, path)
-	if err != nil {
-		return nil, err
-	}
-	return &pm.TopicID, nil
+	return &m.TopicID, nil
 }

@@ -642,22 +642,16 @@ func (p *Partition) corrupt(err error, from int64) bool {
 }
 
 func (p *Partition) readMetadata(dir string) error {
-	path := filepath.Join(dir, layout.PartitionMetadataFile)
-	b, err := safefile.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	m, err := checkpoint.ReadPartitionMetadata(b, path)
+	m, err := checkpoint.ReadPartitionMetadataIn(dir)
 	if err != nil {
 		if p.corrupt(err, -1) {
 			return nil
 		}
 		return err
 	}
-	p.TopicID, p.HasTopicID = m.TopicID, true
+	if m != nil {
+		p.TopicID, p.HasTopicID = m.TopicID, true
+	}
 	return nil
 }
 

@@ -4,10 +4,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/logfmt"
+	"github.com/logtool/logtool/logfmt/layout"
 )
 
 // TopicID is a Kafka Uuid: 16 bytes, most significant long first.
@@ -58,6 +62,25 @@ func parseUUID(s string) (TopicID, error) {
 type PartitionMetadata struct {
 	Version int // 0 is the only version Kafka writes
 	TopicID TopicID
+}
+
+// ReadPartitionMetadataIn reads the partition.metadata of partition
+// directory dir (ReadPartitionMetadata); nil, and no error, when there is
+// none.
+func ReadPartitionMetadataIn(dir string) (*PartitionMetadata, error) {
+	path := filepath.Join(dir, layout.PartitionMetadataFile)
+	b, err := safefile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := ReadPartitionMetadata(b, path)
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
 }
 
 // ReadPartitionMetadata parses a partition.metadata file with the rules of
