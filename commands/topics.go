@@ -114,21 +114,17 @@ func loadTopics(c *cli.Context, set *target.Set, overrides map[string]string) (*
 	case u != "skip":
 		return nil, usageErr("--unlisted-topics: %q is neither skip nor defaults", u)
 	}
-	if o.File != "" {
-		if _, err := topicconfig.Load(nil, topicconfig.Options{File: o.File}); err != nil {
-			return nil, usageErr("--topic-config: %v", err)
-		}
+	rt, err := topicconfig.LoadRun(set, o)
+	if _, ok := errors.AsType[*topicconfig.OptionError](err); ok {
+		return nil, usageErr("%v", err)
 	}
-	if o.ServerProperties != "" {
-		cat, err := topicconfig.Load(nil, topicconfig.Options{ServerProperties: o.ServerProperties})
-		if err != nil {
-			return nil, usageErr("--server-properties: %v", err)
-		}
-		if g, err := global(c); err == nil {
-			warnAll(g, cat.Warnings)
-		}
+	if err != nil {
+		return nil, err
 	}
-	return topicconfig.LoadRun(set, o)
+	if g, err := global(c); err == nil {
+		warnAll(g, rt.Catalog.Warnings)
+	}
+	return rt, nil
 }
 
 // report is a feature's report of a run, which renders itself.

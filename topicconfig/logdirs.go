@@ -34,6 +34,16 @@ type Options struct {
 	KafkaDefaults bool
 }
 
+// OptionError is a file the user named that cannot be read as the option
+// says: a usage error.
+type OptionError struct {
+	Option string // the command-line option that named it
+	Err    error
+}
+
+func (e *OptionError) Error() string { return e.Option + ": " + e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
 // Catalog holds the configuration of a run's log dirs.
 type Catalog struct {
 	byDir map[string]*Resolver
@@ -63,7 +73,7 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 	if o.ServerProperties != "" {
 		var err error
 		if static, warnings, err = parseServerProperties(o.ServerProperties); err != nil {
-			return nil, err
+			return nil, &OptionError{Option: "--server-properties", Err: err}
 		}
 	}
 	c := &Catalog{byDir: map[string]*Resolver{}, none: &Resolver{broker: -1, overrides: o.Overrides, static: static, staticPath: o.ServerProperties, kafkaDefaults: o.KafkaDefaults},
@@ -72,7 +82,7 @@ func Load(logDirs []string, o Options) (*Catalog, error) {
 	if o.File != "" {
 		var err error
 		if file, err = ParseFile(o.File); err != nil {
-			return nil, err
+			return nil, &OptionError{Option: "--topic-config", Err: err}
 		}
 	}
 	type dirInfo struct {
