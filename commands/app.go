@@ -271,14 +271,24 @@ func NewApp() *cli.App {
 		helpCommand(),
 		d.CompleteCommand(),
 	}
+	// Names() splits a flag's name with a regular expression: asked once
+	// a flag, not once a pair, the app is made in a fraction of the time.
+	var globals []string
+	for _, f := range globalFlags() {
+		globals = append(globals, f.Names()[0])
+	}
 	for _, cmd := range app.Commands {
 		// Else urfave/cli gives each command a "help" subcommand, which
 		// takes "logtool dump help" for a request of help, not a path.
 		cmd.HideHelpCommand = true
-		for _, f := range globalFlags() {
+		own := map[string]bool{}
+		for _, o := range cmd.Flags {
+			own[o.Names()[0]] = true
+		}
+		for i, f := range globalFlags() {
 			// A command's own flag of the same name (export's --format)
 			// is the one its help lists.
-			if !slices.ContainsFunc(cmd.Flags, func(o cli.Flag) bool { return o.Names()[0] == f.Names()[0] }) {
+			if !own[globals[i]] {
 				cmd.Flags = append(cmd.Flags, f)
 			}
 		}
