@@ -118,3 +118,60 @@ func treeFiles(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// TestDuplicatePartitionRefused: a partition that two log directories of one
+// broker both hold (a move between its disks that a failure interrupted)
+// is one a broker does not start with: readers say so and exit 3, writers
+// leave both copies as they are and exit 1. The same partition in another
+// broker's log directory is a replica, and nothing is said.
+func TestDuplicatePartitionRefused(t *testing.T) {
+	const now = "2024-03-01T00:00:00Z"
+	second := func(t *testing.T, node string) (a, b string) {
+		a = reindexCopy(t)
+		b = reindexCopy(t, "meta.properties", "orders-0")
+		meta := filepath.Join(b, "meta.properties")
+		m, err := os.ReadFile(meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, b, "meta.properties", []byte(strings.NewReplacer("directory.id=lxy", "directory.id=mxy", "node.id=1", "node.id="+node).Replace(string(m))))
+		return a, b
+	}
+	for _, c := range []struct {
+		name string
+		code int
+		args []string
+	}{
+		{"verify", ExitProblems, []string{"verify"}},
+		{"dump", ExitProblems, []string{"dump"}},
+		{"retention", ExitFailure, []string{"retention", "--now", now, "--retention-ms", "1ms", "--kafka-defaults"}},
+		{"compact", ExitFailure, []string{"compact", "--now", now, "--max-lag", "1ms", "--min-cleanable-ratio", "0", "--kafka-defaults"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := second(t, "1")
+			before := [2]map[string]string{treeFiles(t, filepath.Join(a, "orders-0")), treeFiles(t, filepath.Join(b, "orders-0"))}
+			code, out, errOut := runArgs(append(c.args, a, b)...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, c.code, clip(out), clip(errOut))
+			}
+			for _, d := range []string{a, b} {
+				if !strings.Contains(errOut, filepath.Join(d, "orders-0")+": ") || !strings.Contains(errOut, "does not start") {
+					t.Errorf("%s is not named as a copy a broker does not start with\n%s", filepath.Join(d, "orders-0"), clip(errOut))
+				}
+			}
+			if c.code == ExitFailure {
+				for i, d := range []string{a, b} {
+					if !maps.Equal(before[i], treeFiles(t, filepath.Join(d, "orders-0"))) {
+						t.Errorf("%s changed", filepath.Join(d, "orders-0"))
+					}
+				}
+			}
+		})
+	}
+	t.Run("another broker", func(t *testing.T) {
+		a, b := second(t, "2")
+		if code, out, errOut := runArgs("verify", a, b); code != ExitOK || strings.Contains(errOut, "does not start") {
+			t.Errorf("exit %d\n%s%s", code, clip(out), clip(errOut))
+		}
+	})
+}

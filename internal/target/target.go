@@ -28,6 +28,8 @@ import (
 
 	"github.com/logtool/logtool/internal/fielderr"
 	"github.com/logtool/logtool/internal/lockfile"
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -256,6 +258,7 @@ func Resolve(paths []string, o Options) (*Set, error) {
 	for _, f := range r.pending {
 		r.addFile(f)
 	}
+	r.duplicates()
 	if o.OutputFile != "" && o.OutputFile != "-" {
 		if err := outputFile(o.OutputFile); err != nil {
 			return nil, err
@@ -561,6 +564,106 @@ func (r *resolver) partition(use, realPath, via string, named bool, segment *int
 		r.logDirAt(via, via, false)
 	}
 	return nil
+}
+
+// duplicates refuses the partitions that two log directories of one broker
+// (meta.properties: the same cluster.id and node id) both hold, as logs or
+// as future logs: such a broker does not start (LogManager.loadLog, "Duplicate
+// log directories for ... are found in both"), and which copy to keep is the
+// user's to say. Log directories without a readable meta.properties, and
+// those of different brokers, hold replicas, not duplicates.
+func (r *resolver) duplicates() {
+	type key struct {
+		broker string
+		topic  string
+		part   int32
+		kind   layout.DirKind
+	}
+	brokers := map[*LogDir]string{}
+	broker := func(d *LogDir) string {
+		id, ok := brokers[d]
+		if !ok {
+			id = brokerOf(d.Path)
+			brokers[d] = id
+		}
+		return id
+	}
+	held := map[key][]*Partition{}
+	var keys []key
+	// Those refused already count: the broker loads them too, or fails.
+	all := r.set.Partitions()
+	for _, rp := range r.set.Refused {
+		if !slices.Contains(all, rp.Partition) {
+			all = append(all, rp.Partition)
+		}
+	}
+	for _, p := range all {
+		if p.Dir.Topic == "" || p.Dir.Kind != layout.Normal && p.Dir.Kind != layout.Future {
+			continue
+		}
+		id := broker(p.LogDir)
+		if id == "" {
+			continue
+		}
+		k := key{id, p.Dir.Topic, p.Dir.Partition, p.Dir.Kind}
+		if held[k] == nil {
+			keys = append(keys, k)
+		}
+		held[k] = append(held[k], p)
+	}
+	refused := map[*Partition]bool{}
+	for _, k := range keys {
+		ps := held[k]
+		if len(ps) < 2 {
+			continue
+		}
+		for _, p := range ps {
+			var others []string
+			for _, o := range ps {
+				if o != p {
+					others = append(others, o.Path)
+				}
+			}
+			why := fmt.Sprintf("%s holds this partition too, in another log directory of the same broker: a broker with both does not start; keep one", strings.Join(others, ", "))
+			r.refused(p, layout.Refusal{Path: p.Path, Why: why})
+			refused[p] = true
+		}
+	}
+	if r.o.Writes && len(refused) > 0 {
+		r.set.Items = slices.DeleteFunc(r.set.Items, func(it Item) bool { return refused[it.Partition] })
+	}
+}
+
+// refused adds a refusal of p to the set's.
+func (r *resolver) refused(p *Partition, f layout.Refusal) {
+	for i := range r.set.Refused {
+		if r.set.Refused[i].Partition == p {
+			r.set.Refused[i].Refusals = append(r.set.Refused[i].Refusals, f)
+			return
+		}
+	}
+	r.set.Refused = append(r.set.Refused, Refused{Partition: p, Refusals: []layout.Refusal{f}})
+}
+
+// brokerOf is the broker a log directory's meta.properties names, "" when
+// it names none.
+func brokerOf(dir string) string {
+	b, err := safefile.ReadFile(filepath.Join(dir, layout.MetaPropertiesFile))
+	if err != nil {
+		return ""
+	}
+	m, err := checkpoint.ReadMetaProperties(b, dir)
+	if err != nil {
+		return ""
+	}
+	id := m.NodeID
+	if id < 0 {
+		id = m.BrokerID
+	}
+	if id < 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s/%d", m.ClusterID, id)
 }
 
 // addFile adds a file unless the run already covers it: a file of a whole
