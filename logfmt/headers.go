@@ -393,10 +393,10 @@ func (h *HeaderReader) render(r *headerRange, sr *SegmentReader) {
 }
 
 // Rendered returns the text Render made of the batches of the next range,
-// and the Renderer that made it, and moves past them, with a function to
-// call once the text is no longer used. It returns false at the end of the
-// ranges, and once a range was not rendered whole: Next then gives the
-// batches from there, on one goroutine.
+// one batch at least, and the Renderer that made it, and moves past them,
+// with a function to call once the text is no longer used. It returns false
+// at the end of the ranges, and once a range was not rendered whole: Next
+// then gives the batches from there, on one goroutine.
 func (h *HeaderReader) Rendered() (text []byte, rend Renderer, release func(), ok bool) {
 	if h.seq != nil || h.Render == nil {
 		return nil, nil, nil, false
@@ -412,11 +412,20 @@ func (h *HeaderReader) Rendered() (text []byte, rend Renderer, release func(), o
 	// The text leaves the range, which goes back to work at once: a
 	// caller holding texts never holds the ranges up.
 	text, rend = r.text, r.rend
+	clean, none := r.clean, r.end == r.start
 	r.text, r.rend = nil, nil
 	h.free <- r
-	if !r.clean {
+	if !clean {
 		h.stop()
 		h.sequential(h.pos)
+	}
+	if none {
+		// Its first batch did not render (damage, zeros, a batch past
+		// the range's end): Next reads from there.
+		if text != nil {
+			putText(text)
+		}
+		return nil, nil, nil, false
 	}
 	return text, rend, func() { putText(text) }, true
 }

@@ -71,6 +71,9 @@ func renderTrace(t *testing.T, h *HeaderReader, refuse func(*Batch) bool) string
 		if !ok {
 			break
 		}
+		if len(text) == 0 {
+			t.Fatal("a range without a batch was given")
+		}
 		if !bytes.Equal(held, []byte(b.String()[b.Len()-len(held):])) {
 			t.Fatal("a text changed before it was given back")
 		}

@@ -458,6 +458,93 @@ func TestDigestRangesReadAsOne(t *testing.T) {
 	}
 }
 
+// TestDigestRangeWithoutBatches: a range whose first batch does not code
+// (damage, zeros from a position the .index names) is read on one
+// goroutine from there. It was spliced in as a batch of zeros: the damage
+// began at offset 1, the log ended at 1, and where the segment before ended
+// within its first block the zero batch went into that frame, past the
+// count its digest's reader checks (adversary's findings).
+func TestDigestRangeWithoutBatches(t *testing.T) {
+	second := func(bs []at) int {
+		for i := range bs {
+			if bs[i].Segment != bs[0].Segment {
+				return i
+			}
+		}
+		t.Fatal("one segment")
+		return 0
+	}
+	for _, c := range []struct {
+		name   string
+		shape  func(t *testing.T, dir string)
+		damage bool
+	}{
+		{"damaged first batch of a segment", func(t *testing.T, dir string) {
+			bs := batchesOf(t, dir)
+			damageBatch(t, bs[second(bs)])
+		}, true},
+		{"damaged first batch after a segment within one block", func(t *testing.T, dir string) {
+			bs := batchesOf(t, dir)
+			n := second(bs)
+			var cut int64
+			for _, b := range bs[:n] {
+				if b.Pos < 64<<10 {
+					cut = b.Pos
+				}
+			}
+			if err := os.Truncate(bs[0].Segment, cut); err != nil {
+				t.Fatal(err)
+			}
+			damageBatch(t, bs[n])
+		}, true},
+		{"zeros from a position the index names", func(t *testing.T, dir string) {
+			seg := batchesOf(t, dir)[0].Segment
+			idx, err := os.ReadFile(strings.TrimSuffix(seg, ".log") + ".index")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cut int64
+			for i := 0; i+8 <= len(idx) && cut == 0; i += 8 {
+				if p := int64(binary.BigEndian.Uint32(idx[i+4:])); p >= 2<<20 {
+					cut = p
+				}
+			}
+			b, err := os.ReadFile(seg)
+			if err != nil || cut == 0 || int64(len(b)) < cut+2<<20 {
+				t.Fatalf("want an index position past 2 MiB and 2 MiB after it: %d of %d bytes (%v)", cut, len(b), err)
+			}
+			clear(b[cut:])
+			write(t, seg, b)
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			genBase(t, base, gen.Options{Records: 110_000, Keys: 110_000, SegmentBytes: 5 << 20})
+			dir := brokers(t, base, 1)[0]
+			c.shape(t, dir)
+			one, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 1}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			three, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 3}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(one, three) {
+				t.Errorf("a digest on 3 workers differs from one on 1: %d bytes against %d", len(three), len(one))
+			}
+			sameBack(t, dir, replicas.Options{Workers: 3})
+			p, err := open(t, replicas.Options{}, dir)[0].Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if damaged := len(p.Damage) > 0; damaged != c.damage || p.LogEndOffset < 30_000 {
+				t.Fatalf("damage %+v, log end %d", p.Damage, p.LogEndOffset)
+			}
+		})
+	}
+}
+
 // sameBack requires every partition a digest of logDir, made with o, gives
 // back to be the one reading logDir on one goroutine gives, and returns how
 // many there were.
