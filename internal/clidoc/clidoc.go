@@ -159,11 +159,18 @@ func (d *Doc) synopsisWords(cmd *cli.Command) []string {
 		}
 		words = append(words, "["+w+"]")
 	}
-	switch {
-	case strings.HasPrefix(cmd.ArgsUsage, "--"): // a required flag
-		words = append([]string{cmd.ArgsUsage}, words...)
-	case cmd.ArgsUsage != "":
-		words = append(words, cmd.ArgsUsage)
+	// Required flags ("--out FILE") come first, paths last, as the
+	// command line takes them: no flag after a path.
+	args := strings.Fields(cmd.ArgsUsage)
+	i := 0
+	for i+1 < len(args) && strings.HasPrefix(args[i], "--") {
+		i += 2
+	}
+	if i > 0 {
+		words = append([]string{strings.Join(args[:i], " ")}, words...)
+	}
+	if i < len(args) {
+		words = append(words, strings.Join(args[i:], " "))
 	}
 	return words
 }
