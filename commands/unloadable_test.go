@@ -175,3 +175,113 @@ func TestDuplicatePartitionRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestDuplicateThroughLinkRefused: a log directory's partition directory
+// may be a symbolic link, which a broker follows (LogManager.loadLogs keeps
+// the entries File.isDirectory takes), so a link in one log directory and a
+// directory of the same name in another of the same broker are two copies it
+// does not start with. Named as the link, the partition was held by the
+// link target's parent only, which has no meta.properties, and both copies
+// were taken: retention rewrote both and exited 0, verify said nothing
+// (adversary's finding).
+func TestDuplicateThroughLinkRefused(t *testing.T) {
+	const now = "2024-03-01T00:00:00Z"
+	for _, c := range []struct {
+		name string
+		code int
+		args []string
+	}{
+		{"verify", ExitProblems, []string{"verify"}},
+		{"retention", ExitFailure, []string{"retention", "--now", now, "--retention-ms", "1ms", "--kafka-defaults"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := reindexCopy(t)
+			b := reindexCopy(t, "meta.properties", "orders-0")
+			meta := filepath.Join(b, "meta.properties")
+			m, err := os.ReadFile(meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, b, "meta.properties", []byte(strings.ReplaceAll(string(m), "directory.id=lxy", "directory.id=mxy")))
+			// a's copy lives elsewhere, reached through a link in a.
+			elsewhere := filepath.Join(t.TempDir(), "orders-0")
+			if err := os.Rename(filepath.Join(a, "orders-0"), elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(elsewhere, filepath.Join(a, "orders-0")); err != nil {
+				t.Fatal(err)
+			}
+			before := [2]map[string]string{treeFiles(t, elsewhere), treeFiles(t, filepath.Join(b, "orders-0"))}
+			code, out, errOut := runArgs(append(c.args, filepath.Join(a, "orders-0"), b)...)
+			if code != c.code || !strings.Contains(errOut, "does not start") {
+				t.Errorf("exit %d, want %d, naming the two copies\n%s%s", code, c.code, clip(out), clip(errOut))
+			}
+			if c.code == ExitFailure {
+				for i, d := range []string{elsewhere, filepath.Join(b, "orders-0")} {
+					if !maps.Equal(before[i], treeFiles(t, d)) {
+						t.Errorf("%s changed", d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTwoFuturesRefused: two -future copies of one partition in one log
+// directory are, whatever its meta.properties says or lacks, two future logs
+// of one broker: loadLog throws ("Duplicate log directories found"). Without
+// a meta.properties they were taken for replicas and verify exited 0
+// (adversary's finding; writers leave -future directories alone anyway).
+func TestTwoFuturesRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		code int
+		args []string
+	}{
+		{"verify", ExitProblems, []string{"verify"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := reindexCopy(t, "orders-0")
+			f1 := filepath.Join(a, "orders-0.0123456789abcdef0123456789abcdef-future")
+			f2 := filepath.Join(a, "orders-0.fedcba9876543210fedcba9876543210-future")
+			if err := os.CopyFS(f1, os.DirFS(filepath.Join(a, "orders-0"))); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(a, "orders-0"), f2); err != nil {
+				t.Fatal(err)
+			}
+			before := [2]map[string]string{treeFiles(t, f1), treeFiles(t, f2)}
+			code, out, errOut := runArgs(append(c.args, a)...)
+			if code != c.code || !strings.Contains(errOut, "does not start") {
+				t.Errorf("exit %d, want %d, naming the two copies\n%s%s", code, c.code, clip(out), clip(errOut))
+			}
+			if c.code == ExitFailure {
+				for i, d := range []string{f1, f2} {
+					if !maps.Equal(before[i], treeFiles(t, d)) {
+						t.Errorf("%s changed", d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMetadataLogIsNoDuplicate: LogManager.loadLogs leaves
+// __cluster_metadata-0 out of the logs it loads, so two copies of it in two
+// log directories of one broker never meet in loadLog's maps (a leftover
+// copy is what reordering log.dirs leaves, metadata.log.dir defaulting to
+// the first). verify said "a broker with both does not start" and exited 3
+// (adversary's finding).
+func TestMetadataLogIsNoDuplicate(t *testing.T) {
+	a := reindexCopy(t)
+	b := reindexCopy(t, "meta.properties", "__cluster_metadata-0")
+	meta := filepath.Join(b, "meta.properties")
+	m, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, b, "meta.properties", []byte(strings.ReplaceAll(string(m), "directory.id=lxy", "directory.id=mxy")))
+	if code, out, errOut := runArgs("verify", a, b); code != ExitOK || strings.Contains(errOut, "does not start") {
+		t.Errorf("exit %d\n%s%s", code, clip(out), clip(errOut))
+	}
+}

@@ -133,6 +133,9 @@ type Partition struct {
 	// Segments, when not nil, are the base offsets of the only segments
 	// to work on (segment files were named).
 	Segments []int64
+	// via are the log directories other than LogDir that hold a link to
+	// it, through which a path reached it: a broker on them loads it too.
+	via []*LogDir
 }
 
 // File is a file worked on as a file of its own.
@@ -561,32 +564,41 @@ func (r *resolver) partition(use, realPath, via string, named bool, segment *int
 	// A broker on the log directory holding the link uses the partition
 	// too: it is locked as well as the partition's own.
 	if via != "" && via != filepath.Dir(realPath) {
-		r.logDirAt(via, via, false)
+		d := r.logDirAt(via, via, false)
+		if !slices.Contains(p.via, d) {
+			p.via = append(p.via, d)
+		}
 	}
 	return nil
 }
 
 // duplicates refuses the partitions that two log directories of one broker
-// (meta.properties: the same cluster.id and node id) both hold, as logs or
-// as future logs: such a broker does not start (LogManager.loadLog, "Duplicate
-// log directories for ... are found in both"), and which copy to keep is the
-// user's to say. Log directories without a readable meta.properties, and
-// those of different brokers, hold replicas, not duplicates.
+// (meta.properties: the same cluster.id and node id), or one log directory,
+// both hold, as logs or as future logs: such a broker does not start
+// (LogManager.loadLog, "Duplicate log directories for ... are found in
+// both"), and which copy to keep is the user's to say. A partition is held
+// by its parent and by the log directories whose link to it a path went
+// through. Log directories of different brokers hold replicas, not
+// duplicates; so do those without a readable meta.properties, unless it is
+// one and the same. KRaft's metadata log is not loaded by LogManager, and -delete
+// and -stray directories are not in its maps.
 func (r *resolver) duplicates() {
 	type key struct {
-		broker string
+		holder string // the broker, or the log directory when it names none
 		topic  string
 		part   int32
 		kind   layout.DirKind
 	}
-	brokers := map[*LogDir]string{}
-	broker := func(d *LogDir) string {
-		id, ok := brokers[d]
+	holders := map[*LogDir]string{}
+	holder := func(d *LogDir) string {
+		h, ok := holders[d]
 		if !ok {
-			id = brokerOf(d.Path)
-			brokers[d] = id
+			if h = brokerOf(d.Real); h == "" {
+				h = "dir " + d.Real
+			}
+			holders[d] = h
 		}
-		return id
+		return h
 	}
 	held := map[key][]*Partition{}
 	var keys []key
@@ -598,18 +610,19 @@ func (r *resolver) duplicates() {
 		}
 	}
 	for _, p := range all {
-		if p.Dir.Topic == "" || p.Dir.Kind != layout.Normal && p.Dir.Kind != layout.Future {
+		if p.Dir.Topic == "" || p.Dir.Topic == layout.MetadataTopic || p.Dir.Kind != layout.Normal && p.Dir.Kind != layout.Future {
 			continue
 		}
-		id := broker(p.LogDir)
-		if id == "" {
-			continue
+		for _, d := range append([]*LogDir{p.LogDir}, p.via...) {
+			k := key{holder(d), p.Dir.Topic, p.Dir.Partition, p.Dir.Kind}
+			switch {
+			case held[k] == nil:
+				keys = append(keys, k)
+			case slices.Contains(held[k], p):
+				continue
+			}
+			held[k] = append(held[k], p)
 		}
-		k := key{id, p.Dir.Topic, p.Dir.Partition, p.Dir.Kind}
-		if held[k] == nil {
-			keys = append(keys, k)
-		}
-		held[k] = append(held[k], p)
 	}
 	refused := map[*Partition]bool{}
 	for _, k := range keys {
@@ -618,13 +631,16 @@ func (r *resolver) duplicates() {
 			continue
 		}
 		for _, p := range ps {
+			if refused[p] {
+				continue
+			}
 			var others []string
 			for _, o := range ps {
 				if o != p {
 					others = append(others, o.Path)
 				}
 			}
-			why := fmt.Sprintf("%s holds this partition too, in another log directory of the same broker: a broker with both does not start; keep one", strings.Join(others, ", "))
+			why := fmt.Sprintf("%s holds this partition too, in a log directory of the same broker: a broker with both does not start; keep one", strings.Join(others, ", "))
 			r.refused(p, layout.Refusal{Path: p.Path, Why: why})
 			refused[p] = true
 		}
