@@ -129,6 +129,9 @@ func runReplay(c *cli.Context) error {
 	if _, ok := errors.AsType[*fielderr.Error](err); ok {
 		return optionErr(err, replayFlags) // refused before anything was produced
 	}
+	if _, ok := errors.AsType[*replay.CopiesError](err); ok {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
 	// A failed summary fails the run too, with the same resume hint.
 	if err = cmp.Or(err, replaySummary(g, replay.Report{Results: res, DryRun: o.DryRun})); err == nil {
 		return nil

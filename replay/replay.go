@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,8 @@ import (
 
 	"github.com/logtool/logtool/fetch"
 	"github.com/logtool/logtool/internal/fielderr"
+	"github.com/logtool/logtool/internal/safefile"
+	"github.com/logtool/logtool/logfmt/checkpoint"
 	"github.com/logtool/logtool/logfmt/layout"
 )
 
@@ -132,6 +135,9 @@ type Result struct {
 // order; the error is the first failure, after which the other partitions
 // stop too.
 func Run(ctx context.Context, parts []*layout.Partition, o Options) ([]Result, error) {
+	if err := oneCopy(parts); err != nil {
+		return nil, err
+	}
 	res := make([]Result, len(parts))
 	for i, p := range parts {
 		res[i] = Result{Partition: p, Topic: o.destTopic(p), DestPartition: -1, From: -1, Next: -1, FailedAtOffset: -1}
@@ -197,6 +203,69 @@ feed:
 		}
 	}
 	return res, r.closeResume(err)
+}
+
+// CopiesError is a partition given twice, as two copies (two brokers'
+// replicas, a log and its -future copy): a replay of both sends its records
+// twice, and the resume file would mix their offsets.
+type CopiesError struct{ A, B *layout.Partition }
+
+func (e *CopiesError) Error() string {
+	return fmt.Sprintf("%s and %s are both partition %d of %s: replaying both sends its records twice; name one copy", e.A.Path, e.B.Path, e.A.Dir.Partition, e.A.Dir.Topic)
+}
+
+// oneCopy refuses parts holding two copies of a partition: the same topic
+// and partition, of one topic ID (partition.metadata) or, without both IDs,
+// of one cluster (meta.properties), or when neither tells. Partitions of
+// other clusters that share a name may be replayed into one topic.
+func oneCopy(parts []*layout.Partition) error {
+	type key struct {
+		topic string
+		part  int32
+	}
+	seen := map[key][]*layout.Partition{}
+	for _, p := range parts {
+		if p.Dir.Topic == "" {
+			continue
+		}
+		k := key{p.Dir.Topic, p.Dir.Partition}
+		for _, q := range seen[k] {
+			if sameCopy(p, q) {
+				return &CopiesError{q, p}
+			}
+		}
+		seen[k] = append(seen[k], p)
+	}
+	return nil
+}
+
+func sameCopy(a, b *layout.Partition) bool {
+	ma, _ := checkpoint.ReadPartitionMetadataIn(a.Path)
+	mb, _ := checkpoint.ReadPartitionMetadataIn(b.Path)
+	if ma != nil && mb != nil {
+		return ma.TopicID == mb.TopicID
+	}
+	// One broker's, or one cluster's, log directories all name a cluster
+	// or none.
+	ca, cb := clusterOf(a.Path), clusterOf(b.Path)
+	if ca != "" || cb != "" {
+		return ca == cb
+	}
+	return true
+}
+
+// clusterOf is the cluster.id of the log directory holding partition
+// directory dir, "" when it has none.
+func clusterOf(dir string) string {
+	b, err := safefile.ReadFile(filepath.Join(filepath.Dir(dir), layout.MetaPropertiesFile))
+	if err != nil {
+		return ""
+	}
+	m, err := checkpoint.ReadMetaProperties(b, dir)
+	if err != nil {
+		return ""
+	}
+	return m.ClusterID
 }
 
 func (o *Options) destTopic(p *layout.Partition) string {

@@ -133,9 +133,9 @@ type Partition struct {
 	// Segments, when not nil, are the base offsets of the only segments
 	// to work on (segment files were named).
 	Segments []int64
-	// via are the log directories other than LogDir that hold a link to
-	// it, through which a path reached it: a broker on them loads it too.
-	via []*LogDir
+	// via are the links to it in other directories than LogDir through
+	// which a path reached it: a broker on them loads it too.
+	via []link
 }
 
 // File is a file worked on as a file of its own.
@@ -238,6 +238,14 @@ type resolver struct {
 	parts   map[string]*Partition // by real path
 	files   map[string]*File      // by real path
 	pending []*File               // files, placed once every directory is known
+	links   []linked              // links to partitions in log directories named whole
+}
+
+// linked is a link to a partition directory that the run does not follow.
+type linked struct {
+	link
+	dir  layout.PartitionDir // what the link's name says
+	real string              // the real path it leads to
 }
 
 // Resolve resolves the paths (see the package documentation). Paths that do
@@ -346,7 +354,7 @@ func (r *resolver) path(arg string) error {
 		if r.o.Takes&Partitions == 0 {
 			return r.refuse(arg, kind)
 		}
-		return r.partition(use, realPath, parentOf(arg), true, nil)
+		return r.partition(use, realPath, arg, true, nil)
 	case layout.KindLogDir:
 		if r.o.Takes&LogDirs == 0 {
 			return r.refuse(arg, kind)
@@ -396,7 +404,7 @@ func (r *resolver) file(arg string) error {
 	segment := name.Leftover == "" && name.Kind >= layout.Log && name.Kind <= layout.TxnIndex
 	switch {
 	case segment && r.o.Takes&Segments != 0:
-		return r.partition(dirUse, dirReal, parentOf(dir), true, &name.Base)
+		return r.partition(dirUse, dirReal, dir, true, &name.Base)
 	case r.o.Takes&Files != 0:
 		// A file worked on alone is read at its real path, where nothing
 		// follows a link again.
@@ -475,8 +483,12 @@ func (r *resolver) logDir(use, realPath string) error {
 		if e.Type()&fs.ModeSymlink != 0 {
 			// Never followed (layout lists it as a link): the partition
 			// lives outside this log directory, and neither its bytes
-			// nor a lock of the directory it is in belong to the run.
+			// nor a lock of the directory it is in belong to the run. A
+			// broker follows it, though: it counts for duplicates.
 			r.set.Notes = append(r.set.Notes, c.use+": "+layout.SymlinkNote+" (name the link itself to work on the partition it points at)")
+			if real, err := filepath.EvalSymlinks(c.real); err == nil && isDir(real) {
+				r.links = append(r.links, linked{link: link{dir: r.dirs[realPath], name: c.real}, dir: pd, real: real})
+			}
 			continue
 		}
 		if !e.IsDir() {
@@ -511,12 +523,12 @@ func parentOf(path string) string {
 	return via
 }
 
-// partition adds the partition directory at realPath. via is the real path
-// of the directory the path given went through to reach it ("" for a
-// partition found in a log directory named whole, which is in the set
-// already). segment, when not nil, limits it to that segment unless it is
-// also wanted whole.
-func (r *resolver) partition(use, realPath, via string, named bool, segment *int64) error {
+// partition adds the partition directory at realPath. arg is the path given
+// for it, as spelled ("" for a partition found in a log directory named
+// whole, which is in the set already): the directory it went through may
+// hold a link to it. segment, when not nil, limits it to that segment
+// unless it is also wanted whole.
+func (r *resolver) partition(use, realPath, arg string, named bool, segment *int64) error {
 	p := r.parts[realPath]
 	if p == nil {
 		name := filepath.Base(realPath)
@@ -563,45 +575,95 @@ func (r *resolver) partition(use, realPath, via string, named bool, segment *int
 	}
 	// A broker on the log directory holding the link uses the partition
 	// too: it is locked as well as the partition's own.
-	if via != "" && via != filepath.Dir(realPath) {
+	if via := parentOf(arg); via != "" && via != filepath.Dir(realPath) {
 		d := r.logDirAt(via, via, false)
-		if !slices.Contains(p.via, d) {
-			p.via = append(p.via, d)
+		_, base := split(arg)
+		name := filepath.Join(via, base)
+		if !slices.ContainsFunc(p.via, func(l link) bool { return l.name == name }) {
+			p.via = append(p.via, link{dir: d, name: name})
 		}
 	}
 	return nil
 }
 
-// duplicates refuses the partitions that two log directories of one broker
-// (meta.properties: the same cluster.id and node id), or one log directory,
-// both hold, as logs or as future logs: such a broker does not start
-// (LogManager.loadLog, "Duplicate log directories for ... are found in
-// both"), and which copy to keep is the user's to say. A partition is held
-// by its parent and by the log directories whose link to it a path went
-// through. Log directories of different brokers hold replicas, not
-// duplicates; so do those without a readable meta.properties, unless it is
-// one and the same. KRaft's metadata log is not loaded by LogManager, and -delete
-// and -stray directories are not in its maps.
+// link is a link to a partition directory in a log directory, by which a
+// broker on that log directory loads the partition too.
+type link struct {
+	dir  *LogDir
+	name string // the link's path, in dir
+}
+
+// duplicates refuses the partitions that a broker loads twice, as logs or as
+// future logs: from two of its log directories (meta.properties: the same
+// cluster.id and node id), or under two names. Such a broker does not start
+// (LogManager.loadLog: "Duplicate log directories for ... are found in
+// both"), and which copy to keep is the user's to say. A partition is loaded
+// from its parent and from each log directory holding a link to it, which a
+// broker follows. A KRaft broker (3.7 and later) first sets aside as stray a
+// copy whose topic ID is not its metadata's (LogManager.loadLog, KAFKA-16234;
+// without a topic ID too from 3.8): copies of different topic IDs, or
+// without one, are not duplicates there, and the stray rule judges them.
+// Log directories of different brokers hold replicas; so do those without
+// a readable meta.properties, unless it is one and the same. KRaft's
+// metadata log is not loaded by LogManager, and -delete and -stray
+// directories are not in its maps.
 func (r *resolver) duplicates() {
 	type key struct {
 		holder string // the broker, or the log directory when it names none
 		topic  string
 		part   int32
 		kind   layout.DirKind
+		id     string // the topic ID, on a KRaft broker
 	}
-	holders := map[*LogDir]string{}
-	holder := func(d *LogDir) string {
-		h, ok := holders[d]
+	type copyOf struct {
+		p    *Partition // nil for a link the run does not follow
+		name string     // the real path of the entry the broker loads it by
+	}
+	type holder struct {
+		id    string
+		kraft bool
+	}
+	holders := map[string]holder{}
+	holderOf := func(d *LogDir, named bool) (holder, bool) {
+		h, ok := holders[d.Real]
 		if !ok {
-			if h = brokerOf(d.Real); h == "" {
-				h = "dir " + d.Real
-			}
-			holders[d] = h
+			h.id, h.kraft = brokerOf(d.Real)
+			holders[d.Real] = h
 		}
-		return h
+		if h.id == "" && named {
+			// A folder of links to partitions is no log directory.
+			return h, false
+		}
+		if h.id == "" {
+			h.id = "dir " + d.Real
+		}
+		return h, true
 	}
-	held := map[key][]*Partition{}
+	copies := map[key][]copyOf{}
 	var keys []key
+	add := func(d *LogDir, viaLink bool, pd layout.PartitionDir, real string, c copyOf) {
+		if pd.Topic == "" || pd.Topic == layout.MetadataTopic || pd.Kind != layout.Normal && pd.Kind != layout.Future {
+			return
+		}
+		h, ok := holderOf(d, viaLink)
+		if !ok {
+			return
+		}
+		k := key{holder: h.id, topic: pd.Topic, part: pd.Partition, kind: pd.Kind}
+		if h.kraft {
+			if m, _ := checkpoint.ReadPartitionMetadataIn(real); m != nil {
+				k.id = m.TopicID.String()
+			} else {
+				return // stray on a KRaft broker that has the rule
+			}
+		}
+		if copies[k] == nil {
+			keys = append(keys, k)
+		}
+		if !slices.ContainsFunc(copies[k], func(o copyOf) bool { return o.name == c.name }) {
+			copies[k] = append(copies[k], c)
+		}
+	}
 	// Those refused already count: the broker loads them too, or fails.
 	all := r.set.Partitions()
 	for _, rp := range r.set.Refused {
@@ -610,39 +672,41 @@ func (r *resolver) duplicates() {
 		}
 	}
 	for _, p := range all {
-		if p.Dir.Topic == "" || p.Dir.Topic == layout.MetadataTopic || p.Dir.Kind != layout.Normal && p.Dir.Kind != layout.Future {
-			continue
-		}
-		for _, d := range append([]*LogDir{p.LogDir}, p.via...) {
-			k := key{holder(d), p.Dir.Topic, p.Dir.Partition, p.Dir.Kind}
-			switch {
-			case held[k] == nil:
-				keys = append(keys, k)
-			case slices.Contains(held[k], p):
+		add(p.LogDir, false, p.Dir, p.Real, copyOf{p, p.Real})
+		for _, l := range p.via {
+			pd, err := layout.ParsePartitionDir(filepath.Base(l.name))
+			if err != nil {
 				continue
 			}
-			held[k] = append(held[k], p)
+			add(l.dir, true, pd, p.Real, copyOf{p, l.name})
 		}
+	}
+	for _, l := range r.links {
+		var p *Partition
+		if q := r.parts[l.real]; q != nil && slices.Contains(all, q) {
+			p = q
+		}
+		add(l.link.dir, false, l.dir, l.real, copyOf{p, l.name})
 	}
 	refused := map[*Partition]bool{}
 	for _, k := range keys {
-		ps := held[k]
-		if len(ps) < 2 {
+		cs := copies[k]
+		if len(cs) < 2 {
 			continue
 		}
-		for _, p := range ps {
-			if refused[p] {
+		for _, c := range cs {
+			if c.p == nil || refused[c.p] {
 				continue
 			}
 			var others []string
-			for _, o := range ps {
-				if o != p {
-					others = append(others, o.Path)
+			for _, o := range cs {
+				if o.name != c.name {
+					others = append(others, o.name)
 				}
 			}
 			why := fmt.Sprintf("%s holds this partition too, in a log directory of the same broker: a broker with both does not start; keep one", strings.Join(others, ", "))
-			r.refused(p, layout.Refusal{Path: p.Path, Why: why})
-			refused[p] = true
+			r.refused(c.p, layout.Refusal{Path: c.p.Path, Why: why})
+			refused[c.p] = true
 		}
 	}
 	if r.o.Writes && len(refused) > 0 {
@@ -662,24 +726,24 @@ func (r *resolver) refused(p *Partition, f layout.Refusal) {
 }
 
 // brokerOf is the broker a log directory's meta.properties names, "" when
-// it names none.
-func brokerOf(dir string) string {
+// it names none, and whether it is a KRaft broker's (version 1 and later).
+func brokerOf(dir string) (string, bool) {
 	b, err := safefile.ReadFile(filepath.Join(dir, layout.MetaPropertiesFile))
 	if err != nil {
-		return ""
+		return "", false
 	}
 	m, err := checkpoint.ReadMetaProperties(b, dir)
 	if err != nil {
-		return ""
+		return "", false
 	}
 	id := m.NodeID
 	if id < 0 {
 		id = m.BrokerID
 	}
 	if id < 0 {
-		return ""
+		return "", false
 	}
-	return fmt.Sprintf("%s/%d", m.ClusterID, id)
+	return fmt.Sprintf("%s/%d", m.ClusterID, id), m.Version >= 1
 }
 
 // addFile adds a file unless the run already covers it: a file of a whole
@@ -729,10 +793,36 @@ func (r *resolver) output(dir string) (*LogDir, error) {
 	if realPath != abs {
 		use = realPath
 	}
+	name := ""
 	if r.o.OutputPartition {
+		name = filepath.Base(realPath)
 		realPath, use = filepath.Dir(realPath), filepath.Dir(use)
 	}
-	return r.logDirAt(use, realPath, false), nil
+	out := r.logDirAt(use, realPath, false)
+	r.sameBroker(out, name)
+	return out, nil
+}
+
+// sameBroker warns when the run writes into a log directory of the broker
+// whose partitions it reads (name, when not "", is the one partition it
+// writes): that broker does not start with both copies of a partition
+// (duplicates), and the run leaves that to the user, who may mean to move
+// the source away.
+func (r *resolver) sameBroker(out *LogDir, name string) {
+	id, _ := brokerOf(out.Real)
+	if id == "" {
+		return
+	}
+	want, err := layout.ParsePartitionDir(name)
+	for _, p := range r.set.Partitions() {
+		if p.LogDir.Real == out.Real || name != "" && (err != nil || want.Topic != p.Dir.Topic || want.Partition != p.Dir.Partition) {
+			continue
+		}
+		if pid, _ := brokerOf(p.LogDir.Real); pid == id {
+			r.set.Notes = append(r.set.Notes, fmt.Sprintf("%s is a log directory of the same broker as %s: a broker with both copies of %s does not start; move one away before starting it", out.Path, p.LogDir.Path, p.Dir.Name))
+			return
+		}
+	}
 }
 
 // within reports whether path is dir or inside it; both are clean and
