@@ -271,3 +271,14 @@ func TestMetadataLogIsNoDuplicate(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, clip(out), clip(errOut))
 	}
 }
+
+// TestBackupIsNoDuplicate: a copy of a log directory taken at another time
+// (a backup next to the live one) has its directory.id: no broker holds
+// both, and checking them in one run says nothing of duplicates. Two log
+// directories of one broker have two directory.ids.
+func TestBackupIsNoDuplicate(t *testing.T) {
+	live, backup := reindexCopy(t), reindexCopy(t)
+	if code, out, errOut := runArgs("verify", live, backup); code != ExitOK || strings.Contains(errOut, "does not start") {
+		t.Errorf("exit %d\n%s%s", code, clip(out), clip(errOut))
+	}
+}

@@ -618,16 +618,17 @@ func (r *resolver) duplicates() {
 	type copyOf struct {
 		p    *Partition // nil for a link the run does not follow
 		name string     // the real path of the entry the broker loads it by
+		dir  *LogDir    // the log directory it is loaded from
 	}
 	type holder struct {
-		id    string
-		kraft bool
+		id, dirID string
+		kraft     bool
 	}
 	holders := map[string]holder{}
 	holderOf := func(d *LogDir, named bool) (holder, bool) {
 		h, ok := holders[d.Real]
 		if !ok {
-			h.id, h.kraft = brokerOf(d.Real)
+			h.id, h.dirID, h.kraft = brokerOf(d.Real)
 			holders[d.Real] = h
 		}
 		if h.id == "" && named {
@@ -661,8 +662,18 @@ func (r *resolver) duplicates() {
 			keys = append(keys, k)
 		}
 		if !slices.ContainsFunc(copies[k], func(o copyOf) bool { return o.name == c.name }) {
+			c.dir = d
 			copies[k] = append(copies[k], c)
 		}
+	}
+	// Two log directories of one directory.id are one log directory at two
+	// times (a backup and the live one), which no broker holds both of.
+	twice := func(a, b copyOf) bool {
+		if a.name == b.name {
+			return false
+		}
+		da, db := holders[a.dir.Real].dirID, holders[b.dir.Real].dirID
+		return a.dir == b.dir || da == "" || da != db
 	}
 	// Those refused already count: the broker loads them too, or fails.
 	all := r.set.Partitions()
@@ -672,13 +683,13 @@ func (r *resolver) duplicates() {
 		}
 	}
 	for _, p := range all {
-		add(p.LogDir, false, p.Dir, p.Real, copyOf{p, p.Real})
+		add(p.LogDir, false, p.Dir, p.Real, copyOf{p: p, name: p.Real})
 		for _, l := range p.via {
 			pd, err := layout.ParsePartitionDir(filepath.Base(l.name))
 			if err != nil {
 				continue
 			}
-			add(l.dir, true, pd, p.Real, copyOf{p, l.name})
+			add(l.dir, true, pd, p.Real, copyOf{p: p, name: l.name})
 		}
 	}
 	for _, l := range r.links {
@@ -686,7 +697,7 @@ func (r *resolver) duplicates() {
 		if q := r.parts[l.real]; q != nil && slices.Contains(all, q) {
 			p = q
 		}
-		add(l.link.dir, false, l.dir, l.real, copyOf{p, l.name})
+		add(l.link.dir, false, l.dir, l.real, copyOf{p: p, name: l.name})
 	}
 	refused := map[*Partition]bool{}
 	for _, k := range keys {
@@ -700,9 +711,12 @@ func (r *resolver) duplicates() {
 			}
 			var others []string
 			for _, o := range cs {
-				if o.name != c.name {
+				if twice(c, o) {
 					others = append(others, o.name)
 				}
+			}
+			if len(others) == 0 {
+				continue
 			}
 			why := fmt.Sprintf("%s holds this partition too, in a log directory of the same broker: a broker with both does not start; keep one", strings.Join(others, ", "))
 			r.refused(c.p, layout.Refusal{Path: c.p.Path, Why: why})
@@ -726,24 +740,25 @@ func (r *resolver) refused(p *Partition, f layout.Refusal) {
 }
 
 // brokerOf is the broker a log directory's meta.properties names, "" when
-// it names none, and whether it is a KRaft broker's (version 1 and later).
-func brokerOf(dir string) (string, bool) {
+// it names none, with the directory's directory.id and whether it is a
+// KRaft broker's (version 1 and later).
+func brokerOf(dir string) (id, dirID string, kraft bool) {
 	b, err := safefile.ReadFile(filepath.Join(dir, layout.MetaPropertiesFile))
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
 	m, err := checkpoint.ReadMetaProperties(b, dir)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
-	id := m.NodeID
-	if id < 0 {
-		id = m.BrokerID
+	node := m.NodeID
+	if node < 0 {
+		node = m.BrokerID
 	}
-	if id < 0 {
-		return "", false
+	if node < 0 {
+		return "", "", false
 	}
-	return fmt.Sprintf("%s/%d", m.ClusterID, id), m.Version >= 1
+	return fmt.Sprintf("%s/%d", m.ClusterID, node), m.DirectoryID, m.Version >= 1
 }
 
 // addFile adds a file unless the run already covers it: a file of a whole
@@ -809,7 +824,7 @@ func (r *resolver) output(dir string) (*LogDir, error) {
 // (duplicates), and the run leaves that to the user, who may mean to move
 // the source away.
 func (r *resolver) sameBroker(out *LogDir, name string) {
-	id, _ := brokerOf(out.Real)
+	id, _, _ := brokerOf(out.Real)
 	if id == "" {
 		return
 	}
@@ -818,7 +833,7 @@ func (r *resolver) sameBroker(out *LogDir, name string) {
 		if p.LogDir.Real == out.Real || name != "" && (err != nil || want.Topic != p.Dir.Topic || want.Partition != p.Dir.Partition) {
 			continue
 		}
-		if pid, _ := brokerOf(p.LogDir.Real); pid == id {
+		if pid, _, _ := brokerOf(p.LogDir.Real); pid == id {
 			r.set.Notes = append(r.set.Notes, fmt.Sprintf("%s is a log directory of the same broker as %s: a broker with both copies of %s does not start; move one away before starting it", out.Path, p.LogDir.Path, p.Dir.Name))
 			return
 		}
