@@ -35,13 +35,7 @@ func TestDuplicateThroughLinkRefused(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := reindexCopy(t)
-			b := reindexCopy(t, "meta.properties", "orders-0")
-			meta := filepath.Join(b, "meta.properties")
-			m, err := os.ReadFile(meta)
-			if err != nil {
-				t.Fatal(err)
-			}
-			write(t, b, "meta.properties", []byte(strings.ReplaceAll(string(m), "directory.id=lxy", "directory.id=mxy")))
+			b := otherDisk(t, "1", "orders-0")
 			// a's copy lives elsewhere, reached through a link in a.
 			elsewhere := filepath.Join(t.TempDir(), "orders-0")
 			if err := os.Rename(filepath.Join(a, "orders-0"), elsewhere); err != nil {
@@ -78,13 +72,7 @@ func TestDuplicateThroughLinkRefused(t *testing.T) {
 // sent (exit 2).
 func TestReplayRefusesTwoCopies(t *testing.T) {
 	a := reindexCopy(t, "meta.properties", "orders-0")
-	b := reindexCopy(t, "meta.properties", "orders-0")
-	meta := filepath.Join(b, "meta.properties")
-	m, err := os.ReadFile(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, b, "meta.properties", []byte(strings.ReplaceAll(string(m), "directory.id=lxy", "directory.id=mxy")))
+	b := otherDisk(t, "1", "orders-0")
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,13 +103,7 @@ func TestLinkIntoAnotherLogDirRefused(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := reindexCopy(t)
-			b := reindexCopy(t, "meta.properties", "orders-0")
-			meta := filepath.Join(b, "meta.properties")
-			m, err := os.ReadFile(meta)
-			if err != nil {
-				t.Fatal(err)
-			}
-			write(t, b, "meta.properties", []byte(strings.ReplaceAll(string(m), "directory.id=lxy", "directory.id=mxy")))
+			b := otherDisk(t, "1", "orders-0")
 			if err := os.RemoveAll(filepath.Join(a, "orders-0")); err != nil {
 				t.Fatal(err)
 			}
@@ -147,13 +129,7 @@ func TestLinkIntoAnotherLogDirRefused(t *testing.T) {
 // with both does not start"), though no broker holds both (524f1ea).
 func TestLinksFolderIsNoBroker(t *testing.T) {
 	a := reindexCopy(t, "meta.properties", "orders-0")
-	b := reindexCopy(t, "meta.properties", "orders-0")
-	meta := filepath.Join(b, "meta.properties")
-	m, err := os.ReadFile(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, b, "meta.properties", []byte(strings.NewReplacer("directory.id=lxy", "directory.id=mxy", "node.id=1", "node.id=2").Replace(string(m))))
+	b := otherDisk(t, "2", "orders-0")
 	links := t.TempDir()
 	for name, target := range map[string]string{"b1-orders": a, "b2-orders": b} {
 		if err := os.Symlink(filepath.Join(target, "orders-0"), filepath.Join(links, name)); err != nil {
@@ -173,13 +149,7 @@ func TestLinksFolderIsNoBroker(t *testing.T) {
 // other. Such a pair was refused as duplicates, the current copy with it.
 func TestStrayCopyIsNoDuplicate(t *testing.T) {
 	a := reindexCopy(t)
-	b := reindexCopy(t, "meta.properties", "orders-0")
-	meta := filepath.Join(b, "meta.properties")
-	m, err := os.ReadFile(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, b, "meta.properties", []byte(strings.ReplaceAll(string(m), "directory.id=lxy", "directory.id=mxy")))
+	b := otherDisk(t, "1", "orders-0")
 	pm := filepath.Join(b, "orders-0", "partition.metadata")
 	id, err := os.ReadFile(pm)
 	if err != nil {
@@ -200,13 +170,7 @@ func TestStrayCopyIsNoDuplicate(t *testing.T) {
 // warns (the source is to be moved away, which is the user's step).
 func TestSalvageIntoTheSameBrokerWarns(t *testing.T) {
 	a := reindexCopy(t)
-	b := reindexCopy(t, "meta.properties")
-	meta := filepath.Join(b, "meta.properties")
-	m, err := os.ReadFile(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, b, "meta.properties", []byte(strings.ReplaceAll(string(m), "directory.id=lxy", "directory.id=mxy")))
+	b := otherDisk(t, "1")
 	code, out, errOut := runArgs("salvage", filepath.Join(a, "orders-0"), "--out", filepath.Join(b, "orders-0"))
 	if code != ExitOK || !strings.Contains(errOut, "does not start") {
 		t.Errorf("salvage: exit %d, nothing said of the copy %s keeps\n%s%s", code, a, clip(out), clip(errOut))
@@ -260,13 +224,7 @@ func TestTwoFuturesRefused(t *testing.T) {
 // "a broker with both does not start" and exited 3.
 func TestMetadataLogIsNoDuplicate(t *testing.T) {
 	a := reindexCopy(t)
-	b := reindexCopy(t, "meta.properties", "__cluster_metadata-0")
-	meta := filepath.Join(b, "meta.properties")
-	m, err := os.ReadFile(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, b, "meta.properties", []byte(strings.ReplaceAll(string(m), "directory.id=lxy", "directory.id=mxy")))
+	b := otherDisk(t, "1", "__cluster_metadata-0")
 	if code, out, errOut := runArgs("verify", a, b); code != ExitOK || strings.Contains(errOut, "does not start") {
 		t.Errorf("exit %d\n%s%s", code, clip(out), clip(errOut))
 	}
@@ -281,4 +239,19 @@ func TestBackupIsNoDuplicate(t *testing.T) {
 	if code, out, errOut := runArgs("verify", live, backup); code != ExitOK || strings.Contains(errOut, "does not start") {
 		t.Errorf("exit %d\n%s%s", code, clip(out), clip(errOut))
 	}
+}
+
+// otherDisk copies parts of the testdata log directory, with its
+// meta.properties, as another log directory of node: node "1" is the
+// testdata's broker, which then holds it on another disk (another
+// directory.id).
+func otherDisk(t *testing.T, node string, parts ...string) string {
+	t.Helper()
+	b := reindexCopy(t, append([]string{"meta.properties"}, parts...)...)
+	m, err := os.ReadFile(filepath.Join(b, "meta.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, b, "meta.properties", []byte(strings.NewReplacer("directory.id=lxy", "directory.id=mxy", "node.id=1", "node.id="+node).Replace(string(m))))
+	return b
 }

@@ -127,15 +127,7 @@ func treeFiles(t *testing.T, dir string) map[string]string {
 func TestDuplicatePartitionRefused(t *testing.T) {
 	const now = "2024-03-01T00:00:00Z"
 	second := func(t *testing.T, node string) (a, b string) {
-		a = reindexCopy(t)
-		b = reindexCopy(t, "meta.properties", "orders-0")
-		meta := filepath.Join(b, "meta.properties")
-		m, err := os.ReadFile(meta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(t, b, "meta.properties", []byte(strings.NewReplacer("directory.id=lxy", "directory.id=mxy", "node.id=1", "node.id="+node).Replace(string(m))))
-		return a, b
+		return reindexCopy(t), otherDisk(t, node, "orders-0")
 	}
 	for _, c := range []struct {
 		name string
