@@ -255,3 +255,19 @@ func otherDisk(t *testing.T, node string, parts ...string) string {
 	write(t, b, "meta.properties", []byte(strings.NewReplacer("directory.id=lxy", "directory.id=mxy", "node.id=1", "node.id="+node).Replace(string(m))))
 	return b
 }
+
+// TestOldClustersAreNoBroker: meta.properties of Kafka before 0.10.1 names
+// a broker.id but no cluster.id, so two old clusters' broker 0 were one
+// broker, and their partitions of one name duplicates (the third
+// adversary's lead).
+func TestOldClustersAreNoBroker(t *testing.T) {
+	var dirs []string
+	for range 2 {
+		d := reindexCopy(t, "orders-0")
+		write(t, d, "meta.properties", []byte("version=0\nbroker.id=0\n"))
+		dirs = append(dirs, d)
+	}
+	if code, out, errOut := runArgs(append([]string{"verify"}, dirs...)...); code != ExitOK || strings.Contains(errOut, "does not start") {
+		t.Errorf("exit %d\n%s%s", code, clip(out), clip(errOut))
+	}
+}

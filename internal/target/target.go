@@ -755,7 +755,9 @@ func brokerOf(dir string) (id, dirID string, kraft bool) {
 	if node < 0 {
 		node = m.BrokerID
 	}
-	if node < 0 {
+	// Without a cluster.id (Kafka before 0.10.1, which moved no replica
+	// between its disks) a broker.id names no broker of its own.
+	if node < 0 || m.ClusterID == "" {
 		return "", "", false
 	}
 	return fmt.Sprintf("%s/%d", m.ClusterID, node), m.DirectoryID, m.Version >= 1
