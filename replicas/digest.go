@@ -376,6 +376,7 @@ type rangeDigest struct {
 	b        [2]Batch
 	first    Batch // the first batch's fields
 	firstAt  block
+	firstPos int64 // the first batch's position in its segment
 	firstLen int   // the first batch's code in the text
 	cuts     []int // where in the text frames begin, after the first batch
 	lastAt   block
@@ -401,9 +402,13 @@ func (r *rangeDigest) Render(dst []byte, b *logfmt.Batch) ([]byte, bool) {
 	e := enc{b: dst}
 	switch {
 	case r.n == 0:
-		r.first, r.firstAt = *bt, at
+		r.first, r.firstAt, r.firstPos = *bt, at, b.Pos
 		e.batch(bt, &Batch{})
 		r.firstLen = len(e.b)
+	case bt.Base <= r.last().Last:
+		// Goes back: the range ends before it, and headers reads on
+		// from there one batch at a time, which leaves it out.
+		return dst, false
 	default:
 		prev := r.last()
 		if bt.Base > prev.Last+1 {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -499,16 +500,7 @@ func TestDigestRangeWithoutBatches(t *testing.T) {
 		}, true},
 		{"zeros from a position the index names", func(t *testing.T, dir string) {
 			seg := batchesOf(t, dir)[0].Segment
-			idx, err := os.ReadFile(strings.TrimSuffix(seg, ".log") + ".index")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cut int64
-			for i := 0; i+8 <= len(idx) && cut == 0; i += 8 {
-				if p := int64(binary.BigEndian.Uint32(idx[i+4:])); p >= 2<<20 {
-					cut = p
-				}
-			}
+			cut := rangeCut(t, seg)
 			b, err := os.ReadFile(seg)
 			if err != nil || cut == 0 || int64(len(b)) < cut+2<<20 {
 				t.Fatalf("want an index position past 2 MiB and 2 MiB after it: %d of %d bytes (%v)", cut, len(b), err)
@@ -540,6 +532,104 @@ func TestDigestRangeWithoutBatches(t *testing.T) {
 			}
 			if damaged := len(p.Damage) > 0; damaged != c.damage || p.LogEndOffset < 30_000 {
 				t.Fatalf("damage %+v, log end %d", p.Damage, p.LogEndOffset)
+			}
+		})
+	}
+}
+
+// rangeCut is the first position past 2 MiB that seg's .index names: where
+// a range of a header reader begins.
+func rangeCut(t *testing.T, seg string) int64 {
+	t.Helper()
+	idx, err := os.ReadFile(strings.TrimSuffix(seg, ".log") + ".index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+8 <= len(idx); i += 8 {
+		if p := int64(binary.BigEndian.Uint32(idx[i+4:])); p >= 2<<20 {
+			return p
+		}
+	}
+	return 0
+}
+
+// setBase changes a batch's base offset in place: it is not under the
+// batch's checksum.
+func setBase(t *testing.T, b at, base int64) {
+	t.Helper()
+	f, err := os.OpenFile(b.Segment, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(binary.BigEndian.AppendUint64(nil, uint64(base)), b.Pos); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBatchGoingBackIsDamage: a batch whose offsets go back to or before
+// offsets already read is damage of the replica and left out, as salvage
+// leaves it out, wherever it lies for the ranges of the workers: at a
+// range's start, within one, or read one batch at a time. Such a batch
+// set the log's end back to its own (a copy of the first batch appended:
+// a log end of 2 for 200 records), and replicas said agree, exit 0.
+func TestBatchGoingBackIsDamage(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		shape func(t *testing.T, dir string)
+	}{
+		{"a range's first batch", func(t *testing.T, dir string) {
+			bs := batchesOf(t, dir)
+			cut := rangeCut(t, bs[0].Segment)
+			i := slices.IndexFunc(bs, func(b at) bool { return b.Segment == bs[0].Segment && b.Pos == cut })
+			if i < 1 {
+				t.Fatalf("no batch at the range cut %d", cut)
+			}
+			setBase(t, bs[i], bs[i-1].Base)
+		}},
+		{"within a range", func(t *testing.T, dir string) {
+			bs := batchesOf(t, dir)
+			cut := rangeCut(t, bs[0].Segment)
+			i := slices.IndexFunc(bs, func(b at) bool { return b.Segment == bs[0].Segment && b.Pos > cut+64<<10 })
+			setBase(t, bs[i], bs[i-3].Base)
+		}},
+		{"a copy of the first batch at the end", func(t *testing.T, dir string) {
+			first := batchesOf(t, dir)[0]
+			b, err := os.ReadFile(first.Segment)
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendRaw(t, dir, b[:12+binary.BigEndian.Uint32(b[8:])])
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			genBase(t, base, gen.Options{Records: 110_000, Keys: 110_000, SegmentBytes: 5 << 20})
+			dir := brokers(t, base, 1)[0]
+			end := logEnd(t, dir)
+			c.shape(t, dir)
+			n := len(batchesOf(t, dir))
+			one, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 1}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			three, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 3}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(one, three) {
+				t.Errorf("a digest on 3 workers differs from one on 1: %d bytes against %d", len(three), len(one))
+			}
+			sameBack(t, dir, replicas.Options{Workers: 3})
+			sameBack(t, dir, replicas.Options{Workers: 2, AllRecords: true})
+			for _, o := range []replicas.Options{{Workers: 3}, {Workers: 1, AllRecords: true}} {
+				p, err := open(t, o, dir)[0].Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(p.Damage) != 1 || !strings.Contains(p.Damage[0].Msg, "goes back") || p.LogEndOffset != end || len(p.Batches) != n-1 {
+					t.Fatalf("%+v: damage %+v, log end %d (want %d), %d batches (want %d)", o, p.Damage, p.LogEndOffset, end, len(p.Batches), n-1)
+				}
 			}
 		})
 	}

@@ -337,6 +337,11 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 		// One Batch for all, given to fn: none escapes to the heap.
 		bt := &rr.cur
 		readHeader(bt, b)
+		if s.last >= 0 && bt.Base < s.last {
+			p.Damage = append(p.Damage, Damage{File: rr.segs[seg].Log, Pos: b.Pos, From: -1, To: -1,
+				Msg: fmt.Sprintf("batch of offsets %d to %d goes back to or before offset %d, already read: left out", bt.Base, bt.Last, s.last-1)})
+			return nil
+		}
 		if bt.Flags&Control != 0 && abortMarker(b) {
 			bt.Flags |= AbortMarker
 		}
@@ -347,6 +352,9 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 		rr.n++
 		return fn(bt, block{seg, b.Pos >> blockShift})
 	}, func(r *rangeDigest, text []byte) error {
+		if s.last >= 0 && r.first.Base < s.last {
+			return errGoesBack
+		}
 		rr.progress(&s, r.read)
 		rr.found(&s, r.first.Base, r.cleaned || r.gap)
 		s.last = r.last().Last + 1
@@ -425,13 +433,18 @@ func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
 	p := rr.p
 	var it logfmt.RecordIter
 	it.MaxRecordBytes = rr.o.MaxRecordBytes
-	i := 0
+	i, next := 0, int64(-1)
 	return rr.each(false, nil, func(seg int, b *logfmt.Batch) error {
+		var bt Batch
+		readHeader(&bt, b)
+		if next >= 0 && bt.Base < next {
+			// Left out by headers too.
+			return nil
+		}
+		next = bt.Last + 1
 		if i == rr.n {
 			return fmt.Errorf("%s: more batches than on the first reading: the partition changed while it was read", p.Source)
 		}
-		var bt Batch
-		readHeader(&bt, b)
 		h := hashed{base: bt.Base, count: bt.Count, flags: bt.Flags, records: []Record{}}
 		if bt.Flags&Control != 0 && abortMarker(b) {
 			h.flags |= AbortMarker
@@ -497,15 +510,26 @@ func (rr *replicaReader) each(headers bool, damaged func(path string, pos int64,
 	return nil
 }
 
-// eachRange gives ranged the ranges h coded, until one was not coded whole.
+// errGoesBack is ranged's answer to a range whose first batch goes back to
+// or before an offset already read: the range is read again one batch at a
+// time, which leaves that batch out.
+var errGoesBack = errors.New("a range's first batch goes back")
+
+// eachRange gives ranged the ranges h coded, until one was not coded whole
+// or goes back.
 func eachRange(h *logfmt.HeaderReader, ranged func(r *rangeDigest, text []byte) error) error {
 	for {
 		text, rend, release, ok := h.Rendered()
 		if !ok {
 			return nil
 		}
-		err := ranged(rend.(*rangeDigest), text)
+		r := rend.(*rangeDigest)
+		err := ranged(r, text)
 		release()
+		if err == errGoesBack {
+			h.SeekTo(r.firstPos)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
