@@ -514,17 +514,7 @@ func TestDigestRangeWithoutBatches(t *testing.T) {
 			genBase(t, base, gen.Options{Records: 110_000, Keys: 110_000, SegmentBytes: 5 << 20})
 			dir := brokers(t, base, 1)[0]
 			c.shape(t, dir)
-			one, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 1}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			three, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 3}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(one, three) {
-				t.Errorf("a digest on 3 workers differs from one on 1: %d bytes against %d", len(three), len(one))
-			}
+			sameAtWorkers(t, dir)
 			sameBack(t, dir, replicas.Options{Workers: 3})
 			p, err := open(t, replicas.Options{}, dir)[0].Next()
 			if err != nil {
@@ -534,6 +524,23 @@ func TestDigestRangeWithoutBatches(t *testing.T) {
 				t.Fatalf("damage %+v, log end %d", p.Damage, p.LogEndOffset)
 			}
 		})
+	}
+}
+
+// sameAtWorkers requires the digests of logDir on one worker and on three
+// to be the same bytes.
+func sameAtWorkers(t *testing.T, logDir string) {
+	t.Helper()
+	one, err := os.ReadFile(digestOf(t, logDir, replicas.Options{Workers: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := os.ReadFile(digestOf(t, logDir, replicas.Options{Workers: 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(one, three) {
+		t.Errorf("a digest on 3 workers differs from one on 1: %d bytes against %d", len(three), len(one))
 	}
 }
 
@@ -609,17 +616,7 @@ func TestBatchGoingBackIsDamage(t *testing.T) {
 			end := logEnd(t, dir)
 			c.shape(t, dir)
 			n := len(batchesOf(t, dir))
-			one, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 1}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			three, err := os.ReadFile(digestOf(t, dir, replicas.Options{Workers: 3}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(one, three) {
-				t.Errorf("a digest on 3 workers differs from one on 1: %d bytes against %d", len(three), len(one))
-			}
+			sameAtWorkers(t, dir)
 			sameBack(t, dir, replicas.Options{Workers: 3})
 			sameBack(t, dir, replicas.Options{Workers: 2, AllRecords: true})
 			for _, o := range []replicas.Options{{Workers: 3}, {Workers: 1, AllRecords: true}} {
