@@ -34,16 +34,19 @@ var (
 	held = map[string]bool{}
 )
 
-// key names a directory independently of how the caller spelled it. A
-// directory that does not resolve keeps its absolute path: opening its
+// key names a directory independently of the path that reaches it: by its
+// device and inode, as a bind mount or a second mount gives it another real
+// path, and the fcntl locks of one process never conflict with each other.
+// A directory that cannot be read keeps its absolute path: opening its
 // .lock will fail anyway.
 func key(logDir string) (string, error) {
 	abs, err := filepath.Abs(logDir)
 	if err != nil {
 		return "", err
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real, nil
+	var st unix.Stat_t
+	if err := unix.Stat(abs, &st); err == nil {
+		return fmt.Sprintf("%d:%d", st.Dev, st.Ino), nil
 	}
 	return abs, nil
 }

@@ -239,6 +239,7 @@ type resolver struct {
 	files   map[string]*File      // by real path
 	pending []*File               // files, placed once every directory is known
 	links   []linked              // links to partitions in log directories named whole
+	ids     map[fileID]string     // the real path first met of each directory
 }
 
 // linked is a link to a partition directory that the run does not follow.
@@ -252,7 +253,7 @@ type linked struct {
 // not exist, are of a kind the command does not take, or are neither files
 // nor Kafka directories, and a bad topic pattern, give a *UsageError.
 func Resolve(paths []string, o Options) (*Set, error) {
-	r := &resolver{o: o, set: &Set{}, dirs: map[string]*LogDir{}, parts: map[string]*Partition{}, files: map[string]*File{}}
+	r := &resolver{o: o, set: &Set{}, dirs: map[string]*LogDir{}, parts: map[string]*Partition{}, files: map[string]*File{}, ids: map[fileID]string{}}
 	if o.Topic != "" {
 		// Compiled alone first, so that an error shows the pattern as
 		// typed rather than the anchored one.
@@ -306,6 +307,45 @@ func resolve(path string) (realPath, use string, err error) {
 		return realPath, clean, nil
 	}
 	return realPath, realPath, nil
+}
+
+// canonical is the real path by which the run knows the directory at
+// realPath: the first met of its real paths. A bind mount, or
+// a file system mounted twice, gives one directory two real paths, and
+// worked on under both, one log directory's partitions were rewritten twice
+// at once (two workers removed each other's temporary files, and records
+// were lost). use is made the real path too when realPath is not its own.
+func (r *resolver) canonical(realPath, use string) (string, string) {
+	id, ok := idOf(realPath)
+	if !ok {
+		return realPath, use
+	}
+	if first, ok := r.ids[id]; ok && first != realPath {
+		return first, first
+	}
+	r.ids[id] = realPath
+	return realPath, use
+}
+
+// known is realPath, a path that need not exist whose deepest existing
+// ancestor is exists, through the directories the run knows by another
+// real path: an output under a second mount of a log directory of the
+// paths is in that log directory.
+func (r *resolver) known(realPath, exists string) string {
+	for at := exists; ; at = filepath.Dir(at) {
+		if id, ok := idOf(at); ok {
+			if first, ok := r.ids[id]; ok {
+				rest, err := filepath.Rel(at, realPath)
+				if err != nil {
+					return realPath
+				}
+				return filepath.Join(first, rest)
+			}
+		}
+		if filepath.Dir(at) == at {
+			return realPath
+		}
+	}
 }
 
 // split cuts path into the directory that holds its last element, as
@@ -447,6 +487,7 @@ func (r *resolver) refuse(arg string, kind layout.PathKind) error {
 
 // logDirAt returns the log directory at realPath, adding it once.
 func (r *resolver) logDirAt(use, realPath string, whole bool) *LogDir {
+	realPath, use = r.canonical(realPath, use)
 	d := r.dirs[realPath]
 	if d == nil {
 		d = &LogDir{Path: use, Real: realPath}
@@ -461,6 +502,7 @@ func (r *resolver) logDirAt(use, realPath string, whole bool) *LogDir {
 
 // logDir adds a log directory named whole, and its partitions.
 func (r *resolver) logDir(use, realPath string) error {
+	realPath, use = r.canonical(realPath, use)
 	if d := r.dirs[realPath]; d != nil && d.Whole {
 		return nil
 	}
@@ -487,6 +529,7 @@ func (r *resolver) logDir(use, realPath string) error {
 			// broker follows it, though: it counts for duplicates.
 			r.set.Notes = append(r.set.Notes, c.use+": "+layout.SymlinkNote+" (name the link itself to work on the partition it points at)")
 			if real, err := filepath.EvalSymlinks(c.real); err == nil && isDir(real) {
+				real, _ = r.canonical(real, real)
 				r.links = append(r.links, linked{link: link{dir: r.dirs[realPath], name: c.real}, dir: pd, real: real})
 			}
 			continue
@@ -529,6 +572,7 @@ func parentOf(path string) string {
 // hold a link to it. segment, when not nil, limits it to that segment
 // unless it is also wanted whole.
 func (r *resolver) partition(use, realPath, arg string, named bool, segment *int64) error {
+	realPath, use = r.canonical(realPath, use)
 	p := r.parts[realPath]
 	if p == nil {
 		name := filepath.Base(realPath)
@@ -577,6 +621,9 @@ func (r *resolver) partition(use, realPath, arg string, named bool, segment *int
 	// too: it is locked as well as the partition's own.
 	if via := parentOf(arg); via != "" && via != filepath.Dir(realPath) {
 		d := r.logDirAt(via, via, false)
+		if via = d.Real; via == filepath.Dir(realPath) {
+			return nil
+		}
 		_, base := split(arg)
 		name := filepath.Join(via, base)
 		if !slices.ContainsFunc(p.via, func(l link) bool { return l.name == name }) {
@@ -785,10 +832,11 @@ func (r *resolver) output(dir string) (*LogDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	realPath, _, err := realPathOf(abs)
+	realPath, exists, err := realPathOf(abs)
 	if err != nil {
 		return nil, err
 	}
+	realPath = r.known(realPath, exists)
 	if fi, err := os.Stat(realPath); err == nil && !fi.IsDir() {
 		return nil, usage("%s is not a directory", dir)
 	}
