@@ -218,6 +218,25 @@ type frameWriter struct {
 	items int   // in the open frame
 	prev  Batch // the last batch of the open frame of batches
 	at    block // where it lies
+	back  undo  // the open frame as it was before its last batch
+}
+
+// undo is the open frame of batches as it was before a batch: what drop
+// gives back. A batch is dropped before the next is written, so its frame
+// is still open.
+type undo struct {
+	n, items int // the frame's length and items; none: the batch began it
+	prev     Batch
+	at       block
+}
+
+// drop takes the last batch out of the open frame: headers found that its
+// base offset jumped ahead (scan.outlier).
+func (w *frameWriter) drop() {
+	if w.back.items > 0 {
+		w.b = w.b[:w.back.n]
+	}
+	w.items, w.prev, w.at = w.back.items, w.back.prev, w.back.at
 }
 
 // put writes the frame built.
@@ -244,7 +263,7 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 	if err := w.put(); err != nil {
 		return err
 	}
-	rr.ranged = w.splice
+	rr.ranged, rr.drop = w.splice, w.drop
 	err := rr.headers(func(b *Batch, at block) error {
 		if w.items == 0 || at != w.at {
 			if err := w.end(); err != nil {
@@ -252,6 +271,7 @@ func (w *frameWriter) partition(rr *replicaReader) error {
 			}
 			w.prev = Batch{}
 		}
+		w.back = undo{len(w.b), w.items, w.prev, w.at}
 		w.item(frameBatches)
 		w.batch(b, &w.prev)
 		w.follow(b, at)
@@ -343,9 +363,13 @@ func (w *frameWriter) full() error {
 // follow makes b, in block at, the batch the next is coded against.
 // Copying the whole Batch cost more than coding it.
 func (w *frameWriter) follow(b *Batch, at block) {
-	w.prev.Base, w.prev.Last, w.prev.Epoch, w.prev.MaxTimestamp = b.Base, b.Last, b.Epoch, b.MaxTimestamp
-	w.prev.ProducerID, w.prev.BaseSequence, w.prev.Flags = b.ProducerID, b.BaseSequence, b.Flags
-	w.at = at
+	w.prev, w.at = followed(b), at
+}
+
+// followed is what the next batch in a frame is coded against of b.
+func followed(b *Batch) Batch {
+	return Batch{Base: b.Base, Last: b.Last, Epoch: b.Epoch, MaxTimestamp: b.MaxTimestamp,
+		ProducerID: b.ProducerID, BaseSequence: b.BaseSequence, Flags: b.Flags}
 }
 
 // Batches go into frames by where they lie: a frame holds the batches of
@@ -371,29 +395,35 @@ type block struct {
 // notes what headers learns from each batch.
 type rangeDigest struct {
 	seg      int
-	n        int   // batches
-	read     int64 // their bytes
-	b        [2]Batch
-	first    Batch // the first batch's fields
+	n        int      // batches
+	read     int64    // their bytes
+	b        [3]Batch // the last two and the one being read
+	first    Batch    // the first batch's fields
 	firstAt  block
 	firstPos int64 // the first batch's position in its segment
 	firstLen int   // the first batch's code in the text
 	cuts     []int // where in the text frames begin, after the first batch
 	lastAt   block
-	cleaned  bool // a batch was cleaned
-	gap      bool // offsets are missing between two batches
+	lastPos  int64 // the last batch's position in its segment
+	lastOff  int   // where its code begins in the text
+	prevAt   block // where the batch before it lies
+	cleaned  bool  // a batch was cleaned
+	gap      bool  // offsets are missing between two batches
 	rises    []checkpoint.EpochEntry
 }
 
 // last is the range's last batch.
-func (r *rangeDigest) last() *Batch { return &r.b[(r.n-1)&1] }
+func (r *rangeDigest) last() *Batch { return &r.b[(r.n-1)%3] }
+
+// beforeLast is the batch before it, when the range has two.
+func (r *rangeDigest) beforeLast() *Batch { return &r.b[(r.n-2)%3] }
 
 func (r *rangeDigest) Render(dst []byte, b *logfmt.Batch) ([]byte, bool) {
 	if b.Validate() != nil {
 		// Damage, which headers reports.
 		return dst, false
 	}
-	bt := &r.b[r.n&1]
+	bt := &r.b[r.n%3]
 	readHeader(bt, b)
 	if bt.Flags&Control != 0 && abortMarker(b) {
 		bt.Flags |= AbortMarker
@@ -407,7 +437,7 @@ func (r *rangeDigest) Render(dst []byte, b *logfmt.Batch) ([]byte, bool) {
 		r.firstLen = len(e.b)
 	case bt.Base <= r.last().Last:
 		// Goes back: the range ends before it, and headers reads on
-		// from there one batch at a time, which leaves it out.
+		// from there one batch at a time (scan.outlier).
 		return dst, false
 	default:
 		prev := r.last()
@@ -418,6 +448,7 @@ func (r *rangeDigest) Render(dst []byte, b *logfmt.Batch) ([]byte, bool) {
 			r.cuts = append(r.cuts, len(dst))
 			prev = &Batch{}
 		}
+		r.lastOff, r.prevAt = len(dst), r.lastAt
 		e.batch(bt, prev)
 	}
 	if bt.Flags&Cleaned != 0 {
@@ -428,7 +459,7 @@ func (r *rangeDigest) Render(dst []byte, b *logfmt.Batch) ([]byte, bool) {
 	if n := len(r.rises); n == 0 || bt.Epoch > r.rises[n-1].Epoch {
 		r.rises = append(r.rises, checkpoint.EpochEntry{Epoch: bt.Epoch, StartOffset: bt.Base})
 	}
-	r.lastAt = at
+	r.lastAt, r.lastPos = at, b.Pos
 	r.read += int64(b.Size())
 	r.n++
 	return e.b, true
@@ -439,10 +470,13 @@ func (w *frameWriter) splice(r *rangeDigest, text []byte) error {
 	from := 0
 	if w.items > 0 && r.firstAt == w.at {
 		// Its first batch's frame began in the range before.
+		w.back = undo{len(w.b), w.items, w.prev, w.at}
 		w.batch(&r.first, &w.prev)
 		from = r.firstLen
 	} else if err := w.end(); err != nil {
 		return err
+	} else {
+		w.back = undo{}
 	}
 	for _, to := range r.cuts {
 		w.item(frameBatches)
@@ -454,6 +488,14 @@ func (w *frameWriter) splice(r *rangeDigest, text []byte) error {
 	}
 	w.item(frameBatches)
 	w.b = append(w.b, text[from:]...)
+	switch {
+	case r.n == 1:
+		// w.back is the frame before the first batch.
+	case len(r.cuts) > 0 && r.cuts[len(r.cuts)-1] == r.lastOff:
+		w.back = undo{}
+	default:
+		w.back = undo{len(w.b) - (len(text) - r.lastOff), w.items, followed(r.beforeLast()), r.prevAt}
+	}
 	w.follow(r.last(), r.lastAt)
 	return nil
 }

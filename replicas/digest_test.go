@@ -574,32 +574,54 @@ func setBase(t *testing.T, b at, base int64) {
 	}
 }
 
-// TestBatchGoingBackIsDamage: a batch whose offsets go back to or before
+// TestBatchOutOfOrderIsDamage: a batch whose offsets go back to or before
 // offsets already read is damage of the replica and left out, as salvage
 // leaves it out, wherever it lies for the ranges of the workers: at a
 // range's start, within one, or read one batch at a time. Such a batch
 // set the log's end back to its own (a copy of the first batch appended:
-// a log end of 2 for 200 records), and replicas said agree, exit 0.
-func TestBatchGoingBackIsDamage(t *testing.T) {
+// a log end of 2 for 200 records), and replicas said agree, exit 0. A batch
+// whose base offset jumped ahead (outside its checksum: one flipped bit)
+// is the one left out, not every batch after it (adversary's finding: the
+// log end went to 2^40 and 20,120 batches were damage), whether it was
+// read alone or coded on a worker, last or not in its frame and its range.
+func TestBatchOutOfOrderIsDamage(t *testing.T) {
+	base := t.TempDir()
+	genBase(t, base, gen.Options{Records: 110_000, Keys: 110_000, SegmentBytes: 5 << 20})
+	// cutAt is the index of the batch at the first range cut.
+	cutAt := func(t *testing.T, bs []at) int {
+		cut := rangeCut(t, bs[0].Segment)
+		i := slices.IndexFunc(bs, func(b at) bool { return b.Segment == bs[0].Segment && b.Pos == cut })
+		if i < 1 {
+			t.Fatalf("no batch at the range cut %d", cut)
+		}
+		return i
+	}
+	within := func(t *testing.T, bs []at) int {
+		cut := rangeCut(t, bs[0].Segment)
+		return slices.IndexFunc(bs, func(b at) bool { return b.Segment == bs[0].Segment && b.Pos > cut+64<<10 })
+	}
+	ahead := func(pick func(t *testing.T, bs []at) int, by int64) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) {
+			bs := batchesOf(t, dir)
+			b := bs[pick(t, bs)]
+			setBase(t, b, b.Base+by)
+		}
+	}
 	for _, c := range []struct {
 		name  string
 		shape func(t *testing.T, dir string)
+		msg   string
 	}{
-		{"a range's first batch", func(t *testing.T, dir string) {
+		{"a range's first batch going back", func(t *testing.T, dir string) {
 			bs := batchesOf(t, dir)
-			cut := rangeCut(t, bs[0].Segment)
-			i := slices.IndexFunc(bs, func(b at) bool { return b.Segment == bs[0].Segment && b.Pos == cut })
-			if i < 1 {
-				t.Fatalf("no batch at the range cut %d", cut)
-			}
+			i := cutAt(t, bs)
 			setBase(t, bs[i], bs[i-1].Base)
-		}},
-		{"within a range", func(t *testing.T, dir string) {
+		}, "goes back"},
+		{"a batch going back within a range", func(t *testing.T, dir string) {
 			bs := batchesOf(t, dir)
-			cut := rangeCut(t, bs[0].Segment)
-			i := slices.IndexFunc(bs, func(b at) bool { return b.Segment == bs[0].Segment && b.Pos > cut+64<<10 })
+			i := within(t, bs)
 			setBase(t, bs[i], bs[i-3].Base)
-		}},
+		}, "goes back"},
 		{"a copy of the first batch at the end", func(t *testing.T, dir string) {
 			first := batchesOf(t, dir)[0]
 			b, err := os.ReadFile(first.Segment)
@@ -607,28 +629,34 @@ func TestBatchGoingBackIsDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			appendRaw(t, dir, b[:12+binary.BigEndian.Uint32(b[8:])])
-		}},
+		}, "goes back"},
+		{"an early batch jumping ahead", ahead(func(*testing.T, []at) int { return 10 }, 1<<40), "jumps ahead"},
+		{"a batch jumping ahead within a range", ahead(within, 1<<20), "jumps ahead"},
+		{"a range's first batch jumping ahead", ahead(cutAt, 1<<20), "jumps ahead"},
+		{"a range's last batch jumping ahead", ahead(func(t *testing.T, bs []at) int { return cutAt(t, bs) - 1 }, 1<<20), "jumps ahead"},
+		{"a batch of the last segment jumping ahead", ahead(func(_ *testing.T, bs []at) int { return len(bs) - 5 }, 1000), "jumps ahead"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			base := t.TempDir()
-			genBase(t, base, gen.Options{Records: 110_000, Keys: 110_000, SegmentBytes: 5 << 20})
-			dir := brokers(t, base, 1)[0]
-			end := logEnd(t, dir)
-			c.shape(t, dir)
-			n := len(batchesOf(t, dir))
-			sameAtWorkers(t, dir)
-			sameBack(t, dir, replicas.Options{Workers: 3})
-			sameBack(t, dir, replicas.Options{Workers: 2, AllRecords: true})
-			for _, o := range []replicas.Options{{Workers: 3}, {Workers: 1, AllRecords: true}} {
-				p, err := open(t, o, dir)[0].Next()
-				if err != nil {
-					t.Fatal(err)
+		for _, shift := range []int{18, 9} {
+			t.Run(fmt.Sprintf("%s/blocks=%d", c.name, 1<<shift), func(t *testing.T) {
+				defer replicas.SetBlockShift(shift)()
+				dir := brokers(t, base, 1)[0]
+				end := logEnd(t, dir)
+				c.shape(t, dir)
+				n := len(batchesOf(t, dir))
+				sameAtWorkers(t, dir)
+				sameBack(t, dir, replicas.Options{Workers: 3})
+				sameBack(t, dir, replicas.Options{Workers: 2, AllRecords: true})
+				for _, o := range []replicas.Options{{Workers: 3}, {Workers: 1, AllRecords: true}} {
+					p, err := open(t, o, dir)[0].Next()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(p.Damage) != 1 || !strings.Contains(p.Damage[0].Msg, c.msg) || p.LogEndOffset != end || len(p.Batches) != n-1 {
+						t.Fatalf("%+v: damage %+v, log end %d (want %d), %d batches (want %d)", o, p.Damage, p.LogEndOffset, end, len(p.Batches), n-1)
+					}
 				}
-				if len(p.Damage) != 1 || !strings.Contains(p.Damage[0].Msg, "goes back") || p.LogEndOffset != end || len(p.Batches) != n-1 {
-					t.Fatalf("%+v: damage %+v, log end %d (want %d), %d batches (want %d)", o, p.Damage, p.LogEndOffset, end, len(p.Batches), n-1)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 

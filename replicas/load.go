@@ -258,6 +258,7 @@ func readRoot(dir, name string, r *roots) (map[PartitionKey]int64, error) {
 // load reads the whole replica into memory.
 func (rr *replicaReader) load() (*Partition, error) {
 	p := rr.p
+	rr.drop = func() { p.Batches = p.Batches[:len(p.Batches)-1] }
 	err := rr.headers(func(b *Batch, _ block) error {
 		p.Batches = append(p.Batches, *b)
 		return nil
@@ -292,6 +293,16 @@ type replicaReader struct {
 	// ranged, when set, is given the ranges coded on the workers
 	// (rangeDigest), when headers reads with workers.
 	ranged func(r *rangeDigest, text []byte) error
+	// drop, when set, takes back the batch last given to fn or ranged.
+	drop func()
+	// left are the batches headers left out, which records leaves out too.
+	left map[batchAt]bool
+}
+
+// batchAt is where a batch lies: its segment's index and its position.
+type batchAt struct {
+	seg int
+	pos int64
 }
 
 func openReplica(lp *layout.Partition, r *roots, o Options) (*replicaReader, error) {
@@ -327,7 +338,7 @@ func openReplica(lp *layout.Partition, r *roots, o Options) (*replicaReader, err
 // at a time instead, the rest to fn.
 func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 	p := rr.p
-	s := scan{last: -1, open: -1, epochs: slices.Clone(rr.epochs)}
+	s := scan{last: -1, open: -1, epochs: slices.Clone(rr.epochs), kept: kept{before: -1}}
 	err := rr.each(true, func(path string, pos int64, msg string) {
 		if s.open < 0 {
 			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: s.last, To: -1})
@@ -337,8 +348,8 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 		// One Batch for all, given to fn: none escapes to the heap.
 		bt := &rr.cur
 		readHeader(bt, b)
-		if s.last >= 0 && bt.Base < s.last {
-			p.Damage = append(p.Damage, Damage{File: rr.segs[seg].Log, Pos: b.Pos, From: -1, To: -1,
+		if s.last >= 0 && bt.Base < s.last && !rr.outlier(&s, bt.Base) {
+			rr.leave(batchAt{seg, b.Pos}, Damage{From: -1, To: -1,
 				Msg: fmt.Sprintf("batch of offsets %d to %d goes back to or before offset %d, already read: left out", bt.Base, bt.Last, s.last-1)})
 			return nil
 		}
@@ -347,6 +358,7 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 		}
 		rr.progress(&s, int64(b.Size()))
 		rr.found(&s, bt.Base, bt.Flags&Cleaned != 0)
+		s.kept = kept{base: bt.Base, last: bt.Last, before: s.last, at: batchAt{seg, b.Pos}}
 		s.last = bt.Last + 1
 		s.rise(bt.Epoch, bt.Base)
 		rr.n++
@@ -357,6 +369,11 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 		}
 		rr.progress(&s, r.read)
 		rr.found(&s, r.first.Base, r.cleaned || r.gap)
+		before := s.last
+		if r.n > 1 {
+			before = r.beforeLast().Last + 1
+		}
+		s.kept = kept{base: r.last().Base, last: r.last().Last, before: before, at: batchAt{r.seg, r.lastPos}}
 		s.last = r.last().Last + 1
 		for _, e := range r.rises {
 			s.rise(e.Epoch, e.StartOffset)
@@ -379,8 +396,44 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 	return nil
 }
 
+// outlier tells whether the last batch kept is the one out of order, and
+// then takes it back, as salvage does: it jumped ahead of the batch before
+// it, and the batch after it, at base, goes back before its end but not
+// before the end of the batch before it. Its base offset, outside its
+// checksum, is damaged; leaving out the batches after it instead dropped
+// all of them.
+func (rr *replicaReader) outlier(s *scan, base int64) bool {
+	k := s.kept
+	if rr.drop == nil || k.before < 0 || k.base <= k.before || base < k.before {
+		return false
+	}
+	rr.drop()
+	rr.n--
+	rr.leave(k.at, Damage{From: k.before, To: base - 1,
+		Msg: fmt.Sprintf("batch of offsets %d to %d jumps ahead of offset %d: the batch after it starts at offset %d: left out", k.base, k.last, k.before-1, base)})
+	s.last, s.kept = k.before, kept{before: -1}
+	return true
+}
+
+// leave leaves out the batch at at, damage d of the replica.
+func (rr *replicaReader) leave(at batchAt, d Damage) {
+	if rr.left == nil {
+		rr.left = map[batchAt]bool{}
+	}
+	rr.left[at] = true
+	d.File, d.Pos = rr.segs[at.seg].Log, at.pos
+	rr.p.Damage = append(rr.p.Damage, d)
+}
+
+// kept is the last batch headers kept, and one past the batch before it.
+type kept struct {
+	base, last, before int64
+	at                 batchAt
+}
+
 // scan is what headers has learnt from the batches read so far.
 type scan struct {
+	kept      kept
 	last      int64 // one past the last batch
 	compacted bool
 	open      int // the damage whose end is the next good batch, in whichever segment
@@ -433,15 +486,13 @@ func (rr *replicaReader) records(fn func(i int, h hashed) error) error {
 	p := rr.p
 	var it logfmt.RecordIter
 	it.MaxRecordBytes = rr.o.MaxRecordBytes
-	i, next := 0, int64(-1)
+	i := 0
 	return rr.each(false, nil, func(seg int, b *logfmt.Batch) error {
-		var bt Batch
-		readHeader(&bt, b)
-		if next >= 0 && bt.Base < next {
-			// Left out by headers too.
+		if rr.left[batchAt{seg, b.Pos}] {
 			return nil
 		}
-		next = bt.Last + 1
+		var bt Batch
+		readHeader(&bt, b)
 		if i == rr.n {
 			return fmt.Errorf("%s: more batches than on the first reading: the partition changed while it was read", p.Source)
 		}
