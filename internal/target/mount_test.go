@@ -5,17 +5,17 @@ package target
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/logtool/logtool/internal/lockfile"
 	"golang.org/x/sys/unix"
 )
 
-// bindMount mounts dir on a new directory under root and returns its path;
-// the test is skipped where it cannot mount (not root, no mount namespace).
-func bindMount(t *testing.T, root, dir string) string {
+// bindMount mounts dir on mnt, a new directory, and returns mnt; the test
+// is skipped where it cannot mount (not root, no mount namespace).
+func bindMount(t *testing.T, mnt, dir string) string {
 	t.Helper()
-	mnt := filepath.Join(root, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestMountedTwiceIsOne(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(d, "meta.properties"), []byte(meta), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mnt := bindMount(t, root, d)
+	mnt := bindMount(t, filepath.Join(root, "mnt"), d)
 	o := all
 	o.Writes = true
 	for _, paths := range [][]string{
@@ -83,5 +83,50 @@ func TestMountedTwiceIsOne(t *testing.T) {
 	defer l.Release()
 	if _, err := lockfile.Acquire(mnt); err == nil {
 		t.Error("the lock was taken again through the other mount")
+	}
+}
+
+// TestPartitionMountedElsewhere: a partition directory bind-mounted outside
+// its log directory is a partition of the log directory it is in, named
+// alone or with that log directory, in either order: through the mount it
+// was a partition of a folder without meta.properties, whose lock is no
+// broker's and whose configuration is none, and retention deleted a
+// compacted topic's segments by Kafka's defaults, past a broker holding the
+// log directory (adversary's finding).
+func TestPartitionMountedElsewhere(t *testing.T) {
+	root := t.TempDir()
+	tree(t, root, logDir...)
+	d := filepath.Join(root, "D")
+	x := filepath.Join(root, "X")
+	if err := os.Mkdir(x, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mnt := bindMount(t, filepath.Join(x, "orders-0"), filepath.Join(d, "orders-0"))
+	o := all
+	o.Writes = true
+	for _, paths := range [][]string{{mnt}, {d, mnt}, {mnt, d}, {filepath.Join(mnt, "00000000000000000100.log")}} {
+		s := resolveOK(t, paths, o)
+		n := 0
+		for _, p := range s.Partitions() {
+			if p.Real == mnt || p.LogDir.Real != d {
+				t.Errorf("%q: %s is in %s, want %s", paths, p.Real, p.LogDir.Real, d)
+			}
+			if p.Dir.Name == "orders-0" {
+				n++
+			}
+		}
+		// X is locked too, as a log directory holding a link to a
+		// partition is: a broker on it would load the partition.
+		if n != 1 || !slices.ContainsFunc(s.LogDirs, func(l *LogDir) bool { return l.Real == d }) {
+			t.Errorf("%q: orders-0 %d times, log dirs %+v", paths, n, s.LogDirs)
+		}
+	}
+}
+
+func TestMountinfoUnescape(t *testing.T) {
+	for in, want := range map[string]string{`/a\040b`: "/a b", `/t\011\134x`: "/t\t\\x", `/plain`: "/plain", `/end\04`: `/end\04`} {
+		if got := unescape(in); got != want {
+			t.Errorf("unescape(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

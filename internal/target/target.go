@@ -231,15 +231,17 @@ func (s *Set) Groups() []Group {
 
 // resolver is one run of Resolve.
 type resolver struct {
-	o       Options
-	topic   *regexp.Regexp
-	set     *Set
-	dirs    map[string]*LogDir    // by real path
-	parts   map[string]*Partition // by real path
-	files   map[string]*File      // by real path
-	pending []*File               // files, placed once every directory is known
-	links   []linked              // links to partitions in log directories named whole
-	ids     map[fileID]string     // the real path first met of each directory
+	o          Options
+	topic      *regexp.Regexp
+	set        *Set
+	dirs       map[string]*LogDir    // by real path
+	parts      map[string]*Partition // by real path
+	files      map[string]*File      // by real path
+	pending    []*File               // files, placed once every directory is known
+	links      []linked              // links to partitions in log directories named whole
+	ids        map[fileID]string     // the real path first met of each directory
+	mounts     []mount               // this process's, read once when needed
+	mountsRead bool
 }
 
 // linked is a link to a partition directory that the run does not follow.
@@ -310,12 +312,19 @@ func resolve(path string) (realPath, use string, err error) {
 }
 
 // canonical is the real path by which the run knows the directory at
-// realPath: the first met of its real paths. A bind mount, or
+// realPath: where its file system's root shows it (origin), else the first
+// met of its real paths. A bind mount, or
 // a file system mounted twice, gives one directory two real paths, and
 // worked on under both, one log directory's partitions were rewritten twice
 // at once (two workers removed each other's temporary files, and records
 // were lost). use is made the real path too when realPath is not its own.
 func (r *resolver) canonical(realPath, use string) (string, string) {
+	if !r.mountsRead {
+		r.mounts, r.mountsRead = mounts(), true
+	}
+	if o := origin(r.mounts, realPath); o != realPath {
+		realPath, use = o, o
+	}
 	id, ok := idOf(realPath)
 	if !ok {
 		return realPath, use
