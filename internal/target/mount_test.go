@@ -130,3 +130,23 @@ func TestMountinfoUnescape(t *testing.T) {
 		}
 	}
 }
+
+// TestMountedWithinItsDirectory: a log directory seen through a writable
+// bind mount of a directory above it (Fedora CoreOS: /var bound from a
+// read-only /sysroot) keeps the user's path: through the read-only mount
+// its lock could not be taken (adversary's finding).
+func TestMountedWithinItsDirectory(t *testing.T) {
+	root := t.TempDir()
+	tree(t, root, "sys/deploy/var/kafka/meta.properties", "sys/deploy/var/kafka/orders-0/00000000000000000000.log")
+	v := bindMount(t, filepath.Join(root, "var"), filepath.Join(root, "sys", "deploy", "var"))
+	d := filepath.Join(v, "kafka")
+	s := resolveOK(t, []string{d}, Options{Command: "test", Takes: LogDirs, Writes: true})
+	if len(s.LogDirs) != 1 || s.LogDirs[0].Real != d || s.LogDirs[0].Path != d {
+		t.Errorf("log dirs %+v, want %s", s.LogDirs, d)
+	}
+	for _, p := range s.Partitions() {
+		if p.Real != filepath.Join(d, "orders-0") {
+			t.Errorf("partition at %s", p.Real)
+		}
+	}
+}

@@ -322,7 +322,11 @@ func (r *resolver) canonical(realPath, use string) (string, string) {
 	if !r.mountsRead {
 		r.mounts, r.mountsRead = mounts(), true
 	}
-	if o := origin(r.mounts, realPath); o != realPath {
+	if o := origin(r.mounts, realPath); o != realPath && !sameDir(filepath.Dir(o), filepath.Dir(realPath)) {
+		// Mounted apart from the directory its file system holds it
+		// in, which is its log directory's. Within a mount of that
+		// directory, its path stays the user's: the origin's mount may
+		// be read-only (/sysroot with a writable /var bound from it).
 		realPath, use = o, o
 	}
 	id, ok := idOf(realPath)
@@ -334,6 +338,13 @@ func (r *resolver) canonical(realPath, use string) (string, string) {
 	}
 	r.ids[id] = realPath
 	return realPath, use
+}
+
+// sameDir tells whether two paths are one directory.
+func sameDir(a, b string) bool {
+	x, ok := idOf(a)
+	y, ok2 := idOf(b)
+	return ok && ok2 && x == y
 }
 
 // known is realPath, a path that need not exist whose deepest existing
