@@ -338,7 +338,7 @@ func openReplica(lp *layout.Partition, r *roots, o Options) (*replicaReader, err
 // at a time instead, the rest to fn.
 func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 	p := rr.p
-	s := scan{last: -1, open: -1, epochs: slices.Clone(rr.epochs), kept: kept{before: -1}}
+	s := scan{last: -1, open: -1, epochs: slices.Clone(rr.epochs), kept: kept{before: -1, closed: -1}}
 	err := rr.each(true, func(path string, pos int64, msg string) {
 		if s.open < 0 {
 			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: s.last, To: -1})
@@ -357,8 +357,8 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 			bt.Flags |= AbortMarker
 		}
 		rr.progress(&s, int64(b.Size()))
+		s.kept = kept{base: bt.Base, last: bt.Last, before: rr.before(&s, seg), at: batchAt{seg, b.Pos}, closed: s.open}
 		rr.found(&s, bt.Base, bt.Flags&Cleaned != 0)
-		s.kept = kept{base: bt.Base, last: bt.Last, before: s.last, at: batchAt{seg, b.Pos}}
 		s.last = bt.Last + 1
 		s.rise(bt.Epoch, bt.Base)
 		rr.n++
@@ -368,12 +368,11 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 			return errGoesBack
 		}
 		rr.progress(&s, r.read)
-		rr.found(&s, r.first.Base, r.cleaned || r.gap)
-		before := s.last
+		s.kept = kept{base: r.last().Base, last: r.last().Last, before: rr.before(&s, r.seg), at: batchAt{r.seg, r.lastPos}, closed: s.open}
 		if r.n > 1 {
-			before = r.beforeLast().Last + 1
+			s.kept.before, s.kept.closed = r.beforeLast().Last+1, -1
 		}
-		s.kept = kept{base: r.last().Base, last: r.last().Last, before: before, at: batchAt{r.seg, r.lastPos}}
+		rr.found(&s, r.first.Base, r.cleaned || r.gap)
 		s.last = r.last().Last + 1
 		for _, e := range r.rises {
 			s.rise(e.Epoch, e.StartOffset)
@@ -409,10 +408,37 @@ func (rr *replicaReader) outlier(s *scan, base int64) bool {
 	}
 	rr.drop()
 	rr.n--
+	p := rr.p
+	if s.open >= 0 && p.Damage[s.open].From == k.last+1 {
+		// Damage after it began where it seemed to end.
+		p.Damage[s.open].From = k.before
+	}
+	switch {
+	case k.closed >= 0 && s.open < 0:
+		// It ended the damage before it: the next batch does.
+		p.Damage[k.closed].To, s.open = -1, k.closed
+	case k.closed >= 0:
+		// The damage after it, from k.before, goes on from there.
+		p.Damage[k.closed].To = k.before - 1
+	}
+	if n := len(s.epochs); n > 0 && s.epochs[n-1].StartOffset == k.base {
+		// It began an epoch, at offsets not known: no later than
+		// the batch after it.
+		s.epochs[n-1].StartOffset = k.before
+	}
 	rr.leave(k.at, Damage{From: k.before, To: base - 1,
 		Msg: fmt.Sprintf("batch of offsets %d to %d jumps ahead of offset %d: the batch after it starts at offset %d: left out", k.base, k.last, k.before-1, base)})
-	s.last, s.kept = k.before, kept{before: -1}
+	s.last, s.kept = k.before, kept{before: -1, closed: -1}
 	return true
+}
+
+// before is one past the batch before the next of segment seg: the
+// segment's base offset before the first batch.
+func (rr *replicaReader) before(s *scan, seg int) int64 {
+	if s.last < 0 {
+		return rr.segs[seg].Base
+	}
+	return s.last
 }
 
 // leave leaves out the batch at at, damage d of the replica.
@@ -425,10 +451,12 @@ func (rr *replicaReader) leave(at batchAt, d Damage) {
 	rr.p.Damage = append(rr.p.Damage, d)
 }
 
-// kept is the last batch headers kept, and one past the batch before it.
+// kept is the last batch headers kept, one past the batch before it, and
+// the damage it ended (-1 for none).
 type kept struct {
 	base, last, before int64
 	at                 batchAt
+	closed             int
 }
 
 // scan is what headers has learnt from the batches read so far.
