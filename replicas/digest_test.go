@@ -586,7 +586,7 @@ func setBase(t *testing.T, b at, base int64) {
 // read alone or coded on a worker, last or not in its frame and its range.
 func TestBatchOutOfOrderIsDamage(t *testing.T) {
 	base := t.TempDir()
-	genBase(t, base, gen.Options{Records: 110_000, Keys: 110_000, SegmentBytes: 5 << 20})
+	genBase(t, base, gen.Options{Records: 30_000, Keys: 30_000, SegmentBytes: 5 << 20})
 	// cutAt is the index of the batch at the first range cut.
 	cutAt := func(t *testing.T, bs []at) int {
 		cut := rangeCut(t, bs[0].Segment)
@@ -675,7 +675,8 @@ func TestBatchOutOfOrderIsDamage(t *testing.T) {
 						t.Fatalf("%+v: damage %+v, log end %d (want %d), %d batches (want %d)", o, p.Damage, p.LogEndOffset, end, len(p.Batches), n-gone)
 					}
 					for _, d := range p.Damage {
-						if d.From >= end || d.To >= end || d.To >= 0 && d.From > d.To+1 {
+						// None runs to the log's end: every shape has good batches after it.
+						if d.From >= end || d.To >= end || d.To >= 0 && d.From > d.To || d.From >= 0 && d.To < 0 {
 							t.Errorf("%+v: damage %+v: offsets out of the log", o, d)
 						}
 					}

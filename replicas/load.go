@@ -418,8 +418,10 @@ func (rr *replicaReader) outlier(s *scan, base int64) bool {
 		// It ended the damage before it: the next batch does.
 		p.Damage[k.closed].To, s.open = -1, k.closed
 	case k.closed >= 0:
-		// The damage after it, from k.before, goes on from there.
-		p.Damage[k.closed].To = k.before - 1
+		// The damage before it goes on to the next batch; the damage
+		// after it is within that.
+		p.Damage[s.open].From = -1
+		p.Damage[k.closed].To, s.open = -1, k.closed
 	}
 	if n := len(s.epochs); n > 0 && s.epochs[n-1].StartOffset == k.base {
 		// It began an epoch, at offsets not known: no later than
