@@ -150,3 +150,41 @@ func TestMountedWithinItsDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestLogDirMountedFromReadOnly: a log directory that is itself a bind
+// mount (a Kubernetes hostPath, docker -v) of a file system whose own mount
+// is read-only keeps the user's path, named whole or through a partition:
+// moved to where the file system's root shows it, its lock could not be
+// taken and reindex failed (adversary's finding).
+func TestLogDirMountedFromReadOnly(t *testing.T) {
+	root := t.TempDir()
+	disk := filepath.Join(root, "disk")
+	if err := os.Mkdir(disk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", disk, "tmpfs", 0, ""); err != nil {
+		t.Skipf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(disk, unix.MNT_DETACH) })
+	tree(t, disk, "kafka/meta.properties", "kafka/orders-0/00000000000000000000.log")
+	d := bindMount(t, filepath.Join(root, "kafka"), filepath.Join(disk, "kafka"))
+	if err := unix.Mount("", disk, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+		t.Skipf("remount read-only: %v", err)
+	}
+	o := all
+	o.Writes = true
+	for _, paths := range [][]string{{d}, {filepath.Join(d, "orders-0")}} {
+		s := resolveOK(t, paths, o)
+		if len(s.LogDirs) != 1 || s.LogDirs[0].Real != d {
+			for _, l := range s.LogDirs {
+				t.Errorf("%q: log dir %s, want %s", paths, l.Real, d)
+			}
+		}
+		release, err := s.Lock(Write)
+		if err != nil {
+			t.Errorf("%q: %v", paths, err)
+			continue
+		}
+		release()
+	}
+}

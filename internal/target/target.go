@@ -312,23 +312,12 @@ func resolve(path string) (realPath, use string, err error) {
 }
 
 // canonical is the real path by which the run knows the directory at
-// realPath: where its file system's root shows it (origin), else the first
-// met of its real paths. A bind mount, or
-// a file system mounted twice, gives one directory two real paths, and
-// worked on under both, one log directory's partitions were rewritten twice
-// at once (two workers removed each other's temporary files, and records
-// were lost). use is made the real path too when realPath is not its own.
+// realPath: the first met of its real paths. A bind mount, or a file system
+// mounted twice, gives one directory two real paths, and worked on under
+// both, one log directory's partitions were rewritten twice at once (two
+// workers removed each other's temporary files, and records were lost).
+// use is made the real path too when realPath is not its own.
 func (r *resolver) canonical(realPath, use string) (string, string) {
-	if !r.mountsRead {
-		r.mounts, r.mountsRead = mounts(), true
-	}
-	if o := origin(r.mounts, realPath); o != realPath && !sameDir(filepath.Dir(o), filepath.Dir(realPath)) {
-		// Mounted apart from the directory its file system holds it
-		// in, which is its log directory's. Within a mount of that
-		// directory, its path stays the user's: the origin's mount may
-		// be read-only (/sysroot with a writable /var bound from it).
-		realPath, use = o, o
-	}
 	id, ok := idOf(realPath)
 	if !ok {
 		return realPath, use
@@ -340,11 +329,28 @@ func (r *resolver) canonical(realPath, use string) (string, string) {
 	return realPath, use
 }
 
-// sameDir tells whether two paths are one directory.
-func sameDir(a, b string) bool {
-	x, ok := idOf(a)
-	y, ok2 := idOf(b)
-	return ok && ok2 && x == y
+// home is where a partition directory bind-mounted apart from its log
+// directory is in that log directory (origin): through the mount it was a
+// partition of a folder that holds no log directory's files, whose lock is
+// no broker's and whose configuration is none. Only then: a log directory
+// is never moved, for the origin's mount may be read-only (a hostPath or
+// docker volume bound from a read-only disk, /var bound from a read-only
+// /sysroot), and one seen through two mounts is one by its inode.
+func (r *resolver) home(realPath, use string) (string, string) {
+	if k, _ := layout.KafkaFilesIn(filepath.Dir(realPath)); k == layout.KindLogDir {
+		return realPath, use
+	}
+	if !r.mountsRead {
+		r.mounts, r.mountsRead = mounts(), true
+	}
+	o := origin(r.mounts, realPath)
+	if o == realPath {
+		return realPath, use
+	}
+	if k, _ := layout.KafkaFilesIn(filepath.Dir(o)); k != layout.KindLogDir {
+		return realPath, use
+	}
+	return o, o
 }
 
 // known is realPath, a path that need not exist whose deepest existing
@@ -549,7 +555,7 @@ func (r *resolver) logDir(use, realPath string) error {
 			// broker follows it, though: it counts for duplicates.
 			r.set.Notes = append(r.set.Notes, c.use+": "+layout.SymlinkNote+" (name the link itself to work on the partition it points at)")
 			if real, err := filepath.EvalSymlinks(c.real); err == nil && isDir(real) {
-				real, _ = r.canonical(real, real)
+				real, _ = r.canonical(r.home(real, real))
 				r.links = append(r.links, linked{link: link{dir: r.dirs[realPath], name: c.real}, dir: pd, real: real})
 			}
 			continue
@@ -592,7 +598,7 @@ func parentOf(path string) string {
 // hold a link to it. segment, when not nil, limits it to that segment
 // unless it is also wanted whole.
 func (r *resolver) partition(use, realPath, arg string, named bool, segment *int64) error {
-	realPath, use = r.canonical(realPath, use)
+	realPath, use = r.canonical(r.home(realPath, use))
 	p := r.parts[realPath]
 	if p == nil {
 		name := filepath.Base(realPath)
