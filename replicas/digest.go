@@ -409,6 +409,7 @@ type rangeDigest struct {
 	prevAt   block // where the batch before it lies
 	cleaned  bool  // a batch was cleaned
 	gap      bool  // offsets are missing between two batches
+	marked   bool  // cleaned or gap, before the last batch
 	rises    []checkpoint.EpochEntry
 }
 
@@ -441,6 +442,7 @@ func (r *rangeDigest) Render(dst []byte, b *logfmt.Batch) ([]byte, bool) {
 		return dst, false
 	default:
 		prev := r.last()
+		r.marked = r.cleaned || r.gap
 		if bt.Base > prev.Last+1 {
 			r.gap = true
 		}

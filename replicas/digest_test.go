@@ -591,6 +591,7 @@ func setBase(t *testing.T, b at, base int64) {
 // is the one left out, not every batch after it (adversary's finding: the
 // log end went to 2^40 and 20,120 batches were damage), whether it was
 // read alone or coded on a worker, last or not in its frame and its range.
+// The offsets it left out made the replica look compacted.
 func TestBatchOutOfOrderIsDamage(t *testing.T) {
 	base := t.TempDir()
 	genBase(t, base, gen.Options{Records: 30_000, Keys: 30_000, SegmentBytes: 5 << 20})
@@ -681,11 +682,21 @@ func TestBatchOutOfOrderIsDamage(t *testing.T) {
 					if len(p.Damage) != gone || said < 0 || p.LogEndOffset != end || len(p.Batches) != n-gone {
 						t.Fatalf("%+v: damage %+v, log end %d (want %d), %d batches (want %d)", o, p.Damage, p.LogEndOffset, end, len(p.Batches), n-gone)
 					}
-					for _, d := range p.Damage {
+					for i, d := range p.Damage {
 						// None runs to the log's end: every shape has good batches after it.
 						if d.From >= end || d.To >= end || d.To >= 0 && d.From > d.To || d.From >= 0 && d.To < 0 {
 							t.Errorf("%+v: damage %+v: offsets out of the log", o, d)
 						}
+						// Each unknown offset is named once.
+						for _, e := range p.Damage[:i] {
+							if d.From >= 0 && e.From >= 0 && d.From <= e.To && e.From <= d.To {
+								t.Errorf("%+v: damage %+v and %+v name the same offsets", o, e, d)
+							}
+						}
+					}
+					// Neither the offsets it left out nor the damage's are a cleaner's.
+					if p.Compacted {
+						t.Errorf("%+v: compacted", o)
 					}
 					if e := p.Epochs; len(e) == 0 || e[len(e)-1].StartOffset >= end {
 						t.Errorf("%+v: epochs %+v", o, e)

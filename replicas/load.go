@@ -338,7 +338,7 @@ func openReplica(lp *layout.Partition, r *roots, o Options) (*replicaReader, err
 // at a time instead, the rest to fn.
 func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 	p := rr.p
-	s := scan{last: -1, open: -1, epochs: slices.Clone(rr.epochs), kept: kept{before: -1, closed: -1}}
+	s := scan{last: -1, open: -1, left: -1, epochs: slices.Clone(rr.epochs), kept: kept{before: -1, closed: -1}}
 	err := rr.each(true, func(path string, pos int64, msg string) {
 		if s.open < 0 {
 			p.Damage = append(p.Damage, Damage{File: path, Pos: pos, Msg: msg, From: s.last, To: -1})
@@ -351,13 +351,16 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 		if s.last >= 0 && bt.Base < s.last && !rr.outlier(&s, bt.Base) {
 			rr.leave(batchAt{seg, b.Pos}, Damage{From: -1, To: -1,
 				Msg: fmt.Sprintf("batch of offsets %d to %d goes back to or before offset %d, already read: left out", bt.Base, bt.Last, s.last-1)})
+			if s.open < 0 && s.left < 0 {
+				s.left = len(p.Damage) - 1
+			}
 			return nil
 		}
 		if bt.Flags&Control != 0 && abortMarker(b) {
 			bt.Flags |= AbortMarker
 		}
 		rr.progress(&s, int64(b.Size()))
-		s.kept = kept{base: bt.Base, last: bt.Last, before: rr.before(&s, seg), at: batchAt{seg, b.Pos}, closed: s.open}
+		s.kept = kept{base: bt.Base, last: bt.Last, before: rr.before(&s, seg), at: batchAt{seg, b.Pos}, closed: s.open, compacted: s.compacted}
 		rr.found(&s, bt.Base, bt.Flags&Cleaned != 0)
 		s.last = bt.Last + 1
 		s.rise(bt.Epoch, bt.Base)
@@ -368,11 +371,12 @@ func (rr *replicaReader) headers(fn func(b *Batch, at block) error) error {
 			return errGoesBack
 		}
 		rr.progress(&s, r.read)
-		s.kept = kept{base: r.last().Base, last: r.last().Last, before: rr.before(&s, r.seg), at: batchAt{r.seg, r.lastPos}, closed: s.open}
+		s.kept = kept{base: r.last().Base, last: r.last().Last, before: rr.before(&s, r.seg), at: batchAt{r.seg, r.lastPos}, closed: s.open, compacted: s.compacted}
+		rr.found(&s, r.first.Base, r.marked)
 		if r.n > 1 {
-			s.kept.before, s.kept.closed = r.beforeLast().Last+1, -1
+			s.kept.before, s.kept.closed, s.kept.compacted = r.beforeLast().Last+1, -1, s.compacted
 		}
-		rr.found(&s, r.first.Base, r.cleaned || r.gap)
+		s.compacted = s.compacted || r.cleaned || r.gap
 		s.last = r.last().Last + 1
 		for _, e := range r.rises {
 			s.rise(e.Epoch, e.StartOffset)
@@ -413,6 +417,13 @@ func (rr *replicaReader) outlier(s *scan, base int64) bool {
 		// Damage after it began where it seemed to end.
 		p.Damage[s.open].From = k.before
 	}
+	// Its offsets are unknown: within the damage before or after it, when
+	// there is any, else its own; none when the batch after it follows the
+	// one before.
+	from, to := k.before, base-1
+	if k.closed >= 0 || s.open >= 0 || base == k.before {
+		from, to = -1, -1
+	}
 	switch {
 	case k.closed >= 0 && s.open < 0:
 		// It ended the damage before it: the next batch does.
@@ -428,9 +439,13 @@ func (rr *replicaReader) outlier(s *scan, base int64) bool {
 		// the batch after it.
 		s.epochs[n-1].StartOffset = k.before
 	}
-	rr.leave(k.at, Damage{From: k.before, To: base - 1,
+	rr.leave(k.at, Damage{From: from, To: to,
 		Msg: fmt.Sprintf("batch of offsets %d to %d jumps ahead of offset %d: the batch after it starts at offset %d: left out", k.base, k.last, k.before-1, base)})
-	s.last, s.kept = k.before, kept{before: -1, closed: -1}
+	if s.open < 0 {
+		s.left = len(p.Damage) - 1
+	}
+	// The gap it left is not a cleaner's.
+	s.last, s.compacted, s.kept = k.before, k.compacted, kept{before: -1, closed: -1}
 	return true
 }
 
@@ -453,12 +468,14 @@ func (rr *replicaReader) leave(at batchAt, d Damage) {
 	rr.p.Damage = append(rr.p.Damage, d)
 }
 
-// kept is the last batch headers kept, one past the batch before it, and
-// the damage it ended (-1 for none).
+// kept is the last batch headers kept, one past the batch before it, the
+// damage it ended (-1 for none), and whether the batches before it showed a
+// cleaner.
 type kept struct {
 	base, last, before int64
 	at                 batchAt
 	closed             int
+	compacted          bool
 }
 
 // scan is what headers has learnt from the batches read so far.
@@ -467,6 +484,7 @@ type scan struct {
 	last      int64 // one past the last batch
 	compacted bool
 	open      int // the damage whose end is the next good batch, in whichever segment
+	left      int // the first batch left out since, whose offsets are those missing before the next
 	epochs    []checkpoint.EpochEntry
 	read      int64 // bytes not yet told to Progress
 }
@@ -485,11 +503,19 @@ func (rr *replicaReader) progress(s *scan, n int64) {
 // only removed batches leave, says that a cleaner has been over the log.
 func (rr *replicaReader) found(s *scan, base int64, cleaned bool) {
 	p := rr.p
-	if s.open >= 0 {
+	switch {
+	case s.open >= 0:
+		// The offsets missing are the damage's, not a cleaner's.
 		p.Damage[s.open].To = base - 1
 		s.open = -1
+	case rr.n > 0 && base > s.last && s.left >= 0:
+		// Or those of the batches left out.
+		p.Damage[s.left].From, p.Damage[s.left].To = s.last, base-1
+	case rr.n > 0 && base > s.last:
+		cleaned = true
 	}
-	if cleaned || rr.n > 0 && base > s.last {
+	s.left = -1
+	if cleaned {
 		s.compacted = true
 	}
 }
