@@ -11,7 +11,7 @@ import (
 // own layer and those below, never one above; a feature imports another
 // feature only along the edges listed in featureEdges.
 var layers = [][]string{
-	{"internal/clidoc", "internal/extsort", "internal/fielderr", "internal/freelist", "internal/hugemem", "internal/human",
+	{"internal/clidoc", "internal/crc32c", "internal/extsort", "internal/fielderr", "internal/freelist", "internal/hugemem", "internal/human",
 		"internal/javaprops", "internal/jsonbytes", "internal/lockfile", "internal/meter", "internal/parallel",
 		"internal/refuse", "internal/safefile", "internal/table"},
 	{"logfmt", "logfmt/codec", "logfmt/checkpoint", "logfmt/layout", "logfmt/snapshot", "logfmt/kraft", "logfmt/protocol",

@@ -2,8 +2,8 @@ package logfmt
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 
+	"github.com/logtool/logtool/internal/crc32c"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -24,8 +24,6 @@ const (
 	NoSequence    int32 = -1
 	NoLeaderEpoch int32 = -1
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // TimestampType is the meaning of a batch's timestamps.
 type TimestampType int8
@@ -119,5 +117,5 @@ func IncrementSequence(seq, delta int32) int32 {
 // covers. The partition leader epoch is outside it because the broker stamps
 // the epoch on append.
 func (h BatchHeader) ComputeCRC(entry []byte) uint32 {
-	return crc32.Checksum(entry[21:], castagnoli)
+	return crc32c.Checksum(entry[21:])
 }

@@ -183,3 +183,6 @@ func TestKmsgLegacyMessages(t *testing.T) {
 		t.Fatalf("kmsg reads logfmt v1: %+v %v", back, err)
 	}
 }
+
+// castagnoli is hash/crc32's: the tests check logtool's checksums with it.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/logtool/logtool/internal/crc32c"
 	"github.com/logtool/logtool/internal/freelist"
 	"github.com/logtool/logtool/internal/safefile"
 )
@@ -422,9 +423,9 @@ const checkedBeforeHeld = 8 << 20
 func (s *SegmentReader) checkCRC(pos, total int64, magic int8) (uint32, error) {
 	// v2: CRC-32C at byte 17 over attributes..end; legacy: CRC-32 at byte
 	// 12 over magic..end.
-	at, from, table := int64(17), int64(21), castagnoli
+	at, from, update := int64(17), int64(21), crc32c.Update
 	if magic < 2 {
-		at, from, table = 12, MagicOffset, crc32.IEEETable
+		at, from, update = 12, MagicOffset, func(crc uint32, p []byte) uint32 { return crc32.Update(crc, crc32.IEEETable, p) }
 	}
 	h, err := s.window(pos+at, 4)
 	if err != nil {
@@ -438,7 +439,7 @@ func (s *SegmentReader) checkCRC(pos, total int64, magic int8) (uint32, error) {
 		if err != nil {
 			return 0, err
 		}
-		sum = crc32.Update(sum, table, b)
+		sum = update(sum, b)
 		p += int64(n)
 	}
 	if sum != stored {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/logtool/logtool/internal/crc32c"
 	"github.com/logtool/logtool/logfmt/codec"
 )
 
@@ -142,7 +143,7 @@ func (w *BatchBuilder) Spill(out io.Writer) error {
 			w.start = 0
 		}
 		w.spilled += int64(len(p))
-		w.crc = crc32.Update(w.crc, castagnoli, p)
+		w.crc = crc32c.Update(w.crc, p)
 		return nil
 	})
 	return w.err
@@ -221,11 +222,11 @@ func (w *BatchBuilder) Finish() ([]byte, error) {
 	be.PutUint32(h[53:], uint32(o.BaseSequence))
 	be.PutUint32(h[57:], uint32(w.n))
 	if w.spilled > 0 {
-		payload := crc32.Update(w.crc, castagnoli, dst)
-		be.PutUint32(h[17:], crc32Concat(crc32.Checksum(h[21:], castagnoli), payload, size-V2HeaderSize))
+		payload := crc32c.Update(w.crc, dst)
+		be.PutUint32(h[17:], crc32Concat(crc32c.Checksum(h[21:]), payload, size-V2HeaderSize))
 		return dst, nil
 	}
-	be.PutUint32(h[17:], crc32.Checksum(h[21:], castagnoli))
+	be.PutUint32(h[17:], crc32c.Checksum(h[21:]))
 	return dst, nil
 }
 
@@ -239,7 +240,7 @@ func crc32Concat(a, b uint32, n int64) uint32 {
 	za, z0 := a, uint32(0)
 	for n > 0 {
 		k := min(n, int64(len(zeros)))
-		za, z0 = crc32.Update(za, castagnoli, zeros[:k]), crc32.Update(z0, castagnoli, zeros[:k])
+		za, z0 = crc32c.Update(za, zeros[:k]), crc32c.Update(z0, zeros[:k])
 		n -= k
 	}
 	return za ^ z0 ^ b

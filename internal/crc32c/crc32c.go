@@ -1,0 +1,66 @@
+// Package crc32c computes CRC-32C (Castagnoli), the checksum of Kafka's v2
+// record batches, as hash/crc32 does, faster on the short inputs most
+// batches are. The standard library runs three CRC32 instructions at once
+// only over blocks of 504 or 4032 bytes, and a batch of 1.2 KB spent as long
+// on its last 192 bytes, one instruction at a time, and on joining the
+// blocks' checksums through tables, as on its first 1008: on amd64 Update
+// splits any input of 24 bytes or more into three lanes and joins their
+// checksums with two carry-less multiplications.
+package crc32c
+
+import "hash/crc32"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Checksum is the CRC-32C of p.
+func Checksum(p []byte) uint32 { return Update(0, p) }
+
+// Update is the CRC-32C of the bytes crc is the CRC-32C of followed by p,
+// as crc32.Update(crc, crc32.MakeTable(crc32.Castagnoli), p) is.
+func Update(crc uint32, p []byte) uint32 {
+	if !fast || len(p) < 3*8 {
+		return crc32.Update(crc, castagnoli, p)
+	}
+	crc = ^crc
+	for len(p) >= 3*maxLane+3*8 {
+		crc = lanes(crc, p[:3*maxLane], maxLane, &joins[maxLane/8-1])
+		p = p[3*maxLane:]
+	}
+	n := len(p) / (3 * 8) * 8
+	return ^lanes(crc, p, n, &joins[n/8-1])
+}
+
+// maxLane is the longest lane: longer inputs go a few lanes' worth at a
+// time, with a join each, which costs as much as about 16 bytes.
+const maxLane = 4096
+
+// joins holds, for lanes of 8(i+1) bytes, what the checksums of the first
+// and second lanes are multiplied by to join them to the third's: x^(16L·8-33)
+// and x^(8L·8-33) modulo the polynomial, over lanes of L bytes. A carry-less
+// product of a checksum and x^(n-33), run through a CRC32 instruction, is
+// the checksum moved n bits on.
+var joins [maxLane / 8][2]uint64
+
+func init() {
+	if !fast {
+		return
+	}
+	// Polynomials as the checksum holds them: bit i is the coefficient
+	// of x^(31-i), and x^32 is the polynomial's low terms, reflected.
+	mulx := func(v uint32, n int) uint32 {
+		for range n {
+			if v&1 != 0 {
+				v = v>>1 ^ 0x82F63B78
+			} else {
+				v >>= 1
+			}
+		}
+		return v
+	}
+	// x^95 and x^31: lanes of 8 bytes.
+	a, b := mulx(1, 64), uint32(1)
+	for i := range joins {
+		joins[i] = [2]uint64{uint64(a), uint64(b)}
+		a, b = mulx(a, 128), mulx(b, 64)
+	}
+}
