@@ -70,6 +70,12 @@ type HeaderReader struct {
 	// range in flight (2 × workers + 3) and each text the caller holds
 	// can take a few MiB.
 	Render func() Renderer
+	// TextBytes is what a range's text starts with room for; 0 is the
+	// room of lines 1-4 times the size of their batches (a dump's). A
+	// digest's text is a hundredth of its batches: fresh pages of a
+	// larger buffer, and the collections that its garbage brings, were
+	// a twentieth of its time.
+	TextBytes int
 
 	r       io.ReaderAt
 	size    int64
@@ -376,7 +382,7 @@ func (h *HeaderReader) read(r *headerRange) *headerRange {
 // and ends the range, unclean, before a batch that does not render.
 func (h *HeaderReader) render(r *headerRange, sr *SegmentReader) {
 	if r.text == nil {
-		r.text = getText()
+		r.text = getText(h.TextBytes)
 	}
 	r.rend = h.Render()
 	r.end = r.start
@@ -435,12 +441,15 @@ func (h *HeaderReader) Rendered() (text []byte, rend Renderer, release func(), o
 // faults of fresh pages, which had made the shallow dump a sixth slower.
 var spareTexts = freelist.List[[]byte]{Max: 16}
 
-func getText() []byte {
-	if t, ok := spareTexts.Get(); ok {
+func getText(n int) []byte {
+	if n == 0 {
+		// Lines run 1-4 times the size of their batches.
+		n = 2 * int(headersRangeBytes)
+	}
+	if t, ok := spareTexts.Get(); ok && cap(t) >= n {
 		return t
 	}
-	// Lines run 1-4 times the size of their batches.
-	return make([]byte, 0, 2*headersRangeBytes)
+	return make([]byte, 0, n)
 }
 
 func putText(t []byte) { spareTexts.Put(t[:0]) }

@@ -690,6 +690,9 @@ func (rr *replicaReader) open(seg layout.Segment, i int, headers bool) (batchSou
 	h.Keep = (*logfmt.Batch).IsControl
 	if rr.ranged != nil {
 		h.Render = func() logfmt.Renderer { return &rangeDigest{seg: i} }
+		// About 10 bytes a batch: a range of 2 MiB in 1 KB batches
+		// codes into 20 KB.
+		h.TextBytes = 64 << 10
 	}
 	return headerFile{h, f}, nil
 }
