@@ -8,7 +8,10 @@
 // checksums with two carry-less multiplications.
 package crc32c
 
-import "hash/crc32"
+import (
+	"hash/crc32"
+	"sync"
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -21,6 +24,7 @@ func Update(crc uint32, p []byte) uint32 {
 	if !fast || len(p) < 3*8 {
 		return crc32.Update(crc, castagnoli, p)
 	}
+	joinsOnce.Do(makeJoins)
 	crc = ^crc
 	for len(p) >= 3*maxLane+3*8 {
 		crc = lanes(crc, p[:3*maxLane], maxLane, &joins[maxLane/8-1])
@@ -41,10 +45,11 @@ const maxLane = 4096
 // the checksum moved n bits on.
 var joins [maxLane / 8][2]uint64
 
-func init() {
-	if !fast {
-		return
-	}
+// joinsOnce makes joins at the first checksum: made at start, they were a
+// 30th of every command's start, --help's too.
+var joinsOnce sync.Once
+
+func makeJoins() {
 	// Polynomials as the checksum holds them: bit i is the coefficient
 	// of x^(31-i), and x^32 is the polynomial's low terms, reflected.
 	mulx := func(v uint32, n int) uint32 {
