@@ -242,6 +242,7 @@ type resolver struct {
 	ids        map[fileID]string     // the real path first met of each directory
 	mounts     []mount               // this process's, read once when needed
 	mountsRead bool
+	rootFiles  map[string]bool // holdsRootFiles, by directory
 }
 
 // linked is a link to a partition directory that the run does not follow.
@@ -255,7 +256,7 @@ type linked struct {
 // not exist, are of a kind the command does not take, or are neither files
 // nor Kafka directories, and a bad topic pattern, give a *UsageError.
 func Resolve(paths []string, o Options) (*Set, error) {
-	r := &resolver{o: o, set: &Set{}, dirs: map[string]*LogDir{}, parts: map[string]*Partition{}, files: map[string]*File{}, ids: map[fileID]string{}}
+	r := &resolver{o: o, set: &Set{}, dirs: map[string]*LogDir{}, parts: map[string]*Partition{}, files: map[string]*File{}, ids: map[fileID]string{}, rootFiles: map[string]bool{}}
 	if o.Topic != "" {
 		// Compiled alone first, so that an error shows the pattern as
 		// typed rather than the anchored one.
@@ -337,20 +338,30 @@ func (r *resolver) canonical(realPath, use string) (string, string) {
 // docker volume bound from a read-only disk, /var bound from a read-only
 // /sysroot), and one seen through two mounts is one by its inode.
 func (r *resolver) home(realPath, use string) (string, string) {
-	if k, _ := layout.KafkaFilesIn(filepath.Dir(realPath)); k == layout.KindLogDir {
-		return realPath, use
-	}
 	if !r.mountsRead {
 		r.mounts, r.mountsRead = mounts(), true
 	}
 	o := origin(r.mounts, realPath)
-	if o == realPath {
-		return realPath, use
-	}
-	if k, _ := layout.KafkaFilesIn(filepath.Dir(o)); k != layout.KindLogDir {
+	if o == realPath || r.holdsRootFiles(filepath.Dir(realPath)) || !r.holdsRootFiles(filepath.Dir(o)) {
 		return realPath, use
 	}
 	return o, o
+}
+
+// kafkaFilesIn is layout.KafkaFilesIn; tests count its reads.
+var kafkaFilesIn = layout.KafkaFilesIn
+
+// holdsRootFiles tells whether dir holds a log directory's files, reading
+// it once a run: a log directory of 10,000 partitions was read again for
+// each of them.
+func (r *resolver) holdsRootFiles(dir string) bool {
+	v, ok := r.rootFiles[dir]
+	if !ok {
+		k, _ := kafkaFilesIn(dir)
+		v = k == layout.KindLogDir
+		r.rootFiles[dir] = v
+	}
+	return v
 }
 
 // known is realPath, a path that need not exist whose deepest existing
