@@ -5,7 +5,10 @@
 // on its last 192 bytes, one instruction at a time, and on joining the
 // blocks' checksums through tables, as on its first 1008: on amd64 Update
 // splits any input of 24 bytes or more into three lanes and joins their
-// checksums with two carry-less multiplications.
+// checksums with two carry-less multiplications. Where the processor
+// multiplies 512-bit registers without carries (AVX-512 VPCLMULQDQ), inputs
+// of 256 bytes or more are folded 256 bytes at a time instead, and only
+// their last 16 bytes and what follows go through CRC32 instructions.
 package crc32c
 
 import (
@@ -26,6 +29,9 @@ func Update(crc uint32, p []byte) uint32 {
 	}
 	joinsOnce.Do(makeJoins)
 	crc = ^crc
+	if wide && len(p) >= foldMin {
+		return ^fold(crc, p, &folds)
+	}
 	for len(p) >= 3*maxLane+3*8 {
 		crc = lanes(crc, p[:3*maxLane], maxLane, &joins[maxLane/8-1])
 		p = p[3*maxLane:]
@@ -45,6 +51,23 @@ const maxLane = 4096
 // the checksum moved n bits on.
 var joins [maxLane / 8][2]uint64
 
+// foldMin is the least input fold takes, four 64-byte blocks; at that size
+// it already takes 6.7 ns where the lanes take 9.
+const foldMin = 256
+
+// folding holds what fold multiplies the two halves of a 16-byte lane by to
+// move it on n bytes: x^(8n+63) for the first (the higher terms) and
+// x^(8n-1) for the second, each a reflected 32-bit polynomial in the high
+// half of its 64 bits, so that a carry-less product lands as the 16 bytes
+// that follow hold it.
+type folding struct {
+	by256, by192, by128, by64 [4][2]uint64 // the same in each lane
+	lanes                     [4][2]uint64 // lanes 0-2 of 64 bytes moved to lane 3
+	by16                      [2]uint64
+}
+
+var folds folding
+
 // joinsOnce makes joins at the first checksum: made at start, they were a
 // 30th of every command's start, --help's too.
 var joinsOnce sync.Once
@@ -62,6 +85,14 @@ func makeJoins() {
 		}
 		return v
 	}
+	// x^n as a checksum: x^31 is 1.
+	pow := func(n int) uint64 { return uint64(mulx(1, n-31)) << 32 }
+	by := func(n int) [2]uint64 { return [2]uint64{pow(8*n + 63), pow(8*n - 1)} }
+	for i := range 4 {
+		folds.by256[i], folds.by192[i], folds.by128[i], folds.by64[i] = by(256), by(192), by(128), by(64)
+	}
+	folds.lanes = [4][2]uint64{by(48), by(32), by(16)}
+	folds.by16 = by(16)
 	// x^95 and x^31: lanes of 8 bytes.
 	a, b := mulx(1, 64), uint32(1)
 	for i := range joins {
