@@ -129,20 +129,21 @@ func WriteDigest(path string, src Source) (partitions int, err error) {
 	return partitions, f.Commit()
 }
 
-// writeBehind has the disk write a digest as it grows: Commit's fsync then
-// waits for its last MiBs, not for all of it (about 6 ms less for the 9 MB
-// digest of 1 GB of 1 KB batches).
+// writeBehind has the disk make a digest durable as it grows, an fsync
+// behind the writes every syncBytes: Commit's fsync then waits for the
+// last MiBs only. On a virtual disk, whose flush costs about 0.7 ms a MiB,
+// that was 6-8 ms of the 9 MB digest of 1 GB of 1 KB batches.
 type writeBehind struct {
 	f            *safefile.File
 	off, started int64
 }
 
-const writebackBytes = 2 << 20
+const syncBytes = 2 << 20
 
 func (w *writeBehind) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
-	if w.off += int64(n); w.off-w.started >= writebackBytes {
-		w.f.StartWriteback(w.started, w.off-w.started)
+	if w.off += int64(n); w.off-w.started >= syncBytes {
+		w.f.SyncBehind()
 		w.started = w.off
 	}
 	return n, err

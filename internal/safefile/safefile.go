@@ -84,6 +84,10 @@ type File struct {
 	tmp   string
 	path  string
 	state fileState
+	// behind is the fsync SyncBehind started, until it is waited for;
+	// behindErr what the last one returned.
+	behind    chan error
+	behindErr error
 }
 
 type fileState int
@@ -166,6 +170,45 @@ func (f *File) StartWriteback(off, n int64) {
 	}
 }
 
+// SyncBehind starts an fsync of what was written so far on a goroutine of
+// its own, unless one is still running, and returns: the caller writes on.
+// Where a disk's cache flush costs in proportion to the data it holds (a
+// virtual disk's), Commit's fsync then waits only for what came after the
+// last. It changes nothing about what a crash leaves. A failed one fails
+// Commit, which does not try again (see Commit).
+func (f *File) SyncBehind() {
+	if f.state != stateOpen || f.behindErr != nil {
+		return
+	}
+	if f.behind != nil {
+		select {
+		case f.behindErr = <-f.behind:
+			f.behind = nil
+			if f.behindErr != nil {
+				return
+			}
+		default:
+			return
+		}
+	}
+	done := make(chan error, 1)
+	f.behind = done
+	go func() { done <- syncFile(f.f) }()
+}
+
+// syncFile is SyncBehind's fsync; tests make it fail.
+var syncFile = (*os.File).Sync
+
+// waitBehind waits for the fsync SyncBehind started, if any, and returns
+// the first error one returned.
+func (f *File) waitBehind() error {
+	if f.behind != nil {
+		f.behindErr = <-f.behind
+		f.behind = nil
+	}
+	return f.behindErr
+}
+
 // Commit makes the written content durable and visible under the target
 // name: fsync, close, rename, fsync of the directory. When Commit fails before
 // the rename, the target is untouched and Abort removes the temporary file.
@@ -177,6 +220,9 @@ func (f *File) StartWriteback(off, n int64) {
 func (f *File) Commit() error {
 	if f.state != stateOpen {
 		return f.closedErr("commit")
+	}
+	if err := f.waitBehind(); err != nil {
+		return err
 	}
 	if err := fault(StepSync, f.tmp); err != nil {
 		return err
@@ -213,6 +259,7 @@ func (f *File) Abort() error {
 	}
 	var closeErr error
 	if f.state == stateOpen {
+		_ = f.waitBehind() // its error is the caller's no more
 		closeErr = f.f.Close()
 	}
 	f.state = stateDone

@@ -489,3 +489,69 @@ func TestMkdirAllDurable(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncBehind writes a file with fsyncs started behind the writes, once
+// with them succeeding and once with them failing: a failed one fails
+// Commit before its own fsync, which is never tried after a failure, and
+// leaves the target as it was.
+func TestSyncBehind(t *testing.T) {
+	for _, failing := range []bool{false, true} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "digest")
+		if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var syncs int
+		var mu sync.Mutex
+		defer func(s func(*os.File) error) { syncFile = s }(syncFile)
+		syncFile = func(f *os.File) error {
+			mu.Lock()
+			syncs++
+			mu.Unlock()
+			if failing {
+				return errors.New("injected")
+			}
+			return f.Sync()
+		}
+		var steps []Step
+		defer SetFaultHook(func(step Step, _ string) error {
+			steps = append(steps, step)
+			return nil
+		})()
+		f, err := Create(path, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []byte
+		for i := range 50 {
+			b := bytes.Repeat([]byte{byte(i)}, 1000)
+			if _, err := f.Write(b); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, b...)
+			f.SyncBehind()
+		}
+		err = f.Commit()
+		if syncs == 0 {
+			t.Fatalf("failing %v: no fsync behind", failing)
+		}
+		if failing {
+			if err == nil || slices.Contains(steps, StepSync) || syncs != 1 {
+				t.Fatalf("failing: Commit = %v after %d fsyncs behind, steps %v", err, syncs, steps)
+			}
+			if err := f.Abort(); err != nil {
+				t.Fatal(err)
+			}
+			if got := readOrNil(t, path); string(got) != "old" || exists(t, TempName(path)) {
+				t.Fatalf("failing: target %q, temporary file left %v", got, exists(t, TempName(path)))
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readOrNil(t, path); !bytes.Equal(got, want) {
+			t.Fatalf("target holds %d bytes, want %d", len(got), len(want))
+		}
+	}
+}
