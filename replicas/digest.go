@@ -218,10 +218,11 @@ func (c cappedWriter) Write(p []byte) (int, error) {
 type frameWriter struct {
 	enc
 	w     io.Writer
-	items int   // in the open frame
-	prev  Batch // the last batch of the open frame of batches
-	at    block // where it lies
-	back  undo  // the open frame as it was before its last batch
+	items int                         // in the open frame
+	prev  Batch                       // the last batch of the open frame of batches
+	at    block                       // where it lies
+	back  undo                        // the open frame as it was before its last batch
+	hdr   [binary.MaxVarintLen64]byte // a frame's length; a local escapes through w
 }
 
 // undo is the open frame of batches as it was before a batch: what drop
@@ -244,10 +245,9 @@ func (w *frameWriter) drop() {
 
 // put writes the frame built.
 func (w *frameWriter) put() error {
-	var hdr [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], uint64(len(w.b)))
+	n := binary.PutUvarint(w.hdr[:], uint64(len(w.b)))
 	w.b = binary.BigEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli))
-	if _, err := w.w.Write(hdr[:n]); err != nil {
+	if _, err := w.w.Write(w.hdr[:n]); err != nil {
 		return err
 	}
 	_, err := w.w.Write(w.b)
