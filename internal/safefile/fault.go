@@ -10,8 +10,8 @@ import (
 type Step string
 
 // The steps. A successful replacement performs create, write (once per
-// call), sync, rename and syncdir, in that order; remove is Abort's and
-// Remove's.
+// call), sync, rename and syncdir, in that order, with a sync among the
+// writes for each fsync SyncBehind starts; remove is Abort's and Remove's.
 const (
 	StepCreate   Step = "create"   // creating (truncating) a temporary file; path is the temporary file
 	StepWrite    Step = "write"    // each Write or WriteAt; path is the temporary file

@@ -85,9 +85,10 @@ type File struct {
 	path  string
 	state fileState
 	// behind is the fsync SyncBehind started, until it is waited for;
-	// behindErr what the last one returned.
-	behind    chan error
-	behindErr error
+	// syncErr the first fsync of the file that failed, after which no
+	// fsync is trusted (see Commit).
+	behind  chan error
+	syncErr error
 }
 
 type fileState int
@@ -177,19 +178,23 @@ func (f *File) StartWriteback(off, n int64) {
 // last. It changes nothing about what a crash leaves. A failed one fails
 // Commit, which does not try again (see Commit).
 func (f *File) SyncBehind() {
-	if f.state != stateOpen || f.behindErr != nil {
+	if f.state != stateOpen || f.syncErr != nil {
 		return
 	}
 	if f.behind != nil {
 		select {
-		case f.behindErr = <-f.behind:
+		case f.syncErr = <-f.behind:
 			f.behind = nil
-			if f.behindErr != nil {
+			if f.syncErr != nil {
 				return
 			}
 		default:
 			return
 		}
+	}
+	if err := fault(StepSync, f.tmp); err != nil {
+		f.syncErr = err
+		return
 	}
 	done := make(chan error, 1)
 	f.behind = done
@@ -200,13 +205,13 @@ func (f *File) SyncBehind() {
 var syncFile = (*os.File).Sync
 
 // waitBehind waits for the fsync SyncBehind started, if any, and returns
-// the first error one returned.
+// the error of the first fsync of the file that failed.
 func (f *File) waitBehind() error {
 	if f.behind != nil {
-		f.behindErr = <-f.behind
+		f.syncErr = <-f.behind
 		f.behind = nil
 	}
-	return f.behindErr
+	return f.syncErr
 }
 
 // Commit makes the written content durable and visible under the target
@@ -215,8 +220,9 @@ func (f *File) waitBehind() error {
 // When only the final directory fsync fails, the new content is already in
 // place but may not survive a power loss.
 //
-// A failed fsync is never retried: after an fsync error Linux may have
-// dropped the dirty pages and a second fsync would report success falsely.
+// A failed fsync is never retried, by this Commit or a later one: after an
+// fsync error Linux may have dropped the dirty pages and a second fsync
+// would report success falsely.
 func (f *File) Commit() error {
 	if f.state != stateOpen {
 		return f.closedErr("commit")
@@ -225,9 +231,11 @@ func (f *File) Commit() error {
 		return err
 	}
 	if err := fault(StepSync, f.tmp); err != nil {
+		f.syncErr = err
 		return err
 	}
 	if err := f.f.Sync(); err != nil {
+		f.syncErr = err
 		return err
 	}
 	f.state = stateClosed

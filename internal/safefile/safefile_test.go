@@ -536,7 +536,8 @@ func TestSyncBehind(t *testing.T) {
 			t.Fatalf("failing %v: no fsync behind", failing)
 		}
 		if failing {
-			if err == nil || slices.Contains(steps, StepSync) || syncs != 1 {
+			// The fault hook saw the fsync behind, and no other.
+			if err == nil || countSteps(steps, StepSync) != 1 || syncs != 1 {
 				t.Fatalf("failing: Commit = %v after %d fsyncs behind, steps %v", err, syncs, steps)
 			}
 			if err := f.Abort(); err != nil {
@@ -550,8 +551,70 @@ func TestSyncBehind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if n := countSteps(steps, StepSync); n != syncs+1 {
+			t.Fatalf("the fault hook saw %d fsyncs, want %d behind and Commit's", n, syncs)
+		}
 		if got := readOrNil(t, path); !bytes.Equal(got, want) {
 			t.Fatalf("target holds %d bytes, want %d", len(got), len(want))
+		}
+	}
+}
+
+func countSteps(steps []Step, s Step) (n int) {
+	for _, st := range steps {
+		if st == s {
+			n++
+		}
+	}
+	return n
+}
+
+// TestFailedSyncNotRetried fails an fsync, once the one SyncBehind starts
+// (through the fault hook, as crash tests in other packages fail it) and
+// once Commit's own: every later Commit fails too and tries no fsync, and
+// the target keeps its old content.
+func TestFailedSyncNotRetried(t *testing.T) {
+	for _, behind := range []bool{true, false} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "target")
+		if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var syncs int
+		restore := SetFaultHook(func(step Step, _ string) error {
+			if step != StepSync {
+				return nil
+			}
+			if syncs++; syncs == 1 {
+				return ErrInjected
+			}
+			return nil
+		})
+		f, err := Create(path, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("new")); err != nil {
+			t.Fatal(err)
+		}
+		if behind {
+			f.SyncBehind()
+			f.SyncBehind() // not after a failure
+		}
+		for i := range 2 {
+			if err := f.Commit(); !errors.Is(err, ErrInjected) {
+				t.Fatalf("behind %v: Commit %d = %v, want the failed fsync's error", behind, i+1, err)
+			}
+		}
+		restore()
+		if syncs != 1 {
+			t.Fatalf("behind %v: %d fsyncs tried, want the one that failed", behind, syncs)
+		}
+		if err := f.Abort(); err != nil {
+			t.Fatal(err)
+		}
+		if got := readOrNil(t, path); string(got) != "old" || exists(t, TempName(path)) {
+			t.Fatalf("behind %v: target %q, temporary file left %v", behind, got, exists(t, TempName(path)))
 		}
 	}
 }
