@@ -140,7 +140,7 @@ type writeBehind struct {
 	off, started int64
 }
 
-const syncBytes = 4 << 20
+var syncBytes int64 = 4 << 20
 
 func (w *writeBehind) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)

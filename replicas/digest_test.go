@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/logtool/logtool/internal/gen"
+	"github.com/logtool/logtool/internal/safefile"
 	"github.com/logtool/logtool/internal/target"
 	"github.com/logtool/logtool/internal/testkit/testutil"
 	"github.com/logtool/logtool/logfmt"
@@ -134,6 +135,58 @@ func TestDigestFaults(t *testing.T) {
 	}
 	if err := readAll(good, other); err != nil {
 		t.Fatalf("the good digest: %v", err)
+	}
+}
+
+// TestDigestSyncsBehind writes digests with an fsync started behind every
+// write (the writes are a buffer's): the digest is the same as one written
+// with a single fsync, and an fsync behind that fails fails the digest and
+// leaves no file.
+func TestDigestSyncsBehind(t *testing.T) {
+	dirs := newBrokers(t, gen.Options{}, 1)
+	want, err := os.ReadFile(digestOf(t, dirs[0], replicas.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replicas.SetSyncBytes(1)()
+	for _, failAt := range []int{0, 1} {
+		var syncs int
+		restore := safefile.SetFaultHook(func(step safefile.Step, _ string) error {
+			if step != safefile.StepSync {
+				return nil
+			}
+			if syncs++; syncs == failAt {
+				return safefile.ErrInjected
+			}
+			return nil
+		})
+		set, err := target.Resolve([]string{dirs[0]}, target.Options{Command: "digest", Takes: target.LogDirs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs, err := replicas.OpenLogDirs(set, replicas.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "b.digest")
+		_, err = replicas.WriteDigest(out, srcs[0])
+		restore()
+		if failAt > 0 {
+			left, _ := os.ReadDir(filepath.Dir(out))
+			if !errors.Is(err, safefile.ErrInjected) || len(left) > 0 {
+				t.Fatalf("fsync %d failed: WriteDigest = %v, left %v", failAt, err, left)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if syncs < 2 {
+			t.Fatalf("%d fsyncs, want one behind the writes and Commit's", syncs)
+		}
+		if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("digest synced behind differs: %d bytes against %d (%v)", len(got), len(want), err)
+		}
 	}
 }
 

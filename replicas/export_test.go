@@ -25,3 +25,12 @@ func SetBlockShift(n int) func() {
 	blockShift = n
 	return func() { blockShift = old }
 }
+
+// SetSyncBytes sets how much of a digest is written between the fsyncs
+// started behind it, so that a small digest crosses several; it returns the
+// function that restores it.
+func SetSyncBytes(n int64) func() {
+	old := syncBytes
+	syncBytes = n
+	return func() { syncBytes = old }
+}
