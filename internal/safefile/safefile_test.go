@@ -56,11 +56,7 @@ func TestWriteFile(t *testing.T) {
 }
 
 func TestCreateCommit(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "00000000000000000000.index")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := oldFile(t, "00000000000000000000.index")
 	f, err := Create(path, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -105,11 +101,7 @@ func TestCreateCommit(t *testing.T) {
 }
 
 func TestAbort(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "leader-epoch-checkpoint")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := oldFile(t, "leader-epoch-checkpoint")
 	// A stale temporary file from an earlier crash is truncated, not appended to.
 	if err := os.WriteFile(TempName(path), []byte("stale stale stale"), 0o644); err != nil {
 		t.Fatal(err)
@@ -496,11 +488,7 @@ func TestMkdirAllDurable(t *testing.T) {
 // leaves the target as it was.
 func TestSyncBehind(t *testing.T) {
 	for _, failing := range []bool{false, true} {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "digest")
-		if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := oldFile(t, "digest")
 		var syncs int
 		var mu sync.Mutex
 		defer func(s func(*os.File) error) { syncFile = s }(syncFile)
@@ -575,11 +563,7 @@ func countSteps(steps []Step, s Step) (n int) {
 // the target keeps its old content.
 func TestFailedSyncNotRetried(t *testing.T) {
 	for _, behind := range []bool{true, false} {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "target")
-		if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := oldFile(t, "target")
 		var syncs int
 		restore := SetFaultHook(func(step Step, _ string) error {
 			if step != StepSync {
@@ -617,4 +601,14 @@ func TestFailedSyncNotRetried(t *testing.T) {
 			t.Fatalf("behind %v: target %q, temporary file left %v", behind, got, exists(t, TempName(path)))
 		}
 	}
+}
+
+// oldFile is a file holding "old", named name, in a directory of its own.
+func oldFile(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
